@@ -1,0 +1,181 @@
+//! [`Host`]: the safe face of the host context a plugin receives.
+
+use std::future::Future;
+
+use abi_stable::std_types::{RArc, ROption, RResult, RStr, RString};
+use async_ffi::{FfiFuture, FutureExt};
+use serde_json::Value;
+
+use crate::ffi::{
+    AbortSignalBox, HostContextBox, Service, Service_TO, ServiceBox, ToolBody, ToolBody_TO,
+};
+use crate::seams::{ToolCall, ToolResult};
+use crate::types::{LogLevel, ToolSpec};
+
+/// The host as a plugin sees it. Cheap to clone; keep one to use later.
+#[derive(Clone)]
+pub struct Host {
+    ctx: HostContextBox,
+}
+
+fn into_result(r: RResult<(), RString>) -> Result<(), String> {
+    r.into_result().map_err(String::from)
+}
+
+impl Host {
+    /// Wraps the raw context.
+    pub fn new(ctx: HostContextBox) -> Self {
+        Host { ctx }
+    }
+
+    /// The raw context, for registrations the SDK does not wrap.
+    pub fn raw(&self) -> &HostContextBox {
+        &self.ctx
+    }
+
+    /// This plugin's manifest id.
+    pub fn plugin_id(&self) -> String {
+        self.ctx.plugin_id().into()
+    }
+
+    /// The host's state directory.
+    pub fn state_dir(&self) -> String {
+        self.ctx.state_dir().into()
+    }
+
+    /// Logs at `level` through the host.
+    pub fn log(&self, level: LogLevel, message: impl Into<String>) {
+        self.ctx.log(level, RString::from(message.into()));
+    }
+
+    /// Logs a warning.
+    pub fn warn(&self, message: impl Into<String>) {
+        self.log(LogLevel::Warn, message);
+    }
+
+    /// Sleeps on the host's timer (plugins have no reactor of their own).
+    pub fn sleep(&self, millis: u64) -> FfiFuture<()> {
+        self.ctx.sleep(millis)
+    }
+
+    /// Whether a service is mounted right now.
+    pub fn has_service(&self, name: &str) -> bool {
+        self.ctx.service(RStr::from_str(name)).is_some()
+    }
+
+    /// Calls `method` on the named service with JSON arguments. The service
+    /// is looked up at call time, so optional services may come and go.
+    pub async fn call_service(&self, name: &str, method: &str, args: &Value) -> Result<Value, String> {
+        let service = match self.ctx.service(RStr::from_str(name)) {
+            ROption::RSome(s) => s,
+            ROption::RNone => return Err(format!("service `{name}` is not available")),
+        };
+        let answer = service
+            .call(RString::from(method), RString::from(args.to_string()))
+            .await
+            .into_result()
+            .map_err(String::from)?;
+        serde_json::from_str(&answer)
+            .map_err(|e| format!("service `{name}` answered `{method}` with invalid JSON: {e}"))
+    }
+
+    /// Adds context to a session, attributed to this plugin.
+    pub fn inject_context(&self, session_id: &str, text: impl Into<String>) -> Result<(), String> {
+        into_result(self.ctx.inject_context(session_id.into(), RString::from(text.into())))
+    }
+
+    /// Appends a record (a JSON object with a `type`) to a session's log.
+    pub fn append_record(&self, session_id: &str, record: &Value) -> Result<(), String> {
+        into_result(self.ctx.append_record(session_id.into(), RString::from(record.to_string())))
+    }
+
+    /// Ends the session's open turn after the current step.
+    pub fn halt_turn(&self, session_id: &str, reason: impl Into<String>) -> Result<(), String> {
+        into_result(self.ctx.halt_turn(session_id.into(), RString::from(reason.into())))
+    }
+
+    /// Registers a tool whose body is an async closure.
+    pub fn register_tool<F, Fut>(&self, spec: ToolSpec, body: F) -> Result<(), String>
+    where
+        F: Fn(RArc<ToolCall>, AbortSignalBox) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ToolResult> + Send + 'static,
+    {
+        let body = ToolBody_TO::from_value(ClosureTool(body), abi_stable::sabi_trait::TD_Opaque);
+        into_result(self.ctx.register_tool(spec, body))
+    }
+
+    /// Provides a service whose calls are handled by an async closure
+    /// taking the method name and JSON arguments.
+    pub fn provide_service<F, Fut>(&self, name: &str, handler: F) -> Result<(), String>
+    where
+        F: Fn(String, Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, String>> + Send + 'static,
+    {
+        let service: ServiceBox = Service_TO::from_ptr(
+            RArc::new(ClosureService(std::sync::Arc::new(handler))),
+            abi_stable::sabi_trait::TD_Opaque,
+        );
+        into_result(self.ctx.provide_service(name.into(), service))
+    }
+}
+
+struct ClosureTool<F>(F);
+
+impl<F, Fut> ToolBody for ClosureTool<F>
+where
+    F: Fn(RArc<ToolCall>, AbortSignalBox) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ToolResult> + Send + 'static,
+{
+    fn run(&self, call: RArc<ToolCall>, signal: AbortSignalBox) -> FfiFuture<ToolResult> {
+        let fut = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (self.0)(call, signal))) {
+            Ok(fut) => fut,
+            Err(panic) => {
+                let msg = super::adapter::panic_message(&panic);
+                return async move { ToolResult::error(format!("tool panicked: {msg}")) }.into_ffi();
+            }
+        };
+        async move {
+            match futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(fut)).await {
+                Ok(result) => result,
+                Err(panic) => ToolResult::error(format!(
+                    "tool panicked: {}",
+                    super::adapter::panic_message(&panic)
+                )),
+            }
+        }
+        .into_ffi()
+    }
+}
+
+struct ClosureService<F>(std::sync::Arc<F>);
+
+impl<F> Clone for ClosureService<F> {
+    fn clone(&self) -> Self {
+        ClosureService(self.0.clone())
+    }
+}
+
+impl<F, Fut> Service for ClosureService<F>
+where
+    F: Fn(String, Value) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Value, String>> + Send + 'static,
+{
+    fn call(&self, method: RString, args: RString) -> FfiFuture<RResult<RString, RString>> {
+        let handler = self.0.clone();
+        async move {
+            let args: Value = match serde_json::from_str(&args) {
+                Ok(v) => v,
+                Err(e) => return RResult::RErr(format!("arguments are not JSON: {e}").into()),
+            };
+            let call = std::panic::AssertUnwindSafe(async move { handler(method.into(), args).await });
+            match futures::FutureExt::catch_unwind(call).await {
+                Ok(Ok(v)) => RResult::ROk(v.to_string().into()),
+                Ok(Err(e)) => RResult::RErr(e.into()),
+                Err(panic) => RResult::RErr(
+                    format!("service panicked: {}", super::adapter::panic_message(&panic)).into(),
+                ),
+            }
+        }
+        .into_ffi()
+    }
+}
