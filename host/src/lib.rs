@@ -7,7 +7,9 @@
 //! - [`seams`]: the seam bus and its dispatch shapes;
 //! - [`model`]: the `model` service contract and the scripted provider.
 
+pub mod agent;
 pub mod config;
 pub mod model;
 pub mod plugins;
 pub mod seams;
+pub mod session;

@@ -2,9 +2,8 @@
 //! manifest's model (so dsh runs offline) and the model of every test.
 //!
 //! Config: `script`, either a list of replies or the path (relative to the
-//! host's working directory when not absolute) of a YAML or JSON file holding
-//! one; each reply is `{text}` and/or `{tool_calls: [{name, arguments}]}`.
-//! `record`: a file to which every request is appended as one JSON line.
+//! manifest's folder when not absolute) of a YAML or JSON file holding one; each reply is `{text}` and/or `{tool_calls: [{name, arguments}]}`.
+//! `record`: a file (relative paths as for `script`) to which every request is appended as one JSON line.
 //! Running out of replies is an error that fails the turn.
 
 use std::io::Write;
@@ -127,12 +126,12 @@ impl Plugin for ScriptedModel {
     fn apply(host: &Host, config: ScriptedConfig) -> Result<Self, String> {
         let replies = match &config.script {
             ScriptSource::Inline(replies) => replies.clone(),
-            ScriptSource::File(path) => read_script(path)?,
+            ScriptSource::File(path) => read_script(&host.resolve_path(path))?,
         };
         let script = std::sync::Arc::new(Script {
             replies,
             next: AtomicUsize::new(0),
-            record: config.record.map(Mutex::new),
+            record: config.record.map(|p| Mutex::new(host.resolve_path(p))),
         });
         host.provide_service(MODEL_SERVICE, move |method, args| {
             let script = script.clone();

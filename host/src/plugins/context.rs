@@ -82,6 +82,7 @@ impl HostCore {
 pub struct PluginContext {
     pub(crate) core: Arc<HostCore>,
     pub(crate) owner: Owner,
+    pub(crate) config_dir: PathBuf,
 }
 
 fn unit(r: Result<(), String>) -> RResult<(), RString> {
@@ -167,5 +168,9 @@ impl HostContext for PluginContext {
 
     fn state_dir(&self) -> RString {
         self.core.state_dir.to_string_lossy().into_owned().into()
+    }
+
+    fn config_dir(&self) -> RString {
+        self.config_dir.to_string_lossy().into_owned().into()
     }
 }

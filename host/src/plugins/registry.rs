@@ -265,6 +265,7 @@ impl PluginHost {
         let ctx = PluginContext {
             core: self.core.clone(),
             owner,
+            config_dir: self.manifest_path.parent().map(PathBuf::from).unwrap_or_default(),
         };
         let ctx = HostContext_TO::from_ptr(RArc::new(ctx), TD_Opaque);
         let applied = (module.apply())(ctx, RString::from(entry.config.to_string()));

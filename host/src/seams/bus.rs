@@ -9,7 +9,7 @@ use async_ffi::{FfiFuture, FutureExt as _};
 use dsh_plugin_api::ffi::{GuardBox, ListenerBox, NextCall, NextCall_TO, SeamResult};
 use dsh_plugin_api::{GuardDecision, Seam, SeamInput, SeamOutput, ToolCall};
 
-use super::chain::{Chain, Terminal};
+use super::chain::{Chain, Terminal, Trace, TraceEntry};
 
 /// Who registered something: the plugin's manifest id and its position.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -167,8 +167,31 @@ impl SeamBus {
             index: 0,
             input,
             terminal,
+            trace: None,
         }
         .start()
+    }
+
+    /// Runs a waterfall and also returns what each listener answered.
+    pub async fn waterfall_traced(
+        &self,
+        input: SeamInput,
+        terminal: Arc<dyn Terminal>,
+    ) -> (SeamResult, Vec<TraceEntry>) {
+        let listeners = self.snapshot(input.seam());
+        let trace: Trace = Arc::default();
+        let result = Chain {
+            listeners,
+            index: 0,
+            input,
+            terminal,
+            trace: Some(trace.clone()),
+        }
+        .start()
+        .await;
+        let mut entries = std::mem::take(&mut *trace.lock().unwrap_or_else(|p| p.into_inner()));
+        entries.sort_by_key(|e| e.index);
+        (result, entries)
     }
 
     /// Runs a notification: every listener, in order, each with the same

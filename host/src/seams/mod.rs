@@ -21,4 +21,4 @@ mod bus;
 mod chain;
 
 pub use bus::{GuardVerdict, ListenerFailure, Owner, SeamBus};
-pub use chain::{Terminal, TerminalFn};
+pub use chain::{Terminal, TerminalFn, Trace, TraceEntry};

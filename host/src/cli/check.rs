@@ -1,24 +1,23 @@
-//! The everyday commands, printing for humans (or JSON when asked).
-
-#![allow(clippy::print_stdout)] // this module writes the commands' output.
+//! `dsh check` and `dsh plugins`: load, apply, report.
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use dsh_host::config::Manifest;
-use dsh_host::plugins::{HostCore, PluginHost};
+use dsh_host::plugins::{HostCore, PluginHost, PluginStatus};
 
-pub(crate) fn init_tracing(level: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("DSH_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
+fn status_word(status: &PluginStatus) -> &'static str {
+    match status {
+        PluginStatus::Applied => "applied",
+        PluginStatus::Disabled => "disabled",
+        PluginStatus::Skipped(_) => "skipped",
+        PluginStatus::Failed(_) => "failed",
+    }
 }
 
-/// `dsh check` and `dsh plugins`: load, apply, report.
-pub(crate) fn check(config: &Path, json: bool, problems_on_stdout: bool) -> anyhow::Result<ExitCode> {
+/// Loads the manifest and applies every plugin without serving. Exit 0 when
+/// every enabled plugin applied, 1 otherwise.
+pub(crate) fn check(config: &Path, json: bool) -> anyhow::Result<ExitCode> {
     let manifest = match Manifest::load(config) {
         Ok(m) => m,
         Err(e) => {
@@ -26,7 +25,8 @@ pub(crate) fn check(config: &Path, json: bool, problems_on_stdout: bool) -> anyh
             return Ok(ExitCode::from(1));
         }
     };
-    init_tracing("error");
+    // Problems are printed below, once; keep tracing to real errors.
+    super::init_tracing("error");
     let runtime = tokio::runtime::Runtime::new()?;
     let core = HostCore::new(manifest.state_dir.clone(), runtime.handle().clone());
     let mut host = PluginHost::new(core, manifest.path.clone());
@@ -41,26 +41,23 @@ pub(crate) fn check(config: &Path, json: bool, problems_on_stdout: bool) -> anyh
     } else {
         println!("{:<18} {:<10} {:<8} {:<9} SEAMS / TOOLS / SERVICES", "ID", "SOURCE", "VERSION", "STATUS");
         for r in host.records() {
-            let status = match &r.status {
-                dsh_host::plugins::PluginStatus::Applied => "applied",
-                dsh_host::plugins::PluginStatus::Disabled => "disabled",
-                dsh_host::plugins::PluginStatus::Skipped(_) => "skipped",
-                dsh_host::plugins::PluginStatus::Failed(_) => "failed",
-            };
             let mut what: Vec<String> = r.seams.clone();
             what.extend(r.tools.iter().map(|t| format!("tool:{t}")));
             what.extend(r.services.iter().map(|s| format!("service:{s}")));
-            println!("{:<18} {:<10} {:<8} {:<9} {}", r.id, r.source.to_string(), r.version, status, what.join(", "));
+            println!(
+                "{:<18} {:<10} {:<8} {:<9} {}",
+                r.id,
+                r.source.to_string(),
+                r.version,
+                status_word(&r.status),
+                what.join(", ")
+            );
         }
         let problems = host.problems();
         if !problems.is_empty() {
             println!("\n{} problem(s):", problems.len());
             for p in problems {
-                if problems_on_stdout {
-                    println!("  {p}");
-                } else {
-                    eprintln!("  {p}");
-                }
+                println!("  {p}");
             }
         }
     }
