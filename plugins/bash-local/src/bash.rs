@@ -210,11 +210,9 @@ pub async fn run_call(call: &ToolCall, config: &Config, signal: AbortSignalBox) 
 }
 
 /// Resolves once `signal` has fired (at once if it already has).
-pub fn abort_future(signal: AbortSignalBox) -> impl Future<Output = ()> + Send + 'static {
-    async move {
-        if !signal.is_aborted() {
-            signal.aborted().await;
-        }
+pub async fn abort_future(signal: AbortSignalBox) {
+    if !signal.is_aborted() {
+        signal.aborted().await;
     }
 }
 
@@ -307,7 +305,7 @@ fn keep_tail(text: &str, already_truncated: bool, max: usize) -> String {
 }
 
 fn human_ms(ms: u64) -> String {
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         format!("{}s", ms / 1000)
     } else {
         format!("{:.1}s", ms as f64 / 1000.0)
