@@ -1,0 +1,359 @@
+//! The Claude-shaped `Bash` tool.
+//!
+//! Input `{command, timeout?, description?, run_in_background?}`; the
+//! command runs as `<shell> -c <command>` in the session's cwd through
+//! [`crate::runner`], with stdin closed. The result mirrors Claude Code:
+//! the model reads stdout then stderr (blank edge lines stripped), prefixed
+//! with `Exit code N` and flagged `is_error` when the command failed; the
+//! structured response is Claude's `tool_response`
+//! `{stdout, stderr, interrupted, isImage, noOutputExpected}`.
+//!
+//! Where this tool departs from Claude Code (on purpose):
+//! - past `max_output_bytes` the **tail** of the output is kept (the end of
+//!   a log is where the error is), behind a `[... N bytes ... truncated ...]`
+//!   line; Claude keeps the head;
+//! - a timeout is an error result `Command timed out after ...` with
+//!   `interrupted: true`; an abort is `Command was aborted ...`, also
+//!   `interrupted: true`;
+//! - `run_in_background` is refused; the cwd does not persist across calls.
+
+use std::future::Future;
+use std::path::Path;
+
+use dsh_plugin_api::ffi::AbortSignalBox;
+use dsh_plugin_api::{ToolCall, ToolResult, ToolSpec};
+use serde_json::{Value, json};
+use tracing::Instrument as _;
+
+use crate::Config;
+use crate::runner::{self, RunOutcome, RunSpec};
+
+/// The tool's name.
+pub const TOOL_NAME: &str = "Bash";
+/// Timeout when the model gives none.
+pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+/// Longest timeout the model may ask for; longer asks are clamped.
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+/// What the model reads when a successful command printed nothing.
+pub const NO_OUTPUT: &str = "(Bash completed with no output)";
+
+/// Why the tool's arguments were refused.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum BashArgsError {
+    /// The arguments are not a JSON object (or not JSON at all).
+    #[error("Bash: arguments must be a JSON object with a `command` string{0}")]
+    NotObject(String),
+    /// `command` is absent.
+    #[error("Bash: missing required parameter `command`")]
+    MissingCommand,
+    /// A parameter has the wrong type or value.
+    #[error("Bash: parameter `{key}` must be {expected}")]
+    Invalid {
+        /// The parameter.
+        key: &'static str,
+        /// What it must be.
+        expected: &'static str,
+    },
+    /// `run_in_background: true`.
+    #[error("Bash: run_in_background is not supported; run the command in the foreground")]
+    Background,
+}
+
+/// Validated tool input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BashInput {
+    /// The shell command.
+    pub command: String,
+    /// Effective timeout, defaulted and clamped.
+    pub timeout_ms: u64,
+    /// The model's 5-10 word summary, if given.
+    pub description: Option<String>,
+}
+
+/// Parses and validates the tool's arguments.
+pub fn parse_input(args: &Value) -> Result<BashInput, BashArgsError> {
+    let obj = args
+        .as_object()
+        .ok_or_else(|| BashArgsError::NotObject(String::new()))?;
+    let command = match obj.get("command") {
+        None | Some(Value::Null) => return Err(BashArgsError::MissingCommand),
+        Some(Value::String(c)) => c.clone(),
+        Some(_) => {
+            return Err(BashArgsError::Invalid {
+                key: "command",
+                expected: "a string",
+            });
+        }
+    };
+    let timeout_ms = match obj.get("timeout") {
+        None | Some(Value::Null) => DEFAULT_TIMEOUT_MS,
+        Some(Value::Number(n)) => match n.as_f64() {
+            Some(ms) if ms.is_finite() && ms >= 1.0 => {
+                (ms.round().min(MAX_TIMEOUT_MS as f64)) as u64
+            }
+            _ => {
+                return Err(BashArgsError::Invalid {
+                    key: "timeout",
+                    expected: "a positive number of milliseconds",
+                });
+            }
+        },
+        Some(_) => {
+            return Err(BashArgsError::Invalid {
+                key: "timeout",
+                expected: "a positive number of milliseconds",
+            });
+        }
+    };
+    let description = match obj.get("description") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(d)) => Some(d.clone()),
+        Some(_) => {
+            return Err(BashArgsError::Invalid {
+                key: "description",
+                expected: "a string",
+            });
+        }
+    };
+    match obj.get("run_in_background") {
+        None | Some(Value::Null) | Some(Value::Bool(false)) => {}
+        Some(Value::Bool(true)) => return Err(BashArgsError::Background),
+        Some(_) => {
+            return Err(BashArgsError::Invalid {
+                key: "run_in_background",
+                expected: "a boolean",
+            });
+        }
+    }
+    Ok(BashInput {
+        command,
+        timeout_ms,
+        description,
+    })
+}
+
+/// The tool as advertised to the model.
+pub fn spec() -> ToolSpec {
+    let schema = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The command to execute"},
+            "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_TIMEOUT_MS,
+                "description": format!("Optional timeout in milliseconds (max {MAX_TIMEOUT_MS}, default {DEFAULT_TIMEOUT_MS})")},
+            "description": {"type": "string",
+                "description": "Clear, concise description of what this command does in 5-10 words"},
+            "run_in_background": {"type": "boolean",
+                "description": "Not supported: must be absent or false"}
+        },
+        "required": ["command"],
+        "additionalProperties": false
+    });
+    ToolSpec {
+        name: TOOL_NAME.into(),
+        description: "Executes a bash command in the session's working directory and returns its \
+            output. Each call starts a fresh shell (the working directory does not persist). \
+            Long output is truncated to its end. A non-zero exit is reported as `Exit code N` \
+            followed by the output."
+            .into(),
+        input_schema: schema.to_string().into(),
+        aliases: Default::default(),
+    }
+}
+
+/// Runs the tool body: parse, run in `cwd`, format. `cancel` resolving
+/// kills the command's process group and ends the call as interrupted.
+pub async fn bash_tool(
+    args: &Value,
+    cwd: &Path,
+    config: &Config,
+    cancel: impl Future<Output = ()>,
+) -> ToolResult {
+    let input = match parse_input(args) {
+        Ok(input) => input,
+        Err(e) => return ToolResult::error(e.to_string()),
+    };
+    let mut spec = RunSpec::new(
+        vec![
+            config.shell.clone(),
+            "-c".to_string(),
+            input.command.clone(),
+        ],
+        cwd,
+    );
+    spec.timeout_ms = Some(input.timeout_ms);
+    spec.allow_env = config.env_allow.clone();
+    tracing::debug!(command = %input.command, description = ?input.description, "Bash: running");
+    let outcome = runner::run_cancellable(spec, cancel).await;
+    to_tool_result(&outcome, input.timeout_ms, config.max_output_bytes)
+}
+
+/// The tool body as the host calls it.
+pub async fn run_call(call: &ToolCall, config: &Config, signal: AbortSignalBox) -> ToolResult {
+    let span = tracing::info_span!("tool", tool = TOOL_NAME, call_id = %call.call_id, session = %call.session.session_id);
+    let args: Value = match serde_json::from_str(&call.arguments) {
+        Ok(args) => args,
+        Err(e) => {
+            return ToolResult::error(
+                BashArgsError::NotObject(format!(" (not JSON: {e})")).to_string(),
+            );
+        }
+    };
+    bash_tool(
+        &args,
+        Path::new(call.session.cwd.as_str()),
+        config,
+        abort_future(signal),
+    )
+    .instrument(span)
+    .await
+}
+
+/// Resolves once `signal` has fired (at once if it already has).
+pub async fn abort_future(signal: AbortSignalBox) {
+    if !signal.is_aborted() {
+        signal.aborted().await;
+    }
+}
+
+/// Formats a run the way Claude Code reports a Bash call.
+pub fn to_tool_result(
+    outcome: &RunOutcome,
+    timeout_ms: u64,
+    max_output_bytes: usize,
+) -> ToolResult {
+    if let Some(error) = &outcome.spawn_error {
+        return ToolResult::error(format!("Failed to start the command: {error}"))
+            .with_structured(response("", error, false));
+    }
+    let stdout = keep_tail(
+        &strip_blank_edges(&outcome.stdout),
+        outcome.stdout_truncated,
+        max_output_bytes,
+    );
+    let stderr = keep_tail(
+        &strip_blank_edges(&outcome.stderr),
+        outcome.stderr_truncated,
+        max_output_bytes,
+    );
+    let body = keep_tail(&join_nonempty(&stdout, &stderr), false, max_output_bytes);
+    let failure = if outcome.interrupted {
+        Some("Command was aborted before completion".to_string())
+    } else if outcome.timed_out {
+        Some(format!("Command timed out after {}", human_ms(timeout_ms)))
+    } else {
+        match (outcome.exit_code, outcome.signal) {
+            (Some(0), _) => None,
+            (Some(code), _) => Some(format!("Exit code {code}")),
+            // The shell itself died of a signal: report it as a shell would.
+            (None, Some(signal)) => Some(format!("Exit code {}", 128 + signal)),
+            (None, None) => Some("Command ended without an exit status".to_string()),
+        }
+    };
+    let structured = response(&stdout, &stderr, outcome.interrupted || outcome.timed_out);
+    match failure {
+        None if body.is_empty() => ToolResult::text(NO_OUTPUT),
+        None => ToolResult::text(body),
+        Some(header) if body.is_empty() => ToolResult::error(header),
+        Some(header) => ToolResult::error(format!("{header}\n{body}")),
+    }
+    .with_structured(structured)
+}
+
+fn response(stdout: &str, stderr: &str, interrupted: bool) -> String {
+    json!({"stdout": stdout, "stderr": stderr, "interrupted": interrupted,
+        "isImage": false, "noOutputExpected": false})
+    .to_string()
+}
+
+/// Drops leading and trailing lines that are empty or whitespace only (as
+/// Claude Code does: `echo hi` reports `"hi"`), keeping inner indentation.
+pub fn strip_blank_edges(text: &str) -> String {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let first = lines.iter().position(|l| !l.trim().is_empty());
+    let last = lines.iter().rposition(|l| !l.trim().is_empty());
+    match (first, last) {
+        (Some(first), Some(last)) => lines[first..=last].join("\n"),
+        _ => String::new(),
+    }
+}
+
+fn join_nonempty(a: &str, b: &str) -> String {
+    match (a.is_empty(), b.is_empty()) {
+        (false, false) => format!("{a}\n{b}"),
+        (false, true) => a.to_string(),
+        _ => b.to_string(),
+    }
+}
+
+/// Keeps at most `max` bytes of the end of `text` (on a char boundary),
+/// behind a marker line when anything was dropped here or earlier.
+fn keep_tail(text: &str, already_truncated: bool, max: usize) -> String {
+    if text.len() <= max && !already_truncated {
+        return text.to_string();
+    }
+    let mut cut = text.len().saturating_sub(max);
+    while !text.is_char_boundary(cut) {
+        cut += 1;
+    }
+    let marker = if cut == 0 {
+        "[... earlier output truncated ...]".to_string()
+    } else {
+        format!("[... earlier output truncated, {cut} more bytes ...]")
+    };
+    format!("{marker}\n{}", &text[cut..])
+}
+
+fn human_ms(ms: u64) -> String {
+    if ms.is_multiple_of(1000) {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{:.1}s", ms as f64 / 1000.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_blank_edge_lines_only() {
+        assert_eq!(strip_blank_edges("hi\n"), "hi");
+        assert_eq!(strip_blank_edges("\n  \n  a\n\tb  \n\n"), "  a\n\tb  ");
+        assert_eq!(strip_blank_edges("\n \n"), "");
+    }
+
+    #[test]
+    fn timeout_defaults_and_clamps() {
+        let t =
+            |v: Value| parse_input(&json!({"command": "x", "timeout": v})).map(|i| i.timeout_ms);
+        assert_eq!(t(Value::Null), Ok(DEFAULT_TIMEOUT_MS));
+        assert_eq!(t(json!(1500)), Ok(1500));
+        assert_eq!(t(json!(10_000_000)), Ok(MAX_TIMEOUT_MS));
+        assert!(t(json!(0)).is_err());
+        assert!(t(json!("5s")).is_err());
+    }
+
+    #[test]
+    fn keep_tail_respects_char_boundaries() {
+        let text = "ééé"; // 6 bytes
+        assert_eq!(
+            keep_tail(text, false, 3),
+            "[... earlier output truncated, 4 more bytes ...]\né"
+        );
+        assert_eq!(
+            keep_tail("ab", true, 10),
+            "[... earlier output truncated ...]\nab"
+        );
+        assert_eq!(keep_tail("ab", false, 10), "ab");
+    }
+
+    #[test]
+    fn spec_schema_is_a_json_object_schema() {
+        let spec = spec();
+        let schema: Value = serde_json::from_str(&spec.input_schema).expect("json");
+        assert_eq!(schema["type"], "object");
+        assert_eq!(schema["required"], json!(["command"]));
+        assert_eq!(spec.name.as_str(), "Bash");
+    }
+}

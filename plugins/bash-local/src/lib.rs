@@ -1,0 +1,86 @@
+//! `bash-local`: the built-in plugin that runs local processes.
+//!
+//! It owns the one place in dsh where child processes are spawned for
+//! others, and offers it two ways:
+//! - the service [`service::SERVICE_NAME`] (`process-runner`), method
+//!   `run`, JSON in / JSON out, used by the hook bridges and by dynamic
+//!   plugins (which have no reactor of their own);
+//! - the Claude-shaped tool [`bash::TOOL_NAME`] (`Bash`) for the model.
+//!
+//! Both sit on [`runner`], a plain async API other crates and tests may
+//! call directly. The plugin runs inside the host process and uses the
+//! host's tokio runtime.
+
+pub mod bash;
+pub mod runner;
+pub mod service;
+
+use std::sync::Arc;
+
+use dsh_plugin_api::abi_stable::std_types::RArc;
+use dsh_plugin_api::ffi::AbortSignalBox;
+use dsh_plugin_api::{Host, Plugin, PluginModuleRef, ToolCall, plugin_module};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use runner::{RunOutcome, RunSpec, run, run_cancellable};
+
+/// `bash-local` config.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Credential-like environment variables (names containing KEY,
+    /// SECRET, TOKEN or PASSWORD) that children may still inherit.
+    pub env_allow: Vec<String>,
+    /// Cap, in bytes, on the Bash output the model reads (the tail is kept).
+    pub max_output_bytes: usize,
+    /// The shell the Bash tool runs commands with (`<shell> -c <command>`).
+    pub shell: String,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            env_allow: Vec::new(),
+            max_output_bytes: 30_000,
+            shell: "bash".to_string(),
+        }
+    }
+}
+
+/// The plugin. Everything it does is registered in [`Plugin::apply`].
+pub struct BashLocal;
+
+impl Plugin for BashLocal {
+    type Config = Config;
+    const NAME: &'static str = "bash-local";
+    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+
+    fn apply(host: &Host, config: Config) -> Result<Self, String> {
+        let config = Arc::new(config);
+
+        let env_allow = config.env_allow.clone();
+        host.provide_service(service::SERVICE_NAME, move |method: String, args: Value| {
+            let env_allow = env_allow.clone();
+            async move {
+                service::handle(&method, &args, &env_allow)
+                    .await
+                    .map_err(|e| e.to_string())
+            }
+        })?;
+
+        host.register_tool(
+            bash::spec(),
+            move |call: RArc<ToolCall>, signal: AbortSignalBox| {
+                let config = config.clone();
+                async move { bash::run_call(&call, &config, signal).await }
+            },
+        )?;
+        Ok(BashLocal)
+    }
+}
+
+/// The plugin's root module, for the host's built-in table.
+pub fn module() -> PluginModuleRef {
+    plugin_module::<BashLocal>()
+}

@@ -1,0 +1,108 @@
+//! The child's environment: the host's, minus credentials, plus overrides.
+//!
+//! Hooks and model-driven shell commands must not see the daemon's API keys
+//! by accident. Any inherited variable whose name looks like a credential
+//! (contains `KEY`, `SECRET`, `TOKEN` or `PASSWORD`, case-insensitively) is
+//! dropped unless allow-listed. Variables the caller passes explicitly are
+//! always kept: asking for them is the allow-listing.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+
+/// Substrings that mark a variable name as a credential.
+const CREDENTIAL_MARKERS: [&str; 4] = ["KEY", "SECRET", "TOKEN", "PASSWORD"];
+
+/// Whether an environment variable name looks like a credential.
+pub fn is_credential_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    CREDENTIAL_MARKERS.iter().any(|m| upper.contains(m))
+}
+
+/// The full environment of a child.
+///
+/// `inherited` is the host environment (pass `std::env::vars_os()`);
+/// `allow` names credential-like variables to keep anyway (exact names);
+/// `explicit` is added last and wins.
+pub fn child_env(
+    inherited: impl IntoIterator<Item = (OsString, OsString)>,
+    inherit: bool,
+    allow: &[String],
+    explicit: &BTreeMap<String, String>,
+) -> Vec<(OsString, OsString)> {
+    let mut env: BTreeMap<OsString, OsString> = BTreeMap::new();
+    if inherit {
+        for (name, value) in inherited {
+            // A name that is not UTF-8 cannot be checked by its spelling;
+            // it cannot be a credential we know of either, so keep it.
+            let keep = match name.to_str() {
+                Some(n) => !is_credential_name(n) || allow.iter().any(|a| a == n),
+                None => true,
+            };
+            if keep {
+                env.insert(name, value);
+            }
+        }
+    }
+    for (name, value) in explicit {
+        env.insert(OsString::from(name), OsString::from(value));
+    }
+    env.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+            .collect()
+    }
+
+    fn names(env: &[(OsString, OsString)]) -> Vec<String> {
+        env.iter()
+            .map(|(k, _)| k.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn recognises_credential_names_case_insensitively() {
+        for name in [
+            "ANTHROPIC_API_KEY",
+            "github_token",
+            "Db_Password",
+            "AWS_SECRET_ACCESS_KEY",
+            "apikey",
+        ] {
+            assert!(is_credential_name(name), "{name}");
+        }
+        for name in ["PATH", "HOME", "LANG", "TERM", "PWD"] {
+            assert!(!is_credential_name(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn scrubs_allows_and_overrides() {
+        let host = os(&[
+            ("PATH", "/bin"),
+            ("MY_TOKEN", "t"),
+            ("OPENAI_API_KEY", "k"),
+            ("X", "old"),
+        ]);
+        let mut explicit = BTreeMap::new();
+        explicit.insert("X".to_string(), "new".to_string());
+        explicit.insert("PASSWORD_FOR_HOOK".to_string(), "p".to_string());
+        let env = child_env(host, true, &["MY_TOKEN".to_string()], &explicit);
+        assert_eq!(names(&env), ["MY_TOKEN", "PASSWORD_FOR_HOOK", "PATH", "X"]);
+        assert!(env.contains(&(OsString::from("X"), OsString::from("new"))));
+    }
+
+    #[test]
+    fn without_inheritance_only_explicit_variables_remain() {
+        let mut explicit = BTreeMap::new();
+        explicit.insert("A".to_string(), "1".to_string());
+        let env = child_env(os(&[("PATH", "/bin")]), false, &[], &explicit);
+        assert_eq!(names(&env), ["A"]);
+    }
+}

@@ -1,0 +1,408 @@
+//! The process runner: run one program to completion, safely.
+//!
+//! This is the plain async API behind the `process-runner` service and the
+//! `Bash` tool. [`run`] (or [`run_cancellable`]) spawns the program as the
+//! leader of a new process group, writes `stdin` fully and closes it, reads
+//! stdout and stderr concurrently (so a chatty child can never deadlock on
+//! a full pipe), keeps the tail of each stream up to a cap, and returns a
+//! [`RunOutcome`]. It never fails for process problems: a program that
+//! cannot be started is a [`RunOutcome::spawn_error`], not an `Err`.
+//!
+//! Termination: on timeout the group gets SIGTERM, then SIGKILL after
+//! `kill_grace_ms`; on cancellation it gets SIGKILL at once; if the future
+//! is dropped, the [`group::ProcessGroup`] guard SIGKILLs it. Either way
+//! grandchildren die with the shell. A run that ends on its own leaves the
+//! group alone. Without a timeout the runner waits until the child exits
+//! *and* both pipes close, as a Node `close` event would: a background job
+//! still holding stdout keeps the run open.
+
+mod capture;
+pub mod env;
+mod group;
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::time::Instant;
+
+use capture::TailBuffer;
+use group::ProcessGroup;
+
+/// Default per-stream cap on kept output: 1 MiB.
+pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 1024 * 1024;
+/// Default time between SIGTERM and SIGKILL on timeout.
+pub const DEFAULT_KILL_GRACE_MS: u64 = 1500;
+/// How long to keep draining pipes after the group was SIGKILLed. Only a
+/// process that escaped the group (its own `setsid`) can hold them longer;
+/// we stop waiting for it rather than hang.
+const DRAIN_AFTER_KILL: Duration = Duration::from_millis(2000);
+const READ_CHUNK: usize = 32 * 1024;
+
+/// What to run. Mirrors the `process-runner` `run` arguments.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunSpec {
+    /// argv: the program, then its arguments. Must not be empty.
+    pub program: Vec<String>,
+    /// Working directory.
+    pub cwd: PathBuf,
+    /// Written fully to the child's stdin, which is then closed.
+    #[serde(default)]
+    pub stdin: String,
+    /// Variables added to (or overriding) the environment; always kept.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Inherit the host environment, minus credentials.
+    #[serde(default = "default_true")]
+    pub inherit_env: bool,
+    /// Credential-like inherited variables to keep anyway.
+    #[serde(default)]
+    pub allow_env: Vec<String>,
+    /// Kill the run after this long; `None` waits forever.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// Time between SIGTERM and SIGKILL on timeout.
+    #[serde(default = "default_kill_grace_ms")]
+    pub kill_grace_ms: u64,
+    /// Per-stream cap; past it the tail is kept.
+    #[serde(default = "default_max_output_bytes")]
+    pub max_output_bytes: usize,
+}
+
+fn default_true() -> bool {
+    true
+}
+fn default_kill_grace_ms() -> u64 {
+    DEFAULT_KILL_GRACE_MS
+}
+fn default_max_output_bytes() -> usize {
+    DEFAULT_MAX_OUTPUT_BYTES
+}
+
+impl RunSpec {
+    /// A spec with every optional field at its default.
+    pub fn new(program: Vec<String>, cwd: impl Into<PathBuf>) -> Self {
+        RunSpec {
+            program,
+            cwd: cwd.into(),
+            stdin: String::new(),
+            env: BTreeMap::new(),
+            inherit_env: true,
+            allow_env: Vec::new(),
+            timeout_ms: None,
+            kill_grace_ms: DEFAULT_KILL_GRACE_MS,
+            max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
+        }
+    }
+}
+
+/// How a run ended. Serializes to the `process-runner` answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunOutcome {
+    /// The exit code; `None` when killed by a signal or never started.
+    pub exit_code: Option<i32>,
+    /// The signal number that killed the program, if one did.
+    pub signal: Option<i32>,
+    /// Standard output, lossily decoded, tail-kept past the cap.
+    pub stdout: String,
+    /// Standard error, lossily decoded, tail-kept past the cap.
+    pub stderr: String,
+    /// Whether stdout lost its beginning to the cap.
+    pub stdout_truncated: bool,
+    /// Whether stderr lost its beginning to the cap.
+    pub stderr_truncated: bool,
+    /// Whether the timeout fired.
+    pub timed_out: bool,
+    /// Why the program could not be started.
+    pub spawn_error: Option<String>,
+    /// Wall time from spawn to the end of the run.
+    pub duration_ms: u64,
+    /// Whether [`run_cancellable`]'s cancel future fired. Never set by the
+    /// service (its cancellation is a drop), so it is left out of the JSON
+    /// answer unless true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
+}
+
+impl RunOutcome {
+    fn spawn_failure(message: String, started: Instant) -> Self {
+        tracing::debug!(error = %message, "process-runner: spawn failed");
+        RunOutcome {
+            exit_code: None,
+            signal: None,
+            stdout: String::new(),
+            stderr: String::new(),
+            stdout_truncated: false,
+            stderr_truncated: false,
+            timed_out: false,
+            spawn_error: Some(message),
+            duration_ms: elapsed_ms(started),
+            interrupted: false,
+        }
+    }
+}
+
+fn elapsed_ms(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Runs `spec` to completion (or timeout).
+pub async fn run(spec: RunSpec) -> RunOutcome {
+    run_cancellable(spec, std::future::pending()).await
+}
+
+/// Runs `spec`; when `cancel` resolves first, the group is SIGKILLed and
+/// the outcome (with the output read so far) has `interrupted: true`.
+pub async fn run_cancellable(spec: RunSpec, cancel: impl Future<Output = ()>) -> RunOutcome {
+    let started = Instant::now();
+    let (mut child, group) = match spawn(&spec) {
+        Ok(spawned) => spawned,
+        Err(message) => return RunOutcome::spawn_failure(message, started),
+    };
+    tracing::debug!(pgid = group.id(), program = ?spec.program, cwd = %spec.cwd.display(), "process-runner: spawned");
+    let pipes = Pipes {
+        stdin: if spec.stdin.is_empty() {
+            None
+        } else {
+            child.stdin.take()
+        },
+        stdout: child.stdout.take(),
+        stderr: child.stderr.take(),
+    };
+    // Closes stdin right away when there is nothing to write.
+    drop(child.stdin.take());
+    supervise(&spec, child, group, pipes, cancel, started).await
+}
+
+/// Spawns the child as the leader of a new process group.
+fn spawn(spec: &RunSpec) -> Result<(Child, ProcessGroup), String> {
+    let Some((program, args)) = spec.program.split_first() else {
+        return Err("no program given: `program` is empty".to_string());
+    };
+    check_cwd(&spec.cwd)?;
+    let env = env::child_env(
+        std::env::vars_os(),
+        spec.inherit_env,
+        &spec.allow_env,
+        &spec.env,
+    );
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .current_dir(&spec.cwd)
+        .env_clear()
+        .envs(env)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = command
+        .spawn()
+        .map_err(|e| format!("cannot run `{program}`: {e}"))?;
+    let Some(group) = child.id().and_then(ProcessGroup::led_by) else {
+        // Unreachable in practice (a just-spawned child has a pid > 1), but
+        // without a group we could not contain it: refuse to go on.
+        let _ = child.start_kill();
+        return Err(format!("cannot run `{program}`: no usable process id"));
+    };
+    Ok((child, group))
+}
+
+fn check_cwd(cwd: &Path) -> Result<(), String> {
+    match std::fs::metadata(cwd) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(format!(
+            "working directory `{}` is not a directory",
+            cwd.display()
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!(
+            "working directory `{}` does not exist",
+            cwd.display()
+        )),
+        Err(e) => Err(format!(
+            "working directory `{}` is not usable: {e}",
+            cwd.display()
+        )),
+    }
+}
+
+struct Pipes {
+    stdin: Option<ChildStdin>,
+    stdout: Option<ChildStdout>,
+    stderr: Option<ChildStderr>,
+}
+
+/// Where the run is on its way to the end.
+#[derive(Clone, Copy)]
+enum Phase {
+    /// Running normally.
+    Running,
+    /// Timed out, SIGTERM sent; SIGKILL at `kill_at`.
+    Terminating { kill_at: Instant },
+    /// SIGKILL sent; stop draining at `abandon_at`.
+    Killed { abandon_at: Instant },
+}
+
+async fn supervise(
+    spec: &RunSpec,
+    mut child: Child,
+    mut group: ProcessGroup,
+    mut pipes: Pipes,
+    cancel: impl Future<Output = ()>,
+    started: Instant,
+) -> RunOutcome {
+    let mut out = TailBuffer::new(spec.max_output_bytes);
+    let mut err = TailBuffer::new(spec.max_output_bytes);
+    let mut out_chunk = vec![0u8; READ_CHUNK];
+    let mut err_chunk = vec![0u8; READ_CHUNK];
+    let input = spec.stdin.as_bytes();
+    let mut written = 0usize;
+    let mut status: Option<ExitStatus> = None;
+    let deadline = spec
+        .timeout_ms
+        .map(|ms| started + Duration::from_millis(ms));
+    let grace = Duration::from_millis(spec.kill_grace_ms);
+    let mut phase = Phase::Running;
+    let mut timed_out = false;
+    let mut interrupted = false;
+    let mut cancel = std::pin::pin!(cancel);
+
+    loop {
+        if status.is_some() && pipes.stdout.is_none() && pipes.stderr.is_none() {
+            break;
+        }
+        let (timer, running) = match phase {
+            Phase::Running => (deadline, true),
+            Phase::Terminating { kill_at } => (Some(kill_at), false),
+            Phase::Killed { abandon_at } => (Some(abandon_at), false),
+        };
+        tokio::select! {
+            read = read_from(&mut pipes.stdout, &mut out_chunk) => match read {
+                Some(n) => out.push(&out_chunk[..n]),
+                None => pipes.stdout = None,
+            },
+            read = read_from(&mut pipes.stderr, &mut err_chunk) => match read {
+                Some(n) => err.push(&err_chunk[..n]),
+                None => pipes.stderr = None,
+            },
+            wrote = write_to(&mut pipes.stdin, &input[written..]) => match wrote {
+                Some(n) => {
+                    written += n;
+                    if written >= input.len() {
+                        pipes.stdin = None; // dropping closes it: EOF for the child
+                    }
+                }
+                // EPIPE and friends: the child does not want (more) input.
+                None => pipes.stdin = None,
+            },
+            exited = child.wait(), if status.is_none() => match exited {
+                Ok(s) => status = Some(s),
+                Err(e) => {
+                    // Cannot happen for a child we spawned; if it does, do
+                    // not leave a group we can no longer supervise.
+                    tracing::warn!(pgid = group.id(), error = %e, "process-runner: cannot wait for child, killing its group");
+                    group.signal_logged(libc::SIGKILL);
+                    break;
+                }
+            },
+            () = &mut cancel, if running => {
+                tracing::debug!(pgid = group.id(), "process-runner: cancelled, killing group");
+                interrupted = true;
+                group.signal_logged(libc::SIGKILL);
+                phase = Phase::Killed { abandon_at: Instant::now() + DRAIN_AFTER_KILL };
+            },
+            () = sleep_until(timer) => match phase {
+                Phase::Running => {
+                    tracing::info!(pgid = group.id(), timeout_ms = ?spec.timeout_ms, "process-runner: timed out, sending SIGTERM to group");
+                    timed_out = true;
+                    group.signal_logged(libc::SIGTERM);
+                    phase = Phase::Terminating { kill_at: Instant::now() + grace };
+                }
+                Phase::Terminating { .. } => {
+                    tracing::debug!(pgid = group.id(), "process-runner: grace over, sending SIGKILL to group");
+                    group.signal_logged(libc::SIGKILL);
+                    phase = Phase::Killed { abandon_at: Instant::now() + DRAIN_AFTER_KILL };
+                }
+                Phase::Killed { .. } => {
+                    tracing::warn!(pgid = group.id(), "process-runner: output pipes still open after SIGKILL (a process left the group?); giving up on them");
+                    break;
+                }
+            },
+        }
+    }
+
+    match phase {
+        Phase::Running => {}
+        // A timed-out group whose leader exited on SIGTERM may still hold
+        // stragglers that ignore it (with their output redirected): the
+        // contract is that a timeout kills the whole group.
+        Phase::Terminating { .. } => group.signal_logged(libc::SIGKILL),
+        Phase::Killed { .. } => {}
+    }
+    if status.is_none() {
+        // The leader was SIGKILLed; reaping it is prompt.
+        status = tokio::time::timeout(DRAIN_AFTER_KILL, child.wait())
+            .await
+            .ok()
+            .and_then(Result::ok);
+    }
+    group.disarm();
+
+    let (stdout, stdout_truncated) = out.finish();
+    let (stderr, stderr_truncated) = err.finish();
+    let (exit_code, signal) = match status {
+        Some(s) => (s.code(), std::os::unix::process::ExitStatusExt::signal(&s)),
+        None => (None, None),
+    };
+    RunOutcome {
+        exit_code,
+        signal,
+        stdout,
+        stderr,
+        stdout_truncated,
+        stderr_truncated,
+        timed_out,
+        spawn_error: None,
+        duration_ms: elapsed_ms(started),
+        interrupted,
+    }
+}
+
+/// Reads one chunk; `None` at EOF or on error. Pending forever once the
+/// pipe is gone, so a closed pipe's `select!` branch simply never fires.
+async fn read_from<R: AsyncReadExt + Unpin>(
+    pipe: &mut Option<R>,
+    chunk: &mut [u8],
+) -> Option<usize> {
+    let Some(reader) = pipe.as_mut() else {
+        return std::future::pending().await;
+    };
+    match reader.read(chunk).await {
+        Ok(0) | Err(_) => None,
+        Ok(n) => Some(n),
+    }
+}
+
+/// Writes some of `data`; `None` on error (EPIPE when the child exited or
+/// closed stdin). Pending forever once stdin is closed.
+async fn write_to(pipe: &mut Option<ChildStdin>, data: &[u8]) -> Option<usize> {
+    let Some(writer) = pipe.as_mut() else {
+        return std::future::pending().await;
+    };
+    match writer.write(data).await {
+        Ok(0) | Err(_) => None,
+        Ok(n) => Some(n),
+    }
+}
+
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}

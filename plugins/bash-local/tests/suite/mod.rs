@@ -1,0 +1,8 @@
+//! The test suite's table of contents (see `tests/all.rs`).
+
+mod bash_tool;
+mod credentials;
+mod plugin;
+mod runner;
+mod service;
+mod support;

@@ -1,0 +1,1 @@
+//! `tools-fs`: placeholder, filled in below.
