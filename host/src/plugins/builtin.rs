@@ -18,5 +18,6 @@ pub fn lookup(name: &str) -> Option<PluginModuleRef> {
 type Make = fn() -> PluginModuleRef;
 
 const BUILTINS: &[(&str, Make)] = &[
+    ("bash-local", plugin_module::<dsh_bash_local::BashLocal>),
     ("model-scripted", plugin_module::<crate::model::ScriptedModel>),
 ];

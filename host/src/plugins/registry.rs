@@ -281,6 +281,35 @@ impl PluginHost {
         Ok(())
     }
 
+    /// Applies a root module that is not named in a manifest (embedders and
+    /// tests) through exactly the path a manifest entry takes.
+    pub fn load_module(&mut self, id: &str, module: PluginModuleRef, config: serde_json::Value) {
+        let entry = PluginEntry {
+            id: id.to_string(),
+            plugin: PluginRef::Builtin(id.to_string()),
+            config,
+            disabled: false,
+            index: self.records.len(),
+        };
+        let mut record = PluginRecord {
+            id: entry.id.clone(),
+            source: PluginSource::Builtin(id.to_string()),
+            name: String::new(),
+            version: String::new(),
+            status: PluginStatus::Disabled,
+            seams: Vec::new(),
+            tools: Vec::new(),
+            services: Vec::new(),
+            position: entry.index as u32,
+            config: entry.config.clone(),
+        };
+        if let Err(message) = self.apply_module(&entry, module, &mut record) {
+            record.status = PluginStatus::Failed(message.clone());
+            self.problem(Some(id), message);
+        }
+        self.records.push(record);
+    }
+
     /// Disposes the plugin `id`: removes every listener, guard, tool and
     /// service it registered. Returns false if no such plugin is applied.
     pub fn dispose(&mut self, id: &str) -> bool {
