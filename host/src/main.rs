@@ -1,6 +1,9 @@
 //! `dsh`: argument parsing, exit codes and error reporting; everything else
 //! lives in the library.
 
+// `main` reports fatal errors on stderr itself; that is its job.
+#![allow(clippy::print_stderr)]
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 

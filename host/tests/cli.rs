@@ -1,5 +1,6 @@
 //! The `dsh` binary as a user runs it: `prompt`, `sessions`, and a crash
 //! mid-turn followed by a resume.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -21,13 +22,20 @@ fn manifest(dir: &Path, script: &str) -> std::path::PathBuf {
 }
 
 fn dsh(args: &[&str]) -> std::process::Output {
-    Command::new(DSH).args(args).env_remove("DSH_STATE_DIR").output().unwrap()
+    Command::new(DSH)
+        .args(args)
+        .env_remove("DSH_STATE_DIR")
+        .output()
+        .unwrap()
 }
 
 fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     let start = Instant::now();
     while !done() {
-        assert!(start.elapsed() < Duration::from_secs(30), "timed out waiting for {what}");
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "timed out waiting for {what}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -43,24 +51,56 @@ fn prompt_on_the_default_manifest_shows_the_tool_call_and_its_result() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.contains("* Bash {\"command\":\"ls\""), "{stdout}");
-    assert!(stdout.contains("result: ") && stdout.contains("cordis.yml"), "{stdout}");
+    assert!(
+        stdout.contains("result: ") && stdout.contains("cordis.yml"),
+        "{stdout}"
+    );
     assert!(stdout.trim_end().ends_with("[turn completed]"), "{stdout}");
 }
 
 #[test]
 fn prompt_json_prints_one_balanced_turn() {
     let dir = tempfile::tempdir().unwrap();
-    let config = manifest(dir.path(), "- tool_calls: [{name: Bash, arguments: {command: 'echo hi'}}]\n- text: bye\n");
-    let out = dsh(&["prompt", "--json", "--config", config.to_str().unwrap(), "--cwd", dir.path().to_str().unwrap(), "go"]);
+    let config = manifest(
+        dir.path(),
+        "- tool_calls: [{name: Bash, arguments: {command: 'echo hi'}}]\n- text: bye\n",
+    );
+    let out = dsh(&[
+        "prompt",
+        "--json",
+        "--config",
+        config.to_str().unwrap(),
+        "--cwd",
+        dir.path().to_str().unwrap(),
+        "go",
+    ]);
     assert!(out.status.success());
-    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
     assert_eq!(
         kinds,
-        ["turn/start", "user/message", "step/start", "assistant/message", "tool/call", "tool/result", "step/end",
-         "step/start", "assistant/message", "step/end", "turn/end"]
+        [
+            "turn/start",
+            "user/message",
+            "step/start",
+            "assistant/message",
+            "tool/call",
+            "tool/result",
+            "step/end",
+            "step/start",
+            "assistant/message",
+            "step/end",
+            "turn/end"
+        ]
     );
     assert_eq!(events[5]["content"], "hi");
 }
@@ -76,15 +116,30 @@ fn a_process_killed_mid_turn_leaves_an_interrupted_turn_and_the_session_resumes(
     let config = manifest(dir.path(), &script);
     let config = config.to_str().unwrap();
     let mut child = Command::new(DSH)
-        .args(["prompt", "--config", config, "--cwd", dir.path().to_str().unwrap(), "--session", "crashy", "go"])
+        .args([
+            "prompt",
+            "--config",
+            config,
+            "--cwd",
+            dir.path().to_str().unwrap(),
+            "--session",
+            "crashy",
+            "go",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    wait_for("the tool to start", || pidfile.exists() && !std::fs::read_to_string(&pidfile).unwrap().is_empty());
+    wait_for("the tool to start", || {
+        pidfile.exists() && !std::fs::read_to_string(&pidfile).unwrap().is_empty()
+    });
     child.kill().unwrap(); // SIGKILL: no chance to clean up
     child.wait().unwrap();
-    let tool_pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    let tool_pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     // SAFETY: plain kill(2) on a pid this test's own tool call started.
     unsafe { libc::kill(tool_pid, libc::SIGKILL) };
 
@@ -96,10 +151,21 @@ fn a_process_killed_mid_turn_leaves_an_interrupted_turn_and_the_session_resumes(
 
     // A new process reads its script afresh: this time it only talks.
     std::fs::write(dir.path().join("script.yml"), "- text: resumed fine\n").unwrap();
-    let out = dsh(&["prompt", "--config", config, "--session", "crashy", "and now?"]);
+    let out = dsh(&[
+        "prompt",
+        "--config",
+        config,
+        "--session",
+        "crashy",
+        "and now?",
+    ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
     assert!(stdout.contains("resumed fine"), "{stdout}");
-    let list = String::from_utf8_lossy(&dsh(&["sessions", "list", "--config", config]).stdout).to_string();
-    assert!(list.contains("crashy") && list.contains("completed"), "{list}");
+    let list =
+        String::from_utf8_lossy(&dsh(&["sessions", "list", "--config", config]).stdout).to_string();
+    assert!(
+        list.contains("crashy") && list.contains("completed"),
+        "{list}"
+    );
 }

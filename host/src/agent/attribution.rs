@@ -11,13 +11,22 @@ use crate::seams::TraceEntry;
 
 fn context_of(output: &SeamOutput) -> Option<String> {
     let ctx = match output {
-        SeamOutput::Prompt(PromptDecision::Allow { additional_context, .. }) => additional_context.clone(),
+        SeamOutput::Prompt(PromptDecision::Allow {
+            additional_context, ..
+        }) => additional_context.clone(),
         SeamOutput::PostTool(
-            PostToolDecision::Accept { additional_context, .. } | PostToolDecision::Block { additional_context, .. },
+            PostToolDecision::Accept {
+                additional_context, ..
+            }
+            | PostToolDecision::Block {
+                additional_context, ..
+            },
         ) => additional_context.clone(),
         _ => return None,
     };
-    ctx.into_option().map(String::from).filter(|s| !s.is_empty())
+    ctx.into_option()
+        .map(String::from)
+        .filter(|s| !s.is_empty())
 }
 
 /// `(plugin, text)` for every listener that added context, outermost first.
@@ -27,7 +36,9 @@ pub fn contributions(trace: &[TraceEntry]) -> Vec<(String, String)> {
         if entry.plugin.is_empty() {
             continue;
         }
-        let Some(mine) = context_of(&entry.output) else { continue };
+        let Some(mine) = context_of(&entry.output) else {
+            continue;
+        };
         // The answer of this listener's `next`, if it called it.
         let downstream = trace
             .get(pos + 1)
@@ -40,7 +51,12 @@ pub fn contributions(trace: &[TraceEntry]) -> Vec<(String, String)> {
                 Some(at) => {
                     let before = mine[..at].trim_end();
                     let after = mine[at + theirs.len()..].trim_start();
-                    [before, after].iter().filter(|s| !s.is_empty()).copied().collect::<Vec<_>>().join("\n")
+                    [before, after]
+                        .iter()
+                        .filter(|s| !s.is_empty())
+                        .copied()
+                        .collect::<Vec<_>>()
+                        .join("\n")
                 }
                 None => mine,
             },

@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use abi_stable::std_types::{RArc, ROption, RResult, RString};
 use dsh_plugin_api::{
-    ExecuteInput, PostExecuteInput, PostToolDecision, PreToolDecision, SeamInput, SeamOutput, ToolCall,
-    ToolResult,
+    ExecuteInput, PostExecuteInput, PostToolDecision, PreToolDecision, SeamInput, SeamOutput,
+    ToolCall, ToolResult,
 };
 use futures::FutureExt as _;
 use serde_json::{Value, json};
@@ -41,7 +41,12 @@ fn dispatch(core: Arc<HostCore>) -> Arc<dyn Terminal> {
                 return RResult::RErr(RString::from("core dispatch received a non-execute input"));
             };
             let Some(tool) = core.tools.get(&exec.call.name) else {
-                let known: Vec<String> = core.tools.specs().iter().map(|s| s.name.to_string()).collect();
+                let known: Vec<String> = core
+                    .tools
+                    .specs()
+                    .iter()
+                    .map(|s| s.name.to_string())
+                    .collect();
                 return RResult::ROk(SeamOutput::Execute(ToolResult::error(format!(
                     "unknown tool `{}` (available: {})",
                     exec.call.name,
@@ -72,7 +77,11 @@ enum Gate {
 
 impl Session {
     /// Runs one tool call through the pipeline and records it.
-    pub(crate) async fn run_tool(self: &Arc<Self>, call: &ModelToolCall, cancel: &CancellationToken) {
+    pub(crate) async fn run_tool(
+        self: &Arc<Self>,
+        call: &ModelToolCall,
+        cancel: &CancellationToken,
+    ) {
         let bus = &self.core.bus;
         // Materialize once: a string that holds JSON is the JSON it holds.
         let arguments = match &call.arguments {
@@ -91,7 +100,9 @@ impl Session {
 
         // Phase 1: the pre-execute waterfall.
         let terminal = default_terminal(SeamOutput::PreTool(PreToolDecision::allow()));
-        let (answer, trace) = bus.waterfall_traced(SeamInput::PreExecute(sealed.clone()), terminal).await;
+        let (answer, trace) = bus
+            .waterfall_traced(SeamInput::PreExecute(sealed.clone()), terminal)
+            .await;
         let mut exec = sealed.clone();
         let mut gate = match &answer {
             RResult::RErr(e) => Gate::Denied {
@@ -102,8 +113,9 @@ impl Session {
                 match updated_arguments.as_ref().into_option() {
                     None => Gate::Run,
                     Some(text) => {
-                        let by = originator(&trace, answer.as_ref().unwrap_or(&SeamOutput::Observed))
-                            .unwrap_or_default();
+                        let by =
+                            originator(&trace, answer.as_ref().unwrap_or(&SeamOutput::Observed))
+                                .unwrap_or_default();
                         match serde_json::from_str::<Value>(text) {
                             Ok(args @ Value::Object(_)) => {
                                 self.append(events::tool_updated(&call.id, &args, &by));
@@ -113,19 +125,24 @@ impl Session {
                                 Gate::Run
                             }
                             _ => Gate::Denied {
-                                reason: format!("plugin `{by}` rewrote the arguments into something that is not a JSON object"),
+                                reason: format!(
+                                    "plugin `{by}` rewrote the arguments into something that is not a JSON object"
+                                ),
                                 by,
                             },
                         }
                     }
                 }
             }
-            RResult::ROk(out @ SeamOutput::PreTool(PreToolDecision::Deny { reason })) => Gate::Denied {
-                reason: reason.to_string(),
-                by: originator(&trace, out).unwrap_or_default(),
-            },
+            RResult::ROk(out @ SeamOutput::PreTool(PreToolDecision::Deny { reason })) => {
+                Gate::Denied {
+                    reason: reason.to_string(),
+                    by: originator(&trace, out).unwrap_or_default(),
+                }
+            }
             RResult::ROk(SeamOutput::PreTool(PreToolDecision::Ask { reason })) => {
-                self.ask_approval(&exec, reason.as_ref().map(|r| r.as_str()).into_option()).await
+                self.ask_approval(&exec, reason.as_ref().map(|r| r.as_str()).into_option())
+                    .await
             }
             RResult::ROk(other) => Gate::Denied {
                 reason: format!("tools/pre-execute answered with {other:?}"),
@@ -154,9 +171,17 @@ impl Session {
                     call: exec.clone(),
                     signal: TokenSignal::boxed(cancel.child_token()),
                 };
-                match bus.waterfall(SeamInput::Execute(RArc::new(input)), dispatch(self.core.clone())).await {
+                match bus
+                    .waterfall(
+                        SeamInput::Execute(RArc::new(input)),
+                        dispatch(self.core.clone()),
+                    )
+                    .await
+                {
                     RResult::ROk(SeamOutput::Execute(r)) => json_safe(&call.name, r),
-                    RResult::ROk(other) => ToolResult::error(format!("tools/execute answered with {other:?}")),
+                    RResult::ROk(other) => {
+                        ToolResult::error(format!("tools/execute answered with {other:?}"))
+                    }
                     RResult::RErr(e) => ToolResult::error(format!("tools/execute failed: {e}")),
                 }
             }
@@ -186,10 +211,14 @@ impl Session {
                 later.insert(0, (by, feedback.to_string()));
             }
             RResult::ROk(other) => {
-                delivered = ToolResult::error(format!("tools/post-execute answered with {other:?}"));
+                delivered =
+                    ToolResult::error(format!("tools/post-execute answered with {other:?}"));
             }
             RResult::RErr(e) => {
-                delivered = ToolResult::error(format!("{}\n\ntools/post-execute failed: {e}", result.text_content()));
+                delivered = ToolResult::error(format!(
+                    "{}\n\ntools/post-execute failed: {e}",
+                    result.text_content()
+                ));
             }
         }
 
@@ -199,7 +228,9 @@ impl Session {
             result: delivered.clone(),
             denied,
         };
-        let failures = bus.notify(SeamInput::ToolResult(RArc::new(final_input))).await;
+        let failures = bus
+            .notify(SeamInput::ToolResult(RArc::new(final_input)))
+            .await;
         let structured = delivered
             .structured
             .as_ref()
@@ -217,7 +248,11 @@ impl Session {
             tracing::warn!(session = %self.id, plugin = %f.plugin, "tools/result listener failed: {}", f.message);
             state
                 .buffered
-                .push(Buffered::Record(events::listener_failed("tools/result", &f.plugin, &f.message)));
+                .push(Buffered::Record(events::listener_failed(
+                    "tools/result",
+                    &f.plugin,
+                    &f.message,
+                )));
         }
         for (plugin, text) in later {
             state.buffered.push(Buffered::Context { plugin, text });
@@ -227,7 +262,11 @@ impl Session {
     async fn ask_approval(self: &Arc<Self>, call: &RArc<ToolCall>, reason: Option<&str>) -> Gate {
         let Some(service) = self.core.services.get(APPROVAL_SERVICE) else {
             let reason = "approval unavailable: no approval service is mounted".to_string();
-            self.append(events::tool_approval(&call.call_id, "unavailable", Some(&reason)));
+            self.append(events::tool_approval(
+                &call.call_id,
+                "unavailable",
+                Some(&reason),
+            ));
             return Gate::Denied {
                 reason,
                 by: "approval".into(),
@@ -248,12 +287,19 @@ impl Session {
             .and_then(|a| serde_json::from_str::<Value>(&a).map_err(|e| e.to_string()));
         let (outcome, why) = match &answer {
             Ok(v) => (
-                v.get("outcome").and_then(Value::as_str).unwrap_or("").to_string(),
+                v.get("outcome")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
                 v.get("reason").and_then(Value::as_str).map(str::to_string),
             ),
             Err(e) => ("unavailable".to_string(), Some(e.clone())),
         };
-        self.append(events::tool_approval(&call.call_id, &outcome, why.as_deref()));
+        self.append(events::tool_approval(
+            &call.call_id,
+            &outcome,
+            why.as_deref(),
+        ));
         match outcome.as_str() {
             "allow_once" | "allow" | "allow_always" => Gate::Run,
             "reject" => Gate::Denied {
@@ -265,7 +311,10 @@ impl Session {
                 by: "approval".into(),
             },
             _ => Gate::Denied {
-                reason: format!("approval unavailable: {}", why.unwrap_or_else(|| format!("unexpected answer `{outcome}`"))),
+                reason: format!(
+                    "approval unavailable: {}",
+                    why.unwrap_or_else(|| format!("unexpected answer `{outcome}`"))
+                ),
                 by: "approval".into(),
             },
         }

@@ -37,8 +37,13 @@ struct Control(Weak<Agent>);
 
 impl Control {
     fn session(&self, id: &str) -> Result<Arc<Session>, String> {
-        let agent = self.0.upgrade().ok_or_else(|| "the agent has shut down".to_string())?;
-        agent.get(id).ok_or_else(|| format!("no live session `{id}`"))
+        let agent = self
+            .0
+            .upgrade()
+            .ok_or_else(|| "the agent has shut down".to_string())?;
+        agent
+            .get(id)
+            .ok_or_else(|| format!("no live session `{id}`"))
     }
 }
 
@@ -83,12 +88,21 @@ impl Agent {
 
     /// A live session.
     pub fn get(&self, id: &str) -> Option<Arc<Session>> {
-        self.sessions.lock().unwrap_or_else(|p| p.into_inner()).get(id).cloned()
+        self.sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(id)
+            .cloned()
     }
 
     /// Ids of the live sessions.
     pub fn live_sessions(&self) -> Vec<String> {
-        self.sessions.lock().unwrap_or_else(|p| p.into_inner()).keys().cloned().collect()
+        self.sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .keys()
+            .cloned()
+            .collect()
     }
 
     fn insert(&self, session: Arc<Session>) {
@@ -99,7 +113,11 @@ impl Agent {
     }
 
     /// Creates a session in `cwd` and fires `agent/session-start {startup}`.
-    pub async fn create_session(&self, cwd: &Path, id: Option<String>) -> Result<Arc<Session>, LogError> {
+    pub async fn create_session(
+        &self,
+        cwd: &Path,
+        id: Option<String>,
+    ) -> Result<Arc<Session>, LogError> {
         self.create_child(cwd, id, None, None).await
     }
 
@@ -149,16 +167,22 @@ impl Agent {
             session: session.session_ref(),
             source,
         };
-        let failures = self.core.bus.notify(SeamInput::SessionStart(RArc::new(input))).await;
+        let failures = self
+            .core
+            .bus
+            .notify(SeamInput::SessionStart(RArc::new(input)))
+            .await;
         {
             let mut state = session.state();
             for f in failures {
                 tracing::warn!(session = %session.id, plugin = %f.plugin, "session-start listener failed: {}", f.message);
-                state.buffered.push(super::session::Buffered::Record(events::listener_failed(
-                    "agent/session-start",
-                    &f.plugin,
-                    &f.message,
-                )));
+                state
+                    .buffered
+                    .push(super::session::Buffered::Record(events::listener_failed(
+                        "agent/session-start",
+                        &f.plugin,
+                        &f.message,
+                    )));
             }
             state.phase = Phase::Idle;
         }
@@ -174,9 +198,17 @@ impl Agent {
             session: session.session_ref(),
             reason: RString::from(reason),
         };
-        for f in self.core.bus.notify(SeamInput::SessionEnd(RArc::new(input))).await {
+        for f in self
+            .core
+            .bus
+            .notify(SeamInput::SessionEnd(RArc::new(input)))
+            .await
+        {
             tracing::warn!(session = %id, plugin = %f.plugin, "session-end listener failed: {}", f.message);
         }
-        self.sessions.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
+        self.sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(id);
     }
 }

@@ -240,7 +240,9 @@ impl Session {
     fn write_items(&self, items: Vec<Buffered>) {
         for item in items {
             match item {
-                Buffered::Context { plugin, text } => self.append(events::context_message(&text, &plugin)),
+                Buffered::Context { plugin, text } => {
+                    self.append(events::context_message(&text, &plugin))
+                }
                 Buffered::Record(r) => self.append(r),
             }
         }

@@ -9,7 +9,9 @@ use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::std_types::{RArc, ROption, RString, RVec};
 use async_ffi::{FfiFuture, FutureExt as _};
 use dsh_plugin_api::ffi::{AbortSignalBox, ToolBody, ToolBody_TO};
-use dsh_plugin_api::{ContentBlock, MessageSource, SeamInput, SubagentInfo, ToolCall, ToolResult, ToolSpec};
+use dsh_plugin_api::{
+    ContentBlock, MessageSource, SeamInput, SubagentInfo, ToolCall, ToolResult, ToolSpec,
+};
 use serde_json::{Value, json};
 
 use super::runtime::Agent;
@@ -43,7 +45,11 @@ pub(crate) fn register_tool(agent: &Arc<Agent>) {
         aliases: RVec::from(vec![RString::from("Task")]),
     };
     let body = ToolBody_TO::from_value(AgentTool(Arc::downgrade(agent)), TD_Opaque);
-    if let Err(e) = agent.core.tools.register(&Arc::from(CORE_OWNER), spec, body) {
+    if let Err(e) = agent
+        .core
+        .tools
+        .register(&Arc::from(CORE_OWNER), spec, body)
+    {
         tracing::warn!("the Agent tool is not available: {e}");
     }
 }
@@ -67,7 +73,9 @@ impl ToolBody for AgentTool {
 
 async fn run_subagent(agent: &Arc<Agent>, call: &ToolCall, signal: AbortSignalBox) -> ToolResult {
     let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
-    let (Some(description), Some(prompt)) = (text_arg(&args, "description"), text_arg(&args, "prompt")) else {
+    let (Some(description), Some(prompt)) =
+        (text_arg(&args, "description"), text_arg(&args, "prompt"))
+    else {
         return ToolResult::error("Agent needs string arguments `description` and `prompt`");
     };
     let agent_type = text_arg(&args, "subagent_type").unwrap_or_else(|| "general-purpose".into());
@@ -76,7 +84,12 @@ async fn run_subagent(agent: &Arc<Agent>, call: &ToolCall, signal: AbortSignalBo
     };
     let started = Instant::now();
     let child = match agent
-        .create_child(&parent.cwd, None, Some(parent.id.clone()), Some(agent_type.clone()))
+        .create_child(
+            &parent.cwd,
+            None,
+            Some(parent.id.clone()),
+            Some(agent_type.clone()),
+        )
         .await
     {
         Ok(child) => child,
@@ -92,7 +105,12 @@ async fn run_subagent(agent: &Arc<Agent>, call: &ToolCall, signal: AbortSignalBo
         call_id: call.call_id.clone(),
         result: ROption::RNone,
     };
-    for f in agent.core.bus.notify(SeamInput::SubagentStart(RArc::new(info.clone()))).await {
+    for f in agent
+        .core
+        .bus
+        .notify(SeamInput::SubagentStart(RArc::new(info.clone())))
+        .await
+    {
         tracing::warn!(plugin = %f.plugin, "subagent/start listener failed: {}", f.message);
     }
     child.enqueue(Prompt {
@@ -119,9 +137,18 @@ async fn run_subagent(agent: &Arc<Agent>, call: &ToolCall, signal: AbortSignalBo
         .and_then(|e| e.get("content").and_then(Value::as_str))
         .unwrap_or_default()
         .to_string();
-    let tool_uses = outcome.events.iter().filter(|e| events::kind(e) == "tool/call").count();
+    let tool_uses = outcome
+        .events
+        .iter()
+        .filter(|e| events::kind(e) == "tool/call")
+        .count();
     info.result = ROption::RSome(RString::from(last_text.as_str()));
-    for f in agent.core.bus.notify(SeamInput::SubagentEnd(RArc::new(info))).await {
+    for f in agent
+        .core
+        .bus
+        .notify(SeamInput::SubagentEnd(RArc::new(info)))
+        .await
+    {
         tracing::warn!(plugin = %f.plugin, "subagent/end listener failed: {}", f.message);
     }
     agent.close_session(&child.id, "other").await;

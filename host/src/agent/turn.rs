@@ -12,7 +12,8 @@ use std::sync::Arc;
 
 use abi_stable::std_types::{RArc, RResult, RString};
 use dsh_plugin_api::{
-    ContinuationDecision, ContinuationInput, PromptDecision, PromptSubmitInput, SeamInput, SeamOutput,
+    ContinuationDecision, ContinuationInput, PromptDecision, PromptSubmitInput, SeamInput,
+    SeamOutput,
 };
 use futures::FutureExt as _;
 use tokio_util::sync::CancellationToken;
@@ -70,7 +71,8 @@ impl Session {
         }
         self.append(events::turn_start(&turn_id, "prompt"));
         let span = tracing::info_span!("turn", session = %self.id, turn = %turn_id);
-        let (reason, message) = tracing::Instrument::instrument(self.turn_body(&cancel), span).await;
+        let (reason, message) =
+            tracing::Instrument::instrument(self.turn_body(&cancel), span).await;
         self.flush_buffered();
         self.append(events::turn_end(&turn_id, reason, message.as_deref()));
         self.sync();
@@ -94,7 +96,10 @@ impl Session {
     async fn turn_body(self: &Arc<Self>, cancel: &CancellationToken) -> Ending {
         let drained: Vec<Prompt> = self.state().inbox.drain(..).collect();
         if drained.is_empty() {
-            return (TurnEndReason::Error, Some("there was no prompt to run".into()));
+            return (
+                TurnEndReason::Error,
+                Some("there was no prompt to run".into()),
+            );
         }
         let mut accepted = 0;
         let mut vetoes = Vec::new();
@@ -127,7 +132,9 @@ impl Session {
             .bus
             .waterfall_traced(SeamInput::PromptSubmit(RArc::new(input)), terminal)
             .await;
-        let answer = answer.into_result().map_err(|e| format!("agent/prompt-submit failed: {e}"))?;
+        let answer = answer
+            .into_result()
+            .map_err(|e| format!("agent/prompt-submit failed: {e}"))?;
         match &answer {
             SeamOutput::Prompt(PromptDecision::Allow { content, .. }) => {
                 let rewritten = content.as_ref().map(|c| content_text(c)).into_option();
@@ -141,7 +148,12 @@ impl Session {
             }
             SeamOutput::Prompt(PromptDecision::Block { reason }) => {
                 let by = originator(&trace, &answer);
-                self.append(events::prompt_blocked(&original, source, reason, by.as_deref()));
+                self.append(events::prompt_blocked(
+                    &original,
+                    source,
+                    reason,
+                    by.as_deref(),
+                ));
                 Ok(Some(reason.to_string()))
             }
             other => Err(format!("agent/prompt-submit answered with {other:?}")),
@@ -155,7 +167,13 @@ impl Session {
         loop {
             step += 1;
             if step > self.max_steps {
-                return (TurnEndReason::Error, Some(format!("the turn reached its limit of {} steps", self.max_steps)));
+                return (
+                    TurnEndReason::Error,
+                    Some(format!(
+                        "the turn reached its limit of {} steps",
+                        self.max_steps
+                    )),
+                );
             }
             self.append(events::step_start(step));
             if let Some((plugin, text)) = steering.take() {
@@ -191,7 +209,10 @@ impl Session {
                 return (TurnEndReason::Aborted, Some("cancelled".into()));
             }
             if let Some((plugin, reason)) = self.state().halt.clone() {
-                return (TurnEndReason::Completed, Some(format!("halted by plugin `{plugin}`: {reason}")));
+                return (
+                    TurnEndReason::Completed,
+                    Some(format!("halted by plugin `{plugin}`: {reason}")),
+                );
             }
             if reply.tool_calls.is_empty() && reply.stop_reason == StopReason::MaxTokens {
                 return (TurnEndReason::MaxTokens, None);
@@ -199,9 +220,14 @@ impl Session {
             let default = if reply.tool_calls.is_empty() {
                 ContinuationDecision::Stop
             } else {
-                ContinuationDecision::Continue { reason: None.into() }
+                ContinuationDecision::Continue {
+                    reason: None.into(),
+                }
             };
-            let (decision, by) = match self.continuation(step, default.clone(), consecutive, &reply.text).await {
+            let (decision, by) = match self
+                .continuation(step, default.clone(), consecutive, &reply.text)
+                .await
+            {
                 Ok(d) => d,
                 Err(e) => return (TurnEndReason::Error, Some(e)),
             };
@@ -267,7 +293,8 @@ impl Session {
                 .map(|s| ModelTool {
                     name: s.name.to_string(),
                     description: s.description.to_string(),
-                    input_schema: serde_json::from_str(&s.input_schema).unwrap_or(serde_json::json!({"type": "object"})),
+                    input_schema: serde_json::from_str(&s.input_schema)
+                        .unwrap_or(serde_json::json!({"type": "object"})),
                 })
                 .collect(),
         };

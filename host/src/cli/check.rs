@@ -39,7 +39,10 @@ pub(crate) fn check(config: &Path, json: bool) -> anyhow::Result<ExitCode> {
         });
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        println!("{:<18} {:<10} {:<8} {:<9} SEAMS / TOOLS / SERVICES", "ID", "SOURCE", "VERSION", "STATUS");
+        println!(
+            "{:<18} {:<10} {:<8} {:<9} SEAMS / TOOLS / SERVICES",
+            "ID", "SOURCE", "VERSION", "STATUS"
+        );
         for r in host.records() {
             let mut what: Vec<String> = r.seams.clone();
             what.extend(r.tools.iter().map(|t| format!("tool:{t}")));
@@ -61,5 +64,9 @@ pub(crate) fn check(config: &Path, json: bool) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    Ok(if host.all_applied() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if host.all_applied() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

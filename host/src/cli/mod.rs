@@ -44,5 +44,9 @@ pub(crate) fn boot(config: &Path, runtime: &tokio::runtime::Runtime) -> Result<B
     for problem in host.problems() {
         eprintln!("dsh: warning: {problem}");
     }
-    Ok(Booted { manifest, host, agent })
+    Ok(Booted {
+        manifest,
+        host,
+        agent,
+    })
 }

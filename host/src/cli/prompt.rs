@@ -28,7 +28,11 @@ fn print_human(event: &Value) {
     match events::kind(event) {
         "user/message" => println!("> {}", s(event, "content")),
         "prompt/blocked" => println!("[prompt blocked] {}", s(event, "reason")),
-        "context/message" => println!("[context from {}] {}", event["source"]["plugin"].as_str().unwrap_or("?"), s(event, "content")),
+        "context/message" => println!(
+            "[context from {}] {}",
+            event["source"]["plugin"].as_str().unwrap_or("?"),
+            s(event, "content")
+        ),
         "steering/message" => println!("[steering] {}", s(event, "content")),
         "assistant/message" => {
             let text = s(event, "content");
@@ -37,10 +41,18 @@ fn print_human(event: &Value) {
             }
         }
         "tool/call" => println!("* {} {}", s(event, "name"), event["arguments"]),
-        "tool/updated" => println!("  (arguments rewritten by {}) {}", s(event, "plugin"), event["arguments"]),
+        "tool/updated" => println!(
+            "  (arguments rewritten by {}) {}",
+            s(event, "plugin"),
+            event["arguments"]
+        ),
         "tool/denied" => println!("  denied by {}: {}", s(event, "by"), s(event, "reason")),
         "tool/result" => {
-            let mark = if event["is_error"].as_bool().unwrap_or(false) { "error" } else { "result" };
+            let mark = if event["is_error"].as_bool().unwrap_or(false) {
+                "error"
+            } else {
+                "result"
+            };
             println!("  {mark}: {}", indent(s(event, "content")));
         }
         "turn/end" => {
@@ -101,7 +113,10 @@ pub(crate) fn prompt(args: PromptArgs) -> anyhow::Result<ExitCode> {
         for event in &outcome.events {
             print_human(event);
         }
-        eprintln!("session {session_id} ({})", booted.manifest.state_dir.display());
+        eprintln!(
+            "session {session_id} ({})",
+            booted.manifest.state_dir.display()
+        );
     }
     let _ = &booted.host;
     Ok(match outcome.reason {

@@ -27,8 +27,18 @@ pub(crate) fn sessions_list(config: &Path) -> anyhow::Result<ExitCode> {
             .filter_map(|l| serde_json::from_str(l).ok())
             .filter(|e: &serde_json::Value| events::kind(e) == "turn/end")
             .collect();
-        let last = ends.last().and_then(|e| e["reason"].as_str()).unwrap_or("-").to_string();
-        println!("{:<40} {:>5} {:<12} {}", header.session_id, ends.len(), last, header.cwd);
+        let last = ends
+            .last()
+            .and_then(|e| e["reason"].as_str())
+            .unwrap_or("-")
+            .to_string();
+        println!(
+            "{:<40} {:>5} {:<12} {}",
+            header.session_id,
+            ends.len(),
+            last,
+            header.cwd
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

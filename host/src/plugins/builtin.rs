@@ -12,12 +12,18 @@ pub fn names() -> Vec<&'static str> {
 
 /// The root module of the built-in called `name`.
 pub fn lookup(name: &str) -> Option<PluginModuleRef> {
-    BUILTINS.iter().find(|(n, _)| *n == name).map(|(_, make)| make())
+    BUILTINS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, make)| make())
 }
 
 type Make = fn() -> PluginModuleRef;
 
 const BUILTINS: &[(&str, Make)] = &[
     ("bash-local", plugin_module::<dsh_bash_local::BashLocal>),
-    ("model-scripted", plugin_module::<crate::model::ScriptedModel>),
+    (
+        "model-scripted",
+        plugin_module::<crate::model::ScriptedModel>,
+    ),
 ];

@@ -24,7 +24,9 @@ pub enum PluginLoadError {
         message: String,
     },
     /// Group- or world-writable: anyone could swap the code the host runs.
-    #[error("{path}: refused: file is writable by group or others (mode {mode:o}); run `chmod go-w` on it")]
+    #[error(
+        "{path}: refused: file is writable by group or others (mode {mode:o}); run `chmod go-w` on it"
+    )]
     Writable {
         /// The file.
         path: PathBuf,
@@ -40,7 +42,9 @@ pub enum PluginLoadError {
         message: String,
     },
     /// A library without the dsh root module symbol.
-    #[error("{path}: refused: no dsh plugin root module (was it built with `export_plugin!`?): {message}")]
+    #[error(
+        "{path}: refused: no dsh plugin root module (was it built with `export_plugin!`?): {message}"
+    )]
     MissingRoot {
         /// The file.
         path: PathBuf,
@@ -77,7 +81,11 @@ pub enum PluginLoadError {
 
 /// abi_stable's layout reports are long; the first lines say what differs.
 fn first_lines(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).take(n).collect();
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .take(n)
+        .collect();
     lines.join(" | ")
 }
 
@@ -96,7 +104,10 @@ pub fn load_library(path: &Path) -> Result<PluginModuleRef, PluginLoadError> {
     }
     let mode = meta.permissions().mode() & 0o7777;
     if mode & 0o022 != 0 {
-        return Err(PluginLoadError::Writable { path: path_buf, mode });
+        return Err(PluginLoadError::Writable {
+            path: path_buf,
+            mode,
+        });
     }
     let header = lib_header_from_path(path).map_err(|e| match e {
         LibraryError::OpenError { .. } => PluginLoadError::NotALibrary {
@@ -112,16 +123,18 @@ pub fn load_library(path: &Path) -> Result<PluginModuleRef, PluginLoadError> {
             message: first_lines(&other.to_string(), 3),
         },
     })?;
-    let module = header.check_layout::<PluginModuleRef>().map_err(|e| match e {
-        LibraryError::AbiInstability(_) => PluginLoadError::AbiMismatch {
-            path: path_buf.clone(),
-            message: first_lines(&e.to_string(), 4),
-        },
-        other => PluginLoadError::Other {
-            path: path_buf.clone(),
-            message: first_lines(&other.to_string(), 3),
-        },
-    })?;
+    let module = header
+        .check_layout::<PluginModuleRef>()
+        .map_err(|e| match e {
+            LibraryError::AbiInstability(_) => PluginLoadError::AbiMismatch {
+                path: path_buf.clone(),
+                message: first_lines(&e.to_string(), 4),
+            },
+            other => PluginLoadError::Other {
+                path: path_buf.clone(),
+                message: first_lines(&other.to_string(), 3),
+            },
+        })?;
     let found = module.api_version().as_str().to_string();
     if api_major(&found) != api_major(API_VERSION) {
         return Err(PluginLoadError::ApiVersion {

@@ -54,12 +54,21 @@ pub(crate) struct Chain {
     pub(crate) trace: Option<Trace>,
 }
 
-fn record(trace: &Option<Trace>, index: usize, plugin: Arc<str>, output: &dsh_plugin_api::SeamOutput) {
+fn record(
+    trace: &Option<Trace>,
+    index: usize,
+    plugin: Arc<str>,
+    output: &dsh_plugin_api::SeamOutput,
+) {
     if let Some(trace) = trace {
         trace
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push(TraceEntry { index, plugin, output: output.clone() });
+            .push(TraceEntry {
+                index,
+                plugin,
+                output: output.clone(),
+            });
     }
 }
 

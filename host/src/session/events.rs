@@ -67,7 +67,9 @@ pub fn step_end(step: u32) -> Value {
 pub fn source_json(source: &dsh_plugin_api::MessageSource) -> Value {
     match source {
         dsh_plugin_api::MessageSource::User => json!({"kind": "user"}),
-        dsh_plugin_api::MessageSource::Plugin { plugin } => json!({"kind": "plugin", "plugin": plugin.as_str()}),
+        dsh_plugin_api::MessageSource::Plugin { plugin } => {
+            json!({"kind": "plugin", "plugin": plugin.as_str()})
+        }
         dsh_plugin_api::MessageSource::Agent { session_id } => {
             json!({"kind": "agent", "session_id": session_id.as_str()})
         }
@@ -85,7 +87,8 @@ pub fn user_message(content: &str, source: Value, original: Option<&str>) -> Val
 
 /// `prompt/blocked`.
 pub fn prompt_blocked(content: &str, source: Value, reason: &str, plugin: Option<&str>) -> Value {
-    let mut v = json!({"type": "prompt/blocked", "content": content, "source": source, "reason": reason});
+    let mut v =
+        json!({"type": "prompt/blocked", "content": content, "source": source, "reason": reason});
     if let Some(p) = plugin {
         v["plugin"] = json!(p);
     }
@@ -132,7 +135,13 @@ pub fn tool_approval(call_id: &str, outcome: &str, reason: Option<&str>) -> Valu
 }
 
 /// `tool/result`.
-pub fn tool_result(call_id: &str, name: &str, content: &str, is_error: bool, structured: Option<&Value>) -> Value {
+pub fn tool_result(
+    call_id: &str,
+    name: &str,
+    content: &str,
+    is_error: bool,
+    structured: Option<&Value>,
+) -> Value {
     let mut v = json!({"type": "tool/result", "call_id": call_id, "name": name, "content": content, "is_error": is_error});
     if let Some(s) = structured {
         v["structured"] = s.clone();

@@ -12,7 +12,11 @@ use super::events::kind;
 use crate::model::{ChatMessage, ModelToolCall};
 
 fn text(event: &Value, key: &str) -> String {
-    event.get(key).and_then(Value::as_str).unwrap_or_default().to_string()
+    event
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// The model-facing history of `events`.
@@ -55,7 +59,10 @@ pub fn derive(events: &[Value]) -> Vec<ChatMessage> {
             "tool/result" => {
                 let mut m = ChatMessage::new("tool", text(event, "content"));
                 m.tool_call_id = Some(text(event, "call_id"));
-                m.is_error = event.get("is_error").and_then(Value::as_bool).unwrap_or(false);
+                m.is_error = event
+                    .get("is_error")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false);
                 messages.push(m);
             }
             _ => {}
@@ -91,7 +98,10 @@ mod tests {
         let h = derive(&events);
         let roles: Vec<&str> = h.iter().map(|m| m.role.as_str()).collect();
         assert_eq!(roles, ["user", "user", "assistant", "tool", "user"]);
-        assert_eq!(h[1].source, Some(json!({"kind": "plugin", "plugin": "gate"})));
+        assert_eq!(
+            h[1].source,
+            Some(json!({"kind": "plugin", "plugin": "gate"}))
+        );
         assert_eq!(h[2].tool_calls[0].arguments, json!({"command": "ls -a"}));
         assert_eq!(h[4].source.as_ref().unwrap()["kind"], "steering");
     }

@@ -78,7 +78,10 @@ impl SessionHeader {
 
 /// Milliseconds since the epoch.
 pub fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 /// Where session `id` lives under `state_dir`.
@@ -109,7 +112,8 @@ impl SessionLog {
     pub fn create(state_dir: &Path, header: SessionHeader) -> Result<SessionLog, LogError> {
         let path = session_path(state_dir, &header.session_id);
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| Self::io(dir, "cannot create sessions folder", e))?;
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Self::io(dir, "cannot create sessions folder", e))?;
         }
         let mut file = OpenOptions::new()
             .create_new(true)
@@ -122,7 +126,8 @@ impl SessionLog {
             message: e.to_string(),
         })?;
         writeln!(file, "{line}").map_err(|e| Self::io(&path, "cannot write header", e))?;
-        file.sync_all().map_err(|e| Self::io(&path, "cannot sync", e))?;
+        file.sync_all()
+            .map_err(|e| Self::io(&path, "cannot sync", e))?;
         Ok(SessionLog {
             path,
             file,
@@ -142,7 +147,8 @@ impl SessionLog {
             .open(path)
             .map_err(|e| Self::io(path, "cannot open session log", e))?;
         let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes).map_err(|e| Self::io(path, "cannot read", e))?;
+        file.read_to_end(&mut bytes)
+            .map_err(|e| Self::io(path, "cannot read", e))?;
         // Everything after the last newline was never completely written.
         let mut keep = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
         let mut repaired = usize::from(keep < bytes.len());
@@ -165,8 +171,10 @@ impl SessionLog {
             }
         }
         if keep < bytes.len() {
-            file.set_len(keep as u64).map_err(|e| Self::io(path, "cannot repair torn tail", e))?;
-            file.seek(SeekFrom::End(0)).map_err(|e| Self::io(path, "cannot seek", e))?;
+            file.set_len(keep as u64)
+                .map_err(|e| Self::io(path, "cannot repair torn tail", e))?;
+            file.seek(SeekFrom::End(0))
+                .map_err(|e| Self::io(path, "cannot seek", e))?;
             tracing::warn!(path = %path.display(), "repaired a torn last line in the session log");
         }
         let mut iter = lines.into_iter().map(|(_, v)| v);
@@ -195,7 +203,11 @@ impl SessionLog {
             log.events.push(event);
         }
         if let Some(turn) = log.open_turn.clone() {
-            log.append(events::turn_end(&turn, TurnEndReason::Interrupted, Some("the process ended mid-turn")))?;
+            log.append(events::turn_end(
+                &turn,
+                TurnEndReason::Interrupted,
+                Some("the process ended mid-turn"),
+            ))?;
             log.sync()?;
         }
         Ok(log)
@@ -204,7 +216,10 @@ impl SessionLog {
     fn track(&mut self, event: &Value) {
         match events::kind(event) {
             "turn/start" => {
-                self.open_turn = event.get("turn_id").and_then(Value::as_str).map(str::to_string);
+                self.open_turn = event
+                    .get("turn_id")
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
             }
             "turn/end" => self.open_turn = None,
             _ => {}
@@ -221,7 +236,9 @@ impl SessionLog {
         };
         match (kind.as_str(), &self.open_turn) {
             ("", _) => return Err(structure("event has no `type`".into())),
-            ("turn/start", Some(open)) => return Err(structure(format!("turn {open} is still open"))),
+            ("turn/start", Some(open)) => {
+                return Err(structure(format!("turn {open} is still open")));
+            }
             ("turn/start", None) => {}
             (_, None) => return Err(structure(format!("`{kind}` outside a turn"))),
             _ => {}
@@ -238,7 +255,9 @@ impl SessionLog {
 
     /// Flushes the file to disk (called at every turn end).
     pub fn sync(&mut self) -> Result<(), LogError> {
-        self.file.sync_data().map_err(|e| Self::io(&self.path, "cannot sync", e))
+        self.file
+            .sync_data()
+            .map_err(|e| Self::io(&self.path, "cannot sync", e))
     }
 
     /// The file.
@@ -294,7 +313,8 @@ mod tests {
         assert!(log.append(json!({"type": "user/message"})).is_err());
         log.append(events::turn_start("t1", "prompt")).unwrap();
         assert!(log.append(events::turn_start("t2", "prompt")).is_err());
-        log.append(events::turn_end("t1", TurnEndReason::Completed, None)).unwrap();
+        log.append(events::turn_end("t1", TurnEndReason::Completed, None))
+            .unwrap();
         assert_eq!(log.open_turn(), None);
     }
 
@@ -304,7 +324,8 @@ mod tests {
         let path = {
             let mut log = SessionLog::create(dir.path(), SessionHeader::new("s2", "/tmp")).unwrap();
             log.append(events::turn_start("t1", "prompt")).unwrap();
-            log.append(events::user_message("hi", json!({"kind": "user"}), None)).unwrap();
+            log.append(events::user_message("hi", json!({"kind": "user"}), None))
+                .unwrap();
             log.path().to_path_buf()
         };
         let mut f = OpenOptions::new().append(true).open(&path).unwrap();

@@ -32,9 +32,17 @@ impl Harness {
         let core = HostCore::new(state.clone(), tokio::runtime::Handle::current());
         let agent = Agent::new(core.clone(), &state, AgentOptions::default());
         let mut host = PluginHost::new(core, dir.path().join("cordis.yml"));
-        host.load_module("bash-local", builtin::lookup("bash-local").unwrap(), json!({}));
+        host.load_module(
+            "bash-local",
+            builtin::lookup("bash-local").unwrap(),
+            json!({}),
+        );
         for (i, config) in probes.iter().enumerate() {
-            host.load_module(&format!("probe{}", i + 1), plugin_module::<Probe>(), config.clone());
+            host.load_module(
+                &format!("probe{}", i + 1),
+                plugin_module::<Probe>(),
+                config.clone(),
+            );
         }
         let model = json!({"script": script, "record": record});
         host.load_module("model", builtin::lookup("model-scripted").unwrap(), model);
@@ -49,7 +57,10 @@ impl Harness {
     }
 
     pub async fn session(&self) -> Arc<Session> {
-        self.agent.create_session(&self.project, None).await.unwrap()
+        self.agent
+            .create_session(&self.project, None)
+            .await
+            .unwrap()
     }
 
     pub async fn run(&self, text: &str) -> (Arc<Session>, TurnOutcome) {
@@ -74,7 +85,10 @@ pub fn read_jsonl(path: &str) -> Vec<Value> {
 
 /// The `type`s of events, in order.
 pub fn kinds(events: &[Value]) -> Vec<String> {
-    events.iter().map(|e| e["type"].as_str().unwrap_or("").to_string()).collect()
+    events
+        .iter()
+        .map(|e| e["type"].as_str().unwrap_or("").to_string())
+        .collect()
 }
 
 pub fn of_kind<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {

@@ -40,14 +40,21 @@ pub struct Probe {
 impl Probe {
     fn saw(&self, what: serde_json::Value) {
         if let Some(path) = &self.config.seen {
-            let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .unwrap();
             writeln!(f, "{what}").unwrap();
         }
     }
 }
 
 fn arg(spec: &Option<String>, verb: &str) -> Option<String> {
-    spec.as_deref()?.strip_prefix(verb)?.strip_prefix(':').map(str::to_string)
+    spec.as_deref()?
+        .strip_prefix(verb)?
+        .strip_prefix(':')
+        .map(str::to_string)
 }
 
 impl Plugin for Probe {
@@ -131,13 +138,19 @@ impl Plugin for Probe {
         next.run().await
     }
 
-    async fn pre_execute(self: Arc<Self>, call: RArc<ToolCall>, next: Next<PreToolDecision>) -> Result<PreToolDecision, String> {
+    async fn pre_execute(
+        self: Arc<Self>,
+        call: RArc<ToolCall>,
+        next: Next<PreToolDecision>,
+    ) -> Result<PreToolDecision, String> {
         self.saw(serde_json::json!({"seam": "pre-execute", "name": call.name.as_str()}));
         if let Some(r) = arg(&self.config.pre, "deny") {
             return Ok(PreToolDecision::Deny { reason: r.into() });
         }
         if self.config.pre.as_deref() == Some("ask") {
-            return Ok(PreToolDecision::Ask { reason: None.into() });
+            return Ok(PreToolDecision::Ask {
+                reason: None.into(),
+            });
         }
         if self.config.pre.as_deref() == Some("allow") {
             return Ok(PreToolDecision::allow());
@@ -154,7 +167,11 @@ impl Plugin for Probe {
         }
     }
 
-    async fn execute(self: Arc<Self>, input: RArc<ExecuteInput>, next: ExecuteNext) -> Result<ToolResult, String> {
+    async fn execute(
+        self: Arc<Self>,
+        input: RArc<ExecuteInput>,
+        next: ExecuteNext,
+    ) -> Result<ToolResult, String> {
         if let Some(t) = arg(&self.config.execute, "own") {
             return Ok(ToolResult::text(t));
         }
@@ -168,7 +185,8 @@ impl Plugin for Probe {
         next: Next<PostToolDecision>,
     ) -> Result<PostToolDecision, String> {
         if let Some(t) = arg(&self.config.post, "context") {
-            let args: serde_json::Value = serde_json::from_str(&input.call.arguments).unwrap_or_default();
+            let args: serde_json::Value =
+                serde_json::from_str(&input.call.arguments).unwrap_or_default();
             let cmd = args["command"].as_str().unwrap_or("?").to_string();
             return Ok(PostToolDecision::Accept {
                 content: None.into(),
@@ -198,7 +216,9 @@ impl Plugin for Probe {
     ) -> Result<ContinuationDecision, String> {
         if let Some(reason) = arg(&self.config.cont, "continue-once")
             && input.default == ContinuationDecision::Stop
-            && !self.continued.swap(true, std::sync::atomic::Ordering::SeqCst)
+            && !self
+                .continued
+                .swap(true, std::sync::atomic::Ordering::SeqCst)
         {
             return Ok(ContinuationDecision::Continue {
                 reason: Some(RString::from(reason)).into(),

@@ -6,5 +6,6 @@
 //! - `service`: the `process-runner` JSON contract;
 //! - `bash_tool`: the `Bash` tool's results, errors and abort signal;
 //! - `plugin`: the plugin applied on a fake host, called across the ABI.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 mod suite;
