@@ -1,1 +1,104 @@
-fn main(){}
+//! `dsh`: argument parsing, exit codes and error reporting; everything else
+//! lives in the library.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cli;
+
+/// dsh: an agent harness whose every lifecycle point is a typed plugin seam.
+#[derive(Parser)]
+#[command(name = "dsh", version, about)]
+struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Load the manifest and apply every plugin without serving.
+    Check {
+        /// The manifest.
+        #[arg(long, default_value = "cordis.yml")]
+        config: PathBuf,
+    },
+    /// List the manifest's plugins with their seams.
+    Plugins {
+        /// The manifest.
+        #[arg(long, default_value = "cordis.yml")]
+        config: PathBuf,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run one turn in-process and print it.
+    Prompt {
+        /// The manifest.
+        #[arg(long, default_value = "cordis.yml")]
+        config: PathBuf,
+        /// Working directory of the session (default: the current one).
+        #[arg(long)]
+        cwd: Option<PathBuf>,
+        /// Resume this session, or create it with this id.
+        #[arg(long)]
+        session: Option<String>,
+        /// Print the turn's session events as JSONL.
+        #[arg(long)]
+        json: bool,
+        /// The prompt.
+        text: String,
+    },
+    /// Inspect stored sessions.
+    Sessions {
+        /// The manifest (for its state_dir).
+        #[arg(long, default_value = "cordis.yml", global = true)]
+        config: PathBuf,
+        #[command(subcommand)]
+        command: SessionsCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum SessionsCommand {
+    /// One line per stored session.
+    List,
+    /// A session's header and events as JSONL.
+    Show {
+        /// Session id.
+        id: String,
+    },
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let result = match args.command {
+        Command::Check { config } => cli::check(&config, false),
+        Command::Plugins { config, json } => cli::check(&config, json),
+        Command::Prompt {
+            config,
+            cwd,
+            session,
+            json,
+            text,
+        } => cli::prompt(cli::PromptArgs {
+            config,
+            cwd,
+            session,
+            json,
+            text,
+        }),
+        Command::Sessions { config, command } => match command {
+            SessionsCommand::List => cli::sessions_list(&config),
+            SessionsCommand::Show { id } => cli::sessions_show(&config, &id),
+        },
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("dsh: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

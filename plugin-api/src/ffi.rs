@@ -124,6 +124,9 @@ pub trait HostContext: Clone + Send + Sync {
     fn halt_turn(&self, session_id: RString, reason: RString) -> RResult<(), RString>;
     /// The host's state directory.
     fn state_dir(&self) -> RString;
+    /// The folder of the manifest that loaded this plugin: relative paths
+    /// in a plugin's config resolve against it.
+    fn config_dir(&self) -> RString;
 }
 
 /// Shared host-context handle.

@@ -43,6 +43,18 @@ impl Host {
         self.ctx.state_dir().into()
     }
 
+    /// The manifest's folder, against which config paths resolve.
+    pub fn config_dir(&self) -> std::path::PathBuf {
+        std::path::PathBuf::from(self.ctx.config_dir().as_str())
+    }
+
+    /// `path` as written in this plugin's config: absolute as is, relative
+    /// against the manifest's folder.
+    pub fn resolve_path(&self, path: impl AsRef<std::path::Path>) -> std::path::PathBuf {
+        let path = path.as_ref();
+        if path.is_absolute() { path.to_path_buf() } else { self.config_dir().join(path) }
+    }
+
     /// Logs at `level` through the host.
     pub fn log(&self, level: LogLevel, message: impl Into<String>) {
         self.ctx.log(level, RString::from(message.into()));

@@ -1,0 +1,24 @@
+//! The agent loop: sessions, turns, steps, and the tool pipeline.
+//!
+//! [`Agent`] owns the live sessions and implements the session operations
+//! plugins may request ([`crate::plugins::SessionControl`]). A
+//! [`Session`] runs one turn at a time: the turn opens first, every drained
+//! prompt goes through `agent/prompt-submit`, then steps alternate model
+//! requests and tool calls until `agent/turn-continuation` says stop. The
+//! loop's three load-bearing decisions (DESIGN §3) live in [`turn`]; the
+//! five-phase tool pipeline in [`pipeline`].
+//!
+//! It may call: the seam bus, the tool and service registries (through
+//! [`crate::plugins::HostCore`]), the session log, and the `model` service.
+
+mod attribution;
+mod pipeline;
+mod runtime;
+mod session;
+mod signal;
+mod subagent;
+mod turn;
+
+pub use runtime::{Agent, AgentOptions};
+pub use session::{Prompt, Session, TurnOutcome};
+pub use signal::TokenSignal;

@@ -1,0 +1,273 @@
+//! The five-phase tool pipeline:
+//! `tools/pre-execute` → guards → (ask → approval) → `tools/execute` →
+//! core dispatch → `tools/post-execute` → `tools/result`.
+//!
+//! Arguments are materialized once into canonical JSON and sealed in a
+//! [`ToolCall`] before pre-execute; nothing downstream can change them, except
+//! a pre-execute `updated_arguments`, which replaces the whole argument
+//! object as one unit (the log keeps the original call and the rewrite).
+//! Every outcome, a denial included, reaches post-execute and
+//! `tools/result`, and every failure ends as a JSON-safe `isError` result.
+
+use std::sync::Arc;
+
+use abi_stable::std_types::{RArc, ROption, RResult, RString};
+use dsh_plugin_api::{
+    ExecuteInput, PostExecuteInput, PostToolDecision, PreToolDecision, SeamInput, SeamOutput, ToolCall,
+    ToolResult,
+};
+use futures::FutureExt as _;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::attribution;
+use super::session::{Buffered, Session};
+use super::signal::TokenSignal;
+use super::turn::{default_terminal, originator};
+use crate::model::ModelToolCall;
+use crate::plugins::HostCore;
+use crate::seams::{GuardVerdict, Terminal, TerminalFn};
+use crate::session::events;
+
+/// The name of the service that answers `ask`.
+pub const APPROVAL_SERVICE: &str = "approval";
+
+/// The terminal of `tools/execute`: find the tool and run its body.
+fn dispatch(core: Arc<HostCore>) -> Arc<dyn Terminal> {
+    Arc::new(TerminalFn(move |input| {
+        let core = core.clone();
+        async move {
+            let SeamInput::Execute(exec) = input else {
+                return RResult::RErr(RString::from("core dispatch received a non-execute input"));
+            };
+            let Some(tool) = core.tools.get(&exec.call.name) else {
+                let known: Vec<String> = core.tools.specs().iter().map(|s| s.name.to_string()).collect();
+                return RResult::ROk(SeamOutput::Execute(ToolResult::error(format!(
+                    "unknown tool `{}` (available: {})",
+                    exec.call.name,
+                    known.join(", ")
+                ))));
+            };
+            let result = tool.body.run(exec.call.clone(), exec.signal.clone()).await;
+            RResult::ROk(SeamOutput::Execute(result))
+        }
+        .boxed()
+    }))
+}
+
+/// Makes a result safe to persist and send: structured parts must be JSON.
+fn json_safe(name: &str, result: ToolResult) -> ToolResult {
+    match &result.structured {
+        ROption::RSome(s) if serde_json::from_str::<Value>(s).is_err() => {
+            ToolResult::error(format!("tool `{name}` returned a result that is not JSON"))
+        }
+        _ => result,
+    }
+}
+
+enum Gate {
+    Run,
+    Denied { reason: String, by: String },
+}
+
+impl Session {
+    /// Runs one tool call through the pipeline and records it.
+    pub(crate) async fn run_tool(self: &Arc<Self>, call: &ModelToolCall, cancel: &CancellationToken) {
+        let bus = &self.core.bus;
+        // Materialize once: a string that holds JSON is the JSON it holds.
+        let arguments = match &call.arguments {
+            Value::String(s) => serde_json::from_str(s).unwrap_or_else(|_| call.arguments.clone()),
+            Value::Null => json!({}),
+            other => other.clone(),
+        };
+        self.append(events::tool_call(&call.id, &call.name, &arguments));
+        let sealed = RArc::new(ToolCall {
+            session: self.session_ref(),
+            call_id: RString::from(call.id.as_str()),
+            name: RString::from(call.name.as_str()),
+            arguments: RString::from(arguments.to_string()),
+            parent: ROption::RNone,
+        });
+
+        // Phase 1: the pre-execute waterfall.
+        let terminal = default_terminal(SeamOutput::PreTool(PreToolDecision::allow()));
+        let (answer, trace) = bus.waterfall_traced(SeamInput::PreExecute(sealed.clone()), terminal).await;
+        let mut exec = sealed.clone();
+        let mut gate = match &answer {
+            RResult::RErr(e) => Gate::Denied {
+                reason: format!("tools/pre-execute failed: {e}"),
+                by: "error".into(),
+            },
+            RResult::ROk(SeamOutput::PreTool(PreToolDecision::Allow { updated_arguments })) => {
+                match updated_arguments.as_ref().into_option() {
+                    None => Gate::Run,
+                    Some(text) => {
+                        let by = originator(&trace, answer.as_ref().unwrap_or(&SeamOutput::Observed))
+                            .unwrap_or_default();
+                        match serde_json::from_str::<Value>(text) {
+                            Ok(args @ Value::Object(_)) => {
+                                self.append(events::tool_updated(&call.id, &args, &by));
+                                let mut rewritten = (*sealed).clone();
+                                rewritten.arguments = RString::from(args.to_string());
+                                exec = RArc::new(rewritten);
+                                Gate::Run
+                            }
+                            _ => Gate::Denied {
+                                reason: format!("plugin `{by}` rewrote the arguments into something that is not a JSON object"),
+                                by,
+                            },
+                        }
+                    }
+                }
+            }
+            RResult::ROk(out @ SeamOutput::PreTool(PreToolDecision::Deny { reason })) => Gate::Denied {
+                reason: reason.to_string(),
+                by: originator(&trace, out).unwrap_or_default(),
+            },
+            RResult::ROk(SeamOutput::PreTool(PreToolDecision::Ask { reason })) => {
+                self.ask_approval(&exec, reason.as_ref().map(|r| r.as_str()).into_option()).await
+            }
+            RResult::ROk(other) => Gate::Denied {
+                reason: format!("tools/pre-execute answered with {other:?}"),
+                by: "error".into(),
+            },
+        };
+
+        // Phase 2: guards, which can only deny.
+        if let Gate::Run = gate
+            && let GuardVerdict::Deny { plugin, reason } = bus.check_guards(&exec)
+        {
+            gate = Gate::Denied {
+                reason,
+                by: plugin.to_string(),
+            };
+        }
+
+        // Phase 3: around-dispatch waterfall and the core dispatch.
+        let result = match &gate {
+            Gate::Denied { reason, by } => {
+                self.append(events::tool_denied(&call.id, reason, by));
+                ToolResult::error(reason.clone())
+            }
+            Gate::Run => {
+                let input = ExecuteInput {
+                    call: exec.clone(),
+                    signal: TokenSignal::boxed(cancel.child_token()),
+                };
+                match bus.waterfall(SeamInput::Execute(RArc::new(input)), dispatch(self.core.clone())).await {
+                    RResult::ROk(SeamOutput::Execute(r)) => json_safe(&call.name, r),
+                    RResult::ROk(other) => ToolResult::error(format!("tools/execute answered with {other:?}")),
+                    RResult::RErr(e) => ToolResult::error(format!("tools/execute failed: {e}")),
+                }
+            }
+        };
+
+        // Phase 4: post-execute, from a protected snapshot plus the decision.
+        let denied = matches!(gate, Gate::Denied { .. });
+        let snapshot = PostExecuteInput {
+            call: exec.clone(),
+            result: result.clone(),
+            denied,
+        };
+        let terminal = default_terminal(SeamOutput::PostTool(PostToolDecision::accept()));
+        let (answer, trace) = bus
+            .waterfall_traced(SeamInput::PostExecute(RArc::new(snapshot)), terminal)
+            .await;
+        let mut delivered = result.clone();
+        let mut later: Vec<(String, String)> = attribution::contributions(&trace);
+        match &answer {
+            RResult::ROk(SeamOutput::PostTool(PostToolDecision::Accept { content, .. })) => {
+                if let ROption::RSome(content) = content {
+                    delivered.content = content.clone();
+                }
+            }
+            RResult::ROk(out @ SeamOutput::PostTool(PostToolDecision::Block { feedback, .. })) => {
+                let by = originator(&trace, out).unwrap_or_default();
+                later.insert(0, (by, feedback.to_string()));
+            }
+            RResult::ROk(other) => {
+                delivered = ToolResult::error(format!("tools/post-execute answered with {other:?}"));
+            }
+            RResult::RErr(e) => {
+                delivered = ToolResult::error(format!("{}\n\ntools/post-execute failed: {e}", result.text_content()));
+            }
+        }
+
+        // Phase 5: observers see exactly what the model and the log get.
+        let final_input = PostExecuteInput {
+            call: exec.clone(),
+            result: delivered.clone(),
+            denied,
+        };
+        let failures = bus.notify(SeamInput::ToolResult(RArc::new(final_input))).await;
+        let structured = delivered
+            .structured
+            .as_ref()
+            .into_option()
+            .and_then(|s| serde_json::from_str::<Value>(s).ok());
+        self.append(events::tool_result(
+            &call.id,
+            &call.name,
+            &delivered.text_content(),
+            delivered.is_error,
+            structured.as_ref(),
+        ));
+        let mut state = self.state();
+        for f in failures {
+            tracing::warn!(session = %self.id, plugin = %f.plugin, "tools/result listener failed: {}", f.message);
+            state
+                .buffered
+                .push(Buffered::Record(events::listener_failed("tools/result", &f.plugin, &f.message)));
+        }
+        for (plugin, text) in later {
+            state.buffered.push(Buffered::Context { plugin, text });
+        }
+    }
+
+    async fn ask_approval(self: &Arc<Self>, call: &RArc<ToolCall>, reason: Option<&str>) -> Gate {
+        let Some(service) = self.core.services.get(APPROVAL_SERVICE) else {
+            let reason = "approval unavailable: no approval service is mounted".to_string();
+            self.append(events::tool_approval(&call.call_id, "unavailable", Some(&reason)));
+            return Gate::Denied {
+                reason,
+                by: "approval".into(),
+            };
+        };
+        let args = json!({
+            "session_id": self.id,
+            "call_id": call.call_id.as_str(),
+            "name": call.name.as_str(),
+            "arguments": serde_json::from_str::<Value>(&call.arguments).unwrap_or(Value::Null),
+            "reason": reason,
+        });
+        let answer = service
+            .call(RString::from("request"), RString::from(args.to_string()))
+            .await
+            .into_result()
+            .map_err(String::from)
+            .and_then(|a| serde_json::from_str::<Value>(&a).map_err(|e| e.to_string()));
+        let (outcome, why) = match &answer {
+            Ok(v) => (
+                v.get("outcome").and_then(Value::as_str).unwrap_or("").to_string(),
+                v.get("reason").and_then(Value::as_str).map(str::to_string),
+            ),
+            Err(e) => ("unavailable".to_string(), Some(e.clone())),
+        };
+        self.append(events::tool_approval(&call.call_id, &outcome, why.as_deref()));
+        match outcome.as_str() {
+            "allow_once" | "allow" | "allow_always" => Gate::Run,
+            "reject" => Gate::Denied {
+                reason: why.unwrap_or_else(|| "the user rejected this tool call".into()),
+                by: "approval".into(),
+            },
+            "cancelled" => Gate::Denied {
+                reason: "the approval request was cancelled".into(),
+                by: "approval".into(),
+            },
+            _ => Gate::Denied {
+                reason: format!("approval unavailable: {}", why.unwrap_or_else(|| format!("unexpected answer `{outcome}`"))),
+                by: "approval".into(),
+            },
+        }
+    }
+}

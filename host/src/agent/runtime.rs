@@ -1,0 +1,182 @@
+//! [`Agent`]: the live sessions of one host, and the session operations
+//! plugins reach through their context.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
+
+use abi_stable::std_types::{RArc, RString};
+use dsh_plugin_api::{SeamInput, SessionEndInput, SessionStartInput, SessionStartSource};
+
+use super::session::{Phase, Session, new_id};
+use crate::plugins::{HostCore, SessionControl};
+use crate::session::{LogError, SessionHeader, SessionLog, events, session_path};
+
+/// Loop settings.
+#[derive(Debug, Clone)]
+pub struct AgentOptions {
+    /// Steps after which a turn ends with an error.
+    pub max_steps: u32,
+}
+
+impl Default for AgentOptions {
+    fn default() -> Self {
+        AgentOptions { max_steps: 64 }
+    }
+}
+
+/// The live sessions of one host.
+pub struct Agent {
+    pub(crate) core: Arc<HostCore>,
+    state_dir: PathBuf,
+    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    pub(crate) options: AgentOptions,
+}
+
+struct Control(Weak<Agent>);
+
+impl Control {
+    fn session(&self, id: &str) -> Result<Arc<Session>, String> {
+        let agent = self.0.upgrade().ok_or_else(|| "the agent has shut down".to_string())?;
+        agent.get(id).ok_or_else(|| format!("no live session `{id}`"))
+    }
+}
+
+impl SessionControl for Control {
+    fn inject_context(&self, plugin: &str, session_id: &str, text: String) -> Result<(), String> {
+        self.session(session_id)?.inject(plugin, text);
+        Ok(())
+    }
+
+    fn append_record(&self, session_id: &str, record: serde_json::Value) -> Result<(), String> {
+        if events::kind(&record).is_empty() {
+            return Err("a record needs a string `type`".into());
+        }
+        self.session(session_id)?.record(record);
+        Ok(())
+    }
+
+    fn halt_turn(&self, plugin: &str, session_id: &str, reason: String) -> Result<(), String> {
+        self.session(session_id)?.halt(plugin, reason)
+    }
+}
+
+impl Agent {
+    /// An agent over `core`, keeping sessions under `state_dir`. Installs
+    /// itself as the core's session control and registers the `Agent` tool.
+    pub fn new(core: Arc<HostCore>, state_dir: &Path, options: AgentOptions) -> Arc<Agent> {
+        let agent = Arc::new(Agent {
+            core: core.clone(),
+            state_dir: state_dir.to_path_buf(),
+            sessions: Mutex::new(HashMap::new()),
+            options,
+        });
+        core.set_session_control(Arc::new(Control(Arc::downgrade(&agent))));
+        super::subagent::register_tool(&agent);
+        agent
+    }
+
+    /// The shared plugin core.
+    pub fn core(&self) -> &Arc<HostCore> {
+        &self.core
+    }
+
+    /// A live session.
+    pub fn get(&self, id: &str) -> Option<Arc<Session>> {
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner()).get(id).cloned()
+    }
+
+    /// Ids of the live sessions.
+    pub fn live_sessions(&self) -> Vec<String> {
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner()).keys().cloned().collect()
+    }
+
+    fn insert(&self, session: Arc<Session>) {
+        self.sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(session.id.clone(), session);
+    }
+
+    /// Creates a session in `cwd` and fires `agent/session-start {startup}`.
+    pub async fn create_session(&self, cwd: &Path, id: Option<String>) -> Result<Arc<Session>, LogError> {
+        self.create_child(cwd, id, None, None).await
+    }
+
+    pub(crate) async fn create_child(
+        &self,
+        cwd: &Path,
+        id: Option<String>,
+        parent: Option<String>,
+        agent_type: Option<String>,
+    ) -> Result<Arc<Session>, LogError> {
+        let id = id.unwrap_or_else(|| new_id("ses"));
+        let mut header = SessionHeader::new(&id, &cwd.to_string_lossy());
+        header.parent_session_id = parent.clone();
+        header.agent_type = agent_type;
+        let log = SessionLog::create(&self.state_dir, header)?;
+        let session = Session::new(self.core.clone(), log, self.options.max_steps);
+        self.insert(session.clone());
+        if parent.is_none() {
+            self.start(&session, SessionStartSource::Startup).await;
+        }
+        Ok(session)
+    }
+
+    /// Loads a session from disk (repairing it) and fires
+    /// `agent/session-start {resume}`. A live session is returned as is.
+    pub async fn resume_session(&self, id: &str) -> Result<Arc<Session>, LogError> {
+        if let Some(live) = self.get(id) {
+            return Ok(live);
+        }
+        let log = SessionLog::open(&session_path(&self.state_dir, id))?;
+        let session = Session::new(self.core.clone(), log, self.options.max_steps);
+        self.insert(session.clone());
+        self.start(&session, SessionStartSource::Resume).await;
+        Ok(session)
+    }
+
+    /// Whether a session with this id exists on disk.
+    pub fn exists(&self, id: &str) -> bool {
+        session_path(&self.state_dir, id).exists()
+    }
+
+    /// Fires session-start; its context waits for the listeners and lands
+    /// in a one-shot turn, so it is in history before the first request.
+    async fn start(&self, session: &Arc<Session>, source: SessionStartSource) {
+        session.state().phase = Phase::StartingUp;
+        let input = SessionStartInput {
+            session: session.session_ref(),
+            source,
+        };
+        let failures = self.core.bus.notify(SeamInput::SessionStart(RArc::new(input))).await;
+        {
+            let mut state = session.state();
+            for f in failures {
+                tracing::warn!(session = %session.id, plugin = %f.plugin, "session-start listener failed: {}", f.message);
+                state.buffered.push(super::session::Buffered::Record(events::listener_failed(
+                    "agent/session-start",
+                    &f.plugin,
+                    &f.message,
+                )));
+            }
+            state.phase = Phase::Idle;
+        }
+        session.flush_one_shot();
+    }
+
+    /// Fires `agent/session-end` and forgets the live session.
+    pub async fn close_session(&self, id: &str, reason: &str) {
+        let Some(session) = self.get(id) else {
+            return;
+        };
+        let input = SessionEndInput {
+            session: session.session_ref(),
+            reason: RString::from(reason),
+        };
+        for f in self.core.bus.notify(SeamInput::SessionEnd(RArc::new(input))).await {
+            tracing::warn!(session = %id, plugin = %f.plugin, "session-end listener failed: {}", f.message);
+        }
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
+    }
+}

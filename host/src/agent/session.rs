@@ -1,0 +1,272 @@
+//! [`Session`]: one conversation, its log, its inbox and its turn state.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use abi_stable::std_types::{RString, RVec};
+use dsh_plugin_api::{ContentBlock, MessageSource, SessionRef};
+use serde_json::Value;
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+use crate::plugins::HostCore;
+use crate::session::{SessionLog, TurnEndReason, events};
+
+/// A prompt waiting in a session's inbox.
+#[derive(Debug, Clone)]
+pub struct Prompt {
+    /// Its content.
+    pub content: Vec<ContentBlock>,
+    /// Who sent it.
+    pub source: MessageSource,
+}
+
+impl Prompt {
+    /// A text prompt from the user.
+    pub fn user(text: impl Into<String>) -> Self {
+        Prompt {
+            content: vec![ContentBlock::text(text)],
+            source: MessageSource::User,
+        }
+    }
+}
+
+/// How a turn ended, with the events it wrote.
+#[derive(Debug, Clone)]
+pub struct TurnOutcome {
+    /// The turn's id.
+    pub turn_id: String,
+    /// Why it ended.
+    pub reason: TurnEndReason,
+    /// The end message (the rejection or error reason), if any.
+    pub message: Option<String>,
+    /// Every event of the turn, `turn/start` to `turn/end`.
+    pub events: Vec<Value>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// No turn open; an injection opens a one-shot turn.
+    Idle,
+    /// `agent/session-start` is running; injections wait for it.
+    StartingUp,
+    /// A turn is open; injections wait for the next flush point.
+    InTurn,
+}
+
+pub(crate) enum Buffered {
+    Context { plugin: String, text: String },
+    Record(Value),
+}
+
+pub(crate) struct SessionState {
+    pub(crate) inbox: VecDeque<Prompt>,
+    pub(crate) phase: Phase,
+    pub(crate) buffered: Vec<Buffered>,
+    pub(crate) halt: Option<(String, String)>,
+    pub(crate) turn_id: String,
+    pub(crate) prompt_id: String,
+    pub(crate) cancel: CancellationToken,
+}
+
+/// One conversation.
+pub struct Session {
+    /// Session id.
+    pub id: String,
+    /// Where its tools and hooks run.
+    pub cwd: PathBuf,
+    pub(crate) parent: Option<String>,
+    pub(crate) agent_type: Option<String>,
+    pub(crate) core: Arc<HostCore>,
+    pub(crate) max_steps: u32,
+    pub(crate) log: Mutex<SessionLog>,
+    pub(crate) state: Mutex<SessionState>,
+    pub(crate) turn_lock: tokio::sync::Mutex<()>,
+    pub(crate) events_tx: broadcast::Sender<Value>,
+}
+
+impl Session {
+    pub(crate) fn new(core: Arc<HostCore>, log: SessionLog, max_steps: u32) -> Arc<Session> {
+        let header = log.header().clone();
+        let (events_tx, _) = broadcast::channel(1024);
+        Arc::new(Session {
+            id: header.session_id.clone(),
+            cwd: PathBuf::from(&header.cwd),
+            parent: header.parent_session_id.clone(),
+            agent_type: header.agent_type.clone(),
+            core,
+            max_steps,
+            log: Mutex::new(log),
+            state: Mutex::new(SessionState {
+                inbox: VecDeque::new(),
+                phase: Phase::Idle,
+                buffered: Vec::new(),
+                halt: None,
+                turn_id: String::new(),
+                prompt_id: String::new(),
+                cancel: CancellationToken::new(),
+            }),
+            turn_lock: tokio::sync::Mutex::new(()),
+            events_tx,
+        })
+    }
+
+    pub(crate) fn state(&self) -> MutexGuard<'_, SessionState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn log(&self) -> MutexGuard<'_, SessionLog> {
+        self.log.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The session's log file.
+    pub fn log_path(&self) -> PathBuf {
+        self.log().path().to_path_buf()
+    }
+
+    /// Every event so far.
+    pub fn events(&self) -> Vec<Value> {
+        self.log().events().to_vec()
+    }
+
+    /// Live events as they are appended (for streaming clients).
+    pub fn subscribe(&self) -> broadcast::Receiver<Value> {
+        self.events_tx.subscribe()
+    }
+
+    /// Appends an event, logging (not propagating) a file-system failure:
+    /// the turn goes on and the failure is visible to operators.
+    pub(crate) fn append(&self, event: Value) {
+        let mut log = self.log();
+        match log.append(event.clone()) {
+            Ok(()) => {
+                let _ = self.events_tx.send(event);
+            }
+            Err(e) => tracing::error!(session = %self.id, "session log append failed: {e}"),
+        }
+    }
+
+    pub(crate) fn sync(&self) {
+        if let Err(e) = self.log().sync() {
+            tracing::error!(session = %self.id, "session log sync failed: {e}");
+        }
+    }
+
+    /// The snapshot every seam input carries.
+    pub fn session_ref(&self) -> SessionRef {
+        let state = self.state();
+        SessionRef {
+            session_id: RString::from(self.id.as_str()),
+            cwd: RString::from(self.cwd.to_string_lossy().as_ref()),
+            log_path: RString::from(self.log_path().to_string_lossy().as_ref()),
+            permission_mode: RString::from("default"),
+            turn_id: RString::from(state.turn_id.as_str()),
+            prompt_id: RString::from(state.prompt_id.as_str()),
+            parent_session_id: self.parent.clone().map(RString::from).into(),
+            agent_type: self.agent_type.clone().map(RString::from).into(),
+        }
+    }
+
+    /// Queues a prompt for the next turn.
+    pub fn enqueue(&self, prompt: Prompt) {
+        self.state().inbox.push_back(prompt);
+    }
+
+    /// Cancels the running turn, if any: its model request and tool calls
+    /// stop and it ends `aborted`.
+    pub fn cancel(&self) {
+        self.state().cancel.cancel();
+    }
+
+    /// Adds plugin context (see `HostContext::inject_context`).
+    pub(crate) fn inject(&self, plugin: &str, text: String) {
+        let item = Buffered::Context {
+            plugin: plugin.to_string(),
+            text,
+        };
+        self.buffer_or_write(item);
+    }
+
+    /// Appends a plugin record (e.g. `hook/invoked`).
+    pub(crate) fn record(&self, record: Value) {
+        let mut state = self.state();
+        if state.phase == Phase::InTurn {
+            drop(state);
+            self.append(record);
+        } else {
+            state.buffered.push(Buffered::Record(record));
+            let idle = state.phase == Phase::Idle;
+            drop(state);
+            if idle {
+                self.flush_one_shot();
+            }
+        }
+    }
+
+    fn buffer_or_write(&self, item: Buffered) {
+        let mut state = self.state();
+        state.buffered.push(item);
+        let idle = state.phase == Phase::Idle;
+        drop(state);
+        if idle {
+            self.flush_one_shot();
+        }
+    }
+
+    /// Writes what was buffered while no turn was open as a one-shot
+    /// injection turn.
+    pub(crate) fn flush_one_shot(&self) {
+        let items = {
+            let mut state = self.state();
+            if state.phase != Phase::Idle || state.buffered.is_empty() {
+                return;
+            }
+            std::mem::take(&mut state.buffered)
+        };
+        let turn_id = new_id("turn");
+        self.append(events::turn_start(&turn_id, "injection"));
+        self.write_items(items);
+        self.append(events::turn_end(&turn_id, TurnEndReason::Completed, None));
+        self.sync();
+    }
+
+    /// Writes buffered context and records into the open turn.
+    pub(crate) fn flush_buffered(&self) {
+        let items = std::mem::take(&mut self.state().buffered);
+        self.write_items(items);
+    }
+
+    fn write_items(&self, items: Vec<Buffered>) {
+        for item in items {
+            match item {
+                Buffered::Context { plugin, text } => self.append(events::context_message(&text, &plugin)),
+                Buffered::Record(r) => self.append(r),
+            }
+        }
+    }
+
+    /// Asks the open turn to end after the current step.
+    pub(crate) fn halt(&self, plugin: &str, reason: String) -> Result<(), String> {
+        let mut state = self.state();
+        if state.phase != Phase::InTurn {
+            return Err(format!("session `{}` has no open turn to halt", self.id));
+        }
+        state.halt.get_or_insert((plugin.to_string(), reason));
+        Ok(())
+    }
+}
+
+/// A fresh id with a readable prefix.
+pub(crate) fn new_id(prefix: &str) -> String {
+    format!("{prefix}_{}", uuid::Uuid::new_v4().simple())
+}
+
+/// Text of content blocks.
+pub(crate) fn content_text(blocks: &[ContentBlock]) -> String {
+    dsh_plugin_api::blocks_text(blocks)
+}
+
+pub(crate) fn rvec(blocks: &[ContentBlock]) -> RVec<ContentBlock> {
+    blocks.iter().cloned().collect()
+}

@@ -1,0 +1,282 @@
+//! One turn: the loop's three load-bearing decisions (DESIGN §3).
+//!
+//! 1. The turn opens first; each drained prompt goes through
+//!    `agent/prompt-submit`; a veto is recorded as `prompt/blocked`, and a
+//!    turn whose every prompt was blocked ends `rejected` with zero steps.
+//! 2. Context added while a step runs its tools is buffered and written only
+//!    after every `tool/result` of that step.
+//! 3. A continue forced by `agent/turn-continuation` is recorded as
+//!    `steering/message` at the top of the next step of the same turn.
+
+use std::sync::Arc;
+
+use abi_stable::std_types::{RArc, RResult, RString};
+use dsh_plugin_api::{
+    ContinuationDecision, ContinuationInput, PromptDecision, PromptSubmitInput, SeamInput, SeamOutput,
+};
+use futures::FutureExt as _;
+use tokio_util::sync::CancellationToken;
+
+use super::attribution;
+use super::session::{Phase, Prompt, Session, TurnOutcome, content_text, new_id, rvec};
+use crate::model::{MODEL_SERVICE, ModelReply, ModelRequest, StopReason, wire::ModelTool};
+use crate::seams::{TerminalFn, TraceEntry};
+use crate::session::{TurnEndReason, events, history};
+
+type Ending = (TurnEndReason, Option<String>);
+
+/// The plugin whose answer became the chain's answer: the innermost
+/// listener that returned it while its `next` (if called) did not.
+pub(crate) fn originator(trace: &[TraceEntry], answer: &SeamOutput) -> Option<String> {
+    trace.iter().enumerate().rev().find_map(|(pos, e)| {
+        if e.plugin.is_empty() || &e.output != answer {
+            return None;
+        }
+        let next_same = trace
+            .get(pos + 1)
+            .is_some_and(|n| n.index == e.index + 1 && &n.output == answer);
+        (!next_same).then(|| e.plugin.to_string())
+    })
+}
+
+/// A terminal that answers with a fixed default.
+pub(crate) fn default_terminal(answer: SeamOutput) -> Arc<dyn crate::seams::Terminal> {
+    Arc::new(TerminalFn(move |_input| {
+        let answer = answer.clone();
+        async move { RResult::ROk(answer) }.boxed()
+    }))
+}
+
+impl Session {
+    /// Queues `prompt` and runs a turn.
+    pub async fn prompt(self: &Arc<Self>, prompt: Prompt) -> TurnOutcome {
+        self.enqueue(prompt);
+        self.run_turn().await
+    }
+
+    /// Runs one turn over every queued prompt.
+    pub async fn run_turn(self: &Arc<Self>) -> TurnOutcome {
+        let _one_at_a_time = self.turn_lock.lock().await;
+        let turn_id = new_id("turn");
+        let first = self.log().events().len();
+        let cancel = CancellationToken::new();
+        {
+            let mut state = self.state();
+            state.phase = Phase::InTurn;
+            state.turn_id = turn_id.clone();
+            state.prompt_id = new_id("prompt");
+            state.halt = None;
+            state.cancel = cancel.clone();
+        }
+        self.append(events::turn_start(&turn_id, "prompt"));
+        let span = tracing::info_span!("turn", session = %self.id, turn = %turn_id);
+        let (reason, message) = tracing::Instrument::instrument(self.turn_body(&cancel), span).await;
+        self.flush_buffered();
+        self.append(events::turn_end(&turn_id, reason, message.as_deref()));
+        self.sync();
+        {
+            let mut state = self.state();
+            state.phase = Phase::Idle;
+            state.turn_id.clear();
+            state.prompt_id.clear();
+            state.halt = None;
+        }
+        self.flush_one_shot();
+        let events = self.log().events()[first..].to_vec();
+        TurnOutcome {
+            turn_id,
+            reason,
+            message,
+            events,
+        }
+    }
+
+    async fn turn_body(self: &Arc<Self>, cancel: &CancellationToken) -> Ending {
+        let drained: Vec<Prompt> = self.state().inbox.drain(..).collect();
+        if drained.is_empty() {
+            return (TurnEndReason::Error, Some("there was no prompt to run".into()));
+        }
+        let mut accepted = 0;
+        let mut vetoes = Vec::new();
+        for prompt in &drained {
+            match self.submit_prompt(prompt).await {
+                Ok(None) => accepted += 1,
+                Ok(Some(reason)) => vetoes.push(reason),
+                Err(e) => return (TurnEndReason::Error, Some(e)),
+            }
+        }
+        self.flush_buffered();
+        if accepted == 0 {
+            return (TurnEndReason::Rejected, Some(vetoes.join("\n")));
+        }
+        self.steps(cancel).await
+    }
+
+    /// Runs prompt-submit for one prompt; `Some(reason)` when vetoed.
+    async fn submit_prompt(self: &Arc<Self>, prompt: &Prompt) -> Result<Option<String>, String> {
+        let original = content_text(&prompt.content);
+        let source = events::source_json(&prompt.source);
+        let input = PromptSubmitInput {
+            session: self.session_ref(),
+            content: rvec(&prompt.content),
+            source: prompt.source.clone(),
+        };
+        let terminal = default_terminal(SeamOutput::Prompt(PromptDecision::allow()));
+        let (answer, trace) = self
+            .core
+            .bus
+            .waterfall_traced(SeamInput::PromptSubmit(RArc::new(input)), terminal)
+            .await;
+        let answer = answer.into_result().map_err(|e| format!("agent/prompt-submit failed: {e}"))?;
+        match &answer {
+            SeamOutput::Prompt(PromptDecision::Allow { content, .. }) => {
+                let rewritten = content.as_ref().map(|c| content_text(c)).into_option();
+                let text = rewritten.clone().unwrap_or_else(|| original.clone());
+                let original = rewritten.is_some().then_some(original.as_str());
+                self.append(events::user_message(&text, source, original));
+                for (plugin, text) in attribution::contributions(&trace) {
+                    self.append(events::context_message(&text, &plugin));
+                }
+                Ok(None)
+            }
+            SeamOutput::Prompt(PromptDecision::Block { reason }) => {
+                let by = originator(&trace, &answer);
+                self.append(events::prompt_blocked(&original, source, reason, by.as_deref()));
+                Ok(Some(reason.to_string()))
+            }
+            other => Err(format!("agent/prompt-submit answered with {other:?}")),
+        }
+    }
+
+    async fn steps(self: &Arc<Self>, cancel: &CancellationToken) -> Ending {
+        let mut steering: Option<(Option<String>, String)> = None;
+        let mut consecutive = 0u32;
+        let mut step = 0u32;
+        loop {
+            step += 1;
+            if step > self.max_steps {
+                return (TurnEndReason::Error, Some(format!("the turn reached its limit of {} steps", self.max_steps)));
+            }
+            self.append(events::step_start(step));
+            if let Some((plugin, text)) = steering.take() {
+                self.append(events::steering_message(&text, plugin.as_deref()));
+            }
+            let reply = tokio::select! {
+                _ = cancel.cancelled() => Err(None),
+                reply = self.request_model() => reply.map_err(Some),
+            };
+            let mut reply = match reply {
+                Ok(reply) => reply,
+                Err(e) => {
+                    self.append(events::step_end(step));
+                    return match e {
+                        None => (TurnEndReason::Aborted, Some("cancelled".into())),
+                        Some(e) => (TurnEndReason::Error, Some(e)),
+                    };
+                }
+            };
+            for call in &mut reply.tool_calls {
+                if call.id.is_empty() {
+                    call.id = new_id("call");
+                }
+            }
+            self.append(events::assistant_message(&reply.text, &reply.tool_calls));
+            for call in &reply.tool_calls {
+                self.run_tool(call, cancel).await;
+            }
+            // Decision 2: context from the step's tools goes after every result.
+            self.flush_buffered();
+            self.append(events::step_end(step));
+            if cancel.is_cancelled() {
+                return (TurnEndReason::Aborted, Some("cancelled".into()));
+            }
+            if let Some((plugin, reason)) = self.state().halt.clone() {
+                return (TurnEndReason::Completed, Some(format!("halted by plugin `{plugin}`: {reason}")));
+            }
+            if reply.tool_calls.is_empty() && reply.stop_reason == StopReason::MaxTokens {
+                return (TurnEndReason::MaxTokens, None);
+            }
+            let default = if reply.tool_calls.is_empty() {
+                ContinuationDecision::Stop
+            } else {
+                ContinuationDecision::Continue { reason: None.into() }
+            };
+            let (decision, by) = match self.continuation(step, default.clone(), consecutive, &reply.text).await {
+                Ok(d) => d,
+                Err(e) => return (TurnEndReason::Error, Some(e)),
+            };
+            match decision {
+                ContinuationDecision::Stop => return (TurnEndReason::Completed, None),
+                ContinuationDecision::Continue { reason } => {
+                    let forced = default == ContinuationDecision::Stop;
+                    consecutive = if forced { consecutive + 1 } else { 0 };
+                    // Decision 3: the reason is steering in this same turn.
+                    let reason = reason.into_option().map(String::from);
+                    match (forced, reason) {
+                        (_, Some(text)) => steering = Some((by, text)),
+                        (true, None) => steering = Some((by, "Continue.".into())),
+                        (false, None) => {}
+                    }
+                }
+            }
+        }
+    }
+
+    async fn continuation(
+        self: &Arc<Self>,
+        step: u32,
+        default: ContinuationDecision,
+        consecutive: u32,
+        last_text: &str,
+    ) -> Result<(ContinuationDecision, Option<String>), String> {
+        let input = ContinuationInput {
+            session: self.session_ref(),
+            step_count: step,
+            default: default.clone(),
+            consecutive_continues: consecutive,
+            last_assistant_message: RString::from(last_text),
+        };
+        let terminal = default_terminal(SeamOutput::Continuation(default));
+        let (answer, trace) = self
+            .core
+            .bus
+            .waterfall_traced(SeamInput::TurnContinuation(RArc::new(input)), terminal)
+            .await;
+        let answer = answer
+            .into_result()
+            .map_err(|e| format!("agent/turn-continuation failed: {e}"))?;
+        let by = originator(&trace, &answer);
+        match answer {
+            SeamOutput::Continuation(d) => Ok((d, by)),
+            other => Err(format!("agent/turn-continuation answered with {other:?}")),
+        }
+    }
+
+    async fn request_model(self: &Arc<Self>) -> Result<ModelReply, String> {
+        let service = self.core.services.get(MODEL_SERVICE).ok_or_else(|| {
+            "no model is mounted: add a model plugin (e.g. `name: model-scripted`) to the manifest".to_string()
+        })?;
+        let request = ModelRequest {
+            session_id: self.id.clone(),
+            messages: history::derive(self.log().events()),
+            tools: self
+                .core
+                .tools
+                .specs()
+                .into_iter()
+                .map(|s| ModelTool {
+                    name: s.name.to_string(),
+                    description: s.description.to_string(),
+                    input_schema: serde_json::from_str(&s.input_schema).unwrap_or(serde_json::json!({"type": "object"})),
+                })
+                .collect(),
+        };
+        let body = serde_json::to_string(&request).map_err(|e| e.to_string())?;
+        let answer = service
+            .call(RString::from("complete"), RString::from(body))
+            .await
+            .into_result()
+            .map_err(|e| format!("model request failed: {e}"))?;
+        serde_json::from_str(&answer).map_err(|e| format!("the model's reply is malformed: {e}"))
+    }
+}

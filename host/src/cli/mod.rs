@@ -1,0 +1,48 @@
+//! The everyday commands. This module (and only it) prints to stdout.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod check;
+mod prompt;
+mod sessions;
+
+pub(crate) use check::check;
+pub(crate) use prompt::{PromptArgs, prompt};
+pub(crate) use sessions::{sessions_list, sessions_show};
+
+use std::path::Path;
+use std::sync::Arc;
+
+use dsh_host::agent::{Agent, AgentOptions};
+use dsh_host::config::Manifest;
+use dsh_host::plugins::{HostCore, PluginHost};
+
+/// Logs go to stderr; `DSH_LOG` overrides the level.
+pub(crate) fn init_tracing(level: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("DSH_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// A loaded host: the manifest, its plugins and an agent over them.
+pub(crate) struct Booted {
+    pub(crate) manifest: Manifest,
+    pub(crate) host: PluginHost,
+    pub(crate) agent: Arc<Agent>,
+}
+
+/// Reads the manifest, applies every plugin and starts an agent. Plugin
+/// problems are reported on stderr and do not stop the command.
+pub(crate) fn boot(config: &Path, runtime: &tokio::runtime::Runtime) -> Result<Booted, String> {
+    let manifest = Manifest::load(config).map_err(|e| e.to_string())?;
+    let core = HostCore::new(manifest.state_dir.clone(), runtime.handle().clone());
+    let agent = Agent::new(core.clone(), &manifest.state_dir, AgentOptions::default());
+    let mut host = PluginHost::new(core, manifest.path.clone());
+    runtime.block_on(async { host.load_manifest(&manifest) });
+    for problem in host.problems() {
+        eprintln!("dsh: warning: {problem}");
+    }
+    Ok(Booted { manifest, host, agent })
+}

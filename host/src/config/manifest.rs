@@ -1,0 +1,287 @@
+//! Parsing and validating the manifest.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use figment::Figment;
+use figment::providers::{Env, Format, Serialized, Yaml};
+use serde::{Deserialize, Serialize};
+
+/// A manifest problem, naming the file and (for entries) the id and key.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("{path}: cannot read manifest: {message}")]
+    Read {
+        /// The manifest.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+    /// The YAML or a setting is malformed.
+    #[error("{path}: {message}")]
+    Parse {
+        /// The manifest.
+        path: PathBuf,
+        /// figment's description, which names the key.
+        message: String,
+    },
+    /// A plugin entry is malformed.
+    #[error("{path}: plugin `{id}` (plugins[{index}]): key `{key}`: {message}")]
+    Entry {
+        /// The manifest.
+        path: PathBuf,
+        /// Position in `plugins:`.
+        index: usize,
+        /// The entry's id (or what stands for it).
+        id: String,
+        /// The offending key.
+        key: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawManifest {
+    state_dir: Option<PathBuf>,
+    socket: Option<PathBuf>,
+    log_level: String,
+    plugin_dirs: Vec<PathBuf>,
+    plugins: Vec<RawEntry>,
+}
+
+impl Default for RawManifest {
+    fn default() -> Self {
+        RawManifest {
+            state_dir: None,
+            socket: None,
+            log_level: "info".into(),
+            plugin_dirs: Vec::new(),
+            plugins: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEntry {
+    id: Option<String>,
+    name: Option<String>,
+    path: Option<PathBuf>,
+    #[serde(default)]
+    config: Option<serde_json::Value>,
+    #[serde(default)]
+    disabled: bool,
+}
+
+/// What a plugin entry loads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PluginRef {
+    /// A plugin built into the binary, by name.
+    Builtin(String),
+    /// A `.so` file (absolute).
+    Library(PathBuf),
+}
+
+/// One entry of `plugins:`.
+#[derive(Debug, Clone)]
+pub struct PluginEntry {
+    /// Unique id (defaults to the name or the file stem).
+    pub id: String,
+    /// What to load.
+    pub plugin: PluginRef,
+    /// The plugin's config (`{}` when absent).
+    pub config: serde_json::Value,
+    /// Listed but not loaded.
+    pub disabled: bool,
+    /// Position in `plugins:`.
+    pub index: usize,
+}
+
+/// A validated manifest.
+#[derive(Debug, Clone)]
+pub struct Manifest {
+    /// The file it came from (absolute).
+    pub path: PathBuf,
+    /// Where sessions and runtime files live.
+    pub state_dir: PathBuf,
+    /// The daemon's socket.
+    pub socket: PathBuf,
+    /// `tracing` filter.
+    pub log_level: String,
+    /// Folders whose every `.so` is loaded (drop-in).
+    pub plugin_dirs: Vec<PathBuf>,
+    /// Plugin entries in manifest order.
+    pub plugins: Vec<PluginEntry>,
+}
+
+fn default_state_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("STATE_DIRECTORY") {
+        // systemd's StateDirectory= may list several; the first is ours.
+        let first = dir.to_string_lossy().split(':').next().unwrap_or("").to_string();
+        if !first.is_empty() {
+            return PathBuf::from(first);
+        }
+    }
+    if let Some(dir) = std::env::var_os("XDG_STATE_HOME") {
+        return PathBuf::from(dir).join("dsh");
+    }
+    match std::env::var_os("HOME") {
+        Some(home) => PathBuf::from(home).join(".local/state/dsh"),
+        None => PathBuf::from("/var/lib/dsh"),
+    }
+}
+
+fn absolute(base: &Path, p: &Path) -> PathBuf {
+    if p.is_absolute() { p.to_path_buf() } else { base.join(p) }
+}
+
+impl Manifest {
+    /// Reads and validates the manifest at `path`.
+    pub fn load(path: &Path) -> Result<Manifest, ConfigError> {
+        let path = std::path::absolute(path).map_err(|e| ConfigError::Read {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let text = std::fs::read_to_string(&path).map_err(|e| ConfigError::Read {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        Self::from_yaml(&path, &text)
+    }
+
+    /// Parses manifest text as if read from `path`.
+    pub fn from_yaml(path: &Path, text: &str) -> Result<Manifest, ConfigError> {
+        let raw: RawManifest = Figment::from(Serialized::defaults(RawManifest::default()))
+            .merge(Yaml::string(text))
+            .merge(Env::prefixed("DSH_").only(&["state_dir", "socket", "log_level", "plugin_dirs"]))
+            .extract()
+            .map_err(|e| ConfigError::Parse {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            })?;
+        let base = path.parent().unwrap_or(Path::new("/")).to_path_buf();
+        let state_dir = raw
+            .state_dir
+            .as_deref()
+            .map(|p| absolute(&base, p))
+            .unwrap_or_else(default_state_dir);
+        let socket = raw
+            .socket
+            .as_deref()
+            .map(|p| absolute(&base, p))
+            .unwrap_or_else(|| state_dir.join("dsh.sock"));
+        let plugin_dirs = raw.plugin_dirs.iter().map(|d| absolute(&base, d)).collect();
+        let mut plugins = Vec::new();
+        let mut ids = HashSet::new();
+        for (index, entry) in raw.plugins.into_iter().enumerate() {
+            let entry = Self::entry(path, &base, index, entry)?;
+            if !ids.insert(entry.id.clone()) {
+                return Err(ConfigError::Entry {
+                    path: path.to_path_buf(),
+                    index,
+                    id: entry.id,
+                    key: "id".into(),
+                    message: "duplicate id; every entry needs its own".into(),
+                });
+            }
+            plugins.push(entry);
+        }
+        Ok(Manifest {
+            path: path.to_path_buf(),
+            state_dir,
+            socket,
+            log_level: raw.log_level,
+            plugin_dirs,
+            plugins,
+        })
+    }
+
+    fn entry(path: &Path, base: &Path, index: usize, raw: RawEntry) -> Result<PluginEntry, ConfigError> {
+        let shown_id = raw
+            .id
+            .clone()
+            .or_else(|| raw.name.clone())
+            .or_else(|| raw.path.as_ref().map(|p| p.display().to_string()))
+            .unwrap_or_else(|| format!("#{index}"));
+        let err = |key: &str, message: &str| ConfigError::Entry {
+            path: path.to_path_buf(),
+            index,
+            id: shown_id.clone(),
+            key: key.into(),
+            message: message.into(),
+        };
+        let plugin = match (&raw.name, &raw.path) {
+            (Some(_), Some(_)) => return Err(err("name", "give either `name` (built-in) or `path` (.so), not both")),
+            (None, None) => return Err(err("name", "missing: give `name` (built-in) or `path` (.so)")),
+            (Some(name), None) if name.trim().is_empty() => return Err(err("name", "empty")),
+            (Some(name), None) => PluginRef::Builtin(name.clone()),
+            (None, Some(p)) => PluginRef::Library(absolute(base, p)),
+        };
+        let id = match raw.id {
+            Some(id) if id.trim().is_empty() => return Err(err("id", "empty")),
+            Some(id) => id,
+            None => match &plugin {
+                PluginRef::Builtin(name) => name.clone(),
+                PluginRef::Library(p) => library_id(p),
+            },
+        };
+        let config = match raw.config {
+            None | Some(serde_json::Value::Null) => serde_json::json!({}),
+            Some(v @ serde_json::Value::Object(_)) => v,
+            Some(_) => return Err(err("config", "must be a mapping")),
+        };
+        Ok(PluginEntry {
+            id,
+            plugin,
+            config,
+            disabled: raw.disabled,
+            index,
+        })
+    }
+}
+
+/// The id a drop-in library gets: its file stem without a `lib` prefix.
+pub fn library_id(path: &Path) -> String {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    stem.strip_prefix("lib").unwrap_or(&stem).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Manifest, ConfigError> {
+        Manifest::from_yaml(Path::new("/etc/dsh/cordis.yml"), text)
+    }
+
+    #[test]
+    fn resolves_relative_paths_against_the_manifest() {
+        let m = parse("state_dir: state\nplugins:\n  - path: plugins/libgate.so\n  - name: bash-local\n").unwrap();
+        assert_eq!(m.state_dir, PathBuf::from("/etc/dsh/state"));
+        assert_eq!(m.socket, PathBuf::from("/etc/dsh/state/dsh.sock"));
+        assert_eq!(m.plugins[0].id, "gate");
+        assert_eq!(m.plugins[0].plugin, PluginRef::Library("/etc/dsh/plugins/libgate.so".into()));
+        assert_eq!(m.plugins[1].id, "bash-local");
+    }
+
+    #[test]
+    fn entry_errors_name_file_id_and_key() {
+        let e = parse("plugins:\n  - id: x\n    name: a\n    path: b.so\n").unwrap_err().to_string();
+        assert_eq!(e, "/etc/dsh/cordis.yml: plugin `x` (plugins[0]): key `name`: give either `name` (built-in) or `path` (.so), not both");
+        let e = parse("plugins:\n  - id: x\n    name: a\n    config: 3\n").unwrap_err().to_string();
+        assert!(e.contains("plugin `x`") && e.contains("key `config`"), "{e}");
+        let e = parse("plugins:\n  - name: a\n  - name: a\n").unwrap_err().to_string();
+        assert!(e.contains("plugins[1]") && e.contains("duplicate id"), "{e}");
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_yaml_are_errors_naming_the_file() {
+        let e = parse("plugins:\n  - name: a\n    colour: red\n").unwrap_err().to_string();
+        assert!(e.starts_with("/etc/dsh/cordis.yml: ") && e.contains("colour"), "{e}");
+        let e = parse("plugins: [").unwrap_err().to_string();
+        assert!(e.starts_with("/etc/dsh/cordis.yml: "), "{e}");
+    }
+}

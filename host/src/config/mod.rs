@@ -1,0 +1,11 @@
+//! The `cordis.yml` manifest: host settings and the plugin list.
+//!
+//! Read with figment: YAML, then `DSH_`-prefixed environment variables for
+//! the host settings (`DSH_STATE_DIR`, `DSH_SOCKET`, `DSH_LOG_LEVEL`,
+//! `DSH_PLUGIN_DIRS`). Relative paths resolve against the manifest's
+//! folder. Every error names the file, and for plugin entries the entry id
+//! and the key.
+
+mod manifest;
+
+pub use manifest::{ConfigError, Manifest, PluginEntry, PluginRef, library_id as manifest_library_id};

@@ -1,0 +1,15 @@
+//! dsh-host: the agent-harness daemon's library.
+//!
+//! Subsystems, each in its own folder, meeting through handles passed in
+//! explicitly:
+//! - [`config`]: the `cordis.yml` manifest;
+//! - [`plugins`]: loading built-ins and `.so` files, contexts, dispose;
+//! - [`seams`]: the seam bus and its dispatch shapes;
+//! - [`model`]: the `model` service contract and the scripted provider.
+
+pub mod agent;
+pub mod config;
+pub mod model;
+pub mod plugins;
+pub mod seams;
+pub mod session;

@@ -1,0 +1,15 @@
+//! Talking to a language model.
+//!
+//! A model provider is an ordinary plugin that provides the `model` service
+//! (method `complete`, JSON in and out, shapes in [`wire`]). The agent loop
+//! calls whichever provider the manifest mounted; nothing else here knows
+//! which one it is.
+
+mod scripted;
+pub mod wire;
+
+pub use scripted::ScriptedModel;
+pub use wire::{ChatMessage, ModelReply, ModelRequest, ModelToolCall, StopReason};
+
+/// The name of the service a model provider mounts.
+pub const MODEL_SERVICE: &str = "model";

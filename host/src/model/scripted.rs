@@ -1,0 +1,150 @@
+//! `model-scripted`: a model that answers from a script. The default
+//! manifest's model (so dsh runs offline) and the model of every test.
+//!
+//! Config: `script`, either a list of replies or the path (relative to the
+//! manifest's folder when not absolute) of a YAML or JSON file holding one; each reply is `{text}` and/or `{tool_calls: [{name, arguments}]}`.
+//! `record`: a file (relative paths as for `script`) to which every request is appended as one JSON line.
+//! Running out of replies is an error that fails the turn.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use dsh_plugin_api::{Host, Plugin};
+use serde::{Deserialize, Serialize};
+
+use super::MODEL_SERVICE;
+use super::wire::{ModelReply, ModelRequest, ModelToolCall, StopReason};
+
+/// One scripted reply.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedReply {
+    /// Text to answer with.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// Tool calls to make.
+    #[serde(default)]
+    pub tool_calls: Vec<ScriptedCall>,
+}
+
+/// One scripted tool call.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedCall {
+    /// Tool name.
+    pub name: String,
+    /// Arguments object.
+    #[serde(default)]
+    pub arguments: serde_json::Value,
+}
+
+/// A script inline or in a file.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum ScriptSource {
+    /// Replies inline.
+    Inline(Vec<ScriptedReply>),
+    /// A YAML or JSON file of replies.
+    File(PathBuf),
+}
+
+impl Default for ScriptSource {
+    fn default() -> Self {
+        ScriptSource::Inline(Vec::new())
+    }
+}
+
+/// `model-scripted` config.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct ScriptedConfig {
+    /// The replies, in order.
+    pub script: ScriptSource,
+    /// Append every request here as one JSON line.
+    pub record: Option<PathBuf>,
+}
+
+/// The scripted model plugin.
+pub struct ScriptedModel;
+
+struct Script {
+    replies: Vec<ScriptedReply>,
+    next: AtomicUsize,
+    record: Option<Mutex<PathBuf>>,
+}
+
+impl Script {
+    fn answer(&self, request: &ModelRequest) -> Result<ModelReply, String> {
+        if let Some(record) = &self.record {
+            let path = record.lock().map_err(|_| "record lock poisoned".to_string())?;
+            let line = serde_json::json!({"messages": request.messages, "tools": request.tools});
+            let mut file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&*path)
+                .map_err(|e| format!("cannot open record file {}: {e}", path.display()))?;
+            writeln!(file, "{line}").map_err(|e| format!("cannot write record file {}: {e}", path.display()))?;
+        }
+        let index = self.next.fetch_add(1, Ordering::SeqCst);
+        let Some(reply) = self.replies.get(index) else {
+            return Err(format!(
+                "scripted model is out of replies: the script has {} and request {} asked for another",
+                self.replies.len(),
+                index + 1
+            ));
+        };
+        let tool_calls: Vec<ModelToolCall> = reply
+            .tool_calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| ModelToolCall {
+                id: format!("call_{}_{}", index + 1, i + 1),
+                name: c.name.clone(),
+                arguments: if c.arguments.is_null() { serde_json::json!({}) } else { c.arguments.clone() },
+            })
+            .collect();
+        Ok(ModelReply {
+            text: reply.text.clone().unwrap_or_default(),
+            stop_reason: if tool_calls.is_empty() { StopReason::EndTurn } else { StopReason::ToolUse },
+            tool_calls,
+        })
+    }
+}
+
+fn read_script(path: &PathBuf) -> Result<Vec<ScriptedReply>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("key `script`: cannot read {}: {e}", path.display()))?;
+    serde_yaml::from_str(&text).map_err(|e| format!("key `script`: {}: {e}", path.display()))
+}
+
+impl Plugin for ScriptedModel {
+    type Config = ScriptedConfig;
+    const NAME: &'static str = "model-scripted";
+    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+
+    fn apply(host: &Host, config: ScriptedConfig) -> Result<Self, String> {
+        let replies = match &config.script {
+            ScriptSource::Inline(replies) => replies.clone(),
+            ScriptSource::File(path) => read_script(&host.resolve_path(path))?,
+        };
+        let script = std::sync::Arc::new(Script {
+            replies,
+            next: AtomicUsize::new(0),
+            record: config.record.map(|p| Mutex::new(host.resolve_path(p))),
+        });
+        host.provide_service(MODEL_SERVICE, move |method, args| {
+            let script = script.clone();
+            async move {
+                if method != "complete" {
+                    return Err(format!("model service has no method `{method}`"));
+                }
+                let request: ModelRequest =
+                    serde_json::from_value(args).map_err(|e| format!("malformed model request: {e}"))?;
+                let reply = script.answer(&request)?;
+                serde_json::to_value(reply).map_err(|e| e.to_string())
+            }
+        })?;
+        Ok(ScriptedModel)
+    }
+}

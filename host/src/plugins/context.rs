@@ -1,0 +1,176 @@
+//! The host side of `HostContext`: what a plugin may ask of the host.
+//!
+//! One context per applied plugin; it attributes every registration to its
+//! plugin so dispose can remove all of it. Session operations are forwarded
+//! to whatever [`SessionControl`] the agent layer installed; without one
+//! (e.g. `dsh check`) they fail with a clear message.
+
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use abi_stable::std_types::{ROption, RResult, RStr, RString};
+use async_ffi::{FfiFuture, FutureExt as _};
+use dsh_plugin_api::ffi::{GuardBox, HostContext, ListenerBox, ServiceBox, ToolBodyBox};
+use dsh_plugin_api::{LogLevel, Seam, ToolSpec};
+
+use super::services::{ServiceRegistry, ToolRegistry};
+use crate::seams::{Owner, SeamBus};
+
+/// Session operations plugins may request; implemented by the agent layer.
+pub trait SessionControl: Send + Sync {
+    /// Adds plugin context to a session.
+    fn inject_context(&self, plugin: &str, session_id: &str, text: String) -> Result<(), String>;
+    /// Appends a record to a session's open turn.
+    fn append_record(&self, session_id: &str, record: serde_json::Value) -> Result<(), String>;
+    /// Ends a session's open turn after the current step.
+    fn halt_turn(&self, plugin: &str, session_id: &str, reason: String) -> Result<(), String>;
+}
+
+/// Everything plugins register into, shared by all contexts.
+pub struct HostCore {
+    /// The seam bus.
+    pub bus: SeamBus,
+    /// Registered tools.
+    pub tools: ToolRegistry,
+    /// Mounted services.
+    pub services: ServiceRegistry,
+    sessions: RwLock<Option<Arc<dyn SessionControl>>>,
+    state_dir: PathBuf,
+    runtime: tokio::runtime::Handle,
+}
+
+impl HostCore {
+    /// A core whose timers run on `runtime`.
+    pub fn new(state_dir: PathBuf, runtime: tokio::runtime::Handle) -> Arc<Self> {
+        Arc::new(HostCore {
+            bus: SeamBus::new(),
+            tools: ToolRegistry::default(),
+            services: ServiceRegistry::default(),
+            sessions: RwLock::new(None),
+            state_dir,
+            runtime,
+        })
+    }
+
+    /// Installs the agent layer's session operations.
+    pub fn set_session_control(&self, control: Arc<dyn SessionControl>) {
+        *self.sessions.write().unwrap_or_else(|p| p.into_inner()) = Some(control);
+    }
+
+    fn session_control(&self) -> Result<Arc<dyn SessionControl>, String> {
+        self.sessions
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or_else(|| "no agent is running in this host".to_string())
+    }
+
+    /// The state directory.
+    pub fn state_dir(&self) -> &std::path::Path {
+        &self.state_dir
+    }
+
+    /// Removes everything `plugin` registered.
+    pub fn dispose(&self, plugin: &str) -> usize {
+        self.bus.remove_owner(plugin) + self.tools.remove_owner(plugin) + self.services.remove_owner(plugin)
+    }
+}
+
+/// The context handed to one plugin.
+#[derive(Clone)]
+pub struct PluginContext {
+    pub(crate) core: Arc<HostCore>,
+    pub(crate) owner: Owner,
+    pub(crate) config_dir: PathBuf,
+}
+
+fn unit(r: Result<(), String>) -> RResult<(), RString> {
+    match r {
+        Ok(()) => RResult::ROk(()),
+        Err(e) => RResult::RErr(e.into()),
+    }
+}
+
+impl HostContext for PluginContext {
+    fn plugin_id(&self) -> RString {
+        RString::from(&*self.owner.id)
+    }
+
+    fn listen(&self, seam: Seam, listener: ListenerBox) -> RResult<(), RString> {
+        if seam == Seam::Guard {
+            return RResult::RErr("guards are registered with `guard`, not `listen`".into());
+        }
+        self.core.bus.listen(self.owner.clone(), seam, listener);
+        RResult::ROk(())
+    }
+
+    fn guard(&self, guard: GuardBox) -> RResult<(), RString> {
+        self.core.bus.guard(self.owner.clone(), guard);
+        RResult::ROk(())
+    }
+
+    fn register_tool(&self, spec: ToolSpec, body: ToolBodyBox) -> RResult<(), RString> {
+        unit(self.core.tools.register(&self.owner.id, spec, body))
+    }
+
+    fn provide_service(&self, name: RString, service: ServiceBox) -> RResult<(), RString> {
+        unit(self.core.services.provide(&self.owner.id, &name, service))
+    }
+
+    fn service(&self, name: RStr<'_>) -> ROption<ServiceBox> {
+        self.core.services.get(name.as_str()).into()
+    }
+
+    fn log(&self, level: LogLevel, message: RString) {
+        let plugin = &*self.owner.id;
+        match level {
+            LogLevel::Debug => tracing::debug!(plugin, "{message}"),
+            LogLevel::Info => tracing::info!(plugin, "{message}"),
+            LogLevel::Warn => tracing::warn!(plugin, "{message}"),
+            LogLevel::Error => tracing::error!(plugin, "{message}"),
+        }
+    }
+
+    fn sleep(&self, millis: u64) -> FfiFuture<()> {
+        // Create the timer inside the host runtime: plugin code calling this
+        // may run on any thread, and a `.so`'s own tokio has no reactor.
+        let _guard = self.core.runtime.enter();
+        tokio::time::sleep(Duration::from_millis(millis)).into_ffi()
+    }
+
+    fn inject_context(&self, session_id: RString, text: RString) -> RResult<(), RString> {
+        let result = self
+            .core
+            .session_control()
+            .and_then(|s| s.inject_context(&self.owner.id, &session_id, text.into()));
+        unit(result)
+    }
+
+    fn append_record(&self, session_id: RString, record: RString) -> RResult<(), RString> {
+        let result = serde_json::from_str::<serde_json::Value>(&record)
+            .map_err(|e| format!("record is not JSON: {e}"))
+            .and_then(|record| {
+                self.core
+                    .session_control()
+                    .and_then(|s| s.append_record(&session_id, record))
+            });
+        unit(result)
+    }
+
+    fn halt_turn(&self, session_id: RString, reason: RString) -> RResult<(), RString> {
+        let result = self
+            .core
+            .session_control()
+            .and_then(|s| s.halt_turn(&self.owner.id, &session_id, reason.into()));
+        unit(result)
+    }
+
+    fn state_dir(&self) -> RString {
+        self.core.state_dir.to_string_lossy().into_owned().into()
+    }
+
+    fn config_dir(&self) -> RString {
+        self.config_dir.to_string_lossy().into_owned().into()
+    }
+}

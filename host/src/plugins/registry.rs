@@ -1,0 +1,355 @@
+//! [`PluginHost`]: applies the manifest's plugins and remembers what each
+//! one became.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use abi_stable::sabi_trait::TD_Opaque;
+use abi_stable::std_types::{RArc, RResult, RString};
+use dsh_plugin_api::ffi::HostContext_TO;
+use dsh_plugin_api::{PluginDescriptor, PluginModuleRef, Seam};
+use serde::Serialize;
+
+use super::context::{HostCore, PluginContext};
+use super::{builtin, loader};
+use crate::config::{Manifest, PluginEntry, PluginRef};
+use crate::seams::Owner;
+
+/// Where a plugin came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", content = "at", rename_all = "lowercase")]
+pub enum PluginSource {
+    /// Compiled into the binary.
+    Builtin(String),
+    /// A `.so` file.
+    Library(PathBuf),
+}
+
+impl std::fmt::Display for PluginSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PluginSource::Builtin(_) => f.write_str("builtin"),
+            PluginSource::Library(p) => write!(f, "{}", p.display()),
+        }
+    }
+}
+
+/// What became of a plugin.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", content = "reason", rename_all = "lowercase")]
+pub enum PluginStatus {
+    /// Applied and live.
+    Applied,
+    /// `disabled: true` in the manifest.
+    Disabled,
+    /// Not applied: a required service is missing.
+    Skipped(String),
+    /// Refused or failed to apply.
+    Failed(String),
+}
+
+/// One plugin as the host sees it.
+#[derive(Debug, Clone, Serialize)]
+pub struct PluginRecord {
+    /// Manifest id.
+    pub id: String,
+    /// Built-in or file.
+    pub source: PluginSource,
+    /// The plugin's own name (empty when it could not be loaded).
+    pub name: String,
+    /// The plugin's version.
+    pub version: String,
+    /// Outcome.
+    #[serde(flatten)]
+    pub status: PluginStatus,
+    /// Seams it listens on.
+    pub seams: Vec<String>,
+    /// Tools it registered.
+    pub tools: Vec<String>,
+    /// Services it provides.
+    pub services: Vec<String>,
+    /// Position in load order.
+    #[serde(skip)]
+    pub position: u32,
+    /// Its config as applied.
+    #[serde(skip)]
+    pub config: serde_json::Value,
+}
+
+/// A problem to show the operator: one line each.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    /// The plugin id, when the problem is about one.
+    pub plugin: Option<String>,
+    /// One line.
+    pub message: String,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.plugin {
+            Some(id) => write!(f, "plugin `{id}`: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+/// The loaded plugins of one host.
+pub struct PluginHost {
+    core: Arc<HostCore>,
+    manifest_path: PathBuf,
+    records: Vec<PluginRecord>,
+    problems: Vec<Problem>,
+}
+
+impl PluginHost {
+    /// A host with nothing loaded.
+    pub fn new(core: Arc<HostCore>, manifest_path: PathBuf) -> Self {
+        PluginHost {
+            core,
+            manifest_path,
+            records: Vec::new(),
+            problems: Vec::new(),
+        }
+    }
+
+    /// The shared core plugins registered into.
+    pub fn core(&self) -> &Arc<HostCore> {
+        &self.core
+    }
+
+    /// Every plugin, in load order.
+    pub fn records(&self) -> &[PluginRecord] {
+        &self.records
+    }
+
+    /// Every problem so far, in order.
+    pub fn problems(&self) -> &[Problem] {
+        &self.problems
+    }
+
+    /// Whether every enabled plugin applied.
+    pub fn all_applied(&self) -> bool {
+        self.problems.is_empty()
+            && self
+                .records
+                .iter()
+                .all(|r| matches!(r.status, PluginStatus::Applied | PluginStatus::Disabled))
+    }
+
+    /// Applies every entry of `manifest`, then every drop-in library.
+    pub fn load_manifest(&mut self, manifest: &Manifest) {
+        for entry in &manifest.plugins {
+            self.load_entry(entry);
+        }
+        let mut position = manifest.plugins.len();
+        let taken: Vec<PathBuf> = manifest
+            .plugins
+            .iter()
+            .filter_map(|e| match &e.plugin {
+                PluginRef::Library(p) => Some(p.clone()),
+                PluginRef::Builtin(_) => None,
+            })
+            .collect();
+        for dir in &manifest.plugin_dirs {
+            let libraries = match loader::libraries_in(dir) {
+                Ok(libs) => libs,
+                Err(e) => {
+                    self.problem(None, format!("{}: plugin_dirs: {e}", self.manifest_path.display()));
+                    continue;
+                }
+            };
+            for path in libraries.into_iter().filter(|p| !taken.contains(p)) {
+                let id = crate::config::manifest_library_id(&path);
+                if self.records.iter().any(|r| r.id == id) {
+                    self.problem(Some(&id), format!("{}: duplicate id from plugin_dirs; skipped", path.display()));
+                    continue;
+                }
+                let entry = PluginEntry {
+                    id,
+                    plugin: PluginRef::Library(path),
+                    config: serde_json::json!({}),
+                    disabled: false,
+                    index: position,
+                };
+                position += 1;
+                self.load_entry(&entry);
+            }
+        }
+    }
+
+    fn problem(&mut self, plugin: Option<&str>, message: String) {
+        match plugin {
+            Some(id) => tracing::warn!(plugin = %id, "{message}"),
+            None => tracing::warn!("{message}"),
+        }
+        self.problems.push(Problem {
+            plugin: plugin.map(str::to_string),
+            message,
+        });
+    }
+
+    fn resolve(&self, entry: &PluginEntry) -> Result<(PluginSource, PluginModuleRef), String> {
+        match &entry.plugin {
+            PluginRef::Builtin(name) => match builtin::lookup(name) {
+                Some(module) => Ok((PluginSource::Builtin(name.clone()), module)),
+                None => Err(format!(
+                    "{}: key `name`: no built-in plugin `{name}` (built-ins: {})",
+                    self.manifest_path.display(),
+                    builtin::names().join(", ")
+                )),
+            },
+            PluginRef::Library(path) => loader::load_library(path)
+                .map(|m| (PluginSource::Library(path.clone()), m))
+                .map_err(|e| e.to_string()),
+        }
+    }
+
+    /// Loads and applies one entry, recording the outcome.
+    pub fn load_entry(&mut self, entry: &PluginEntry) {
+        let fallback_source = match &entry.plugin {
+            PluginRef::Builtin(n) => PluginSource::Builtin(n.clone()),
+            PluginRef::Library(p) => PluginSource::Library(p.clone()),
+        };
+        let mut record = PluginRecord {
+            id: entry.id.clone(),
+            source: fallback_source,
+            name: String::new(),
+            version: String::new(),
+            status: PluginStatus::Disabled,
+            seams: Vec::new(),
+            tools: Vec::new(),
+            services: Vec::new(),
+            position: entry.index as u32,
+            config: entry.config.clone(),
+        };
+        if entry.disabled {
+            self.records.push(record);
+            return;
+        }
+        let outcome = self.resolve(entry).and_then(|(source, module)| {
+            record.source = source;
+            self.apply_module(entry, module, &mut record)
+        });
+        if let Err(message) = outcome {
+            record.status = PluginStatus::Failed(message.clone());
+            self.problem(Some(&entry.id), message);
+        }
+        self.records.push(record);
+    }
+
+    fn apply_module(
+        &mut self,
+        entry: &PluginEntry,
+        module: PluginModuleRef,
+        record: &mut PluginRecord,
+    ) -> Result<(), String> {
+        let descriptor: PluginDescriptor = (module.describe())();
+        record.name = descriptor.name.to_string();
+        record.version = descriptor.version.to_string();
+        if let Some(missing) = descriptor
+            .required_services
+            .iter()
+            .find(|s| self.core.services.get(s).is_none())
+        {
+            let reason = format!("not applied: required service `{missing}` is not provided by any plugin loaded before it");
+            record.status = PluginStatus::Skipped(reason.clone());
+            self.problem(Some(&entry.id), reason);
+            return Ok(());
+        }
+        validate_config(&self.manifest_path, &descriptor, &entry.config)?;
+        let owner = Owner {
+            id: Arc::from(entry.id.as_str()),
+            position: entry.index as u32,
+        };
+        let ctx = PluginContext {
+            core: self.core.clone(),
+            owner,
+            config_dir: self.manifest_path.parent().map(PathBuf::from).unwrap_or_default(),
+        };
+        let ctx = HostContext_TO::from_ptr(RArc::new(ctx), TD_Opaque);
+        let applied = (module.apply())(ctx, RString::from(entry.config.to_string()));
+        if let RResult::RErr(e) = applied {
+            // Whatever it registered before failing goes with it.
+            self.core.dispose(&entry.id);
+            return Err(format!("apply failed: {e}"));
+        }
+        record.status = PluginStatus::Applied;
+        record.seams = self.core.bus.seams_of(&entry.id).iter().map(|s| s.name().to_string()).collect();
+        record.tools = self.core.tools.names_of(&entry.id);
+        record.services = self.core.services.names_of(&entry.id);
+        Ok(())
+    }
+
+    /// Applies a root module that is not named in a manifest (embedders and
+    /// tests) through exactly the path a manifest entry takes.
+    pub fn load_module(&mut self, id: &str, module: PluginModuleRef, config: serde_json::Value) {
+        let entry = PluginEntry {
+            id: id.to_string(),
+            plugin: PluginRef::Builtin(id.to_string()),
+            config,
+            disabled: false,
+            index: self.records.len(),
+        };
+        let mut record = PluginRecord {
+            id: entry.id.clone(),
+            source: PluginSource::Builtin(id.to_string()),
+            name: String::new(),
+            version: String::new(),
+            status: PluginStatus::Disabled,
+            seams: Vec::new(),
+            tools: Vec::new(),
+            services: Vec::new(),
+            position: entry.index as u32,
+            config: entry.config.clone(),
+        };
+        if let Err(message) = self.apply_module(&entry, module, &mut record) {
+            record.status = PluginStatus::Failed(message.clone());
+            self.problem(Some(id), message);
+        }
+        self.records.push(record);
+    }
+
+    /// Disposes the plugin `id`: removes every listener, guard, tool and
+    /// service it registered. Returns false if no such plugin is applied.
+    pub fn dispose(&mut self, id: &str) -> bool {
+        let Some(record) = self.records.iter_mut().find(|r| r.id == id && r.status == PluginStatus::Applied) else {
+            return false;
+        };
+        self.core.dispose(id);
+        record.status = PluginStatus::Disabled;
+        record.seams.clear();
+        record.tools.clear();
+        record.services.clear();
+        true
+    }
+
+    /// The seams of an applied plugin, as the bus sees them now.
+    pub fn seams_of(&self, id: &str) -> Vec<Seam> {
+        self.core.bus.seams_of(id)
+    }
+}
+
+fn validate_config(
+    manifest: &std::path::Path,
+    descriptor: &PluginDescriptor,
+    config: &serde_json::Value,
+) -> Result<(), String> {
+    let schema: serde_json::Value = serde_json::from_str(&descriptor.config_schema)
+        .map_err(|e| format!("plugin exported an invalid config schema: {e}"))?;
+    let validator = jsonschema::validator_for(&schema)
+        .map_err(|e| format!("plugin exported an unusable config schema: {e}"))?;
+    let errors: Vec<String> = validator
+        .iter_errors(config)
+        .map(|e| {
+            let at = e.instance_path.to_string();
+            let key = if at.is_empty() {
+                "config".to_string()
+            } else {
+                format!("config{}", at.replace('/', "."))
+            };
+            format!("{}: key `{key}`: {e}", manifest.display())
+        })
+        .collect();
+    if errors.is_empty() { Ok(()) } else { Err(errors.join("; ")) }
+}

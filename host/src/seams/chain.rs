@@ -1,0 +1,136 @@
+//! One waterfall run: the host side of `next`.
+
+use std::sync::Arc;
+
+use abi_stable::sabi_trait::TD_Opaque;
+use abi_stable::std_types::{RArc, ROption, RResult, RString};
+use async_ffi::{FfiFuture, FutureExt as _};
+use dsh_plugin_api::ffi::{AbortSignalBox, NextCall, NextCall_TO, SeamResult};
+use dsh_plugin_api::{ExecuteInput, SeamInput};
+use futures::future::BoxFuture;
+
+use super::bus::Entry;
+
+/// What a waterfall ends in once every listener delegated.
+pub trait Terminal: Send + Sync {
+    /// Produces the final answer for `input`.
+    fn run(&self, input: SeamInput) -> BoxFuture<'static, SeamResult>;
+}
+
+/// A [`Terminal`] made from a closure.
+pub struct TerminalFn<F>(pub F);
+
+impl<F> Terminal for TerminalFn<F>
+where
+    F: Fn(SeamInput) -> BoxFuture<'static, SeamResult> + Send + Sync,
+{
+    fn run(&self, input: SeamInput) -> BoxFuture<'static, SeamResult> {
+        (self.0)(input)
+    }
+}
+
+/// What each listener of one waterfall answered, by chain position
+/// (the terminal's answer sits at position `listeners.len()`). Used to
+/// attribute decision parts, such as added context, to the plugin that
+/// produced them.
+pub type Trace = Arc<std::sync::Mutex<Vec<TraceEntry>>>;
+
+/// One listener's answer within a traced waterfall.
+#[derive(Clone, Debug)]
+pub struct TraceEntry {
+    /// Position in the chain.
+    pub index: usize,
+    /// The plugin (empty for the terminal).
+    pub plugin: Arc<str>,
+    /// What it returned.
+    pub output: dsh_plugin_api::SeamOutput,
+}
+
+pub(crate) struct Chain {
+    pub(crate) listeners: Arc<[Entry]>,
+    pub(crate) index: usize,
+    pub(crate) input: SeamInput,
+    pub(crate) terminal: Arc<dyn Terminal>,
+    pub(crate) trace: Option<Trace>,
+}
+
+fn record(trace: &Option<Trace>, index: usize, plugin: Arc<str>, output: &dsh_plugin_api::SeamOutput) {
+    if let Some(trace) = trace {
+        trace
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(TraceEntry { index, plugin, output: output.clone() });
+    }
+}
+
+/// Marks an error message with the plugin it came from, once.
+fn attribute(owner: &str, message: RString) -> RString {
+    if message.starts_with("plugin `") {
+        message
+    } else {
+        format!("plugin `{owner}`: {message}").into()
+    }
+}
+
+impl Chain {
+    pub(crate) fn start(self) -> FfiFuture<SeamResult> {
+        let Some(entry) = self.listeners.get(self.index) else {
+            let fut = self.terminal.run(self.input);
+            let (trace, index) = (self.trace, self.index);
+            return async move {
+                let out = fut.await;
+                if let RResult::ROk(output) = &out {
+                    record(&trace, index, Arc::from(""), output);
+                }
+                out
+            }
+            .into_ffi();
+        };
+        let owner = entry.owner.id.clone();
+        let listener = entry.listener.clone();
+        let input = self.input.clone();
+        let trace = self.trace.clone();
+        let index = self.index;
+        let next = Chain {
+            listeners: self.listeners.clone(),
+            index: self.index + 1,
+            input: self.input,
+            terminal: self.terminal,
+            trace: self.trace,
+        };
+        let fut = listener.call(input, NextCall_TO::from_value(next, TD_Opaque));
+        async move {
+            match fut.await {
+                RResult::ROk(out) => {
+                    record(&trace, index, owner, &out);
+                    RResult::ROk(out)
+                }
+                RResult::RErr(e) => RResult::RErr(attribute(&owner, e)),
+            }
+        }
+        .into_ffi()
+    }
+}
+
+impl NextCall for Chain {
+    fn run(&self, signal: ROption<AbortSignalBox>) -> FfiFuture<SeamResult> {
+        let input = match (signal, &self.input) {
+            // The only thing an around-dispatch wrapper may change.
+            (ROption::RSome(signal), SeamInput::Execute(exec)) => {
+                SeamInput::Execute(RArc::new(ExecuteInput {
+                    call: exec.call.clone(),
+                    signal,
+                }))
+            }
+            _ => self.input.clone(),
+        };
+        Chain {
+            listeners: self.listeners.clone(),
+            index: self.index,
+            input,
+            terminal: self.terminal.clone(),
+            trace: self.trace.clone(),
+        }
+        .start()
+    }
+}

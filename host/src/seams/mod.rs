@@ -1,0 +1,24 @@
+//! The seam bus: who listens on which seam, and how a seam is dispatched.
+//!
+//! Listeners are kept per seam in registration order, where the order of a
+//! plugin is its position in the manifest; each seam's list is an immutable
+//! snapshot swapped on change, so a dispatch in flight keeps the listeners it
+//! started with. Three dispatch shapes exist:
+//!
+//! - **waterfall**: the first listener gets `next`, a handle to the rest of
+//!   the chain ending in a terminal (the default decision, or the core
+//!   dispatch for `tools/execute`); returning without calling it
+//!   short-circuits;
+//! - **notification**: every listener gets the same immutable snapshot; a
+//!   failure is contained to that listener and reported;
+//! - **guards**: synchronous, in order, after the pre-execute waterfall;
+//!   the first deny wins and nothing can re-allow.
+//!
+//! The bus calls only plugin code (through the ABI objects); it knows
+//! nothing about sessions or tools.
+
+mod bus;
+mod chain;
+
+pub use bus::{GuardVerdict, ListenerFailure, Owner, SeamBus};
+pub use chain::{Terminal, TerminalFn, Trace, TraceEntry};
