@@ -1,1 +1,117 @@
-//! `tools-fs`: placeholder, filled in below.
+//! `tools-fs`: the built-in plugin registering Claude-shaped file tools.
+//!
+//! - [`read`] — `Read {file_path, offset?, limit?}`: numbered lines;
+//! - [`write`] — `Write {file_path, content}`: whole-file write, creating
+//!   parent directories;
+//! - [`edit`] — `Edit {file_path, old_string, new_string, replace_all?}`:
+//!   exact, unique-unless-`replace_all` string replacement.
+//!
+//! Relative paths resolve against the session's cwd. Every failure is an
+//! `is_error` result whose text is an [`FsToolError`]; `structured` holds
+//! a Claude-like `tool_response` (each module documents its shape). Each
+//! tool body is a plain async function (`read_tool`, `write_tool`,
+//! `edit_tool`) over sync cores run on the blocking pool; the plugin
+//! wiring below is thin.
+
+pub mod args;
+pub mod edit;
+pub mod error;
+pub mod patch;
+pub mod read;
+pub mod write;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use dsh_plugin_api::abi_stable::std_types::RArc;
+use dsh_plugin_api::ffi::AbortSignalBox;
+use dsh_plugin_api::{Host, Plugin, PluginModuleRef, ToolCall, ToolResult, plugin_module};
+use serde::{Deserialize, Serialize};
+use tracing::Instrument as _;
+
+pub use edit::edit_tool;
+pub use error::FsToolError;
+pub use read::read_tool;
+pub use write::write_tool;
+
+/// `tools-fs` config.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Largest file `Read` returns whole (no offset/limit given); bigger
+    /// files must be read in parts.
+    pub max_read_bytes: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            max_read_bytes: 256 * 1024,
+        }
+    }
+}
+
+/// The plugin.
+pub struct ToolsFs;
+
+/// Which tool a registered body runs.
+#[derive(Clone, Copy)]
+enum FsTool {
+    Read,
+    Write,
+    Edit,
+}
+
+impl Plugin for ToolsFs {
+    type Config = Config;
+    const NAME: &'static str = "tools-fs";
+    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+
+    fn apply(host: &Host, config: Config) -> Result<Self, String> {
+        let config = Arc::new(config);
+        for (spec, tool) in [
+            (read::spec(), FsTool::Read),
+            (write::spec(), FsTool::Write),
+            (edit::spec(), FsTool::Edit),
+        ] {
+            let config = config.clone();
+            host.register_tool(
+                spec,
+                move |call: RArc<ToolCall>, _signal: AbortSignalBox| {
+                    // File operations are short and not interruptible midway:
+                    // the abort signal is not consulted.
+                    let config = config.clone();
+                    async move { run_call(tool, &call, &config).await }
+                },
+            )?;
+        }
+        Ok(ToolsFs)
+    }
+}
+
+async fn run_call(tool: FsTool, call: &ToolCall, config: &Config) -> ToolResult {
+    let name = match tool {
+        FsTool::Read => read::TOOL_NAME,
+        FsTool::Write => write::TOOL_NAME,
+        FsTool::Edit => edit::TOOL_NAME,
+    };
+    let span = tracing::info_span!("tool", tool = name, call_id = %call.call_id, session = %call.session.session_id);
+    let args = match args::parse_json(name, &call.arguments) {
+        Ok(args) => args,
+        Err(e) => return ToolResult::error(e.to_string()),
+    };
+    let cwd = Path::new(call.session.cwd.as_str());
+    let body = async {
+        match tool {
+            FsTool::Read => read_tool(&args, cwd, config).await,
+            FsTool::Write => write_tool(&args, cwd).await,
+            FsTool::Edit => edit_tool(&args, cwd).await,
+        }
+    };
+    body.instrument(span).await
+}
+
+/// The plugin's root module, for the host's built-in table.
+pub fn module() -> PluginModuleRef {
+    plugin_module::<ToolsFs>()
+}

@@ -19,137 +19,27 @@
 mod capture;
 pub mod env;
 mod group;
+mod spec;
 
-use std::collections::BTreeMap;
 use std::future::Future;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::time::Instant;
 
 use capture::TailBuffer;
 use group::ProcessGroup;
+use spec::elapsed_ms;
+pub use spec::{DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_OUTPUT_BYTES, RunOutcome, RunSpec};
 
-/// Default per-stream cap on kept output: 1 MiB.
-pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 1024 * 1024;
-/// Default time between SIGTERM and SIGKILL on timeout.
-pub const DEFAULT_KILL_GRACE_MS: u64 = 1500;
 /// How long to keep draining pipes after the group was SIGKILLed. Only a
 /// process that escaped the group (its own `setsid`) can hold them longer;
 /// we stop waiting for it rather than hang.
 const DRAIN_AFTER_KILL: Duration = Duration::from_millis(2000);
 const READ_CHUNK: usize = 32 * 1024;
-
-/// What to run. Mirrors the `process-runner` `run` arguments.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RunSpec {
-    /// argv: the program, then its arguments. Must not be empty.
-    pub program: Vec<String>,
-    /// Working directory.
-    pub cwd: PathBuf,
-    /// Written fully to the child's stdin, which is then closed.
-    #[serde(default)]
-    pub stdin: String,
-    /// Variables added to (or overriding) the environment; always kept.
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
-    /// Inherit the host environment, minus credentials.
-    #[serde(default = "default_true")]
-    pub inherit_env: bool,
-    /// Credential-like inherited variables to keep anyway.
-    #[serde(default)]
-    pub allow_env: Vec<String>,
-    /// Kill the run after this long; `None` waits forever.
-    #[serde(default)]
-    pub timeout_ms: Option<u64>,
-    /// Time between SIGTERM and SIGKILL on timeout.
-    #[serde(default = "default_kill_grace_ms")]
-    pub kill_grace_ms: u64,
-    /// Per-stream cap; past it the tail is kept.
-    #[serde(default = "default_max_output_bytes")]
-    pub max_output_bytes: usize,
-}
-
-fn default_true() -> bool {
-    true
-}
-fn default_kill_grace_ms() -> u64 {
-    DEFAULT_KILL_GRACE_MS
-}
-fn default_max_output_bytes() -> usize {
-    DEFAULT_MAX_OUTPUT_BYTES
-}
-
-impl RunSpec {
-    /// A spec with every optional field at its default.
-    pub fn new(program: Vec<String>, cwd: impl Into<PathBuf>) -> Self {
-        RunSpec {
-            program,
-            cwd: cwd.into(),
-            stdin: String::new(),
-            env: BTreeMap::new(),
-            inherit_env: true,
-            allow_env: Vec::new(),
-            timeout_ms: None,
-            kill_grace_ms: DEFAULT_KILL_GRACE_MS,
-            max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
-        }
-    }
-}
-
-/// How a run ended. Serializes to the `process-runner` answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RunOutcome {
-    /// The exit code; `None` when killed by a signal or never started.
-    pub exit_code: Option<i32>,
-    /// The signal number that killed the program, if one did.
-    pub signal: Option<i32>,
-    /// Standard output, lossily decoded, tail-kept past the cap.
-    pub stdout: String,
-    /// Standard error, lossily decoded, tail-kept past the cap.
-    pub stderr: String,
-    /// Whether stdout lost its beginning to the cap.
-    pub stdout_truncated: bool,
-    /// Whether stderr lost its beginning to the cap.
-    pub stderr_truncated: bool,
-    /// Whether the timeout fired.
-    pub timed_out: bool,
-    /// Why the program could not be started.
-    pub spawn_error: Option<String>,
-    /// Wall time from spawn to the end of the run.
-    pub duration_ms: u64,
-    /// Whether [`run_cancellable`]'s cancel future fired. Never set by the
-    /// service (its cancellation is a drop), so it is left out of the JSON
-    /// answer unless true.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub interrupted: bool,
-}
-
-impl RunOutcome {
-    fn spawn_failure(message: String, started: Instant) -> Self {
-        tracing::debug!(error = %message, "process-runner: spawn failed");
-        RunOutcome {
-            exit_code: None,
-            signal: None,
-            stdout: String::new(),
-            stderr: String::new(),
-            stdout_truncated: false,
-            stderr_truncated: false,
-            timed_out: false,
-            spawn_error: Some(message),
-            duration_ms: elapsed_ms(started),
-            interrupted: false,
-        }
-    }
-}
-
-fn elapsed_ms(started: Instant) -> u64 {
-    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
-}
 
 /// Runs `spec` to completion (or timeout).
 pub async fn run(spec: RunSpec) -> RunOutcome {

@@ -234,7 +234,6 @@ impl HostContext for FakeHost {
     fn state_dir(&self) -> RString {
         std::env::temp_dir().to_string_lossy().as_ref().into()
     }
-
     fn config_dir(&self) -> RString {
         std::env::temp_dir().to_string_lossy().as_ref().into()
     }

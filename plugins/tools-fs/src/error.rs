@@ -1,0 +1,128 @@
+//! [`FsToolError`]: every way a file tool call can fail.
+//!
+//! The `Display` text is exactly what the model reads in the error result,
+//! so messages follow Claude Code's wording where the model is used to it.
+
+use std::io;
+use std::path::PathBuf;
+
+/// Why a `Read`, `Write` or `Edit` call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum FsToolError {
+    /// The arguments are not a JSON object (or not JSON).
+    #[error("{tool}: arguments must be a JSON object{detail}")]
+    NotObject {
+        /// The tool.
+        tool: &'static str,
+        /// Extra detail (a JSON parse error), possibly empty.
+        detail: String,
+    },
+    /// A required parameter is absent.
+    #[error("{tool}: missing required parameter `{key}`")]
+    Missing {
+        /// The tool.
+        tool: &'static str,
+        /// The parameter.
+        key: &'static str,
+    },
+    /// A parameter has the wrong type or value.
+    #[error("{tool}: parameter `{key}` must be {expected}")]
+    Invalid {
+        /// The tool.
+        tool: &'static str,
+        /// The parameter.
+        key: &'static str,
+        /// What it must be.
+        expected: &'static str,
+    },
+    /// The file does not exist.
+    #[error("File does not exist: {}", path.display())]
+    NotFound {
+        /// The resolved path.
+        path: PathBuf,
+    },
+    /// The path names a directory.
+    #[error("Path is a directory, not a file: {}", path.display())]
+    IsDirectory {
+        /// The resolved path.
+        path: PathBuf,
+    },
+    /// The file holds binary data.
+    #[error("Cannot read binary file: {}", path.display())]
+    Binary {
+        /// The resolved path.
+        path: PathBuf,
+    },
+    /// The file is not UTF-8 text, so editing it would corrupt it.
+    #[error("Cannot edit {}: the file is not valid UTF-8 text", path.display())]
+    NotUtf8 {
+        /// The resolved path.
+        path: PathBuf,
+    },
+    /// A whole-file read of a file over the size limit.
+    #[error(
+        "File content ({size} bytes) exceeds maximum allowed size ({max} bytes). \
+         Please use offset and limit parameters to read specific portions of the file."
+    )]
+    TooLarge {
+        /// The file's size.
+        size: u64,
+        /// The limit.
+        max: u64,
+    },
+    /// Any other I/O failure.
+    #[error("Cannot {action} {}: {source}", path.display())]
+    Io {
+        /// What was being done (`read`, `write`, `create the parent directories of`).
+        action: &'static str,
+        /// The resolved path.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+    /// `old_string == new_string`.
+    #[error("No changes to make: old_string and new_string are exactly the same.")]
+    NoChange,
+    /// `old_string` does not occur in the file.
+    #[error("String to replace not found in file.\nString: {0}")]
+    StringNotFound(String),
+    /// `old_string` occurs more than once and `replace_all` is false.
+    #[error(
+        "Found {count} matches of the string to replace, but replace_all is false. To replace \
+         all occurrences, set replace_all to true. To replace only one occurrence, please \
+         provide more context to uniquely identify the instance.\nString: {old}"
+    )]
+    NotUnique {
+        /// How many times it occurs.
+        count: usize,
+        /// The string.
+        old: String,
+    },
+    /// An empty `old_string` (create) on a file that has content.
+    #[error("Cannot create new file - file already exists.")]
+    AlreadyExists,
+    /// The blocking task running the tool panicked or was cancelled.
+    #[error("{tool}: internal error: {detail}")]
+    Internal {
+        /// The tool.
+        tool: &'static str,
+        /// What happened.
+        detail: String,
+    },
+}
+
+impl FsToolError {
+    /// Maps an I/O error on `path`, naming the common cases.
+    pub(crate) fn io(action: &'static str, path: &std::path::Path, source: io::Error) -> Self {
+        let path = path.to_path_buf();
+        match source.kind() {
+            io::ErrorKind::NotFound => FsToolError::NotFound { path },
+            io::ErrorKind::IsADirectory => FsToolError::IsDirectory { path },
+            _ => FsToolError::Io {
+                action,
+                path,
+                source,
+            },
+        }
+    }
+}

@@ -1,0 +1,7 @@
+//! The test suite's table of contents (see `tests/all.rs`).
+
+mod edit;
+mod plugin;
+mod read;
+mod support;
+mod write;

@@ -1,0 +1,130 @@
+//! `Read` over real files.
+
+use dsh_tools_fs::{Config, read_tool};
+use serde_json::{Value, json};
+
+use super::support::*;
+
+async fn read(args: Value, cwd: &std::path::Path) -> dsh_plugin_api::ToolResult {
+    read_tool(&args, cwd, &Config::default()).await
+}
+
+#[tokio::test]
+async fn reads_numbered_lines_with_a_claude_shaped_response() {
+    let (_d, dir) = temp_dir();
+    let path = dir.join("a.txt");
+    std::fs::write(&path, "alpha\n\tbeta\r\ngamma").expect("write");
+    let result = read(json!({"file_path": path}), &dir).await;
+    assert!(!result.is_error);
+    assert_eq!(
+        result.text_content(),
+        "     1→alpha\n     2→\tbeta\n     3→gamma"
+    );
+    assert_eq!(
+        structured(&result),
+        json!({"type": "text", "file": {
+        "filePath": path, "content": "alpha\n\tbeta\ngamma", "numLines": 3, "startLine": 1,
+        "totalLines": 3}})
+    );
+}
+
+#[tokio::test]
+async fn offset_and_limit_select_lines_and_relative_paths_use_the_cwd() {
+    let (_d, dir) = temp_dir();
+    std::fs::create_dir(dir.join("sub")).expect("mkdir");
+    let text: String = (1..=10).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(dir.join("sub/n.txt"), text).expect("write");
+    let result = read(
+        json!({"file_path": "sub/n.txt", "offset": 4, "limit": 2}),
+        &dir,
+    )
+    .await;
+    assert_eq!(result.text_content(), "     4→line 4\n     5→line 5");
+    let s = structured(&result);
+    assert_eq!(
+        (
+            s["file"]["startLine"].clone(),
+            s["file"]["numLines"].clone(),
+            s["file"]["totalLines"].clone()
+        ),
+        (json!(4), json!(2), json!(10))
+    );
+}
+
+#[tokio::test]
+async fn default_limit_is_2000_lines() {
+    let (_d, dir) = temp_dir();
+    let text: String = (1..=2500).map(|i| format!("{i}\n")).collect();
+    std::fs::write(dir.join("long.txt"), text).expect("write");
+    let result = read(json!({"file_path": "long.txt"}), &dir).await;
+    let s = structured(&result);
+    assert_eq!(
+        (
+            s["file"]["numLines"].clone(),
+            s["file"]["totalLines"].clone()
+        ),
+        (json!(2000), json!(2500))
+    );
+    assert!(result.text_content().ends_with("  2000→2000"));
+}
+
+#[tokio::test]
+async fn empty_files_and_offsets_past_the_end_warn_instead_of_failing() {
+    let (_d, dir) = temp_dir();
+    std::fs::write(dir.join("empty"), "").expect("write");
+    std::fs::write(dir.join("short"), "1\n2\n").expect("write");
+    let empty = read(json!({"file_path": "empty"}), &dir).await;
+    assert!(!empty.is_error && empty.text_content().contains("contents are empty"));
+    let short = read(json!({"file_path": "short", "offset": 5}), &dir).await;
+    assert!(!short.is_error);
+    assert!(
+        short
+            .text_content()
+            .contains("shorter than the provided offset (5). The file has 2 lines.")
+    );
+}
+
+#[tokio::test]
+async fn failures_are_error_results() {
+    let (_d, dir) = temp_dir();
+    std::fs::write(dir.join("bin"), b"\x7fELF\x00\x01").expect("write");
+    assert_error(
+        &read(json!({"file_path": "missing.txt"}), &dir).await,
+        "File does not exist",
+    );
+    assert_error(
+        &read(json!({"file_path": "."}), &dir).await,
+        "is a directory",
+    );
+    assert_error(&read(json!({"file_path": "bin"}), &dir).await, "binary");
+    assert_error(
+        &read(json!({}), &dir).await,
+        "missing required parameter `file_path`",
+    );
+    assert_error(
+        &read(json!({"file_path": "x", "limit": 0}), &dir).await,
+        "`limit` must be a positive integer",
+    );
+    assert_error(&read(json!(["x"]), &dir).await, "JSON object");
+}
+
+#[tokio::test]
+async fn whole_file_reads_are_capped_but_ranges_are_not() {
+    let (_d, dir) = temp_dir();
+    std::fs::write(dir.join("big"), "x\n".repeat(1000)).expect("write");
+    let config = Config {
+        max_read_bytes: 100,
+    };
+    let whole = read_tool(&json!({"file_path": "big"}), &dir, &config).await;
+    assert_error(&whole, "exceeds maximum allowed size (100 bytes)");
+    let part = read_tool(&json!({"file_path": "big", "offset": 999}), &dir, &config).await;
+    assert_eq!(part.text_content(), "   999→x\n  1000→x");
+}
+
+#[tokio::test]
+async fn invalid_utf8_is_decoded_lossily() {
+    let (_d, dir) = temp_dir();
+    std::fs::write(dir.join("latin1"), b"caf\xe9\n").expect("write");
+    let result = read(json!({"file_path": "latin1"}), &dir).await;
+    assert_eq!(result.text_content(), "     1→caf\u{FFFD}");
+}
