@@ -124,6 +124,10 @@ pub trait HostContext: Clone + Send + Sync {
     fn halt_turn(&self, session_id: RString, reason: RString) -> RResult<(), RString>;
     /// The host's state directory.
     fn state_dir(&self) -> RString;
+    /// Sends a live, unpersisted event to a session's subscribers (e.g. a
+    /// model provider streaming text deltas to an editor). `event` is a JSON
+    /// object with a `type` such as `stream/text`.
+    fn stream_event(&self, session_id: RString, event: RString) -> RResult<(), RString>;
     /// The folder of the manifest that loaded this plugin: relative paths
     /// in a plugin's config resolve against it.
     fn config_dir(&self) -> RString;

@@ -64,6 +64,15 @@ impl SessionControl for Control {
     fn halt_turn(&self, plugin: &str, session_id: &str, reason: String) -> Result<(), String> {
         self.session(session_id)?.halt(plugin, reason)
     }
+
+    fn stream_event(&self, session_id: &str, event: serde_json::Value) -> Result<(), String> {
+        if events::kind(&event).is_empty() {
+            return Err("a stream event needs a string `type`".into());
+        }
+        // Nobody listening is fine: streaming is best-effort by nature.
+        let _ = self.session(session_id)?.events_tx.send(event);
+        Ok(())
+    }
 }
 
 impl Agent {

@@ -130,7 +130,8 @@ impl Session {
         self.log().events().to_vec()
     }
 
-    /// Live events as they are appended (for streaming clients).
+    /// Live events as they are appended, plus unpersisted stream events
+    /// (`stream/*`) that providers send while a request runs.
     pub fn subscribe(&self) -> broadcast::Receiver<Value> {
         self.events_tx.subscribe()
     }

@@ -22,6 +22,9 @@ type Make = fn() -> PluginModuleRef;
 
 const BUILTINS: &[(&str, Make)] = &[
     ("bash-local", plugin_module::<dsh_bash_local::BashLocal>),
-    ("model-scripted", plugin_module::<crate::model::ScriptedModel>),
+    (
+        "model-scripted",
+        plugin_module::<crate::model::ScriptedModel>,
+    ),
     ("tools-fs", plugin_module::<dsh_tools_fs::ToolsFs>),
 ];

@@ -25,6 +25,8 @@ pub trait SessionControl: Send + Sync {
     fn append_record(&self, session_id: &str, record: serde_json::Value) -> Result<(), String>;
     /// Ends a session's open turn after the current step.
     fn halt_turn(&self, plugin: &str, session_id: &str, reason: String) -> Result<(), String>;
+    /// Sends a live, unpersisted event to a session's subscribers.
+    fn stream_event(&self, session_id: &str, event: serde_json::Value) -> Result<(), String>;
 }
 
 /// Everything plugins register into, shared by all contexts.
@@ -165,6 +167,17 @@ impl HostContext for PluginContext {
             .core
             .session_control()
             .and_then(|s| s.halt_turn(&self.owner.id, &session_id, reason.into()));
+        unit(result)
+    }
+
+    fn stream_event(&self, session_id: RString, event: RString) -> RResult<(), RString> {
+        let result = serde_json::from_str::<serde_json::Value>(&event)
+            .map_err(|e| format!("event is not JSON: {e}"))
+            .and_then(|event| {
+                self.core
+                    .session_control()
+                    .and_then(|s| s.stream_event(&session_id, event))
+            });
         unit(result)
     }
 

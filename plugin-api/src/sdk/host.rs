@@ -116,6 +116,14 @@ impl Host {
         )
     }
 
+    /// Sends a live event (not persisted) to the session's subscribers.
+    pub fn stream_event(&self, session_id: &str, event: &Value) -> Result<(), String> {
+        into_result(
+            self.ctx
+                .stream_event(session_id.into(), RString::from(event.to_string())),
+        )
+    }
+
     /// Ends the session's open turn after the current step.
     pub fn halt_turn(&self, session_id: &str, reason: impl Into<String>) -> Result<(), String> {
         into_result(

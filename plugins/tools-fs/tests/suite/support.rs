@@ -157,6 +157,10 @@ impl HostContext for FakeHost {
     fn state_dir(&self) -> RString {
         std::env::temp_dir().to_string_lossy().as_ref().into()
     }
+    fn stream_event(&self, _session_id: RString, _event: RString) -> RResult<(), RString> {
+        RResult::ROk(())
+    }
+
     fn config_dir(&self) -> RString {
         std::env::temp_dir().to_string_lossy().as_ref().into()
     }
