@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 use super::attribution;
 use super::session::{Buffered, Session};
 use super::signal::TokenSignal;
-use super::turn::{default_terminal, originator};
+use super::turn::{default_terminal, originator, unless_cancelled};
 use crate::model::ModelToolCall;
 use crate::plugins::HostCore;
 use crate::seams::{GuardVerdict, Terminal, TerminalFn};
@@ -195,9 +195,11 @@ impl Session {
             denied,
         };
         let terminal = default_terminal(SeamOutput::PostTool(PostToolDecision::accept()));
-        let (answer, trace) = bus
-            .waterfall_traced(SeamInput::PostExecute(RArc::new(snapshot)), terminal)
-            .await;
+        let post = bus.waterfall_traced(SeamInput::PostExecute(RArc::new(snapshot)), terminal);
+        let (answer, trace) = unless_cancelled(cancel, post).await.unwrap_or_else(|| {
+            let keep = SeamOutput::PostTool(PostToolDecision::accept());
+            (RResult::ROk(keep), Vec::new())
+        });
         let mut delivered = result.clone();
         let mut later: Vec<(String, String)> = attribution::contributions(&trace);
         match &answer {

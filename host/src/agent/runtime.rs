@@ -156,11 +156,33 @@ impl Agent {
         if let Some(live) = self.get(id) {
             return Ok(live);
         }
+        let session = self.load_session(id)?;
+        self.start(&session, SessionStartSource::Resume).await;
+        Ok(session)
+    }
+
+    /// Loads a session from disk (repairing it) without firing
+    /// session-start, for callers that replay it first (ACP `session/load`);
+    /// they then call [`Agent::fire_session_start`] with `Resume`.
+    pub fn load_session(&self, id: &str) -> Result<Arc<Session>, LogError> {
+        if let Some(live) = self.get(id) {
+            return Ok(live);
+        }
         let log = SessionLog::open(&session_path(&self.state_dir, id))?;
         let session = Session::new(self.core.clone(), log, self.options.max_steps);
         self.insert(session.clone());
-        self.start(&session, SessionStartSource::Resume).await;
         Ok(session)
+    }
+
+    /// Fires `agent/session-start` for a session loaded with
+    /// [`Agent::load_session`].
+    pub async fn fire_session_start(&self, session: &Arc<Session>, source: SessionStartSource) {
+        self.start(session, source).await;
+    }
+
+    /// The state directory sessions live under.
+    pub fn state_dir(&self) -> &Path {
+        &self.state_dir
     }
 
     /// Whether a session with this id exists on disk.

@@ -8,6 +8,7 @@
 //! 3. A continue forced by `agent/turn-continuation` is recorded as
 //!    `steering/message` at the top of the next step of the same turn.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use abi_stable::std_types::{RArc, RResult, RString};
@@ -25,6 +26,23 @@ use crate::seams::{TerminalFn, TraceEntry};
 use crate::session::{TurnEndReason, events, history};
 
 type Ending = (TurnEndReason, Option<String>);
+
+/// Runs `fut` unless the turn is cancelled first; dropping it then kills
+/// whatever it started (hook and tool processes die with their futures).
+pub(crate) async fn unless_cancelled<T>(
+    cancel: &CancellationToken,
+    fut: impl Future<Output = T>,
+) -> Option<T> {
+    tokio::select! {
+        biased;
+        _ = cancel.cancelled() => None,
+        value = fut => Some(value),
+    }
+}
+
+fn cancelled() -> Ending {
+    (TurnEndReason::Aborted, Some("cancelled".into()))
+}
 
 /// The plugin whose answer became the chain's answer: the innermost
 /// listener that returned it while its `next` (if called) did not.
@@ -104,10 +122,11 @@ impl Session {
         let mut accepted = 0;
         let mut vetoes = Vec::new();
         for prompt in &drained {
-            match self.submit_prompt(prompt).await {
-                Ok(None) => accepted += 1,
-                Ok(Some(reason)) => vetoes.push(reason),
-                Err(e) => return (TurnEndReason::Error, Some(e)),
+            match unless_cancelled(cancel, self.submit_prompt(prompt)).await {
+                None => return cancelled(),
+                Some(Ok(None)) => accepted += 1,
+                Some(Ok(Some(reason))) => vetoes.push(reason),
+                Some(Err(e)) => return (TurnEndReason::Error, Some(e)),
             }
         }
         self.flush_buffered();
@@ -188,7 +207,7 @@ impl Session {
                 Err(e) => {
                     self.append(events::step_end(step));
                     return match e {
-                        None => (TurnEndReason::Aborted, Some("cancelled".into())),
+                        None => cancelled(),
                         Some(e) => (TurnEndReason::Error, Some(e)),
                     };
                 }
@@ -206,7 +225,7 @@ impl Session {
             self.flush_buffered();
             self.append(events::step_end(step));
             if cancel.is_cancelled() {
-                return (TurnEndReason::Aborted, Some("cancelled".into()));
+                return cancelled();
             }
             if let Some((plugin, reason)) = self.state().halt.clone() {
                 return (
