@@ -141,8 +141,14 @@ impl Session {
                 }
             }
             RResult::ROk(SeamOutput::PreTool(PreToolDecision::Ask { reason })) => {
-                self.ask_approval(&exec, reason.as_ref().map(|r| r.as_str()).into_option())
+                let asked =
+                    self.ask_approval(&exec, reason.as_ref().map(|r| r.as_str()).into_option());
+                unless_cancelled(cancel, asked)
                     .await
+                    .unwrap_or_else(|| Gate::Denied {
+                        reason: "the approval request was cancelled".into(),
+                        by: "approval".into(),
+                    })
             }
             RResult::ROk(other) => Gate::Denied {
                 reason: format!("tools/pre-execute answered with {other:?}"),
