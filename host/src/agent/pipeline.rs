@@ -25,7 +25,7 @@ use super::session::{Buffered, Session};
 use super::signal::TokenSignal;
 use super::turn::{default_terminal, originator, unless_cancelled};
 use crate::model::ModelToolCall;
-use crate::plugins::HostCore;
+use crate::plugins::services::ToolsView;
 use crate::seams::{GuardVerdict, Terminal, TerminalFn};
 use crate::session::events;
 
@@ -33,20 +33,15 @@ use crate::session::events;
 pub const APPROVAL_SERVICE: &str = "approval";
 
 /// The terminal of `tools/execute`: find the tool and run its body.
-fn dispatch(core: Arc<HostCore>) -> Arc<dyn Terminal> {
+fn dispatch(tools: ToolsView) -> Arc<dyn Terminal> {
     Arc::new(TerminalFn(move |input| {
-        let core = core.clone();
+        let tools = tools.clone();
         async move {
             let SeamInput::Execute(exec) = input else {
                 return RResult::RErr(RString::from("core dispatch received a non-execute input"));
             };
-            let Some(tool) = core.tools.get(&exec.call.name) else {
-                let known: Vec<String> = core
-                    .tools
-                    .specs()
-                    .iter()
-                    .map(|s| s.name.to_string())
-                    .collect();
+            let Some(tool) = tools.get(&exec.call.name) else {
+                let known: Vec<String> = tools.specs().iter().map(|s| s.name.to_string()).collect();
                 return RResult::ROk(SeamOutput::Execute(ToolResult::error(format!(
                     "unknown tool `{}` (available: {})",
                     exec.call.name,
@@ -82,7 +77,8 @@ impl Session {
         call: &ModelToolCall,
         cancel: &CancellationToken,
     ) {
-        let bus = &self.core.bus;
+        let view = self.view();
+        let bus = &view.bus;
         // Materialize once: a string that holds JSON is the JSON it holds.
         let arguments = match &call.arguments {
             Value::String(s) => serde_json::from_str(s).unwrap_or_else(|_| call.arguments.clone()),
@@ -100,9 +96,11 @@ impl Session {
 
         // Phase 1: the pre-execute waterfall.
         let terminal = default_terminal(SeamOutput::PreTool(PreToolDecision::allow()));
-        let (answer, trace) = bus
-            .waterfall_traced(SeamInput::PreExecute(sealed.clone()), terminal)
-            .await;
+        let pre = bus.waterfall_traced(SeamInput::PreExecute(sealed.clone()), terminal);
+        let (answer, trace) = unless_cancelled(cancel, pre).await.unwrap_or_else(|| {
+            let cancelled = RResult::RErr(RString::from("the turn was cancelled"));
+            (cancelled, Vec::new())
+        });
         let mut exec = sealed.clone();
         let mut gate = match &answer {
             RResult::RErr(e) => Gate::Denied {
@@ -177,18 +175,19 @@ impl Session {
                     call: exec.clone(),
                     signal: TokenSignal::boxed(cancel.child_token()),
                 };
-                match bus
-                    .waterfall(
-                        SeamInput::Execute(RArc::new(input)),
-                        dispatch(self.core.clone()),
-                    )
-                    .await
-                {
-                    RResult::ROk(SeamOutput::Execute(r)) => json_safe(&call.name, r),
-                    RResult::ROk(other) => {
+                let run = bus.waterfall(
+                    SeamInput::Execute(RArc::new(input)),
+                    dispatch(view.tools.clone()),
+                );
+                match unless_cancelled(cancel, run).await {
+                    None => ToolResult::error("the tool call was cancelled"),
+                    Some(RResult::ROk(SeamOutput::Execute(r))) => json_safe(&call.name, r),
+                    Some(RResult::ROk(other)) => {
                         ToolResult::error(format!("tools/execute answered with {other:?}"))
                     }
-                    RResult::RErr(e) => ToolResult::error(format!("tools/execute failed: {e}")),
+                    Some(RResult::RErr(e)) => {
+                        ToolResult::error(format!("tools/execute failed: {e}"))
+                    }
                 }
             }
         };
@@ -268,7 +267,7 @@ impl Session {
     }
 
     async fn ask_approval(self: &Arc<Self>, call: &RArc<ToolCall>, reason: Option<&str>) -> Gate {
-        let Some(service) = self.core.services.get(APPROVAL_SERVICE) else {
+        let Some(service) = self.view().services.get(APPROVAL_SERVICE) else {
             let reason = "approval unavailable: no approval service is mounted".to_string();
             self.append(events::tool_approval(
                 &call.call_id,

@@ -68,6 +68,8 @@ pub(crate) struct SessionState {
     pub(crate) turn_id: String,
     pub(crate) prompt_id: String,
     pub(crate) cancel: CancellationToken,
+    /// What the open turn dispatches through (fixed at turn start).
+    pub(crate) view: Option<crate::plugins::HostView>,
 }
 
 /// One conversation.
@@ -106,6 +108,7 @@ impl Session {
                 turn_id: String::new(),
                 prompt_id: String::new(),
                 cancel: CancellationToken::new(),
+                view: None,
             }),
             turn_lock: tokio::sync::Mutex::new(()),
             events_tx,
@@ -167,6 +170,20 @@ impl Session {
             parent_session_id: self.parent.clone().map(RString::from).into(),
             agent_type: self.agent_type.clone().map(RString::from).into(),
         }
+    }
+
+    /// The plugins the open turn started with, or the current ones.
+    pub(crate) fn view(&self) -> crate::plugins::HostView {
+        let state = self.state();
+        match &state.view {
+            Some(view) => view.clone(),
+            None => self.core.view(),
+        }
+    }
+
+    /// Whether a turn is running.
+    pub fn is_busy(&self) -> bool {
+        self.state().phase == Phase::InTurn
     }
 
     /// Queues a prompt for the next turn.

@@ -86,6 +86,7 @@ impl Session {
             state.prompt_id = new_id("prompt");
             state.halt = None;
             state.cancel = cancel.clone();
+            state.view = Some(self.core.view());
         }
         self.append(events::turn_start(&turn_id, "prompt"));
         let span = tracing::info_span!("turn", session = %self.id, turn = %turn_id);
@@ -100,6 +101,7 @@ impl Session {
             state.turn_id.clear();
             state.prompt_id.clear();
             state.halt = None;
+            state.view = None;
         }
         self.flush_one_shot();
         let events = self.log().events()[first..].to_vec();
@@ -147,7 +149,7 @@ impl Session {
         };
         let terminal = default_terminal(SeamOutput::Prompt(PromptDecision::allow()));
         let (answer, trace) = self
-            .core
+            .view()
             .bus
             .waterfall_traced(SeamInput::PromptSubmit(RArc::new(input)), terminal)
             .await;
@@ -283,7 +285,7 @@ impl Session {
         };
         let terminal = default_terminal(SeamOutput::Continuation(default));
         let (answer, trace) = self
-            .core
+            .view()
             .bus
             .waterfall_traced(SeamInput::TurnContinuation(RArc::new(input)), terminal)
             .await;
@@ -298,14 +300,14 @@ impl Session {
     }
 
     async fn request_model(self: &Arc<Self>) -> Result<ModelReply, String> {
-        let service = self.core.services.get(MODEL_SERVICE).ok_or_else(|| {
+        let view = self.view();
+        let service = view.services.get(MODEL_SERVICE).ok_or_else(|| {
             "no model is mounted: add a model plugin (e.g. `name: model-scripted`) to the manifest".to_string()
         })?;
         let request = ModelRequest {
             session_id: self.id.clone(),
             messages: history::derive(self.log().events()),
-            tools: self
-                .core
+            tools: view
                 .tools
                 .specs()
                 .into_iter()

@@ -81,6 +81,29 @@ impl HostCore {
     }
 }
 
+/// What one turn dispatches through: the bus, tools and services as they
+/// were when the turn started, so a reload mid-turn does not change them.
+#[derive(Clone)]
+pub struct HostView {
+    /// The bus snapshot.
+    pub bus: crate::seams::BusView,
+    /// The tools snapshot.
+    pub tools: super::services::ToolsView,
+    /// The services snapshot.
+    pub services: super::services::ServicesView,
+}
+
+impl HostCore {
+    /// A snapshot of everything plugins registered, as of now.
+    pub fn view(&self) -> HostView {
+        HostView {
+            bus: self.bus.view(),
+            tools: self.tools.view(),
+            services: self.services.view(),
+        }
+    }
+}
+
 /// The context handed to one plugin.
 #[derive(Clone)]
 pub struct PluginContext {

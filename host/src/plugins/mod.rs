@@ -13,5 +13,5 @@ pub mod loader;
 mod registry;
 pub mod services;
 
-pub use context::{HostCore, SessionControl};
+pub use context::{HostCore, HostView, SessionControl};
 pub use registry::{PluginHost, PluginRecord, PluginSource, PluginStatus, Problem};

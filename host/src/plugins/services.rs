@@ -13,23 +13,34 @@ struct ServiceEntry {
     service: ServiceBox,
 }
 
-/// Services by name.
+/// Services by name (copy-on-write, like the bus).
 #[derive(Default)]
 pub struct ServiceRegistry {
-    inner: RwLock<HashMap<String, ServiceEntry>>,
+    inner: RwLock<Arc<HashMap<String, ServiceEntry>>>,
+}
+
+/// An immutable snapshot of the mounted services.
+#[derive(Clone, Default)]
+pub struct ServicesView(Arc<HashMap<String, ServiceEntry>>);
+
+impl ServicesView {
+    /// The service mounted under `name` when the snapshot was taken.
+    pub fn get(&self, name: &str) -> Option<ServiceBox> {
+        self.0.get(name).map(|e| e.service.clone())
+    }
 }
 
 impl ServiceRegistry {
     /// Mounts a service; a taken name is an error naming the holder.
     pub fn provide(&self, owner: &Arc<str>, name: &str, service: ServiceBox) -> Result<(), String> {
-        let mut map = self.inner.write().unwrap_or_else(|p| p.into_inner());
-        if let Some(existing) = map.get(name) {
+        let mut guard = self.inner.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(existing) = guard.get(name) {
             return Err(format!(
                 "service `{name}` is already provided by plugin `{}`",
                 existing.owner
             ));
         }
-        map.insert(
+        Arc::make_mut(&mut guard).insert(
             name.to_string(),
             ServiceEntry {
                 owner: owner.clone(),
@@ -41,13 +52,18 @@ impl ServiceRegistry {
 
     /// The service mounted under `name`, if any.
     pub fn get(&self, name: &str) -> Option<ServiceBox> {
-        let map = self.inner.read().unwrap_or_else(|p| p.into_inner());
-        map.get(name).map(|e| e.service.clone())
+        self.view().get(name)
+    }
+
+    /// The current snapshot.
+    pub fn view(&self) -> ServicesView {
+        ServicesView(self.inner.read().unwrap_or_else(|p| p.into_inner()).clone())
     }
 
     /// Unmounts everything `owner` provided.
     pub fn remove_owner(&self, owner: &str) -> usize {
-        let mut map = self.inner.write().unwrap_or_else(|p| p.into_inner());
+        let mut guard = self.inner.write().unwrap_or_else(|p| p.into_inner());
+        let map = Arc::make_mut(&mut guard);
         let before = map.len();
         map.retain(|_, e| &*e.owner != owner);
         before - map.len()
@@ -77,10 +93,29 @@ pub struct ToolEntry {
     pub body: Arc<ToolBodyBox>,
 }
 
-/// Tools by name (aliases resolve to their tool).
+/// Tools by name (aliases resolve to their tool); copy-on-write.
 #[derive(Default)]
 pub struct ToolRegistry {
-    inner: RwLock<Vec<ToolEntry>>,
+    inner: RwLock<Arc<Vec<ToolEntry>>>,
+}
+
+/// An immutable snapshot of the registered tools.
+#[derive(Clone, Default)]
+pub struct ToolsView(Arc<Vec<ToolEntry>>);
+
+impl ToolsView {
+    /// The tool called `name` (or aliased so).
+    pub fn get(&self, name: &str) -> Option<ToolEntry> {
+        self.0
+            .iter()
+            .find(|t| ToolRegistry::answers_to(t, name))
+            .cloned()
+    }
+
+    /// Every tool's spec, in registration order.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.0.iter().map(|t| t.spec.clone()).collect()
+    }
 }
 
 impl ToolRegistry {
@@ -91,7 +126,8 @@ impl ToolRegistry {
         spec: ToolSpec,
         body: ToolBodyBox,
     ) -> Result<(), String> {
-        let mut tools = self.inner.write().unwrap_or_else(|p| p.into_inner());
+        let mut guard = self.inner.write().unwrap_or_else(|p| p.into_inner());
+        let tools = Arc::make_mut(&mut guard);
         let names: Vec<&str> = std::iter::once(spec.name.as_str())
             .chain(spec.aliases.iter().map(|a| a.as_str()))
             .collect();
@@ -117,19 +153,23 @@ impl ToolRegistry {
 
     /// The tool called `name` (or aliased so).
     pub fn get(&self, name: &str) -> Option<ToolEntry> {
-        let tools = self.inner.read().unwrap_or_else(|p| p.into_inner());
-        tools.iter().find(|t| Self::answers_to(t, name)).cloned()
+        self.view().get(name)
     }
 
     /// Every tool's spec, in registration order.
     pub fn specs(&self) -> Vec<ToolSpec> {
-        let tools = self.inner.read().unwrap_or_else(|p| p.into_inner());
-        tools.iter().map(|t| t.spec.clone()).collect()
+        self.view().specs()
+    }
+
+    /// The current snapshot.
+    pub fn view(&self) -> ToolsView {
+        ToolsView(self.inner.read().unwrap_or_else(|p| p.into_inner()).clone())
     }
 
     /// Removes everything `owner` registered.
     pub fn remove_owner(&self, owner: &str) -> usize {
-        let mut tools = self.inner.write().unwrap_or_else(|p| p.into_inner());
+        let mut guard = self.inner.write().unwrap_or_else(|p| p.into_inner());
+        let tools = Arc::make_mut(&mut guard);
         let before = tools.len();
         tools.retain(|t| &*t.owner != owner);
         before - tools.len()

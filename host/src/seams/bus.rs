@@ -34,7 +34,7 @@ struct GuardEntry {
     guard: Arc<GuardBox>,
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct BusState {
     seq: u64,
     listeners: HashMap<Seam, Arc<[Entry]>>,
@@ -51,9 +51,20 @@ pub struct ListenerFailure {
 }
 
 /// The seam bus. Cheap to share behind an `Arc`.
+///
+/// Its state is copy-on-write: every change swaps in a new immutable state,
+/// and [`SeamBus::view`] hands out the current one. A turn that holds a view
+/// keeps dispatching to the plugins it started with, even across a reload.
 #[derive(Default)]
 pub struct SeamBus {
-    state: RwLock<BusState>,
+    state: RwLock<Arc<BusState>>,
+}
+
+/// An immutable snapshot of the bus: dispatches through the listeners that
+/// were registered when it was taken.
+#[derive(Clone, Default)]
+pub struct BusView {
+    state: Arc<BusState>,
 }
 
 struct NoopNext;
@@ -77,19 +88,30 @@ impl SeamBus {
         Self::default()
     }
 
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, BusState> {
-        // A poisoned lock only means a panic elsewhere mid-update of plain
-        // data; every update below is a single assignment, so state is whole.
-        self.state.write().unwrap_or_else(|p| p.into_inner())
+    /// Applies `change` to a copy of the state and swaps it in.
+    fn update<T>(&self, change: impl FnOnce(&mut BusState) -> T) -> T {
+        // A poisoned lock only means a panic elsewhere mid-update; updates
+        // swap whole states, so the state behind it is always consistent.
+        let mut guard = self.state.write().unwrap_or_else(|p| p.into_inner());
+        let mut next = (**guard).clone();
+        let out = change(&mut next);
+        *guard = Arc::new(next);
+        out
     }
 
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, BusState> {
-        self.state.read().unwrap_or_else(|p| p.into_inner())
+    /// The current snapshot.
+    pub fn view(&self) -> BusView {
+        BusView {
+            state: self.state.read().unwrap_or_else(|p| p.into_inner()).clone(),
+        }
     }
 
     /// Adds a listener after every listener of plugins at or before `owner`.
     pub fn listen(&self, owner: Owner, seam: Seam, listener: ListenerBox) {
-        let mut state = self.write();
+        self.update(|state| Self::add_listener(state, owner, seam, listener))
+    }
+
+    fn add_listener(state: &mut BusState, owner: Owner, seam: Seam, listener: ListenerBox) {
         state.seq += 1;
         let entry = Entry {
             owner,
@@ -107,7 +129,10 @@ impl SeamBus {
 
     /// Adds a guard.
     pub fn guard(&self, owner: Owner, guard: GuardBox) {
-        let mut state = self.write();
+        self.update(|state| Self::add_guard(state, owner, guard))
+    }
+
+    fn add_guard(state: &mut BusState, owner: Owner, guard: GuardBox) {
         state.seq += 1;
         let entry = GuardEntry {
             owner,
@@ -119,7 +144,10 @@ impl SeamBus {
 
     /// Removes everything `plugin` registered; returns how many were removed.
     pub fn remove_owner(&self, plugin: &str) -> usize {
-        let mut state = self.write();
+        self.update(|state| Self::drop_owner(state, plugin))
+    }
+
+    fn drop_owner(state: &mut BusState, plugin: &str) -> usize {
         let mut removed = 0;
         for list in state.listeners.values_mut() {
             let kept: Vec<Entry> = list
@@ -143,7 +171,38 @@ impl SeamBus {
 
     /// The seams `plugin` listens on, in seam order.
     pub fn seams_of(&self, plugin: &str) -> Vec<Seam> {
-        let state = self.read();
+        self.view().seams_of(plugin)
+    }
+
+    /// How many listeners a seam has.
+    pub fn listener_count(&self, seam: Seam) -> usize {
+        self.view().listener_count(seam)
+    }
+
+    /// Runs a waterfall on the current snapshot.
+    pub fn waterfall(
+        &self,
+        input: SeamInput,
+        terminal: Arc<dyn Terminal>,
+    ) -> FfiFuture<SeamResult> {
+        self.view().waterfall(input, terminal)
+    }
+
+    /// Runs a notification on the current snapshot.
+    pub async fn notify(&self, input: SeamInput) -> Vec<ListenerFailure> {
+        self.view().notify(input).await
+    }
+
+    /// Runs the guards of the current snapshot.
+    pub fn check_guards(&self, call: &RArc<ToolCall>) -> GuardVerdict {
+        self.view().check_guards(call)
+    }
+}
+
+impl BusView {
+    /// The seams `plugin` listens on, in seam order.
+    pub fn seams_of(&self, plugin: &str) -> Vec<Seam> {
+        let state = &self.state;
         let mut seams: Vec<Seam> = state
             .listeners
             .iter()
@@ -160,13 +219,13 @@ impl SeamBus {
     /// How many listeners a seam has.
     pub fn listener_count(&self, seam: Seam) -> usize {
         if seam == Seam::Guard {
-            return self.read().guards.len();
+            return self.state.guards.len();
         }
-        self.read().listeners.get(&seam).map_or(0, |l| l.len())
+        self.state.listeners.get(&seam).map_or(0, |l| l.len())
     }
 
     fn snapshot(&self, seam: Seam) -> Arc<[Entry]> {
-        self.read()
+        self.state
             .listeners
             .get(&seam)
             .cloned()
@@ -233,7 +292,7 @@ impl SeamBus {
     /// reported and treated as a deny, since a guard that cannot answer
     /// must not let a call through.
     pub fn check_guards(&self, call: &RArc<ToolCall>) -> GuardVerdict {
-        let guards = self.read().guards.clone();
+        let guards = self.state.guards.clone();
         for entry in guards.iter() {
             match entry.guard.check(call.clone()) {
                 RResult::ROk(GuardDecision::Abstain) => {}

@@ -20,5 +20,5 @@
 mod bus;
 mod chain;
 
-pub use bus::{GuardVerdict, ListenerFailure, Owner, SeamBus};
+pub use bus::{BusView, GuardVerdict, ListenerFailure, Owner, SeamBus};
 pub use chain::{Terminal, TerminalFn, Trace, TraceEntry};
