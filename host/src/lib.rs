@@ -9,6 +9,7 @@
 
 pub mod agent;
 pub mod config;
+pub mod daemon;
 pub mod model;
 pub mod plugins;
 pub mod seams;

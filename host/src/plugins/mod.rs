@@ -11,7 +11,9 @@ pub mod builtin;
 pub mod context;
 pub mod loader;
 mod registry;
+mod reload;
 pub mod services;
 
 pub use context::{HostCore, HostView, SessionControl};
 pub use registry::{PluginHost, PluginRecord, PluginSource, PluginStatus, Problem};
+pub use reload::ReloadReport;

@@ -74,6 +74,12 @@ pub struct PluginRecord {
     /// Its config as applied.
     #[serde(skip)]
     pub config: serde_json::Value,
+    /// What the entry asked for (to tell on reload whether it changed).
+    #[serde(skip)]
+    pub(crate) entry: Option<PluginEntry>,
+    /// Modification time and size of a library when it was loaded.
+    #[serde(skip)]
+    pub(crate) stamp: Option<(std::time::SystemTime, u64)>,
 }
 
 /// A problem to show the operator: one line each.
@@ -96,10 +102,12 @@ impl std::fmt::Display for Problem {
 
 /// The loaded plugins of one host.
 pub struct PluginHost {
-    core: Arc<HostCore>,
-    manifest_path: PathBuf,
-    records: Vec<PluginRecord>,
-    problems: Vec<Problem>,
+    pub(crate) core: Arc<HostCore>,
+    pub(crate) manifest_path: PathBuf,
+    pub(crate) records: Vec<PluginRecord>,
+    pub(crate) problems: Vec<Problem>,
+    /// Library files already mapped into this process.
+    pub(crate) mapped: std::collections::HashSet<PathBuf>,
 }
 
 impl PluginHost {
@@ -110,6 +118,7 @@ impl PluginHost {
             manifest_path,
             records: Vec::new(),
             problems: Vec::new(),
+            mapped: Default::default(),
         }
     }
 
@@ -139,9 +148,14 @@ impl PluginHost {
 
     /// Applies every entry of `manifest`, then every drop-in library.
     pub fn load_manifest(&mut self, manifest: &Manifest) {
-        for entry in &manifest.plugins {
-            self.load_entry(entry);
+        for entry in self.desired_entries(manifest) {
+            self.load_entry(&entry);
         }
+    }
+
+    /// The manifest's entries followed by one entry per drop-in library.
+    pub(crate) fn desired_entries(&mut self, manifest: &Manifest) -> Vec<PluginEntry> {
+        let mut entries: Vec<PluginEntry> = manifest.plugins.clone();
         let mut position = manifest.plugins.len();
         let taken: Vec<PathBuf> = manifest
             .plugins
@@ -164,7 +178,7 @@ impl PluginHost {
             };
             for path in libraries.into_iter().filter(|p| !taken.contains(p)) {
                 let id = crate::config::manifest_library_id(&path);
-                if self.records.iter().any(|r| r.id == id) {
+                if entries.iter().any(|e| e.id == id) {
                     self.problem(
                         Some(&id),
                         format!("{}: duplicate id from plugin_dirs; skipped", path.display()),
@@ -179,12 +193,13 @@ impl PluginHost {
                     index: position,
                 };
                 position += 1;
-                self.load_entry(&entry);
+                entries.push(entry);
             }
         }
+        entries
     }
 
-    fn problem(&mut self, plugin: Option<&str>, message: String) {
+    pub(crate) fn problem(&mut self, plugin: Option<&str>, message: String) {
         match plugin {
             Some(id) => tracing::warn!(plugin = %id, "{message}"),
             None => tracing::warn!("{message}"),
@@ -205,9 +220,18 @@ impl PluginHost {
                     builtin::names().join(", ")
                 )),
             },
-            PluginRef::Library(path) => loader::load_library(path)
-                .map(|m| (PluginSource::Library(path.clone()), m))
-                .map_err(|e| e.to_string()),
+            PluginRef::Library(path) => {
+                // A file mapped before may have been rebuilt: map a fresh
+                // copy so its new code runs (the old mapping stays).
+                let load_from = if self.mapped.contains(path) {
+                    super::reload::fresh_copy(self.core.state_dir(), path)?
+                } else {
+                    path.clone()
+                };
+                loader::load_library(&load_from)
+                    .map(|m| (PluginSource::Library(path.clone()), m))
+                    .map_err(|e| e.to_string())
+            }
         }
     }
 
@@ -228,12 +252,17 @@ impl PluginHost {
             services: Vec::new(),
             position: entry.index as u32,
             config: entry.config.clone(),
+            entry: Some(entry.clone()),
+            stamp: super::reload::stamp_of(&entry.plugin),
         };
         if entry.disabled {
             self.records.push(record);
             return;
         }
         let outcome = self.resolve(entry).and_then(|(source, module)| {
+            if let PluginSource::Library(path) = &source {
+                self.mapped.insert(path.clone());
+            }
             record.source = source;
             self.apply_module(entry, module, &mut record)
         });
@@ -320,6 +349,8 @@ impl PluginHost {
             services: Vec::new(),
             position: entry.index as u32,
             config: entry.config.clone(),
+            entry: None,
+            stamp: None,
         };
         if let Err(message) = self.apply_module(&entry, module, &mut record) {
             record.status = PluginStatus::Failed(message.clone());
