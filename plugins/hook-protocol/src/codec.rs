@@ -70,11 +70,10 @@ impl Exit {
     /// vector `S3-deny-exit1` denies on exit 1. Plain text is context only on
     /// exit 0 (see [`Stdout::plain_counts`]).
     pub fn output_counts(&self, dialect: Dialect) -> bool {
-        match (self, dialect) {
-            (Exit::Success, _) => true,
-            (Exit::Failed { .. }, Dialect::Claude) => true,
-            _ => false,
-        }
+        matches!(
+            (self, dialect),
+            (Exit::Success, _) | (Exit::Failed { .. }, Dialect::Claude)
+        )
     }
 }
 

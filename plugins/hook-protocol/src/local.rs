@@ -9,7 +9,7 @@
 //! escapes (a spawn failure is an answer). It also records every context,
 //! record, halt and warning the bridge produces so tests can assert on them.
 
-use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
+use std::os::unix::process::ExitStatusExt as _;
 use std::process::Stdio;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
