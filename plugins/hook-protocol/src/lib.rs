@@ -20,8 +20,8 @@
 //! - [`records`]: the shape of those records.
 //!
 //! With the `local-runner` feature, [`local`] provides a [`HookHost`] that
-//! spawns real processes with tokio: for tests only, since a plugin has no
-//! reactor of its own.
+//! spawns real processes with tokio, and [`vectors`] drives the recorded
+//! CLI vectors: for tests only, since a plugin has no reactor of its own.
 #![cfg_attr(
     not(test),
     deny(
@@ -41,6 +41,8 @@ pub mod merge;
 pub mod point;
 pub mod records;
 pub mod runner;
+#[cfg(feature = "local-runner")]
+pub mod vectors;
 
 pub use codec::{Exit, Stdout};
 pub use config::{ConfigError, ConfiguredHook, HandlerShape};
