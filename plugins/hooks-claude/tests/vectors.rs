@@ -318,9 +318,14 @@ fn check_received(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_vector_replays_through_real_hooks() {
-    for v in vectors() {
-        replay(&v).await;
-    }
+    // Vectors are independent (one sandbox and bridge each): replay them
+    // side by side, since a login shell costs a few hundred milliseconds.
+    use futures::StreamExt as _;
+    let all = vectors();
+    futures::stream::iter(all.iter().map(replay))
+        .buffer_unordered(8)
+        .collect::<Vec<()>>()
+        .await;
 }
 
 async fn replay(v: &Vector) {
