@@ -1,0 +1,82 @@
+//! The `hook/invoked` and `hook/result` session-log records.
+//!
+//! One pair per hook that ran (or was refused) inside a turn, appended after
+//! every hook of the point finished, in config order, so the log is
+//! deterministic although the hooks ran in parallel. Output is summarized:
+//! a long stderr is truncated with a marker, never stored whole (the hook's
+//! effect on the conversation is recorded by the host separately).
+
+use serde_json::{Value, json};
+
+use crate::Dialect;
+use crate::point::HookRun;
+
+/// Characters of stdout or stderr kept in a `hook/result` record.
+pub const SUMMARY_CHARS: usize = 240;
+
+/// Truncates `text` to `limit` characters, marking how much was cut.
+pub fn summarize(text: &str, limit: usize) -> String {
+    let total = text.chars().count();
+    if total <= limit {
+        return text.to_string();
+    }
+    let kept: String = text.chars().take(limit).collect();
+    format!("{kept}…[{} more chars]", total - limit)
+}
+
+/// The `hook/invoked` record of one hook.
+pub fn invoked(dialect: Dialect, event: &str, run: &HookRun) -> Value {
+    json!({
+        "type": "hook/invoked",
+        "dialect": dialect.as_str(),
+        "event": event,
+        "command": run.command,
+        "matcher": run.matcher,
+        "source": run.source,
+        "index": run.index,
+    })
+}
+
+/// The `hook/result` record of one hook.
+pub fn result(dialect: Dialect, event: &str, run: &HookRun) -> Value {
+    let a = &run.answer;
+    json!({
+        "type": "hook/result",
+        "dialect": dialect.as_str(),
+        "event": event,
+        "command": run.command,
+        "index": run.index,
+        "outcome": run.outcome.as_str(),
+        "exit_code": a.exit_code,
+        "signal": a.signal,
+        "timed_out": a.timed_out,
+        "spawn_error": a.spawn_error,
+        "duration_ms": a.duration_ms,
+        "stdout": summarize(&a.stdout, SUMMARY_CHARS),
+        "stdout_truncated": a.stdout_truncated,
+        "stderr": summarize(&a.stderr, SUMMARY_CHARS),
+        "stderr_truncated": a.stderr_truncated,
+        "detail": run.detail,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_text_is_cut_with_a_marker() {
+        let long = "x".repeat(600);
+        let s = summarize(&long, SUMMARY_CHARS);
+        assert!(s.starts_with(&"x".repeat(SUMMARY_CHARS)));
+        assert!(s.ends_with("…[360 more chars]"));
+        assert!(s.chars().count() < 300);
+        assert_eq!(summarize("short", SUMMARY_CHARS), "short");
+    }
+
+    #[test]
+    fn summary_counts_characters_not_bytes() {
+        let s = summarize("ééé", 2);
+        assert_eq!(s, "éé…[1 more chars]");
+    }
+}

@@ -1,0 +1,259 @@
+//! One module per Claude Code hook event, each holding its payload builder
+//! and its outcome mapping; this module holds what they share: selecting
+//! and starting the hooks of one point, and reading one hook's answer the
+//! way Claude Code does.
+//!
+//! How a point runs (vector notes): every matching hook through
+//! `/bin/sh -c <command>` in the session's cwd, stdin = compact JSON plus one
+//! newline, the environment inherited plus `CLAUDE_PROJECT_DIR`,
+//! `CLAUDECODE=1`, `CLAUDE_CODE_SESSION_ID` (and `CLAUDE_EFFORT`, plugin
+//! folders where Claude Code sets them). Identical command strings on one
+//! point run once. Nothing in the command is substituted: the shell expands
+//! `${CLAUDE_PROJECT_DIR}`; a non-plugin hook that mentions
+//! `${CLAUDE_PLUGIN_ROOT}` is refused without running, as Claude Code does.
+
+pub mod post_tool_use;
+pub mod pre_tool_use;
+pub mod session_end;
+pub mod session_start;
+pub mod stop;
+pub mod subagent;
+pub mod user_prompt_submit;
+
+use dsh_hook_protocol::codec::{self, Exit, Stdout};
+use dsh_hook_protocol::point::{self, HookRun, Invocation, Outcome};
+use dsh_hook_protocol::{Dialect, RunRequest};
+use dsh_plugin_api::SessionRef;
+use serde_json::{Map, Value};
+
+use crate::ClaudeBridge;
+
+/// Claude Code's own refusal of `${CLAUDE_PLUGIN_ROOT}` outside a plugin
+/// (vector `S12-plugin-root-in-settings`).
+fn plugin_root_refusal(command: &str) -> String {
+    format!(
+        "Failed to run: Hook command references ${{CLAUDE_PLUGIN_ROOT}} but the hook is not \
+         associated with a plugin. This variable is only available in hooks defined in a \
+         plugin's hooks/hooks.json file, not in settings.json. Command: {command}"
+    )
+}
+
+/// The stdin Claude Code writes: compact JSON and one newline.
+pub fn stdin_bytes(payload: &Value) -> String {
+    let mut s = payload.to_string();
+    s.push('\n');
+    s
+}
+
+/// `session_id`, `transcript_path`, `cwd`: the head of every payload.
+pub(crate) fn head(session: &SessionRef) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("session_id".into(), session.session_id.as_str().into());
+    m.insert("transcript_path".into(), session.log_path.as_str().into());
+    m.insert("cwd".into(), session.cwd.as_str().into());
+    m
+}
+
+/// Adds `prompt_id` when the session is inside a prompt's turn.
+pub(crate) fn prompt_id(m: &mut Map<String, Value>, session: &SessionRef) {
+    if !session.prompt_id.is_empty() {
+        m.insert("prompt_id".into(), session.prompt_id.as_str().into());
+    }
+}
+
+/// `permission_mode`, `default` when the host has none.
+pub(crate) fn permission_mode(m: &mut Map<String, Value>, session: &SessionRef) {
+    let mode = if session.permission_mode.is_empty() {
+        "default"
+    } else {
+        session.permission_mode.as_str()
+    };
+    m.insert("permission_mode".into(), mode.into());
+}
+
+/// `effort: {level}`, when configured.
+pub(crate) fn effort(m: &mut Map<String, Value>, effort: Option<&str>) {
+    if let Some(level) = effort {
+        m.insert("effort".into(), serde_json::json!({ "level": level }));
+    }
+}
+
+/// Claude Code's name for a tool: its subagent tool is `Agent`, which the
+/// model may still call by its old name `Task`.
+pub fn claude_tool_name(name: &str) -> &str {
+    if name == "Task" { "Agent" } else { name }
+}
+
+/// Matcher subjects of a tool: its name, plus `Task` for `Agent` so old
+/// matchers keep matching.
+pub(crate) fn tool_subjects(tool: &str) -> Vec<&str> {
+    if tool == "Agent" {
+        vec!["Agent", "Task"]
+    } else {
+        vec![tool]
+    }
+}
+
+/// One hook's answer, read the Claude Code way.
+#[derive(Debug, Default)]
+pub(crate) struct Reading {
+    /// Exit 2: the hook blocks; its stderr is the reason.
+    pub blocked: bool,
+    /// A JSON object answer (exit 0, or another exit except 2), event name
+    /// checked.
+    pub json: Option<Map<String, Value>>,
+    /// Plain stdout of an exit-0 hook, trimmed.
+    pub plain: Option<String>,
+}
+
+impl Reading {
+    /// `hookSpecificOutput.additionalContext`.
+    pub fn additional_context(&self) -> Option<&str> {
+        self.json
+            .as_ref()
+            .and_then(|j| codec::specific_str(j, "additionalContext"))
+    }
+
+    /// `continue: false` and its `stopReason`.
+    pub fn stop(&self) -> Option<Option<&str>> {
+        self.json.as_ref().and_then(codec::stop_requested)
+    }
+
+    /// Top-level `decision`.
+    pub fn decision(&self) -> Option<&str> {
+        self.json
+            .as_ref()
+            .and_then(|j| codec::str_field(j, "decision"))
+    }
+
+    /// Top-level `reason`.
+    pub fn reason(&self) -> Option<&str> {
+        self.json
+            .as_ref()
+            .and_then(|j| codec::str_field(j, "reason"))
+    }
+}
+
+/// Reads `run`'s answer for `event`, marking the run's outcome and detail
+/// when the output is rejected (wrong `hookEventName`).
+pub(crate) fn read(run: &mut HookRun, event: &str) -> Reading {
+    let (exit, stdout) = codec::read_output(&run.answer, Dialect::Claude);
+    let mut reading = Reading {
+        blocked: exit == Exit::Block,
+        ..Reading::default()
+    };
+    match stdout {
+        Stdout::Json(map) => match codec::check_event_name(&map, event) {
+            Ok(()) => reading.json = Some(map),
+            Err(e) => {
+                run.outcome = Outcome::NonBlockingError;
+                run.detail = Some(e);
+            }
+        },
+        Stdout::Plain(text) if exit == Exit::Success => reading.plain = Some(text),
+        _ => {}
+    }
+    reading
+}
+
+/// `[command]: stderr`: how Claude Code quotes a blocking hook's stderr.
+pub(crate) fn quoted_stderr(run: &HookRun) -> String {
+    format!("[{}]: {}", run.command, run.answer.stderr)
+}
+
+impl ClaudeBridge {
+    /// Whether any hook is configured for `event`.
+    pub(crate) fn has_hooks(&self, event: &str) -> bool {
+        self.hooks.iter().any(|h| h.hook.event == event)
+    }
+
+    /// Runs every hook of `event` whose matcher selects one of `subjects`
+    /// (all hooks when `subjects` is empty), concurrently, and returns their
+    /// runs in config order. Records are appended by [`Self::record`] once
+    /// the caller has read the answers.
+    pub(crate) async fn fire(
+        &self,
+        event: &str,
+        session: &SessionRef,
+        subjects: &[&str],
+        payload: &Value,
+    ) -> Vec<HookRun> {
+        let stdin = stdin_bytes(payload);
+        let project_dir = self.project_dir.as_deref().unwrap_or(session.cwd.as_str());
+        let with_effort = payload.get("effort").is_some();
+        let mut seen: Vec<&str> = Vec::new();
+        let mut invocations = Vec::new();
+        for (index, ch) in self.hooks.iter().enumerate() {
+            let h = &ch.hook;
+            if h.event != event || !(subjects.is_empty() || h.matcher.matches_any(subjects)) {
+                continue;
+            }
+            if seen.contains(&h.command.as_str()) {
+                continue;
+            }
+            seen.push(&h.command);
+            let request = if ch.plugin.is_none() && h.command.contains("${CLAUDE_PLUGIN_ROOT}") {
+                Err(plugin_root_refusal(&h.command))
+            } else {
+                let mut req = RunRequest::new(
+                    vec!["/bin/sh".into(), "-c".into(), h.command.clone()],
+                    &session.cwd,
+                    stdin.clone(),
+                    h.timeout_s,
+                )
+                .with_env("CLAUDE_PROJECT_DIR", project_dir)
+                .with_env("CLAUDECODE", "1")
+                .with_env("CLAUDE_CODE_SESSION_ID", &session.session_id);
+                if let (true, Some(level)) = (with_effort, self.effort.as_deref()) {
+                    req = req.with_env("CLAUDE_EFFORT", level);
+                }
+                if let Some(dirs) = &ch.plugin {
+                    req = req
+                        .with_env("CLAUDE_PLUGIN_ROOT", &dirs.root)
+                        .with_env("CLAUDE_PLUGIN_DATA", &dirs.data);
+                }
+                Ok(req)
+            };
+            invocations.push(Invocation {
+                index,
+                command: h.command.clone(),
+                matcher: h.matcher_raw.clone(),
+                source: h.source.clone(),
+                request,
+            });
+        }
+        if invocations.is_empty() {
+            return Vec::new();
+        }
+        point::run_all(self.host.as_ref(), invocations).await
+    }
+
+    /// Appends the `hook/*` records of a point.
+    pub(crate) fn record(&self, session: &SessionRef, event: &str, runs: &[HookRun]) {
+        point::record(
+            self.host.as_ref(),
+            &session.session_id,
+            Dialect::Claude,
+            event,
+            runs,
+        );
+    }
+
+    /// Injects context, logging (not failing) when the host refuses.
+    pub(crate) fn inject(&self, session_id: &str, text: &str) {
+        if let Err(e) = self.host.inject_context(session_id, text) {
+            self.host.warn(&format!(
+                "hooks-claude: context for session {session_id} dropped: {e}"
+            ));
+        }
+    }
+
+    /// Halts the session's turn (`continue: false`).
+    pub(crate) fn halt(&self, session_id: &str, reason: &str) {
+        if let Err(e) = self.host.halt_turn(session_id, reason) {
+            self.host.warn(&format!(
+                "hooks-claude: cannot halt the turn of {session_id}: {e}"
+            ));
+        }
+    }
+}

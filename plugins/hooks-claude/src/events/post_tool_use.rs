@@ -1,0 +1,183 @@
+//! PostToolUse and PostToolUseFailure (`tools/post-execute`).
+//!
+//! A call that was denied before it ran fires neither (vector `S2-exit2`).
+//! A result with `is_error` fires PostToolUseFailure (payload `error`,
+//! `is_interrupt`), any other PostToolUse (payload `tool_response`: the
+//! tool's structured response when it has one, else its text).
+//!
+//! The result always stays as it is (vector `S5-updated-mcp-output`: not
+//! even `updatedMCPToolOutput` on a built-in tool replaces it). Blocking
+//! feedback (exit 2: `[command]: stderr`; `decision: "block"`: the reason)
+//! and `additionalContext` are added after it as Claude Code's
+//! `<system-reminder>` blocks (vectors `S5-*`); plain stdout is ignored.
+//! `continue: false` ends the turn after this step.
+
+use std::future::Future;
+
+use dsh_hook_protocol::point::Outcome;
+use dsh_plugin_api::abi_stable::std_types::{ROption, RString};
+use dsh_plugin_api::{PostExecuteInput, PostToolDecision};
+use serde_json::Value;
+
+use super::pre_tool_use::tool_input;
+use super::{
+    claude_tool_name, effort, head, permission_mode, prompt_id, quoted_stderr, read, tool_subjects,
+};
+use crate::ClaudeBridge;
+
+/// The event of a successful call.
+pub const EVENT: &str = "PostToolUse";
+/// The event of a call that ended in error.
+pub const FAILURE: &str = "PostToolUseFailure";
+
+/// The event `input` fires, if any.
+pub fn event_of(input: &PostExecuteInput) -> Option<&'static str> {
+    match (input.denied, input.result.is_error) {
+        (true, _) => None,
+        (false, true) => Some(FAILURE),
+        (false, false) => Some(EVENT),
+    }
+}
+
+/// The tool's response as Claude Code reports it.
+fn tool_response(input: &PostExecuteInput) -> Value {
+    input
+        .result
+        .structured
+        .as_ref()
+        .into_option()
+        .and_then(|s| serde_json::from_str(s).ok())
+        .unwrap_or_else(|| Value::String(input.result.text_content()))
+}
+
+/// The stdin payload of `event` ([`EVENT`] or [`FAILURE`]).
+pub fn payload(
+    input: &PostExecuteInput,
+    event: &str,
+    effort_level: Option<&str>,
+    duration_ms: u64,
+) -> Value {
+    let call = &input.call;
+    let mut m = head(&call.session);
+    prompt_id(&mut m, &call.session);
+    permission_mode(&mut m, &call.session);
+    effort(&mut m, effort_level);
+    m.insert("hook_event_name".into(), event.into());
+    m.insert("tool_name".into(), claude_tool_name(&call.name).into());
+    m.insert("tool_input".into(), tool_input(call));
+    if event == FAILURE {
+        m.insert("tool_use_id".into(), call.call_id.as_str().into());
+        m.insert("error".into(), input.result.text_content().into());
+        m.insert("is_interrupt".into(), false.into());
+    } else {
+        m.insert("tool_response".into(), tool_response(input));
+        m.insert("tool_use_id".into(), call.call_id.as_str().into());
+    }
+    m.insert("duration_ms".into(), duration_ms.into());
+    Value::Object(m)
+}
+
+fn reminder(text: &str) -> String {
+    format!("<system-reminder>\n{text}\n</system-reminder>")
+}
+
+fn join(existing: Option<String>, ours: Vec<String>) -> Option<String> {
+    let parts: Vec<String> = ours.into_iter().chain(existing).collect();
+    (!parts.is_empty()).then(|| parts.join("\n"))
+}
+
+impl ClaudeBridge {
+    /// Runs the PostToolUse (or PostToolUseFailure) hooks after the rest of
+    /// the waterfall and adds their feedback and context to its decision.
+    pub async fn on_post_tool_use<F, Fut>(
+        &self,
+        input: &PostExecuteInput,
+        next: F,
+    ) -> Result<PostToolDecision, String>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<PostToolDecision, String>>,
+    {
+        let duration_ms = self.take_duration_ms(&input.call.call_id);
+        let Some(event) = event_of(input).filter(|e| self.has_hooks(e)) else {
+            return next().await;
+        };
+        let call = &input.call;
+        let tool = claude_tool_name(&call.name);
+        let payload = payload(input, event, self.effort.as_deref(), duration_ms);
+        let mut runs = self
+            .fire(event, &call.session, &tool_subjects(tool), &payload)
+            .await;
+        let mut feedback = Vec::new();
+        let mut contexts = Vec::new();
+        let mut halt: Option<String> = None;
+        for run in &mut runs {
+            let reading = read(run, event);
+            let context = reading
+                .additional_context()
+                .map(|ctx| reminder(&format!("{event}:{tool} hook additional context: {ctx}")));
+            let why = if reading.blocked {
+                Some(quoted_stderr(run))
+            } else if reading.decision() == Some("block") {
+                run.outcome = Outcome::Blocked;
+                Some(reading.reason().unwrap_or_default().to_string())
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                let mut text = reminder(&format!(
+                    "{event}:{tool} hook blocking error from command: \"{}\": {why}",
+                    run.command
+                ));
+                // Claude Code separates a block from the same hook's context
+                // with a newline (vector `S5-block-and-context`).
+                if context.is_some() {
+                    text.push('\n');
+                }
+                feedback.push(text);
+            }
+            contexts.extend(context);
+            if let Some(reason) = reading.stop() {
+                halt.get_or_insert_with(|| reason.unwrap_or_default().to_string());
+            }
+        }
+        self.record(&call.session, event, &runs);
+        if let Some(reason) = halt {
+            self.halt(&call.session.session_id, &reason);
+        }
+        let to_r = |s: Option<String>| -> ROption<RString> { s.map(RString::from).into() };
+        let decision = next().await?;
+        Ok(match decision {
+            PostToolDecision::Accept {
+                content,
+                additional_context,
+            } => {
+                let context = join(additional_context.into_option().map(String::from), contexts);
+                if feedback.is_empty() {
+                    PostToolDecision::Accept {
+                        content,
+                        additional_context: to_r(context),
+                    }
+                } else {
+                    PostToolDecision::Block {
+                        feedback: feedback.join("\n").into(),
+                        additional_context: to_r(context),
+                    }
+                }
+            }
+            PostToolDecision::Block {
+                feedback: theirs,
+                additional_context,
+            } => {
+                feedback.push(theirs.into());
+                PostToolDecision::Block {
+                    feedback: feedback.join("\n").into(),
+                    additional_context: to_r(join(
+                        additional_context.into_option().map(String::from),
+                        contexts,
+                    )),
+                }
+            }
+        })
+    }
+}

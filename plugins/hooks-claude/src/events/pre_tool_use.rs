@@ -1,0 +1,178 @@
+//! PreToolUse (`tools/pre-execute`): allow, ask, deny or rewrite a call.
+//!
+//! Per hook (vectors `S2-*`, `S3-*`):
+//! - exit 2: deny; the model's error result is `PreToolUse:<tool> hook
+//!   error: [<command>]: <stderr>`, stdout ignored;
+//! - `hookSpecificOutput.permissionDecision` `allow` / `ask` / `deny` with
+//!   `permissionDecisionReason` (a deny's reason is the model's error result
+//!   verbatim), or the legacy top-level `decision` `approve` / `block` with
+//!   `reason`; a JSON deny is honoured even on exit 1 (`S3-deny-exit1`);
+//! - `updatedInput` replaces the whole argument object
+//!   ([`PreToolDecision::Allow`] `updated_arguments`);
+//! - `additionalContext`: a `<system-reminder>` the host delivers after the
+//!   step's tool results (`S3-allow-additional-context`);
+//! - `continue: false`: the call's outcome stands and the turn ends after
+//!   this step (`Host::halt_turn`);
+//! - a `hookEventName` naming another event voids the output
+//!   (`S3-wrong-event-name`).
+//!
+//! Merge: deny > ask > allow. Unless denied, the rest of the waterfall runs
+//! and a stronger downstream answer wins.
+
+use std::future::Future;
+
+use dsh_hook_protocol::codec;
+use dsh_hook_protocol::merge::{self, Permission, Vote};
+use dsh_hook_protocol::point::Outcome;
+use dsh_plugin_api::abi_stable::std_types::{ROption, RString};
+use dsh_plugin_api::{PreToolDecision, ToolCall};
+use serde_json::Value;
+
+use super::{
+    claude_tool_name, effort, head, permission_mode, prompt_id, quoted_stderr, read, tool_subjects,
+};
+use crate::ClaudeBridge;
+
+/// The event name.
+pub const EVENT: &str = "PreToolUse";
+
+/// The call's arguments as JSON (a string when they are not JSON).
+pub(crate) fn tool_input(call: &ToolCall) -> Value {
+    serde_json::from_str(&call.arguments)
+        .unwrap_or_else(|_| Value::String(call.arguments.to_string()))
+}
+
+/// The stdin payload.
+pub fn payload(call: &ToolCall, effort_level: Option<&str>) -> Value {
+    let mut m = head(&call.session);
+    prompt_id(&mut m, &call.session);
+    permission_mode(&mut m, &call.session);
+    effort(&mut m, effort_level);
+    m.insert("hook_event_name".into(), EVENT.into());
+    m.insert("tool_name".into(), claude_tool_name(&call.name).into());
+    m.insert("tool_input".into(), tool_input(call));
+    m.insert("tool_use_id".into(), call.call_id.as_str().into());
+    Value::Object(m)
+}
+
+fn vote_of_json(json: &serde_json::Map<String, Value>, tool: &str) -> Option<Vote> {
+    let reason = codec::specific_str(json, "permissionDecisionReason").map(String::from);
+    let denied = || {
+        Some(
+            reason
+                .clone()
+                .unwrap_or_else(|| format!("{EVENT}:{tool} hook denied this tool call")),
+        )
+    };
+    match codec::specific_str(json, "permissionDecision") {
+        Some("allow") => return Some(Vote::new(Permission::Allow, reason)),
+        Some("ask") => return Some(Vote::new(Permission::Ask, reason)),
+        Some("deny") => return Some(Vote::new(Permission::Deny, denied())),
+        _ => {}
+    }
+    let legacy_reason = codec::str_field(json, "reason").map(String::from);
+    match codec::str_field(json, "decision") {
+        Some("approve") => Some(Vote::new(Permission::Allow, legacy_reason)),
+        Some("block") => Some(Vote::new(
+            Permission::Deny,
+            legacy_reason.or_else(|| Some(format!("{EVENT}:{tool} hook denied this tool call"))),
+        )),
+        _ => None,
+    }
+}
+
+impl ClaudeBridge {
+    /// Runs the PreToolUse hooks, then (unless denied) the rest of the
+    /// waterfall.
+    pub async fn on_pre_tool_use<F, Fut>(
+        &self,
+        call: &ToolCall,
+        next: F,
+    ) -> Result<PreToolDecision, String>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<PreToolDecision, String>>,
+    {
+        if !self.has_hooks(EVENT) {
+            let decision = next().await?;
+            self.mark_started(&call.call_id);
+            return Ok(decision);
+        }
+        let tool = claude_tool_name(&call.name);
+        let session = &call.session;
+        let payload = payload(call, self.effort.as_deref());
+        let mut runs = self
+            .fire(EVENT, session, &tool_subjects(tool), &payload)
+            .await;
+        let mut votes = Vec::new();
+        let mut updated: Option<Value> = None;
+        let mut contexts = Vec::new();
+        let mut halt: Option<String> = None;
+        for run in &mut runs {
+            let reading = read(run, EVENT);
+            if reading.blocked {
+                let reason = format!("{EVENT}:{tool} hook error: {}", quoted_stderr(run));
+                votes.push(Vote::new(Permission::Deny, Some(reason)));
+                continue;
+            }
+            let Some(json) = reading.json.as_ref() else {
+                continue;
+            };
+            if let Some(vote) = vote_of_json(json, tool) {
+                if vote.permission == Permission::Deny {
+                    run.outcome = Outcome::Blocked;
+                }
+                votes.push(vote);
+            }
+            if let Some(input) = json
+                .get("hookSpecificOutput")
+                .and_then(|h| h.get("updatedInput"))
+                && input.is_object()
+            {
+                updated = Some(input.clone());
+            }
+            if let Some(ctx) = reading.additional_context() {
+                contexts.push(format!(
+                    "<system-reminder>\n{EVENT}:{tool} hook additional context: {ctx}\n</system-reminder>"
+                ));
+            }
+            if let Some(reason) = reading.stop() {
+                halt.get_or_insert_with(|| reason.unwrap_or_default().to_string());
+            }
+        }
+        self.record(session, EVENT, &runs);
+        for text in &contexts {
+            self.inject(&session.session_id, text);
+        }
+        if let Some(reason) = halt {
+            self.halt(&session.session_id, &reason);
+        }
+        let merged = merge::merge(votes);
+        let ours = (!merged.reasons.is_empty()).then(|| RString::from(merged.reasons.join("\n")));
+        if merged.denied() {
+            return Ok(PreToolDecision::Deny {
+                reason: ours.unwrap_or_default(),
+            });
+        }
+        let decision = match (next().await?, merged.permission) {
+            (d @ PreToolDecision::Deny { .. }, _) => d,
+            (PreToolDecision::Ask { reason: theirs }, Some(Permission::Ask)) => {
+                PreToolDecision::Ask {
+                    reason: ours.map_or(theirs, ROption::RSome),
+                }
+            }
+            (d @ PreToolDecision::Ask { .. }, _) => d,
+            (PreToolDecision::Allow { .. }, Some(Permission::Ask)) => PreToolDecision::Ask {
+                reason: ours.into(),
+            },
+            (PreToolDecision::Allow { updated_arguments }, _) => PreToolDecision::Allow {
+                updated_arguments: updated_arguments
+                    .into_option()
+                    .or_else(|| updated.map(|v| RString::from(v.to_string())))
+                    .into(),
+            },
+        };
+        self.mark_started(&call.call_id);
+        Ok(decision)
+    }
+}

@@ -1,0 +1,51 @@
+//! SessionStart (`agent/session-start`): context for the first request.
+//!
+//! Plain stdout of an exit-0 hook and `additionalContext` both become
+//! context (vectors `S7-plain-stdout`, `S7-json-additional-context`), in
+//! Claude Code's wording; an exit 2 blocks nothing (`S7-exit2`). The host
+//! awaits session-start listeners, so the context reaches the first request.
+//! Matcher subject: the `source` (`startup`, `resume`, `clear`, `compact`).
+
+use dsh_plugin_api::SessionStartInput;
+use serde_json::Value;
+
+use super::{head, read};
+use crate::ClaudeBridge;
+
+/// The event name.
+pub const EVENT: &str = "SessionStart";
+
+/// The stdin payload.
+pub fn payload(input: &SessionStartInput) -> Value {
+    let mut m = head(&input.session);
+    m.insert("hook_event_name".into(), EVENT.into());
+    m.insert("source".into(), input.source.as_str().into());
+    Value::Object(m)
+}
+
+impl ClaudeBridge {
+    /// Runs the SessionStart hooks and injects their context.
+    pub async fn on_session_start(&self, input: &SessionStartInput) {
+        if !self.has_hooks(EVENT) {
+            return;
+        }
+        let source = input.source.as_str();
+        let mut runs = self
+            .fire(EVENT, &input.session, &[source], &payload(input))
+            .await;
+        let mut contexts = Vec::new();
+        for run in &mut runs {
+            let reading = read(run, EVENT);
+            if let Some(text) = reading.plain.as_deref() {
+                contexts.push(format!("{EVENT}:{source} hook success: {text}"));
+            }
+            if let Some(ctx) = reading.additional_context() {
+                contexts.push(format!("{EVENT} hook additional context: {ctx}"));
+            }
+        }
+        self.record(&input.session, EVENT, &runs);
+        for text in contexts {
+            self.inject(&input.session.session_id, &text);
+        }
+    }
+}

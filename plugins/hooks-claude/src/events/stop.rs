@@ -1,0 +1,96 @@
+//! Stop (`agent/turn-continuation`): a hook may make the agent go on.
+//!
+//! It fires only when the loop would end the turn on its own. `decision:
+//! "block"` or exit 2 continues the turn with the steering text `Stop hook
+//! feedback:\n<reason>` (exit 2: `[command]: stderr`; vectors
+//! `S6-decision-block`, `S6-exit2`); the next Stop payload then carries
+//! `stop_hook_active: true`. Claude Code honours at most 8 blocks in a row
+//! and overrides the 9th (vector `S6-block-always`). `continue: false` ends
+//! the turn whatever else is said (`S6-continue-false`); plain stdout and
+//! other exits are ignored.
+
+use std::future::Future;
+
+use dsh_hook_protocol::point::Outcome;
+use dsh_plugin_api::abi_stable::std_types::{ROption, RString};
+use dsh_plugin_api::{ContinuationDecision, ContinuationInput};
+use serde_json::{Value, json};
+
+use super::{effort, head, permission_mode, prompt_id, quoted_stderr, read};
+use crate::ClaudeBridge;
+
+/// The event name.
+pub const EVENT: &str = "Stop";
+
+/// Consecutive blocks Claude Code honours before it lets the turn end.
+pub const MAX_CONSECUTIVE_BLOCKS: u32 = 8;
+
+/// The stdin payload.
+pub fn payload(input: &ContinuationInput, effort_level: Option<&str>) -> Value {
+    let mut m = head(&input.session);
+    prompt_id(&mut m, &input.session);
+    permission_mode(&mut m, &input.session);
+    effort(&mut m, effort_level);
+    m.insert("hook_event_name".into(), EVENT.into());
+    m.insert(
+        "stop_hook_active".into(),
+        (input.consecutive_continues > 0).into(),
+    );
+    m.insert(
+        "last_assistant_message".into(),
+        input.last_assistant_message.as_str().into(),
+    );
+    m.insert("background_tasks".into(), json!([]));
+    m.insert("session_crons".into(), json!([]));
+    Value::Object(m)
+}
+
+impl ClaudeBridge {
+    /// Runs the Stop hooks when the turn is about to end.
+    pub async fn on_stop<F, Fut>(
+        &self,
+        input: &ContinuationInput,
+        next: F,
+    ) -> Result<ContinuationDecision, String>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<ContinuationDecision, String>>,
+    {
+        if !self.has_hooks(EVENT) || input.default != ContinuationDecision::Stop {
+            return next().await;
+        }
+        let payload = payload(input, self.effort.as_deref());
+        let mut runs = self.fire(EVENT, &input.session, &[], &payload).await;
+        let mut blocks = Vec::new();
+        let mut halted = false;
+        for run in &mut runs {
+            let reading = read(run, EVENT);
+            if reading.blocked {
+                blocks.push(quoted_stderr(run));
+            } else if reading.decision() == Some("block") {
+                run.outcome = Outcome::Blocked;
+                blocks.push(reading.reason().unwrap_or_default().to_string());
+            }
+            halted |= reading.stop().is_some();
+        }
+        let capped = input.consecutive_continues >= MAX_CONSECUTIVE_BLOCKS;
+        if capped && !blocks.is_empty() {
+            for run in runs.iter_mut().filter(|r| r.outcome == Outcome::Blocked) {
+                run.detail = Some(format!(
+                    "block overridden: {MAX_CONSECUTIVE_BLOCKS} consecutive Stop blocks already honoured"
+                ));
+            }
+        }
+        self.record(&input.session, EVENT, &runs);
+        if halted {
+            return Ok(ContinuationDecision::Stop);
+        }
+        if !blocks.is_empty() && !capped {
+            let reason = format!("{EVENT} hook feedback:\n{}", blocks.join("\n"));
+            return Ok(ContinuationDecision::Continue {
+                reason: ROption::RSome(RString::from(reason)),
+            });
+        }
+        next().await
+    }
+}

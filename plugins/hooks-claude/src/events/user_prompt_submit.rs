@@ -1,0 +1,122 @@
+//! UserPromptSubmit (`agent/prompt-submit`): veto the prompt or add context.
+//!
+//! - exit 2 or `decision: "block"`: [`PromptDecision::Block`] with Claude
+//!   Code's message, `UserPromptSubmit operation blocked by hook:\n<why>\n\n
+//!   Original prompt: <prompt>` (`<why>` is `[command]: stderr` for exit 2,
+//!   the reason for JSON; vectors `S4-exit2`, `S4-decision-block`);
+//! - `continue: false`: no model call; the `stopReason` is reported (Block);
+//! - plain stdout of an exit-0 hook or `additionalContext`: context after
+//!   the prompt (`UserPromptSubmit hook success: ...` / `... additional
+//!   context: ...`, vectors `S4-plain-stdout`, `S4-json-additional-context`);
+//!   `systemMessage` is not model context (`S4-system-message`).
+//!
+//! A hook that only adds context is not a veto: later plugins still see
+//! the prompt, and the context is folded onto their decision.
+
+use std::future::Future;
+
+use dsh_hook_protocol::point::Outcome;
+use dsh_plugin_api::abi_stable::std_types::{ROption, RString};
+use dsh_plugin_api::{PromptDecision, PromptSubmitInput, blocks_text};
+use serde_json::Value;
+
+use super::{head, permission_mode, prompt_id, quoted_stderr, read};
+use crate::ClaudeBridge;
+
+/// The event name.
+pub const EVENT: &str = "UserPromptSubmit";
+
+/// The stdin payload.
+pub fn payload(input: &PromptSubmitInput) -> Value {
+    let mut m = head(&input.session);
+    prompt_id(&mut m, &input.session);
+    permission_mode(&mut m, &input.session);
+    m.insert("hook_event_name".into(), EVENT.into());
+    m.insert("prompt".into(), blocks_text(&input.content).into());
+    Value::Object(m)
+}
+
+/// Appends `extra` to an optional context, a blank line between parts.
+pub(crate) fn fold_context(existing: Option<String>, extra: Vec<String>) -> Option<String> {
+    let parts: Vec<String> = extra.into_iter().chain(existing).collect();
+    (!parts.is_empty()).then(|| parts.join("\n\n"))
+}
+
+impl ClaudeBridge {
+    /// Runs the UserPromptSubmit hooks, then (unless they veto) the rest of
+    /// the waterfall.
+    pub async fn on_prompt_submit<F, Fut>(
+        &self,
+        input: &PromptSubmitInput,
+        next: F,
+    ) -> Result<PromptDecision, String>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<PromptDecision, String>>,
+    {
+        if !self.has_hooks(EVENT) {
+            return next().await;
+        }
+        let prompt = blocks_text(&input.content);
+        let mut runs = self.fire(EVENT, &input.session, &[], &payload(input)).await;
+        let mut blocks = Vec::new();
+        let mut stop: Option<String> = None;
+        let mut contexts = Vec::new();
+        for run in &mut runs {
+            let reading = read(run, EVENT);
+            if reading.blocked {
+                blocks.push(quoted_stderr(run));
+                continue;
+            }
+            if let Some(reason) = reading.stop() {
+                run.outcome = Outcome::Blocked;
+                stop.get_or_insert_with(|| {
+                    reason
+                        .unwrap_or("Prompt stopped by a UserPromptSubmit hook")
+                        .to_string()
+                });
+            }
+            if reading.decision() == Some("block") {
+                run.outcome = Outcome::Blocked;
+                blocks.push(reading.reason().unwrap_or_default().to_string());
+            }
+            if let Some(text) = reading.plain.as_deref() {
+                contexts.push(format!("{EVENT} hook success: {text}"));
+            }
+            if let Some(ctx) = reading.additional_context() {
+                contexts.push(format!("{EVENT} hook additional context: {ctx}"));
+            }
+        }
+        self.record(&input.session, EVENT, &runs);
+        if let Some(reason) = stop {
+            return Ok(PromptDecision::Block {
+                reason: reason.into(),
+            });
+        }
+        if !blocks.is_empty() {
+            let reason = format!(
+                "{EVENT} operation blocked by hook:\n{}\n\nOriginal prompt: {prompt}",
+                blocks.join("\n")
+            );
+            return Ok(PromptDecision::Block {
+                reason: reason.into(),
+            });
+        }
+        match next().await? {
+            PromptDecision::Allow {
+                content,
+                additional_context,
+            } => {
+                let existing = additional_context.into_option().map(String::from);
+                Ok(PromptDecision::Allow {
+                    content,
+                    additional_context: match fold_context(existing, contexts) {
+                        Some(text) => ROption::RSome(RString::from(text)),
+                        None => ROption::RNone,
+                    },
+                })
+            }
+            blocked => Ok(blocked),
+        }
+    }
+}

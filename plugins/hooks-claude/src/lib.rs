@@ -1,0 +1,170 @@
+//! `hooks-claude`: runs a user's unmodified Claude Code command hooks on
+//! dsh's seams, with the semantics recorded from the real CLI
+//! (`tests/fixtures/vectors/claude`).
+//!
+//! | Claude Code event | dsh seam |
+//! |---|---|
+//! | SessionStart | `agent/session-start` |
+//! | UserPromptSubmit | `agent/prompt-submit` |
+//! | PreToolUse | `tools/pre-execute` |
+//! | PostToolUse / PostToolUseFailure | `tools/post-execute` (ok / `is_error`) |
+//! | Stop | `agent/turn-continuation` |
+//! | SubagentStart / SubagentStop | `subagent/start` / `subagent/end` |
+//! | SessionEnd | `agent/session-end` |
+//!
+//! The bridge is config parse ([`config`]) + payload build + outcome map
+//! (one module per event in [`events`]); running hooks, the exit-code
+//! contract, matchers, merging and records are `dsh-hook-protocol`'s. Every
+//! entry point is public ([`ClaudeBridge::on_pre_tool_use`], ...) and takes
+//! the rest of the waterfall as a closure, so the bridge can be driven
+//! without a host. Model-facing texts (deny reasons, `<system-reminder>`
+//! blocks, `Stop hook feedback:`) are rendered here byte for byte as Claude
+//! Code renders them; where they land is the host's business.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::print_stdout,
+        clippy::print_stderr
+    )
+)]
+
+pub mod config;
+pub mod events;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use dsh_hook_protocol::{HookHost, PluginHost};
+use dsh_plugin_api::abi_stable::std_types::RArc;
+use dsh_plugin_api::{
+    ContinuationDecision, ContinuationInput, Host, Next, Plugin, PostExecuteInput,
+    PostToolDecision, PreToolDecision, PromptDecision, PromptSubmitInput, Seam, SessionEndInput,
+    SessionStartInput, SubagentInfo, ToolCall,
+};
+
+pub use config::{ClaudeHook, Config, ConfigPaths};
+
+/// The Claude Code hook bridge.
+pub struct ClaudeBridge {
+    host: Arc<dyn HookHost>,
+    hooks: Vec<ClaudeHook>,
+    project_dir: Option<String>,
+    effort: Option<String>,
+    /// When each allowed tool call left pre-execute, for `duration_ms`.
+    started: Mutex<HashMap<String, Instant>>,
+}
+
+impl ClaudeBridge {
+    /// Loads the configured hook files (once) and reports every problem
+    /// through `host` as a warning.
+    pub fn new(config: Config, host: Arc<dyn HookHost>) -> Self {
+        let loaded = config::load(&config);
+        for w in &loaded.warnings {
+            host.warn(&format!("hooks-claude: {w}"));
+        }
+        ClaudeBridge {
+            host,
+            hooks: loaded.hooks,
+            project_dir: config.project_dir,
+            effort: config.effort,
+            started: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The hooks loaded at start, in config order.
+    pub fn hooks(&self) -> &[ClaudeHook] {
+        &self.hooks
+    }
+
+    fn mark_started(&self, call_id: &str) {
+        if let Ok(mut m) = self.started.lock() {
+            m.insert(call_id.to_string(), Instant::now());
+        }
+    }
+
+    fn take_duration_ms(&self, call_id: &str) -> u64 {
+        let start = self.started.lock().ok().and_then(|mut m| m.remove(call_id));
+        start.map_or(0, |s| {
+            u64::try_from(s.elapsed().as_millis()).unwrap_or(u64::MAX)
+        })
+    }
+}
+
+impl Plugin for ClaudeBridge {
+    type Config = Config;
+    const NAME: &'static str = "hooks-claude";
+    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+    const SEAMS: &'static [Seam] = &[
+        Seam::SessionStart,
+        Seam::SessionEnd,
+        Seam::PromptSubmit,
+        Seam::PreExecute,
+        Seam::PostExecute,
+        Seam::TurnContinuation,
+        Seam::SubagentStart,
+        Seam::SubagentEnd,
+    ];
+    const REQUIRES: &'static [&'static str] = &[dsh_hook_protocol::runner::PROCESS_RUNNER];
+
+    fn apply(host: &Host, config: Config) -> Result<Self, String> {
+        Ok(ClaudeBridge::new(
+            config,
+            Arc::new(PluginHost::new(host.clone())),
+        ))
+    }
+
+    async fn session_start(self: Arc<Self>, input: RArc<SessionStartInput>) -> Result<(), String> {
+        self.on_session_start(&input).await;
+        Ok(())
+    }
+
+    async fn session_end(self: Arc<Self>, input: RArc<SessionEndInput>) -> Result<(), String> {
+        self.on_session_end(&input).await;
+        Ok(())
+    }
+
+    async fn prompt_submit(
+        self: Arc<Self>,
+        input: RArc<PromptSubmitInput>,
+        next: Next<PromptDecision>,
+    ) -> Result<PromptDecision, String> {
+        self.on_prompt_submit(&input, || next.run()).await
+    }
+
+    async fn pre_execute(
+        self: Arc<Self>,
+        call: RArc<ToolCall>,
+        next: Next<PreToolDecision>,
+    ) -> Result<PreToolDecision, String> {
+        self.on_pre_tool_use(&call, || next.run()).await
+    }
+
+    async fn post_execute(
+        self: Arc<Self>,
+        input: RArc<PostExecuteInput>,
+        next: Next<PostToolDecision>,
+    ) -> Result<PostToolDecision, String> {
+        self.on_post_tool_use(&input, || next.run()).await
+    }
+
+    async fn turn_continuation(
+        self: Arc<Self>,
+        input: RArc<ContinuationInput>,
+        next: Next<ContinuationDecision>,
+    ) -> Result<ContinuationDecision, String> {
+        self.on_stop(&input, || next.run()).await
+    }
+
+    async fn subagent_start(self: Arc<Self>, input: RArc<SubagentInfo>) -> Result<(), String> {
+        self.on_subagent_start(&input).await;
+        Ok(())
+    }
+
+    async fn subagent_end(self: Arc<Self>, input: RArc<SubagentInfo>) -> Result<(), String> {
+        self.on_subagent_stop(&input).await;
+        Ok(())
+    }
+}

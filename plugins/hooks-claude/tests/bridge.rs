@@ -1,0 +1,419 @@
+//! The Claude bridge's own contract, beyond what one recorded vector pins:
+//! several hooks on one point, merging, `ask`, `continue: false`, context
+//! folding, timeouts and the `hook/*` records. Every hook is a real
+//! `/bin/sh` command run by the local runner.
+
+use std::sync::Arc;
+
+use dsh_hook_protocol::local::LocalHost;
+use dsh_hooks_claude::{ClaudeBridge, Config, ConfigPaths};
+use dsh_plugin_api::abi_stable::std_types::{RArc, ROption, RString, RVec};
+use dsh_plugin_api::*;
+use serde_json::{Value, json};
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    cwd: String,
+    host: Arc<LocalHost>,
+    bridge: ClaudeBridge,
+}
+
+/// A bridge over one settings file holding `hooks`.
+fn fixture(hooks: Value) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path().canonicalize().unwrap().display().to_string();
+    let settings = dir.path().join("settings.json");
+    std::fs::write(&settings, json!({ "hooks": hooks }).to_string()).unwrap();
+    let host = Arc::new(LocalHost::new());
+    let bridge = ClaudeBridge::new(
+        Config {
+            config_path: ConfigPaths::One(settings.display().to_string()),
+            ..Config::default()
+        },
+        host.clone(),
+    );
+    assert!(host.take().warnings.is_empty());
+    Fixture {
+        _dir: dir,
+        cwd,
+        host,
+        bridge,
+    }
+}
+
+fn group(matcher: &str, commands: &[&str]) -> Value {
+    let hooks: Vec<Value> = commands
+        .iter()
+        .map(|c| json!({"type": "command", "command": c}))
+        .collect();
+    json!({"matcher": matcher, "hooks": hooks})
+}
+
+fn session(cwd: &str) -> SessionRef {
+    SessionRef {
+        session_id: "sess".into(),
+        cwd: cwd.into(),
+        log_path: "/log.jsonl".into(),
+        permission_mode: "default".into(),
+        turn_id: "turn".into(),
+        prompt_id: "prompt".into(),
+        parent_session_id: ROption::RNone,
+        agent_type: ROption::RNone,
+    }
+}
+
+fn bash_call(cwd: &str) -> ToolCall {
+    ToolCall {
+        session: session(cwd),
+        call_id: "call-1".into(),
+        name: "Bash".into(),
+        arguments: r#"{"command":"echo hi"}"#.into(),
+        parent: ROption::RNone,
+    }
+}
+
+fn prompt(cwd: &str) -> PromptSubmitInput {
+    PromptSubmitInput {
+        session: session(cwd),
+        content: RVec::from(vec![ContentBlock::text("do it")]),
+        source: MessageSource::User,
+    }
+}
+
+async fn allow() -> Result<PreToolDecision, String> {
+    Ok(PreToolDecision::allow())
+}
+
+fn json_out(v: Value) -> String {
+    format!("printf '%s' '{v}'")
+}
+
+#[tokio::test]
+async fn deny_beats_ask_beats_allow_and_every_reason_is_kept() {
+    let f = fixture(json!({"PreToolUse": [group("Bash", &[
+        &json_out(json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}})),
+        &json_out(json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask", "permissionDecisionReason": "sure?"}})),
+        "echo first >&2; exit 2",
+        &json_out(json!({"decision": "block", "reason": "second"})),
+    ])]}));
+    let d = f
+        .bridge
+        .on_pre_tool_use(&bash_call(&f.cwd), allow)
+        .await
+        .unwrap();
+    let PreToolDecision::Deny { reason } = d else {
+        panic!("{d:?}")
+    };
+    assert_eq!(
+        reason.as_str(),
+        "PreToolUse:Bash hook error: [echo first >&2; exit 2]: first\n\nsecond"
+    );
+}
+
+#[tokio::test]
+async fn ask_becomes_an_approval_request() {
+    let f = fixture(json!({"PreToolUse": [group("Bash", &[&json_out(
+        json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask", "permissionDecisionReason": "confirm"}}),
+    )])]}));
+    let d = f
+        .bridge
+        .on_pre_tool_use(&bash_call(&f.cwd), allow)
+        .await
+        .unwrap();
+    assert_eq!(
+        d,
+        PreToolDecision::Ask {
+            reason: ROption::RSome("confirm".into())
+        }
+    );
+    // A downstream deny still wins over the hook's ask.
+    let d = f
+        .bridge
+        .on_pre_tool_use(&bash_call(&f.cwd), || async {
+            Ok(PreToolDecision::Deny {
+                reason: "policy".into(),
+            })
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        d,
+        PreToolDecision::Deny {
+            reason: "policy".into()
+        }
+    );
+}
+
+#[tokio::test]
+async fn identical_commands_run_once_and_records_stay_in_config_order() {
+    // `slow` finishes last but is first in config order; the duplicate of
+    // `fast` in a second group runs once.
+    let slow = "sleep 0.3; printf 'e%.0s' $(seq 600) >&2";
+    let fast = "true";
+    let f = fixture(json!({"PreToolUse": [group("Bash", &[slow, fast]), group("*", &[fast])]}));
+    f.bridge
+        .on_pre_tool_use(&bash_call(&f.cwd), allow)
+        .await
+        .unwrap();
+    let effects = f.host.take();
+    assert_eq!(effects.requests.len(), 2, "the duplicate command ran");
+    let recs: Vec<(String, String)> = effects
+        .records
+        .iter()
+        .map(|(_, r)| {
+            (
+                r["type"].as_str().unwrap().into(),
+                r["command"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        recs,
+        [
+            ("hook/invoked".into(), slow.into()),
+            ("hook/result".into(), slow.into()),
+            ("hook/invoked".into(), fast.into()),
+            ("hook/result".into(), fast.into()),
+        ]
+    );
+    let stderr = effects.records[1].1["stderr"].as_str().unwrap();
+    assert!(
+        stderr.len() < 600 && stderr.ends_with("more chars]"),
+        "stderr stored whole: {stderr}"
+    );
+    assert_eq!(effects.records[1].1["dialect"], "claude");
+    assert_eq!(effects.records[1].1["event"], "PreToolUse");
+}
+
+#[tokio::test]
+async fn context_only_hooks_are_not_a_veto() {
+    let f = fixture(
+        json!({"UserPromptSubmit": [group("", &["echo plain ctx", &json_out(
+            json!({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "json ctx"}}),
+        )])]}),
+    );
+    let mut downstream_ran = false;
+    let d = f
+        .bridge
+        .on_prompt_submit(&prompt(&f.cwd), || {
+            downstream_ran = true;
+            async {
+                Ok(PromptDecision::Allow {
+                    content: ROption::RNone,
+                    additional_context: ROption::RSome("theirs".into()),
+                })
+            }
+        })
+        .await
+        .unwrap();
+    assert!(downstream_ran, "later plugins must still see the prompt");
+    assert_eq!(
+        d,
+        PromptDecision::Allow {
+            content: ROption::RNone,
+            additional_context: ROption::RSome(RString::from(
+                "UserPromptSubmit hook success: plain ctx\n\nUserPromptSubmit hook additional context: json ctx\n\ntheirs"
+            )),
+        }
+    );
+}
+
+#[tokio::test]
+async fn continue_false_stops_the_prompt_and_halts_tool_turns() {
+    let stop = json_out(json!({"continue": false, "stopReason": "enough"}));
+    let f = fixture(json!({
+        "UserPromptSubmit": [group("", &[&stop])],
+        "PreToolUse": [group("Bash", &[&stop])],
+        "PostToolUse": [group("Bash", &[&stop])]
+    }));
+    let d = f
+        .bridge
+        .on_prompt_submit(&prompt(&f.cwd), || async {
+            panic!("no model call after continue:false")
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        d,
+        PromptDecision::Block {
+            reason: "enough".into()
+        }
+    );
+
+    let call = bash_call(&f.cwd);
+    let d = f.bridge.on_pre_tool_use(&call, allow).await.unwrap();
+    assert_eq!(d, PreToolDecision::allow(), "the call's outcome stands");
+    let post = PostExecuteInput {
+        call: RArc::new(call),
+        result: ToolResult::text("hi"),
+        denied: false,
+    };
+    let d = f
+        .bridge
+        .on_post_tool_use(&post, || async { Ok(PostToolDecision::accept()) })
+        .await
+        .unwrap();
+    assert_eq!(d, PostToolDecision::accept(), "the result stands");
+    let halts = f.host.take().halts;
+    assert_eq!(
+        halts,
+        [
+            ("sess".to_string(), "enough".to_string()),
+            ("sess".to_string(), "enough".to_string())
+        ]
+    );
+}
+
+#[tokio::test]
+async fn denied_calls_fire_no_post_hook_and_failures_fire_the_failure_event() {
+    let f = fixture(json!({
+        "PostToolUse": [group("Bash", &["echo post >&2; exit 2"])],
+        "PostToolUseFailure": [group("Bash", &["cat > failure.json"])]
+    }));
+    let call = bash_call(&f.cwd);
+    let denied = PostExecuteInput {
+        call: RArc::new(call.clone()),
+        result: ToolResult::error("denied"),
+        denied: true,
+    };
+    let d = f
+        .bridge
+        .on_post_tool_use(&denied, || async { Ok(PostToolDecision::accept()) })
+        .await
+        .unwrap();
+    assert_eq!(d, PostToolDecision::accept());
+    assert!(f.host.take().requests.is_empty());
+    let failed = PostExecuteInput {
+        call: RArc::new(call),
+        result: ToolResult::error("Exit code 2\nboom"),
+        denied: false,
+    };
+    f.bridge
+        .on_post_tool_use(&failed, || async { Ok(PostToolDecision::accept()) })
+        .await
+        .unwrap();
+    let payload: Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{}/failure.json", f.cwd)).unwrap())
+            .unwrap();
+    assert_eq!(payload["hook_event_name"], "PostToolUseFailure");
+    assert_eq!(payload["error"], "Exit code 2\nboom");
+    assert_eq!(payload["is_interrupt"], false);
+}
+
+#[tokio::test]
+async fn a_timed_out_hook_fails_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = dir.path().join("s.json");
+    std::fs::write(
+        &settings,
+        json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "sleep 30; echo late >&2; exit 2", "timeout": 1}
+        ]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    let host = Arc::new(LocalHost::new());
+    let bridge = ClaudeBridge::new(
+        Config {
+            config_path: ConfigPaths::One(settings.display().to_string()),
+            ..Config::default()
+        },
+        host.clone(),
+    );
+    let cwd = dir.path().display().to_string();
+    let d = bridge
+        .on_pre_tool_use(&bash_call(&cwd), allow)
+        .await
+        .unwrap();
+    assert_eq!(d, PreToolDecision::allow());
+    let result = host
+        .take()
+        .records
+        .into_iter()
+        .map(|(_, r)| r)
+        .find(|r| r["type"] == "hook/result")
+        .unwrap();
+    assert_eq!(result["outcome"], "timed_out");
+    assert_eq!(result["timed_out"], true);
+}
+
+#[tokio::test]
+async fn stop_blocks_stop_after_eight_in_a_row() {
+    let f = fixture(
+        json!({"Stop": [group("", &[&json_out(json!({"decision": "block", "reason": "again"}))])]}),
+    );
+    let input = |consecutive| ContinuationInput {
+        session: session(&f.cwd),
+        step_count: 3,
+        default: ContinuationDecision::Stop,
+        consecutive_continues: consecutive,
+        last_assistant_message: "done".into(),
+    };
+    let stop = || async { Ok(ContinuationDecision::Stop) };
+    let d = f.bridge.on_stop(&input(7), stop).await.unwrap();
+    assert_eq!(
+        d,
+        ContinuationDecision::Continue {
+            reason: ROption::RSome("Stop hook feedback:\nagain".into())
+        }
+    );
+    assert_eq!(
+        f.bridge.on_stop(&input(8), stop).await.unwrap(),
+        ContinuationDecision::Stop
+    );
+    // The loop was going on anyway: Stop hooks do not fire.
+    f.host.take();
+    let mut going = input(0);
+    going.default = ContinuationDecision::Continue {
+        reason: ROption::RNone,
+    };
+    f.bridge
+        .on_stop(&going, || async {
+            Ok(ContinuationDecision::Continue {
+                reason: ROption::RNone,
+            })
+        })
+        .await
+        .unwrap();
+    assert!(f.host.take().requests.is_empty());
+}
+
+#[tokio::test]
+async fn session_start_context_and_subagent_context_go_where_they_belong() {
+    let f = fixture(json!({
+        "SessionStart": [group("resume", &["echo resumed"]), group("startup", &["echo fresh"])],
+        "SubagentStart": [group("general-purpose", &[&json_out(
+            json!({"hookSpecificOutput": {"hookEventName": "SubagentStart", "additionalContext": "for the child"}}),
+        )])]
+    }));
+    f.bridge
+        .on_session_start(&SessionStartInput {
+            session: session(&f.cwd),
+            source: SessionStartSource::Resume,
+        })
+        .await;
+    let info = SubagentInfo {
+        parent: session(&f.cwd),
+        child_session_id: "child".into(),
+        child_log_path: "/child.jsonl".into(),
+        agent_type: "general-purpose".into(),
+        description: "d".into(),
+        prompt: "p".into(),
+        call_id: "c".into(),
+        result: ROption::RNone,
+    };
+    f.bridge.on_subagent_start(&info).await;
+    assert_eq!(
+        f.host.take().contexts,
+        [
+            (
+                "sess".to_string(),
+                "SessionStart:resume hook success: resumed".to_string()
+            ),
+            (
+                "child".to_string(),
+                "SubagentStart hook additional context: for the child".to_string()
+            ),
+        ]
+    );
+}

@@ -1,0 +1,357 @@
+//! The bridge's config and the Codex hook files it points at.
+//!
+//! A file is either a `hooks.json` (`{"hooks": {Event: [groups]}}`) or a
+//! `config.toml` whose `[hooks]` tables hold the same groups
+//! (`[[hooks.PreToolUse]]` / `[[hooks.PreToolUse.hooks]]`, or inline
+//! tables). `timeout` is in seconds; `timeoutSec` is not a Codex key.
+//!
+//! Codex numbers every command handler it discovers (its *display order*),
+//! walking files in order and, within a file, events in a fixed order
+//! rather than file order; the number appears in the `hook_run_id` of Stop
+//! continuations (`stop:2:/…/hooks.json`, vectors `C5-*`). The bridge counts
+//! the same way, including handlers of events dsh does not fire.
+
+use std::path::{Path, PathBuf};
+
+use dsh_hook_protocol::config::{self as shared, ConfigError, HandlerShape};
+use dsh_hook_protocol::{ConfiguredHook, MatcherSyntax};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Every Codex event the bridge runs hooks for.
+pub const SUPPORTED_EVENTS: [&str; 6] = [
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "Stop",
+    "SessionEnd",
+];
+
+/// The order in which Codex walks the events of one file when it numbers
+/// handlers. Recorded: `UserPromptSubmit` and `PreModelRequest` come before
+/// `Stop` (vectors `C5-*`); the rest follows Codex's `HookEventsToml`.
+pub const DISCOVERY_ORDER: [&str; 14] = [
+    "PreToolUse",
+    "PermissionRequest",
+    "PostToolUse",
+    "PreCompact",
+    "PostCompact",
+    "SessionStart",
+    "SessionEnd",
+    "UserPromptSubmit",
+    "PreModelRequest",
+    "SubagentStart",
+    "SubagentStop",
+    "Stop",
+    "StopFailure",
+    "Interrupt",
+];
+
+/// One path or a list of paths.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum ConfigPaths {
+    /// A single file.
+    One(String),
+    /// Several files, read in order (lowest precedence first, like Codex's
+    /// config layers).
+    Many(Vec<String>),
+}
+
+impl Default for ConfigPaths {
+    fn default() -> Self {
+        ConfigPaths::Many(Vec::new())
+    }
+}
+
+impl ConfigPaths {
+    /// The paths, in order.
+    pub fn paths(&self) -> Vec<PathBuf> {
+        match self {
+            ConfigPaths::One(p) => vec![PathBuf::from(p)],
+            ConfigPaths::Many(ps) => ps.iter().map(PathBuf::from).collect(),
+        }
+    }
+}
+
+/// Config of the `hooks-codex` plugin.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Codex `hooks.json` and/or `config.toml` files. One path or a list.
+    pub config_path: ConfigPaths,
+    /// The model name stamped on payloads (`model`).
+    pub model: String,
+    /// Timeout of hooks that set none, seconds.
+    pub default_timeout_s: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            config_path: ConfigPaths::default(),
+            model: String::new(),
+            default_timeout_s: dsh_hook_protocol::DEFAULT_TIMEOUT_S,
+        }
+    }
+}
+
+/// One configured hook and its Codex handler number.
+#[derive(Clone, Debug)]
+pub struct CodexHook {
+    /// The hook.
+    pub hook: ConfiguredHook,
+    /// Codex's display order of the handler.
+    pub display_order: usize,
+}
+
+impl CodexHook {
+    /// Codex's `hook_run_id`: `<event-label>:<display order>:<file>`.
+    pub fn run_id(&self) -> String {
+        format!(
+            "{}:{}:{}",
+            event_label(&self.hook.event),
+            self.display_order,
+            self.hook.source
+        )
+    }
+}
+
+/// Codex's kebab-case label of an event (`Stop` → `stop`).
+pub fn event_label(event: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in event.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('-');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Hooks loaded from every configured file, and what was wrong with them.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// The hooks of supported events, in discovery order.
+    pub hooks: Vec<CodexHook>,
+    /// Every problem found, one line each.
+    pub warnings: Vec<String>,
+}
+
+fn ignores_matcher(event: &str) -> bool {
+    matches!(event, "UserPromptSubmit" | "Stop")
+}
+
+/// Loads every file of `config`.
+pub fn load(config: &Config) -> Loaded {
+    let shape = HandlerShape {
+        syntax: MatcherSyntax::Codex,
+        default_timeout_s: config.default_timeout_s,
+        ignores_matcher,
+    };
+    let mut loaded = Loaded::default();
+    let mut display_order = 0;
+    for path in config.config_path.paths() {
+        let events = match read_events(&path) {
+            Ok(Some(events)) => events,
+            Ok(None) => continue,
+            Err(e) => {
+                loaded
+                    .warnings
+                    .push(format!("{e}; no hooks loaded from it"));
+                continue;
+            }
+        };
+        let path = std::path::absolute(&path).unwrap_or(path);
+        let source = path.display().to_string();
+        let unknown: Vec<&str> = events
+            .keys()
+            .map(String::as_str)
+            .filter(|e| !DISCOVERY_ORDER.contains(e))
+            .collect();
+        if !unknown.is_empty() {
+            loaded.warnings.push(format!(
+                "{source}: unknown Codex hook events ignored: {}",
+                unknown.join(", ")
+            ));
+        }
+        let mut not_fired = Vec::new();
+        for event in DISCOVERY_ORDER {
+            let Some(groups) = events.get(event) else {
+                continue;
+            };
+            let mut one = Map::new();
+            one.insert(event.to_string(), groups.clone());
+            for hook in shared::parse_event_map(&one, &shape, &source, &mut loaded.warnings) {
+                let order = display_order;
+                display_order += 1;
+                if SUPPORTED_EVENTS.contains(&event) {
+                    loaded.hooks.push(CodexHook {
+                        hook,
+                        display_order: order,
+                    });
+                } else if !not_fired.contains(&event) {
+                    not_fired.push(event);
+                }
+            }
+        }
+        if !not_fired.is_empty() {
+            loaded.warnings.push(format!(
+                "{source}: dsh does not fire these Codex events, their hooks are ignored: {}",
+                not_fired.join(", ")
+            ));
+        }
+    }
+    loaded
+}
+
+/// The event map of one file, `None` when it has no hooks at all.
+fn read_events(path: &Path) -> Result<Option<Map<String, Value>>, ConfigError> {
+    let shape_error = |message: &str| ConfigError::Shape {
+        path: path.to_path_buf(),
+        message: message.into(),
+    };
+    let top = if path.extension().is_some_and(|e| e == "toml") {
+        let text = shared::read_file(path)?;
+        let table: toml::Table = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        match serde_json::to_value(table) {
+            Ok(Value::Object(map)) => map,
+            _ => return Err(shape_error("the TOML does not convert to a JSON object")),
+        }
+    } else {
+        shared::read_json_object(path)?
+    };
+    match top.get("hooks") {
+        Some(Value::Object(events)) => Ok(Some(events.clone())),
+        Some(_) => Err(shape_error("`hooks` is not a table of events")),
+        None if top.values().all(Value::is_array) && !top.is_empty() => Ok(Some(top)),
+        None => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) -> String {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.display().to_string()
+    }
+
+    fn load_one(path: String) -> Loaded {
+        load(&Config {
+            config_path: ConfigPaths::One(path),
+            ..Config::default()
+        })
+    }
+
+    #[test]
+    fn hooks_json_numbers_handlers_in_codex_event_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = write(
+            dir.path(),
+            "hooks.json",
+            r#"{"hooks": {
+                "Stop": [{"hooks": [{"type": "command", "command": "stop"}]}],
+                "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "ups"}]}],
+                "PreModelRequest": [{"hooks": [{"type": "command", "command": "pmr"}]}]
+            }}"#,
+        );
+        let loaded = load_one(p.clone());
+        let got: Vec<(&str, usize)> = loaded
+            .hooks
+            .iter()
+            .map(|h| (h.hook.event.as_str(), h.display_order))
+            .collect();
+        assert_eq!(got, [("UserPromptSubmit", 0), ("Stop", 2)]);
+        assert_eq!(loaded.hooks[1].run_id(), format!("stop:2:{p}"));
+        assert!(
+            loaded
+                .warnings
+                .iter()
+                .any(|w| w.contains("PreModelRequest"))
+        );
+    }
+
+    #[test]
+    fn config_toml_tables_both_forms() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = write(
+            dir.path(),
+            "config.toml",
+            r#"model = "m"
+
+[[hooks.PreToolUse]]
+matcher = "Bash"
+[[hooks.PreToolUse.hooks]]
+type = "command"
+command = "pre"
+timeout = 5
+
+[hooks]
+Stop = [{ hooks = [{ type = "command", command = "stop" }] }]
+"#,
+        );
+        let loaded = load_one(p);
+        assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+        let got: Vec<(&str, &str, u64)> = loaded
+            .hooks
+            .iter()
+            .map(|h| {
+                (
+                    h.hook.event.as_str(),
+                    h.hook.command.as_str(),
+                    h.hook.timeout_s,
+                )
+            })
+            .collect();
+        assert_eq!(got, [("PreToolUse", "pre", 5), ("Stop", "stop", 600)]);
+        assert!(loaded.hooks[0].hook.matcher.matches("Bash"));
+    }
+
+    #[test]
+    fn timeout_sec_is_not_a_codex_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = write(
+            dir.path(),
+            "hooks.json",
+            r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "s", "timeoutSec": 3}]}]}}"#,
+        );
+        assert_eq!(load_one(p).hooks[0].hook.timeout_s, 600);
+    }
+
+    #[test]
+    fn toml_without_hooks_is_silent_and_broken_files_warn() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = write(dir.path(), "config.toml", "model = \"m\"\n");
+        let loaded = load_one(plain);
+        assert!(loaded.hooks.is_empty() && loaded.warnings.is_empty());
+        let broken = write(dir.path(), "bad.toml", "[hooks\n");
+        let loaded = load_one(broken);
+        assert!(
+            loaded.warnings[0].contains("bad.toml"),
+            "{:?}",
+            loaded.warnings
+        );
+        let missing = dir.path().join("nope.json").display().to_string();
+        assert!(load_one(missing).warnings[0].contains("nope.json"));
+        let wrong = write(dir.path(), "hooks.json", r#"{"hooks": 3}"#);
+        assert_eq!(load_one(wrong).warnings.len(), 1);
+    }
+
+    #[test]
+    fn labels_are_kebab_case() {
+        assert_eq!(event_label("Stop"), "stop");
+        assert_eq!(event_label("PreToolUse"), "pre-tool-use");
+        assert_eq!(event_label("UserPromptSubmit"), "user-prompt-submit");
+    }
+}

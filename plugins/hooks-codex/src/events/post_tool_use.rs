@@ -1,0 +1,163 @@
+//! PostToolUse (`tools/post-execute`).
+//!
+//! Fires for every call that ran, failed or not (vector
+//! `C1-tool-failing-cmd`); not for a call a PreToolUse hook blocked.
+//! `tool_response` is the tool's output as one string.
+//!
+//! A block replaces the output the model sees: exit 2 with stderr (trimmed),
+//! `decision: "block"` with a reason, or `continue: false` (its
+//! `stopReason`; the turn goes on, `C4-continue-false`). `additionalContext`
+//! is added after the step's results; plain stdout, other exits and
+//! `updatedMCPToolOutput` on a built-in tool change nothing.
+
+use std::future::Future;
+
+use dsh_hook_protocol::point::Outcome;
+use dsh_plugin_api::abi_stable::std_types::{ROption, RString, RVec};
+use dsh_plugin_api::{ContentBlock, PostExecuteInput, PostToolDecision};
+use serde_json::Value;
+
+use super::{invalid, read, turn_head};
+use crate::CodexBridge;
+use crate::output::{PostOutput, decode, trimmed};
+use crate::tool::codex_tool;
+
+/// The event name.
+pub const EVENT: &str = "PostToolUse";
+
+/// The tool's output as Codex reports it: one string (a structured
+/// response's `output`, else the result's text).
+fn tool_response(input: &PostExecuteInput) -> Value {
+    let structured: Option<Value> = input
+        .result
+        .structured
+        .as_ref()
+        .into_option()
+        .and_then(|s| serde_json::from_str(s).ok());
+    match structured {
+        Some(Value::Object(o)) if o.get("output").is_some_and(Value::is_string) => {
+            o["output"].clone()
+        }
+        _ => Value::String(input.result.text_content()),
+    }
+}
+
+/// The stdin payload.
+pub fn payload(input: &PostExecuteInput, model: &str) -> Value {
+    let call = &input.call;
+    let tool = codex_tool(call);
+    let cwd = tool.workdir.as_deref().unwrap_or(&call.session.cwd);
+    let mut m = turn_head(&call.session, cwd, EVENT, model);
+    m.insert("tool_name".into(), tool.name.into());
+    m.insert("tool_input".into(), tool.input);
+    m.insert("tool_response".into(), tool_response(input));
+    m.insert("tool_use_id".into(), call.call_id.as_str().into());
+    Value::Object(m)
+}
+
+impl CodexBridge {
+    /// Runs the rest of the waterfall, then the PostToolUse hooks, whose
+    /// block replaces the content and whose context is added.
+    pub async fn on_post_tool_use<F, Fut>(
+        &self,
+        input: &PostExecuteInput,
+        next: F,
+    ) -> Result<PostToolDecision, String>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<PostToolDecision, String>>,
+    {
+        if input.denied || !self.has_hooks(EVENT) {
+            return next().await;
+        }
+        let call = &input.call;
+        let tool = codex_tool(call);
+        let mut runs = self
+            .fire(
+                EVENT,
+                &call.session,
+                Some(&tool.name),
+                &payload(input, &self.model),
+            )
+            .await;
+        let mut replacement: Option<String> = None;
+        let mut contexts = Vec::new();
+        for run in &mut runs {
+            let reading = read(run);
+            if let Some(reason) = reading.block {
+                replacement.get_or_insert(reason);
+                continue;
+            }
+            let Some(json) = reading.json else { continue };
+            let out = match decode::<PostOutput>(&json) {
+                Ok(out) => out,
+                Err(e) => {
+                    invalid(run, e);
+                    continue;
+                }
+            };
+            if out.suppress_output {
+                invalid(
+                    run,
+                    "PostToolUse hook returned unsupported suppressOutput".into(),
+                );
+                continue;
+            }
+            let blocking = match (out.decision.is_some(), trimmed(out.reason.as_deref())) {
+                (true, None) => {
+                    invalid(
+                        run,
+                        "PostToolUse hook returned decision:block without a non-empty reason"
+                            .into(),
+                    );
+                    continue;
+                }
+                (true, Some(reason)) => Some(reason),
+                (false, Some(_)) if out.proceed => {
+                    invalid(
+                        run,
+                        "PostToolUse hook returned reason without decision".into(),
+                    );
+                    continue;
+                }
+                (false, _) if !out.proceed => Some(out.stop_reason.clone().unwrap_or_default()),
+                (false, _) => None,
+            };
+            contexts.extend(out.hook_specific_output.and_then(|h| h.additional_context));
+            if let Some(text) = blocking {
+                run.outcome = Outcome::Blocked;
+                replacement.get_or_insert(text);
+            }
+        }
+        self.record(&call.session, EVENT, &runs);
+        let replaced = replacement.map(|text| RVec::from(vec![ContentBlock::text(text)]));
+        let fold = |theirs: ROption<RString>| -> ROption<RString> {
+            let parts: Vec<String> = contexts
+                .iter()
+                .cloned()
+                .chain(theirs.into_option().map(String::from))
+                .collect();
+            if parts.is_empty() {
+                ROption::RNone
+            } else {
+                ROption::RSome(parts.join("\n\n").into())
+            }
+        };
+        Ok(match next().await? {
+            PostToolDecision::Accept {
+                content,
+                additional_context,
+            } => PostToolDecision::Accept {
+                content: replaced.map_or(content, ROption::RSome),
+                additional_context: fold(additional_context),
+            },
+            PostToolDecision::Block {
+                feedback,
+                additional_context,
+            } => PostToolDecision::Block {
+                feedback,
+                additional_context: fold(additional_context),
+            },
+        })
+    }
+}

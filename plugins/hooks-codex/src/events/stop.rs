@@ -1,0 +1,121 @@
+//! Stop (`agent/turn-continuation`).
+//!
+//! It fires only when the loop would end the turn on its own. A block
+//! (`decision: "block"` with a non-empty reason, or exit 2 with stderr)
+//! continues the turn; the model reads the reason as Codex wraps it,
+//! `<hook_prompt hook_run_id="stop:<n>:<file>">reason</hook_prompt>`
+//! (vectors `C5-block-once`, `C5-exit2-once`), and the next Stop payload has
+//! `stop_hook_active: true`. Codex sets no cap (`C5-block-4-times`). A
+//! reason-less block is invalid and ignored (`C5-block-no-reason`);
+//! `continue: false` ends the turn. Several blockers: the first in config
+//! order gives the text.
+
+use std::future::Future;
+
+use dsh_hook_protocol::point::Outcome;
+use dsh_plugin_api::abi_stable::std_types::{ROption, RString};
+use dsh_plugin_api::{ContinuationDecision, ContinuationInput};
+use serde_json::Value;
+
+use super::{invalid, read, turn_head};
+use crate::CodexBridge;
+use crate::output::{StopOutput, decode, trimmed};
+
+/// The event name.
+pub const EVENT: &str = "Stop";
+
+/// The stdin payload.
+pub fn payload(input: &ContinuationInput, model: &str) -> Value {
+    let mut m = turn_head(&input.session, &input.session.cwd, EVENT, model);
+    m.insert(
+        "stop_hook_active".into(),
+        (input.consecutive_continues > 0).into(),
+    );
+    m.insert(
+        "last_assistant_message".into(),
+        input.last_assistant_message.as_str().into(),
+    );
+    Value::Object(m)
+}
+
+fn escape_xml(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// The continuation prompt Codex makes of a Stop hook's reason.
+pub fn hook_prompt(run_id: &str, reason: &str) -> String {
+    format!(
+        "<hook_prompt hook_run_id=\"{}\">{}</hook_prompt>",
+        escape_xml(run_id).replace('"', "&quot;"),
+        escape_xml(reason)
+    )
+}
+
+impl CodexBridge {
+    /// Runs the Stop hooks when the turn is about to end.
+    pub async fn on_stop<F, Fut>(
+        &self,
+        input: &ContinuationInput,
+        next: F,
+    ) -> Result<ContinuationDecision, String>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<ContinuationDecision, String>>,
+    {
+        if !self.has_hooks(EVENT) || input.default != ContinuationDecision::Stop {
+            return next().await;
+        }
+        let mut runs = self
+            .fire(EVENT, &input.session, None, &payload(input, &self.model))
+            .await;
+        let mut continuation: Option<String> = None;
+        let mut halted = false;
+        for run in &mut runs {
+            let reading = read(run);
+            let run_id = self
+                .hooks
+                .get(run.index)
+                .map(|h| h.run_id())
+                .unwrap_or_default();
+            if let Some(reason) = reading.block {
+                continuation.get_or_insert_with(|| hook_prompt(&run_id, &reason));
+                continue;
+            }
+            let Some(json) = reading.json else { continue };
+            let out = match decode::<StopOutput>(&json) {
+                Ok(out) => out,
+                Err(e) => {
+                    invalid(run, e);
+                    continue;
+                }
+            };
+            if !out.proceed {
+                halted = true;
+            }
+            if out.decision.is_some() {
+                match trimmed(out.reason.as_deref()) {
+                    Some(reason) => {
+                        run.outcome = Outcome::Blocked;
+                        continuation.get_or_insert_with(|| hook_prompt(&run_id, &reason));
+                    }
+                    None => invalid(
+                        run,
+                        "Stop hook returned decision:block without a non-empty reason".into(),
+                    ),
+                }
+            }
+        }
+        self.record(&input.session, EVENT, &runs);
+        if halted {
+            return Ok(ContinuationDecision::Stop);
+        }
+        if let Some(text) = continuation {
+            return Ok(ContinuationDecision::Continue {
+                reason: ROption::RSome(RString::from(text)),
+            });
+        }
+        next().await
+    }
+}

@@ -1,0 +1,138 @@
+//! `hooks-codex`: runs a user's unmodified Codex command hooks
+//! (`hooks.json` or the `[hooks]` tables of `config.toml`) on dsh's seams,
+//! with the semantics recorded from the real CLI
+//! (`tests/fixtures/vectors/codex`).
+//!
+//! | Codex event | dsh seam |
+//! |---|---|
+//! | SessionStart | `agent/session-start` |
+//! | UserPromptSubmit | `agent/prompt-submit` |
+//! | PreToolUse | `tools/pre-execute` |
+//! | PostToolUse | `tools/post-execute` |
+//! | Stop | `agent/turn-continuation` |
+//! | SessionEnd | `agent/session-end` |
+//!
+//! The bridge is config parse ([`config`]) + payload build + outcome map
+//! (one module per event in [`events`], Codex's strict output schemas in
+//! [`output`], the shell-tool mapping in [`tool`]); running hooks, the
+//! exit-code contract, matchers and records are `dsh-hook-protocol`'s.
+//! Every entry point is public and takes the rest of the waterfall as a
+//! closure, so the bridge can be driven without a host.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::print_stdout,
+        clippy::print_stderr
+    )
+)]
+
+pub mod config;
+pub mod events;
+pub mod output;
+pub mod tool;
+
+use std::sync::Arc;
+
+use dsh_hook_protocol::{HookHost, PluginHost};
+use dsh_plugin_api::abi_stable::std_types::RArc;
+use dsh_plugin_api::{
+    ContinuationDecision, ContinuationInput, Host, Next, Plugin, PostExecuteInput,
+    PostToolDecision, PreToolDecision, PromptDecision, PromptSubmitInput, Seam, SessionEndInput,
+    SessionStartInput, ToolCall,
+};
+
+pub use config::{CodexHook, Config, ConfigPaths};
+
+/// The Codex hook bridge.
+pub struct CodexBridge {
+    host: Arc<dyn HookHost>,
+    hooks: Vec<CodexHook>,
+    model: String,
+}
+
+impl CodexBridge {
+    /// Loads the configured hook files (once) and reports every problem
+    /// through `host` as a warning.
+    pub fn new(config: Config, host: Arc<dyn HookHost>) -> Self {
+        let loaded = config::load(&config);
+        for w in &loaded.warnings {
+            host.warn(&format!("hooks-codex: {w}"));
+        }
+        CodexBridge {
+            host,
+            hooks: loaded.hooks,
+            model: config.model,
+        }
+    }
+
+    /// The hooks loaded at start, in Codex's discovery order.
+    pub fn hooks(&self) -> &[CodexHook] {
+        &self.hooks
+    }
+}
+
+impl Plugin for CodexBridge {
+    type Config = Config;
+    const NAME: &'static str = "hooks-codex";
+    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+    const SEAMS: &'static [Seam] = &[
+        Seam::SessionStart,
+        Seam::SessionEnd,
+        Seam::PromptSubmit,
+        Seam::PreExecute,
+        Seam::PostExecute,
+        Seam::TurnContinuation,
+    ];
+    const REQUIRES: &'static [&'static str] = &[dsh_hook_protocol::runner::PROCESS_RUNNER];
+
+    fn apply(host: &Host, config: Config) -> Result<Self, String> {
+        Ok(CodexBridge::new(
+            config,
+            Arc::new(PluginHost::new(host.clone())),
+        ))
+    }
+
+    async fn session_start(self: Arc<Self>, input: RArc<SessionStartInput>) -> Result<(), String> {
+        self.on_session_start(&input).await;
+        Ok(())
+    }
+
+    async fn session_end(self: Arc<Self>, input: RArc<SessionEndInput>) -> Result<(), String> {
+        self.on_session_end(&input).await;
+        Ok(())
+    }
+
+    async fn prompt_submit(
+        self: Arc<Self>,
+        input: RArc<PromptSubmitInput>,
+        next: Next<PromptDecision>,
+    ) -> Result<PromptDecision, String> {
+        self.on_prompt_submit(&input, || next.run()).await
+    }
+
+    async fn pre_execute(
+        self: Arc<Self>,
+        call: RArc<ToolCall>,
+        next: Next<PreToolDecision>,
+    ) -> Result<PreToolDecision, String> {
+        self.on_pre_tool_use(&call, || next.run()).await
+    }
+
+    async fn post_execute(
+        self: Arc<Self>,
+        input: RArc<PostExecuteInput>,
+        next: Next<PostToolDecision>,
+    ) -> Result<PostToolDecision, String> {
+        self.on_post_tool_use(&input, || next.run()).await
+    }
+
+    async fn turn_continuation(
+        self: Arc<Self>,
+        input: RArc<ContinuationInput>,
+        next: Next<ContinuationDecision>,
+    ) -> Result<ContinuationDecision, String> {
+        self.on_stop(&input, || next.run()).await
+    }
+}

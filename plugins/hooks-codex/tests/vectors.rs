@@ -1,0 +1,465 @@
+//! The Codex vectors (`tests/fixtures/vectors/codex`), every one.
+//!
+//! 1. `every_payload_matches_its_vector`: for every `hook_calls` entry, the
+//!    payload builder, fed the equivalent seam snapshot (the model's own
+//!    `exec_command` arguments for tool calls), writes the recorded stdin
+//!    byte for byte, with no trailing newline.
+//! 2. `every_vector_replays_through_real_hooks`: the vector's `hooks.json` /
+//!    `config.toml` are installed in a sandbox with a real `hook.sh` that
+//!    answers as `hook_behaviors` says (per call, or by what stdin holds);
+//!    each recorded call is driven through the bridge and checked: what the
+//!    hook received (stdin, cwd, argv) and the decision against `outcome`.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use dsh_hook_protocol::local::LocalHost;
+use dsh_hook_protocol::vectors::{Sandbox, Vector, behavior, load_dir};
+use dsh_hooks_codex::events::{
+    self, post_tool_use, pre_tool_use, session_end, session_start, stop, user_prompt_submit,
+};
+use dsh_hooks_codex::{CodexBridge, Config, ConfigPaths};
+use dsh_plugin_api::abi_stable::std_types::{RArc, ROption, RString, RVec};
+use dsh_plugin_api::*;
+use serde_json::{Map, Value};
+
+/// Events the vectors record that dsh does not fire (no seam yet).
+const NOT_REPRODUCED: [&str; 1] = ["PreModelRequest"];
+
+const MODEL: &str = "mock-model";
+
+fn vectors() -> Vec<Vector> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/vectors/codex");
+    let v = load_dir(&dir);
+    assert!(
+        v.len() >= 60,
+        "expected every Codex vector, found {}",
+        v.len()
+    );
+    v
+}
+
+fn s(v: &Value, key: &str) -> String {
+    v[key].as_str().unwrap_or_default().to_string()
+}
+
+/// The session of a call: the hook ran in the session's cwd (`call.cwd`),
+/// which the payload may override with a tool's workdir.
+fn session(call_cwd: &str, j: &Value) -> SessionRef {
+    SessionRef {
+        session_id: s(j, "session_id").into(),
+        cwd: call_cwd.into(),
+        log_path: s(j, "transcript_path").into(),
+        permission_mode: s(j, "permission_mode").into(),
+        turn_id: s(j, "turn_id").into(),
+        prompt_id: RString::new(),
+        parent_session_id: ROption::RNone,
+        agent_type: ROption::RNone,
+    }
+}
+
+/// The model's call as dsh would seal it: `exec_command` with the model's
+/// own arguments; after a rewrite, with the rewritten command.
+fn tool_call(v: &Vector, call_cwd: &str, j: &Value) -> ToolCall {
+    let id = s(j, "tool_use_id");
+    let recorded = v.json["outcome"]["tool_calls"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["tool_use_id"] == id.as_str()))
+        .unwrap_or_else(|| panic!("{}: no tool call {id}", v.name));
+    let mut args: Map<String, Value> =
+        serde_json::from_str(recorded["arguments"].as_str().unwrap()).unwrap();
+    if j["hook_event_name"] == "PostToolUse" {
+        args.insert("cmd".into(), j["tool_input"]["command"].clone());
+    }
+    ToolCall {
+        session: session(call_cwd, j),
+        call_id: id.into(),
+        name: s(recorded, "name").into(),
+        arguments: Value::Object(args).to_string().into(),
+        parent: ROption::RNone,
+    }
+}
+
+fn source(j: &Value) -> SessionStartSource {
+    match j["source"].as_str() {
+        Some("resume") => SessionStartSource::Resume,
+        Some("clear") => SessionStartSource::Clear,
+        Some("compact") => SessionStartSource::Compact,
+        _ => SessionStartSource::Startup,
+    }
+}
+
+fn continuation(cwd: &str, j: &Value, consecutive: u32) -> ContinuationInput {
+    ContinuationInput {
+        session: session(cwd, j),
+        step_count: 1,
+        default: ContinuationDecision::Stop,
+        consecutive_continues: consecutive,
+        last_assistant_message: s(j, "last_assistant_message").into(),
+    }
+}
+
+fn prompt_input(cwd: &str, j: &Value) -> PromptSubmitInput {
+    PromptSubmitInput {
+        session: session(cwd, j),
+        content: RVec::from(vec![ContentBlock::text(s(j, "prompt"))]),
+        source: MessageSource::User,
+    }
+}
+
+fn post_input(v: &Vector, cwd: &str, j: &Value) -> PostExecuteInput {
+    PostExecuteInput {
+        call: RArc::new(tool_call(v, cwd, j)),
+        result: ToolResult::text(s(j, "tool_response")),
+        denied: false,
+    }
+}
+
+fn built_payload(v: &Vector, call: &Value) -> Option<Value> {
+    let j = &call["stdin_json"];
+    let cwd = s(call, "cwd");
+    Some(match j["hook_event_name"].as_str()? {
+        "SessionStart" => session_start::payload(
+            &SessionStartInput {
+                session: session(&cwd, j),
+                source: source(j),
+            },
+            MODEL,
+        ),
+        "UserPromptSubmit" => user_prompt_submit::payload(&prompt_input(&cwd, j), MODEL),
+        "PreToolUse" => pre_tool_use::payload(&tool_call(v, &cwd, j), MODEL),
+        "PostToolUse" => post_tool_use::payload(&post_input(v, &cwd, j), MODEL),
+        "Stop" => stop::payload(
+            &continuation(&cwd, j, u32::from(j["stop_hook_active"] == true)),
+            MODEL,
+        ),
+        "SessionEnd" => session_end::payload(&SessionEndInput {
+            session: session(&cwd, j),
+            reason: s(j, "reason").into(),
+        }),
+        _ => return None,
+    })
+}
+
+#[test]
+fn every_payload_matches_its_vector() {
+    let mut skipped = Vec::new();
+    let mut checked = 0;
+    for v in vectors() {
+        for call in v.calls() {
+            let Some(payload) = built_payload(&v, call) else {
+                skipped.push(s(call, "event"));
+                continue;
+            };
+            let keys: Vec<&str> = payload
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(String::as_str)
+                .collect();
+            let want: Vec<&str> = call["key_order"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|k| k.as_str().unwrap())
+                .collect();
+            assert_eq!(keys, want, "{}: key order of {}", v.name, call["event"]);
+            assert_eq!(
+                events::stdin_bytes(&payload),
+                s(call, "stdin"),
+                "{}: stdin of {}",
+                v.name,
+                call["event"]
+            );
+            assert_eq!(call["trailing_newline"], false, "{}", v.name);
+            checked += 1;
+        }
+    }
+    assert!(checked > 150, "only {checked} payloads checked");
+    skipped.sort();
+    skipped.dedup();
+    assert_eq!(skipped, NOT_REPRODUCED);
+}
+
+fn bridge_for(v: &Vector, sb: &Sandbox, host: Arc<LocalHost>) -> CodexBridge {
+    let mut files: Vec<PathBuf> = sb.write_config_files(v);
+    // Codex reads the user layer before the project layer, and within a
+    // layer hooks.json before config.toml.
+    let project = sb.run().join("proj");
+    files.sort_by_key(|p| {
+        (
+            p.starts_with(&project),
+            p.extension().is_some_and(|e| e == "toml"),
+        )
+    });
+    let config = Config {
+        config_path: ConfigPaths::Many(files.iter().map(|p| p.display().to_string()).collect()),
+        model: MODEL.into(),
+        ..Config::default()
+    };
+    CodexBridge::new(config, host)
+}
+
+fn check_received(
+    v: &Vector,
+    sb: &Sandbox,
+    call: &Value,
+    got: &dsh_hook_protocol::vectors::Captured,
+) {
+    assert_eq!(
+        got.stdin,
+        sb.subst(&s(call, "stdin")),
+        "{}: stdin of {}",
+        v.name,
+        call["event"]
+    );
+    assert!(
+        !got.stdin.ends_with('\n'),
+        "{}: no trailing newline",
+        v.name
+    );
+    assert_eq!(got.cwd, sb.subst(&s(call, "cwd")), "{}: cwd", v.name);
+    let argv: Vec<String> = call["argv"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| sb.subst(a.as_str().unwrap()))
+        .collect();
+    assert_eq!(got.argv, argv, "{}: argv (nothing substituted)", v.name);
+    if std::env::var_os("CLAUDE_PROJECT_DIR").is_none() {
+        assert_eq!(
+            got.env_var("CLAUDE_PROJECT_DIR"),
+            None,
+            "{}: Codex adds no variables",
+            v.name
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_vector_replays_through_real_hooks() {
+    // Vectors are independent (one sandbox and bridge each): replay them
+    // side by side, since a login shell costs a few hundred milliseconds.
+    use futures::StreamExt as _;
+    let all = vectors();
+    futures::stream::iter(all.iter().map(replay))
+        .buffer_unordered(8)
+        .collect::<Vec<()>>()
+        .await;
+}
+
+fn texts(v: &Vector, sb: &Sandbox, placement: &str) -> Vec<String> {
+    v.json["outcome"]["hook_text_seen_by_model"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["placement"].as_str().unwrap().starts_with(placement))
+        .map(|t| sb.subst(t["text"].as_str().unwrap()))
+        .collect()
+}
+
+async fn replay(v: &Vector) {
+    let sb = Sandbox::new();
+    let host = Arc::new(LocalHost::new());
+    let bridge = bridge_for(v, &sb, host.clone());
+    let outcome = &v.json["outcome"];
+    let calls = v.calls();
+    let mut nth: HashMap<String, usize> = HashMap::new();
+    let mut consecutive = 0;
+    let mut prompts_seen = 0;
+    let mut continuations = texts(v, &sb, "user message, after the assistant message").into_iter();
+    let mut tool_contexts: Vec<String> = Vec::new();
+    for (i, call) in calls.iter().enumerate() {
+        let event = s(call, "event");
+        if NOT_REPRODUCED.contains(&event.as_str()) {
+            continue;
+        }
+        let label = s(call, "label");
+        let n = nth
+            .entry(label.clone())
+            .and_modify(|n| *n += 1)
+            .or_insert(1);
+        let (code, out, err) = behavior(v, &label, *n, &s(call, "stdin"));
+        sb.set_behavior(&label, code, &out, &err);
+        let j = sb.subst_value(&call["stdin_json"]);
+        let cwd = sb.subst(&s(call, "cwd"));
+        host.take();
+        match event.as_str() {
+            "SessionStart" => {
+                bridge
+                    .on_session_start(&SessionStartInput {
+                        session: session(&cwd, &j),
+                        source: source(&j),
+                    })
+                    .await;
+                let effects = host.take();
+                let got: Vec<String> = effects.contexts.into_iter().map(|(_, t)| t).collect();
+                assert_eq!(
+                    got,
+                    texts(v, &sb, "developer message, after the environment_context"),
+                    "{}",
+                    v.name
+                );
+                let prompt_follows = calls
+                    .get(i + 1)
+                    .is_some_and(|c| c["event"] == "UserPromptSubmit");
+                assert_eq!(
+                    effects.halts.is_empty(),
+                    prompt_follows,
+                    "{}: halted turn",
+                    v.name
+                );
+            }
+            "UserPromptSubmit" => {
+                let d = bridge
+                    .on_prompt_submit(&prompt_input(&cwd, &j), || async {
+                        Ok(PromptDecision::allow())
+                    })
+                    .await
+                    .unwrap();
+                let answered = outcome["runs"][prompts_seen]["agent_messages"]
+                    .as_array()
+                    .is_some_and(|m| !m.is_empty());
+                prompts_seen += 1;
+                match d {
+                    PromptDecision::Block { .. } => {
+                        assert!(!answered, "{}: blocked a prompt Codex let through", v.name)
+                    }
+                    PromptDecision::Allow {
+                        additional_context, ..
+                    } => {
+                        assert!(answered, "{}: let through a prompt Codex blocked", v.name);
+                        let want = texts(v, &sb, "developer message, after the user message");
+                        let got = additional_context.into_option().map(String::from);
+                        match want.first() {
+                            // Codex cuts a ~40 KB context to ~10 KB; dsh passes it whole.
+                            Some(t) if t.starts_with("Warning: truncated output") => {
+                                assert!(got.unwrap().starts_with("BIGCTX word"), "{}", v.name)
+                            }
+                            _ => assert_eq!(
+                                got,
+                                (!want.is_empty()).then(|| want.join("\n\n")),
+                                "{}",
+                                v.name
+                            ),
+                        }
+                    }
+                }
+            }
+            "PreToolUse" => {
+                let tc = tool_call(v, &cwd, &j);
+                let d = bridge
+                    .on_pre_tool_use(&tc, || async { Ok(PreToolDecision::allow()) })
+                    .await
+                    .unwrap();
+                let recorded = outcome["tool_calls"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|t| t["tool_use_id"] == tc.call_id.as_str())
+                    .unwrap();
+                if recorded["ran"] == false {
+                    let want = sb.subst(&s(recorded, "result_seen_by_model"));
+                    assert_eq!(
+                        d,
+                        PreToolDecision::Deny {
+                            reason: want.into()
+                        },
+                        "{}",
+                        v.name
+                    );
+                } else {
+                    let rewritten = serde_json::from_str::<Value>(&out)
+                        .ok()
+                        .filter(|o| o["hookSpecificOutput"]["permissionDecision"] == "allow")
+                        .and_then(|o| {
+                            o["hookSpecificOutput"]["updatedInput"]["command"]
+                                .as_str()
+                                .map(String::from)
+                        })
+                        .map(|cmd| {
+                            let mut args: Map<String, Value> =
+                                serde_json::from_str(&tc.arguments).unwrap();
+                            args.insert("cmd".into(), cmd.into());
+                            RString::from(Value::Object(args).to_string())
+                        });
+                    assert_eq!(
+                        d,
+                        PreToolDecision::Allow {
+                            updated_arguments: rewritten.into()
+                        },
+                        "{}",
+                        v.name
+                    );
+                }
+                tool_contexts.extend(host.take().contexts.into_iter().map(|(_, t)| t));
+            }
+            "PostToolUse" => {
+                let input = post_input(v, &cwd, &j);
+                let d = bridge
+                    .on_post_tool_use(&input, || async { Ok(PostToolDecision::accept()) })
+                    .await
+                    .unwrap();
+                let replaced = texts(v, &sb, "output of the function_call_output item");
+                let PostToolDecision::Accept {
+                    content,
+                    additional_context,
+                } = d
+                else {
+                    panic!("{}: Codex never blocks alongside the output", v.name)
+                };
+                let want = replaced
+                    .first()
+                    .map(|t| RVec::from(vec![ContentBlock::text(t.clone())]));
+                assert_eq!(content, want.into(), "{}: PostToolUse output", v.name);
+                tool_contexts.extend(additional_context.into_option().map(String::from));
+            }
+            "Stop" => {
+                let d = bridge
+                    .on_stop(&continuation(&cwd, &j, consecutive), || async {
+                        Ok(ContinuationDecision::Stop)
+                    })
+                    .await
+                    .unwrap();
+                let continued = calls[i + 1..]
+                    .iter()
+                    .take_while(|c| c["event"] != "SessionStart")
+                    .find(|c| c["event"] == "Stop")
+                    .is_some_and(|c| c["stdin_json"]["stop_hook_active"] == true);
+                if continued {
+                    let text = continuations
+                        .next()
+                        .expect("a continuation text per continue");
+                    assert_eq!(
+                        d,
+                        ContinuationDecision::Continue {
+                            reason: ROption::RSome(text.into())
+                        },
+                        "{}",
+                        v.name
+                    );
+                    consecutive += 1;
+                } else {
+                    assert_eq!(d, ContinuationDecision::Stop, "{}", v.name);
+                    consecutive = 0;
+                }
+            }
+            "SessionEnd" => {
+                bridge
+                    .on_session_end(&SessionEndInput {
+                        session: session(&cwd, &j),
+                        reason: s(&j, "reason").into(),
+                    })
+                    .await
+            }
+            other => panic!("{}: unexpected event {other}", v.name),
+        }
+        let got = sb
+            .take_captured(&label)
+            .unwrap_or_else(|| panic!("{}: hook {label} did not run", v.name));
+        check_received(v, &sb, call, &got);
+    }
+    let want = texts(v, &sb, "developer message, after the function_call item");
+    assert_eq!(tool_contexts, want, "{}: tool-step context", v.name);
+}
