@@ -23,6 +23,11 @@ type Make = fn() -> PluginModuleRef;
 const BUILTINS: &[(&str, Make)] = &[
     ("bash-local", plugin_module::<dsh_bash_local::BashLocal>),
     (
+        "hooks-claude",
+        plugin_module::<dsh_hooks_claude::ClaudeBridge>,
+    ),
+    ("hooks-codex", plugin_module::<dsh_hooks_codex::CodexBridge>),
+    (
         "model-scripted",
         plugin_module::<crate::model::ScriptedModel>,
     ),

@@ -87,7 +87,18 @@ impl Plugin for CodexBridge {
     ];
     const REQUIRES: &'static [&'static str] = &[dsh_hook_protocol::runner::PROCESS_RUNNER];
 
-    fn apply(host: &Host, config: Config) -> Result<Self, String> {
+    fn apply(host: &Host, mut config: Config) -> Result<Self, String> {
+        // Relative paths in the manifest resolve against its folder.
+        let resolve = |p: &std::path::Path| host.resolve_path(p).to_string_lossy().into_owned();
+        config.config_path = ConfigPaths::Many(
+            config
+                .config_path
+                .paths()
+                .iter()
+                .map(|p| resolve(p))
+                .collect(),
+        );
+
         Ok(CodexBridge::new(
             config,
             Arc::new(PluginHost::new(host.clone())),
