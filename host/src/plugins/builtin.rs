@@ -22,6 +22,7 @@ type Make = fn() -> PluginModuleRef;
 
 const BUILTINS: &[(&str, Make)] = &[
     ("bash-local", plugin_module::<dsh_bash_local::BashLocal>),
+    ("model-openai", plugin_module::<crate::model::OpenAiModel>),
     (
         "model-scripted",
         plugin_module::<crate::model::ScriptedModel>,
