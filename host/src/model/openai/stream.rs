@@ -128,10 +128,10 @@ impl StreamReply {
 
     /// Ends the body and builds the reply.
     pub fn finish(mut self, on_delta: &mut impl FnMut(&str)) -> Result<ModelReply, OpenAiError> {
-        if !self.done {
-            if let Some(data) = self.decoder.finish() {
-                self.event(&data, on_delta)?;
-            }
+        if !self.done
+            && let Some(data) = self.decoder.finish()
+        {
+            self.event(&data, on_delta)?;
         }
         if !self.done && self.finish_reason.is_none() {
             return Err(OpenAiError::MalformedStream(
@@ -176,11 +176,11 @@ impl StreamReply {
         let Some(delta) = choice.get("delta") else {
             return Ok(());
         };
-        if let Some(text) = delta.get("content").and_then(Value::as_str) {
-            if !text.is_empty() {
-                self.text.push_str(text);
-                on_delta(text);
-            }
+        if let Some(text) = delta.get("content").and_then(Value::as_str)
+            && !text.is_empty()
+        {
+            self.text.push_str(text);
+            on_delta(text);
         }
         if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
             for call in calls {
