@@ -3,13 +3,17 @@
 //! A model provider is an ordinary plugin that provides the `model` service
 //! (method `complete`, JSON in and out, shapes in [`wire`]). The agent loop
 //! calls whichever provider the manifest mounted; nothing else here knows
-//! which one it is.
+//! which one it is. Built in: [`ScriptedModel`] (`model-scripted`, offline
+//! and for tests) and [`OpenAiModel`] (`model-openai`, any OpenAI-compatible
+//! endpoint).
 
+pub mod openai;
 mod scripted;
 pub mod wire;
 
+pub use openai::OpenAiModel;
 pub use scripted::ScriptedModel;
-pub use wire::{ChatMessage, ModelReply, ModelRequest, ModelToolCall, StopReason};
+pub use wire::{ChatMessage, ModelReply, ModelRequest, ModelTool, ModelToolCall, StopReason};
 
 /// The name of the service a model provider mounts.
 pub const MODEL_SERVICE: &str = "model";

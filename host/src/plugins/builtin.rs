@@ -27,6 +27,7 @@ const BUILTINS: &[(&str, Make)] = &[
         plugin_module::<dsh_hooks_claude::ClaudeBridge>,
     ),
     ("hooks-codex", plugin_module::<dsh_hooks_codex::CodexBridge>),
+    ("model-openai", plugin_module::<crate::model::OpenAiModel>),
     (
         "model-scripted",
         plugin_module::<crate::model::ScriptedModel>,

@@ -1,0 +1,239 @@
+//! From the `model` service's [`ModelRequest`] to a chat-completions
+//! request body: history to OpenAI messages, tools to `function` tools.
+//!
+//! OpenAI has no role for "user-role text that is not the user's", so
+//! context and steering are tagged inside a user message (see the module
+//! docs of [`super`] for the exact format), and failed tool results are
+//! prefixed with `Error: ` because the `tool` role has no error flag.
+
+use serde_json::{Map, Value, json};
+
+use super::OpenAiConfig;
+use crate::model::wire::{ChatMessage, ModelRequest, ModelTool};
+
+/// The JSON body POSTed to `/chat/completions`.
+pub fn request_body(config: &OpenAiConfig, request: &ModelRequest) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(config.model));
+    body.insert("messages".into(), Value::Array(messages(&request.messages)));
+    if !request.tools.is_empty() {
+        body.insert("tools".into(), Value::Array(tools(&request.tools)));
+    }
+    body.insert("stream".into(), json!(true));
+    if let Some(max_tokens) = config.max_tokens {
+        body.insert("max_tokens".into(), json!(max_tokens));
+    }
+    if let Some(temperature) = config.temperature {
+        body.insert("temperature".into(), json!(temperature));
+    }
+    Value::Object(body)
+}
+
+/// The history as OpenAI messages.
+pub fn messages(history: &[ChatMessage]) -> Vec<Value> {
+    history.iter().map(message).collect()
+}
+
+fn message(m: &ChatMessage) -> Value {
+    match m.role.as_str() {
+        "assistant" if !m.tool_calls.is_empty() => {
+            let calls: Vec<Value> = m
+                .tool_calls
+                .iter()
+                .map(|c| {
+                    // The wire carries an object; OpenAI wants it as a string.
+                    let arguments = if c.arguments.is_null() {
+                        "{}".to_string()
+                    } else {
+                        c.arguments.to_string()
+                    };
+                    json!({
+                        "id": c.id,
+                        "type": "function",
+                        "function": {"name": c.name, "arguments": arguments},
+                    })
+                })
+                .collect();
+            let content = if m.content.is_empty() {
+                Value::Null
+            } else {
+                json!(m.content)
+            };
+            json!({"role": "assistant", "content": content, "tool_calls": calls})
+        }
+        "tool" => {
+            let content = if m.is_error {
+                format!("Error: {}", m.content)
+            } else {
+                m.content.clone()
+            };
+            json!({
+                "role": "tool",
+                "tool_call_id": m.tool_call_id.clone().unwrap_or_default(),
+                "content": content,
+            })
+        }
+        "user" if m.source.is_some() => {
+            json!({"role": "user", "content": tag(&m.content, m.source.as_ref())})
+        }
+        role => json!({"role": role, "content": m.content}),
+    }
+}
+
+/// Wraps non-user text in a tag naming where it came from.
+fn tag(content: &str, source: Option<&Value>) -> String {
+    let source = source.unwrap_or(&Value::Null);
+    if kind(source) == "steering" {
+        let from = source.get("from").unwrap_or(&Value::Null);
+        format!(
+            "<steering source=\"{}\">\n{content}\n</steering>",
+            label(from)
+        )
+    } else {
+        format!(
+            "<context source=\"{}\">\n{content}\n</context>",
+            label(source)
+        )
+    }
+}
+
+fn kind(source: &Value) -> &str {
+    source.get("kind").and_then(Value::as_str).unwrap_or("")
+}
+
+/// `plugin:NAME` for a plugin, the bare kind (`user`, ...) otherwise.
+fn label(source: &Value) -> String {
+    let name = |key| source.get(key).and_then(Value::as_str);
+    let label = match (kind(source), name("plugin")) {
+        ("plugin", Some(plugin)) => format!("plugin:{plugin}"),
+        ("", _) => "unknown".to_string(),
+        (kind, _) => kind.to_string(),
+    };
+    // The label sits in an attribute: keep it one clean token.
+    label.replace(['"', '<', '>', '\n'], "_")
+}
+
+/// Tools as OpenAI `function` tools.
+pub fn tools(tools: &[ModelTool]) -> Vec<Value> {
+    tools
+        .iter()
+        .map(|t| {
+            json!({
+                "type": "function",
+                "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.input_schema,
+                },
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ModelToolCall;
+
+    fn with_source(content: &str, source: Value) -> ChatMessage {
+        let mut m = ChatMessage::new("user", content);
+        m.source = Some(source);
+        m
+    }
+
+    #[test]
+    fn history_becomes_openai_messages() {
+        let mut assistant = ChatMessage::new("assistant", "");
+        assistant.tool_calls = vec![ModelToolCall {
+            id: "c1".into(),
+            name: "Bash".into(),
+            arguments: json!({"command": "ls"}),
+        }];
+        let mut ok = ChatMessage::new("tool", "a b");
+        ok.tool_call_id = Some("c1".into());
+        let mut failed = ok.clone();
+        failed.content = "exit 2".into();
+        failed.is_error = true;
+        let history = vec![
+            ChatMessage::new("system", "be brief"),
+            ChatMessage::new("user", "hi"),
+            with_source("ctx", json!({"kind": "plugin", "plugin": "gate"})),
+            assistant,
+            ok,
+            failed,
+            with_source(
+                "go on",
+                json!({"kind": "steering", "from": {"kind": "plugin", "plugin": "stopper"}}),
+            ),
+            with_source(
+                "more",
+                json!({"kind": "steering", "from": {"kind": "user"}}),
+            ),
+            ChatMessage::new("assistant", "done"),
+        ];
+        assert_eq!(
+            Value::Array(messages(&history)),
+            json!([
+                {"role": "system", "content": "be brief"},
+                {"role": "user", "content": "hi"},
+                {"role": "user", "content": "<context source=\"plugin:gate\">\nctx\n</context>"},
+                {"role": "assistant", "content": null, "tool_calls": [
+                    {"id": "c1", "type": "function",
+                     "function": {"name": "Bash", "arguments": "{\"command\":\"ls\"}"}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": "a b"},
+                {"role": "tool", "tool_call_id": "c1", "content": "Error: exit 2"},
+                {"role": "user", "content": "<steering source=\"plugin:stopper\">\ngo on\n</steering>"},
+                {"role": "user", "content": "<steering source=\"user\">\nmore\n</steering>"},
+                {"role": "assistant", "content": "done"},
+            ])
+        );
+    }
+
+    #[test]
+    fn body_carries_model_stream_tools_and_options() {
+        let config = OpenAiConfig {
+            max_tokens: Some(100),
+            temperature: Some(0.5),
+            ..OpenAiConfig::default()
+        };
+        let mut request = ModelRequest {
+            session_id: "s".into(),
+            messages: vec![ChatMessage::new("user", "hi")],
+            tools: vec![ModelTool {
+                name: "Bash".into(),
+                description: "runs".into(),
+                input_schema: json!({"type": "object"}),
+            }],
+        };
+        let body = request_body(&config, &request);
+        assert_eq!(
+            body,
+            json!({
+                "model": "deepseek-chat",
+                "messages": [{"role": "user", "content": "hi"}],
+                "tools": [{"type": "function", "function":
+                    {"name": "Bash", "description": "runs", "parameters": {"type": "object"}}}],
+                "stream": true,
+                "max_tokens": 100,
+                "temperature": 0.5,
+            })
+        );
+        request.tools.clear();
+        let body = request_body(&OpenAiConfig::default(), &request);
+        assert!(body.get("tools").is_none() && body.get("max_tokens").is_none());
+    }
+
+    #[test]
+    fn odd_sources_still_get_a_clean_label() {
+        let m = with_source("x", json!({"kind": "we\"ird"}));
+        assert_eq!(
+            message(&m)["content"],
+            "<context source=\"we_ird\">\nx\n</context>"
+        );
+        let m = with_source("x", Value::Null);
+        assert_eq!(
+            message(&m)["content"],
+            "<context source=\"unknown\">\nx\n</context>"
+        );
+    }
+}

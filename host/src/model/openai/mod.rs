@@ -1,0 +1,139 @@
+//! `model-openai`: a model provider for any OpenAI-compatible
+//! chat-completions endpoint (DeepSeek by default; OpenAI, vLLM, llama.cpp,
+//! Ollama, OpenRouter and the like by `base_url`).
+//!
+//! # Config
+//!
+//! | key | default | meaning |
+//! | --- | --- | --- |
+//! | `base_url` | `https://api.deepseek.com` | requests go to `{base_url}/chat/completions`; a trailing `/` is dropped, a `/v1` kept |
+//! | `model` | `deepseek-chat` | the `model` field of each request |
+//! | `api_key_env` | `DEEPSEEK_API_KEY` | the *name* of the environment variable holding the key |
+//! | `max_retries` | 3 | retries after a 429, a 5xx or a connection error |
+//! | `retry_base_ms` | 500 | first backoff; doubles per retry, capped at 30 s; `Retry-After` seconds win |
+//! | `request_timeout_s` | 300 | longest wait for the response to start or for the next chunk of it |
+//! | `max_tokens` | none | sent when set |
+//! | `temperature` | none | sent when set |
+//!
+//! The key is read from the environment on every call, never at load, so
+//! the plugin applies (and `dsh check` passes) without one; a call without
+//! it fails the turn with an error naming the variable. The key is never
+//! logged, formatted, written to disk, or echoed back in an error.
+//!
+//! # Messages
+//!
+//! The service's history maps onto OpenAI roles one to one, except:
+//! - user-role text that is not the user's is tagged with its source, so
+//!   the model can weigh it: plugin context becomes
+//!   `<context source="plugin:NAME">\nTEXT\n</context>` and steering
+//!   `<steering source="plugin:NAME">\nTEXT\n</steering>` (`source="user"`
+//!   when the user steered); any other source kind gives
+//!   `<context source="KIND">`;
+//! - a failed tool result's content is prefixed with `Error: `;
+//! - tool-call arguments go out as JSON strings, as OpenAI requires.
+//!
+//! # Answers
+//!
+//! Requests ask for `stream: true`; each text delta is sent live to the
+//! session's subscribers as `{"type": "stream/text", "text": DELTA}` (not
+//! persisted: the whole text lands in the log's `assistant/message`). A
+//! plain JSON body from a server that ignores `stream` is accepted too.
+//! `finish_reason` `stop` → `end_turn`, `tool_calls` → `tool_use`,
+//! `length` → `max_tokens`. Reasoning content (`delta.reasoning_content`)
+//! is not forwarded.
+//!
+//! Files: [`convert`] (request body), [`stream`] (SSE and replies),
+//! [`client`] (HTTP and retries), [`error`].
+
+pub mod client;
+pub mod convert;
+pub mod error;
+pub mod stream;
+
+use std::sync::Arc;
+
+use dsh_plugin_api::{Host, Plugin};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::MODEL_SERVICE;
+use super::wire::ModelRequest;
+pub use client::OpenAiClient;
+pub use error::{ApiKey, OpenAiError};
+
+/// `model-openai` config. See the module docs for each key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct OpenAiConfig {
+    /// Base URL; `/chat/completions` is appended.
+    pub base_url: String,
+    /// Model name.
+    pub model: String,
+    /// Name of the environment variable holding the API key.
+    pub api_key_env: String,
+    /// Retries after 429, 5xx or a connection error.
+    pub max_retries: u32,
+    /// First backoff in milliseconds; doubles per retry.
+    pub retry_base_ms: u64,
+    /// Longest wait, in seconds, for the response or its next chunk.
+    pub request_timeout_s: u64,
+    /// `max_tokens` sent with each request.
+    pub max_tokens: Option<u32>,
+    /// `temperature` sent with each request.
+    pub temperature: Option<f64>,
+}
+
+impl Default for OpenAiConfig {
+    fn default() -> Self {
+        OpenAiConfig {
+            base_url: "https://api.deepseek.com".into(),
+            model: "deepseek-chat".into(),
+            api_key_env: "DEEPSEEK_API_KEY".into(),
+            max_retries: 3,
+            retry_base_ms: 500,
+            request_timeout_s: 300,
+            max_tokens: None,
+            temperature: None,
+        }
+    }
+}
+
+/// The OpenAI-compatible model plugin.
+pub struct OpenAiModel;
+
+impl Plugin for OpenAiModel {
+    type Config = OpenAiConfig;
+    const NAME: &'static str = "model-openai";
+    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+
+    fn apply(host: &Host, config: OpenAiConfig) -> Result<Self, String> {
+        let client = Arc::new(OpenAiClient::new(config).map_err(|e| e.to_string())?);
+        let streams = host.clone();
+        host.provide_service(MODEL_SERVICE, move |method, args| {
+            let client = client.clone();
+            let host = streams.clone();
+            async move {
+                if method != "complete" {
+                    return Err(format!("model service has no method `{method}`"));
+                }
+                let request: ModelRequest = serde_json::from_value(args)
+                    .map_err(|e| format!("malformed model request: {e}"))?;
+                let key = client.api_key().map_err(|e| e.to_string())?;
+                let session = request.session_id.clone();
+                let on_delta = |text: &str| {
+                    let event = json!({"type": "stream/text", "text": text});
+                    // Live text is best-effort: the reply carries it whole.
+                    if let Err(e) = host.stream_event(&session, &event) {
+                        tracing::debug!(session = %session, "stream event dropped: {e}");
+                    }
+                };
+                let reply = client
+                    .complete(&key, &request, on_delta)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                serde_json::to_value(reply).map_err(|e| e.to_string())
+            }
+        })?;
+        Ok(OpenAiModel)
+    }
+}
