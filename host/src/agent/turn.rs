@@ -324,7 +324,13 @@ impl Session {
             .call(RString::from("complete"), RString::from(body))
             .await
             .into_result()
-            .map_err(|e| format!("model request failed: {e}"))?;
+            .map_err(|e| {
+                if e.starts_with("model request") {
+                    e.to_string()
+                } else {
+                    format!("model request failed: {e}")
+                }
+            })?;
         serde_json::from_str(&answer).map_err(|e| format!("the model's reply is malformed: {e}"))
     }
 }
