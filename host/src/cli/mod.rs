@@ -1,10 +1,12 @@
 //! The everyday commands. This module (and only it) prints to stdout.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod acp;
 mod check;
 mod prompt;
 mod sessions;
 
+pub(crate) use acp::{AcpArgs, acp};
 pub(crate) use check::check;
 pub(crate) use prompt::{PromptArgs, prompt};
 pub(crate) use sessions::{sessions_list, sessions_show};

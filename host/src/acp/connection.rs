@@ -1,0 +1,244 @@
+//! One ACP connection's sessions and running prompts.
+//!
+//! A session belongs to the connection that created or loaded it: only that
+//! connection may prompt or cancel it, and its approvals go to that client
+//! (through [`Routes`]). When the connection ends, [`Connection::close`]
+//! cancels its running turns (nobody is left to see them or to answer their
+//! approvals), waits briefly for them to end `aborted`, and closes its
+//! sessions (`agent/session-end`); they stay on disk for a later
+//! `session/load`.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::approval::{ClientConnection, Routes};
+use super::error::AcpError;
+use crate::agent::{Agent, Session};
+
+/// How long a closing connection waits for each cancelled turn to end.
+const CLOSE_GRACE: Duration = Duration::from_secs(10);
+
+/// The session-end reason for sessions whose connection went away.
+const END_REASON: &str = "other";
+
+/// A prompt in flight.
+#[derive(Default)]
+pub(crate) struct RunningTurn {
+    cancel_requested: AtomicBool,
+    /// Cancelled once the turn has ended.
+    pub(crate) finished: CancellationToken,
+}
+
+impl RunningTurn {
+    pub(crate) fn request_cancel(&self) {
+        self.cancel_requested.store(true, Ordering::SeqCst);
+    }
+
+    pub(crate) fn cancel_requested(&self) -> bool {
+        self.cancel_requested.load(Ordering::SeqCst)
+    }
+}
+
+struct Slot {
+    session: Arc<Session>,
+    running: Option<Arc<RunningTurn>>,
+}
+
+#[derive(Default)]
+struct State {
+    closed: bool,
+    sessions: HashMap<String, Slot>,
+}
+
+/// The state of one connection.
+pub(crate) struct Connection {
+    pub(crate) id: u64,
+    pub(crate) agent: Arc<Agent>,
+    routes: Arc<Routes>,
+    state: Mutex<State>,
+}
+
+impl Connection {
+    pub(crate) fn new(id: u64, agent: Arc<Agent>, routes: Arc<Routes>) -> Self {
+        Connection {
+            id,
+            agent,
+            routes,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Records `session` as this connection's; refused once it closed.
+    fn adopt(&self, session: &Arc<Session>) -> Result<(), AcpError> {
+        let mut state = self.state();
+        if state.closed {
+            return Err(AcpError::Connection("the connection closed".into()));
+        }
+        state.sessions.entry(session.id.clone()).or_insert(Slot {
+            session: session.clone(),
+            running: None,
+        });
+        Ok(())
+    }
+
+    /// Creates a session in `cwd` (firing session-start `startup`).
+    pub(crate) async fn create(
+        &self,
+        cwd: &Path,
+        client: &ClientConnection,
+    ) -> Result<Arc<Session>, AcpError> {
+        let path = cwd.to_string_lossy().into_owned();
+        if !cwd.is_absolute() {
+            return Err(AcpError::InvalidCwd {
+                path,
+                reason: "is not an absolute path",
+            });
+        }
+        if !cwd.is_dir() {
+            return Err(AcpError::InvalidCwd {
+                path,
+                reason: "is not a directory",
+            });
+        }
+        let session = self.agent.create_session(cwd, None).await?;
+        self.routes.claim(&session.id, self.id, client)?;
+        if let Err(e) = self.adopt(&session) {
+            self.routes.release(&session.id, self.id);
+            self.agent.close_session(&session.id, END_REASON).await;
+            return Err(e);
+        }
+        Ok(session)
+    }
+
+    /// Loads a stored session (without firing session-start) and attaches
+    /// it here. A session another open connection holds is refused.
+    pub(crate) async fn load(
+        &self,
+        id: &str,
+        client: &ClientConnection,
+    ) -> Result<Arc<Session>, AcpError> {
+        if let Some(slot) = self.state().sessions.get(id) {
+            if slot.running.is_some() {
+                return Err(AcpError::SessionBusy {
+                    session_id: id.to_string(),
+                });
+            }
+            return Ok(slot.session.clone());
+        }
+        if !self.agent.exists(id) {
+            return Err(AcpError::UnknownSession {
+                session_id: id.to_string(),
+            });
+        }
+        self.routes.claim(id, self.id, client)?;
+        let session = match self.agent.load_session(id) {
+            Ok(s) => s,
+            Err(e) => {
+                self.routes.release(id, self.id);
+                return Err(e.into());
+            }
+        };
+        if let Err(e) = self.adopt(&session) {
+            self.routes.release(id, self.id);
+            self.agent.close_session(id, END_REASON).await;
+            return Err(e);
+        }
+        Ok(session)
+    }
+
+    /// Marks a prompt running in `id`: one at a time per session.
+    pub(crate) fn begin_prompt(
+        &self,
+        id: &str,
+    ) -> Result<(Arc<Session>, Arc<RunningTurn>), AcpError> {
+        let mut state = self.state();
+        let Some(slot) = state.sessions.get_mut(id) else {
+            return Err(AcpError::UnknownSession {
+                session_id: id.to_string(),
+            });
+        };
+        if slot.running.is_some() {
+            return Err(AcpError::SessionBusy {
+                session_id: id.to_string(),
+            });
+        }
+        let running = Arc::new(RunningTurn::default());
+        slot.running = Some(running.clone());
+        Ok((slot.session.clone(), running))
+    }
+
+    /// Clears the running prompt (before its answer goes out, so the
+    /// client's next prompt is never refused as busy).
+    pub(crate) fn end_prompt(&self, id: &str, running: &Arc<RunningTurn>) {
+        if let Some(slot) = self.state().sessions.get_mut(id)
+            && slot
+                .running
+                .as_ref()
+                .is_some_and(|r| Arc::ptr_eq(r, running))
+        {
+            slot.running = None;
+        }
+    }
+
+    /// `session/cancel`: aborts the running prompt of `id`, if any.
+    pub(crate) fn cancel(&self, id: &str) {
+        let state = self.state();
+        match state.sessions.get(id) {
+            Some(Slot {
+                session,
+                running: Some(running),
+            }) => {
+                tracing::info!(session = %id, "cancel requested");
+                // The flag first: the turn task repeats the cancel if the
+                // turn had not yet installed its token.
+                running.request_cancel();
+                session.cancel();
+            }
+            Some(_) => tracing::debug!(session = %id, "cancel with no prompt running"),
+            None => {
+                tracing::debug!(session = %id, "cancel for a session this connection does not hold")
+            }
+        }
+    }
+
+    /// The connection ended: cancel its turns, release its sessions.
+    pub(crate) async fn close(&self) {
+        let slots: Vec<(String, Slot)> = {
+            let mut state = self.state();
+            state.closed = true;
+            state.sessions.drain().collect()
+        };
+        self.routes.release_connection(self.id);
+        for (id, slot) in &slots {
+            if let Some(running) = &slot.running {
+                tracing::info!(session = %id, "connection closed mid-turn: cancelling the turn");
+                running.request_cancel();
+                slot.session.cancel();
+            }
+        }
+        for (id, slot) in slots {
+            if let Some(running) = slot.running {
+                let ended = tokio::time::timeout(CLOSE_GRACE, running.finished.cancelled()).await;
+                if ended.is_err() {
+                    tracing::warn!(session = %id, "turn still running {CLOSE_GRACE:?} after its connection closed; the session closes when it ends");
+                    let agent = self.agent.clone();
+                    tokio::spawn(async move {
+                        running.finished.cancelled().await;
+                        agent.close_session(&id, END_REASON).await;
+                    });
+                    continue;
+                }
+            }
+            self.agent.close_session(&id, END_REASON).await;
+        }
+    }
+}

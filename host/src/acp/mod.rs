@@ -1,0 +1,131 @@
+//! ACP (Agent Client Protocol, JSON-RPC 2.0, one message per line): dsh as
+//! the agent side, for editors, over any byte stream.
+//!
+//! [`AcpServer`] owns what all connections share: the [`Agent`], and the
+//! session → connection routes the `approval` service it mounts uses to put
+//! a pre-tool `ask` to the right client as `session/request_permission`.
+//! [`AcpServer::serve`] runs one connection on the official SDK
+//! (`agent-client-protocol`, protocol v1) over a size-limited line
+//! transport ([`frames`]): `initialize`, `session/new`, `session/load`
+//! (replay, then session-start `resume`), `session/prompt` (streamed as
+//! `session/update`) and `session/cancel`. Connections are independent: a
+//! slow, broken or oversized one only ends itself. Errors become JSON-RPC
+//! errors in one place, [`AcpError::to_rpc`].
+//!
+//! It may call: the agent (sessions and turns), the service registry (to
+//! mount `approval`). It prints nothing: stdout belongs to the transport.
+
+mod approval;
+mod connection;
+mod error;
+mod frames;
+mod handlers;
+mod turn;
+mod updates;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use agent_client_protocol::Lines;
+use tokio_util::codec::{FramedRead, FramedWrite};
+use tracing::Instrument as _;
+
+pub use error::AcpError;
+
+use crate::agent::{APPROVAL_SERVICE, Agent};
+use approval::{ApprovalService, Routes};
+use connection::Connection;
+use frames::FrameCodec;
+
+/// The longest line (one JSON-RPC message) a connection may send; a longer
+/// one closes that connection.
+pub const MAX_FRAME_BYTES: usize = 8 * 1024 * 1024;
+
+/// The owner id of the services this module mounts.
+const OWNER: &str = "acp";
+
+/// ACP for one agent: any number of concurrent connections.
+pub struct AcpServer {
+    agent: Arc<Agent>,
+    routes: Arc<Routes>,
+    next_connection: AtomicU64,
+    max_frame_bytes: usize,
+    /// Whether our `approval` service is the mounted one (to unmount it).
+    mounted: bool,
+}
+
+impl AcpServer {
+    /// Mounts the `approval` service (owner id "acp") on the agent's core.
+    pub fn new(agent: Arc<Agent>) -> Arc<AcpServer> {
+        let routes = Arc::new(Routes::default());
+        let service = ApprovalService::boxed(routes.clone());
+        let owner: Arc<str> = Arc::from(OWNER);
+        let mounted = match agent
+            .core()
+            .services
+            .provide(&owner, APPROVAL_SERVICE, service)
+        {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!("ACP permission requests are off: {e}");
+                false
+            }
+        };
+        Arc::new(AcpServer {
+            agent,
+            routes,
+            next_connection: AtomicU64::new(1),
+            max_frame_bytes: MAX_FRAME_BYTES,
+            mounted,
+        })
+    }
+
+    /// Serves one ACP connection until the peer closes it (or it breaks). Never panics.
+    pub async fn serve<R, W>(self: &Arc<Self>, reader: R, writer: W) -> Result<(), AcpError>
+    where
+        R: tokio::io::AsyncRead + Unpin + Send + 'static,
+        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let id = self.next_connection.fetch_add(1, Ordering::Relaxed);
+        let span = tracing::info_span!("acp", connection = id);
+        let conn = Arc::new(Connection::new(id, self.agent.clone(), self.routes.clone()));
+        let oversized = Arc::new(AtomicBool::new(false));
+        let codec = FrameCodec::new(self.max_frame_bytes, oversized.clone());
+        let transport = Lines::new(
+            FramedWrite::new(writer, codec.clone()),
+            FramedRead::new(reader, codec),
+        );
+        span.in_scope(|| tracing::info!("ACP connection opened"));
+        let result = handlers::run(conn.clone(), transport)
+            .instrument(span.clone())
+            .await;
+        conn.close().instrument(span.clone()).await;
+        let _entered = span.enter();
+        if oversized.load(Ordering::SeqCst) {
+            let e = AcpError::FrameTooLarge {
+                limit: self.max_frame_bytes,
+            };
+            tracing::error!("{e}");
+            return Err(e);
+        }
+        match result {
+            Ok(()) => {
+                tracing::info!("ACP connection closed");
+                Ok(())
+            }
+            Err(e) => {
+                let e = AcpError::Connection(e.message);
+                tracing::warn!("{e}");
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Drop for AcpServer {
+    fn drop(&mut self) {
+        if self.mounted {
+            self.agent.core().services.remove_owner(OWNER);
+        }
+    }
+}
