@@ -53,6 +53,8 @@ struct Slot {
 struct State {
     closed: bool,
     sessions: HashMap<String, Slot>,
+    /// Sessions detached by [`Connection::shutdown`], for `close` to end.
+    closing: Vec<(String, Slot)>,
 }
 
 /// The state of one connection.
@@ -210,14 +212,18 @@ impl Connection {
         }
     }
 
-    /// The connection ended: cancel its turns, release its sessions.
-    pub(crate) async fn close(&self) {
-        let slots: Vec<(String, Slot)> = {
-            let mut state = self.state();
-            state.closed = true;
-            state.sessions.drain().collect()
-        };
-        self.routes.release_connection(self.id);
+    /// The peer is gone (EOF or a broken transport): refuse new work,
+    /// detach the sessions (their approvals become unavailable) and cancel
+    /// running turns. Called from the transport as soon as it sees the end,
+    /// before the SDK fails the requests still waiting for the client, so a
+    /// pending approval ends with its turn. Idempotent.
+    pub(crate) fn shutdown(&self) {
+        let mut state = self.state();
+        if state.closed {
+            return;
+        }
+        state.closed = true;
+        let slots: Vec<(String, Slot)> = state.sessions.drain().collect();
         for (id, slot) in &slots {
             if let Some(running) = &slot.running {
                 tracing::info!(session = %id, "connection closed mid-turn: cancelling the turn");
@@ -225,6 +231,16 @@ impl Connection {
                 slot.session.cancel();
             }
         }
+        state.closing = slots;
+        drop(state);
+        self.routes.release_connection(self.id);
+    }
+
+    /// The connection ended: after [`Connection::shutdown`], wait for the
+    /// cancelled turns and close the sessions.
+    pub(crate) async fn close(&self) {
+        self.shutdown();
+        let slots = std::mem::take(&mut self.state().closing);
         for (id, slot) in slots {
             if let Some(running) = slot.running {
                 let ended = tokio::time::timeout(CLOSE_GRACE, running.finished.cancelled()).await;

@@ -27,6 +27,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use agent_client_protocol::Lines;
+use futures::{SinkExt as _, StreamExt as _};
 use tokio_util::codec::{FramedRead, FramedWrite};
 use tracing::Instrument as _;
 
@@ -91,10 +92,28 @@ impl AcpServer {
         let conn = Arc::new(Connection::new(id, self.agent.clone(), self.routes.clone()));
         let oversized = Arc::new(AtomicBool::new(false));
         let codec = FrameCodec::new(self.max_frame_bytes, oversized.clone());
-        let transport = Lines::new(
-            FramedWrite::new(writer, codec.clone()),
-            FramedRead::new(reader, codec),
-        );
+        // The moment the peer's side ends, stop its turns (see
+        // `Connection::shutdown`), ahead of the SDK's own EOF handling.
+        let on_error = conn.clone();
+        let on_eof = conn.clone();
+        let hung_up = Arc::new(AtomicBool::new(false));
+        let (read_hung_up, write_hung_up) = (hung_up.clone(), hung_up.clone());
+        let incoming = FramedRead::new(reader, codec.clone())
+            .inspect(move |frame| {
+                if let Err(e) = frame {
+                    read_hung_up.fetch_or(peer_gone(e), Ordering::SeqCst);
+                    on_error.shutdown();
+                }
+            })
+            .chain(futures::stream::poll_fn(move |_| {
+                on_eof.shutdown();
+                std::task::Poll::Ready(None)
+            }));
+        let outgoing = FramedWrite::new(writer, codec).sink_map_err(move |e: std::io::Error| {
+            write_hung_up.fetch_or(peer_gone(&e), Ordering::SeqCst);
+            e
+        });
+        let transport = Lines::new(outgoing, incoming);
         span.in_scope(|| tracing::info!("ACP connection opened"));
         let result = handlers::run(conn.clone(), transport)
             .instrument(span.clone())
@@ -109,17 +128,35 @@ impl AcpServer {
             return Err(e);
         }
         match result {
+            // A peer that hangs up while we write has closed, not failed.
+            Ok(()) | Err(_) if hung_up.load(Ordering::SeqCst) => {
+                tracing::info!("ACP connection closed");
+                Ok(())
+            }
             Ok(()) => {
                 tracing::info!("ACP connection closed");
                 Ok(())
             }
             Err(e) => {
-                let e = AcpError::Connection(e.message);
+                let e = AcpError::Connection(match &e.data {
+                    Some(data) => format!("{}: {data}", e.message),
+                    None => e.message,
+                });
                 tracing::warn!("{e}");
                 Err(e)
             }
         }
     }
+}
+
+/// Whether an I/O error means the peer went away (rather than a fault).
+fn peer_gone(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::BrokenPipe
+            | std::io::ErrorKind::ConnectionReset
+            | std::io::ErrorKind::ConnectionAborted
+    )
 }
 
 impl Drop for AcpServer {
