@@ -108,6 +108,12 @@ fn new_session(
     responder: Responder<NewSessionResponse>,
     cx: ClientConnection,
 ) {
+    if !request.mcp_servers.is_empty() {
+        tracing::warn!(
+            "session/new: ignoring {} MCP server(s); dsh does not connect to client MCP servers",
+            request.mcp_servers.len()
+        );
+    }
     let work = async move {
         let result = conn
             .create(&request.cwd, &cx)

@@ -7,7 +7,7 @@
 //! streamed `stream/text` deltas has already shown its text, so its
 //! `assistant/message` adds nothing.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use agent_client_protocol::v1::schema::{
     Content, ContentBlock, ContentChunk, EmbeddedResourceResource, SessionUpdate, StopReason,
@@ -37,6 +37,8 @@ pub(crate) struct Translator {
     streamed: bool,
     /// Calls already reported failed by `tool/denied`.
     denied: HashSet<String>,
+    /// Tool names by call id, for titles of rewritten calls.
+    names: HashMap<String, String>,
 }
 
 fn s<'a>(event: &'a Value, key: &str) -> &'a str {
@@ -91,6 +93,7 @@ impl Translator {
             mode,
             streamed: false,
             denied: HashSet::new(),
+            names: HashMap::new(),
         }
     }
 
@@ -125,6 +128,8 @@ impl Translator {
             "tool/call" => {
                 let name = s(event, "name");
                 let arguments = event.get("arguments").cloned().unwrap_or(json!({}));
+                self.names
+                    .insert(s(event, "call_id").to_string(), name.to_string());
                 let call = ToolCall::new(
                     s(event, "call_id").to_string(),
                     tool_title(name, &arguments),
@@ -138,7 +143,17 @@ impl Translator {
             "tool/updated" => {
                 // A plugin rewrote the arguments; the title follows them.
                 let arguments = event.get("arguments").cloned().unwrap_or(json!({}));
-                let fields = ToolCallUpdateFields::new().raw_input(arguments);
+                let name = self
+                    .names
+                    .get(s(event, "call_id"))
+                    .map(String::as_str)
+                    .unwrap_or_default();
+                let mut fields = ToolCallUpdateFields::new().title(tool_title(name, &arguments));
+                let places = locations(&arguments);
+                if !places.is_empty() {
+                    fields = fields.locations(places);
+                }
+                let fields = fields.raw_input(arguments);
                 vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
                     s(event, "call_id").to_string(),
                     fields,
@@ -289,6 +304,20 @@ mod tests {
                 "sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed",
                 "content": [{"type": "content", "content": {"type": "text", "text": "a\nb"}}],
                 "rawOutput": {"content": "a\nb", "is_error": false}
+            })]
+        );
+    }
+
+    #[test]
+    fn a_rewritten_call_gets_a_new_title_and_input() {
+        let mut t = Translator::new(Mode::Live);
+        t.updates(&json!({"type": "tool/call", "call_id": "c1", "name": "Bash", "arguments": {"command": "rm -rf /"}}));
+        let rewritten = json!({"type": "tool/updated", "call_id": "c1", "arguments": {"command": "echo no"}, "plugin": "p"});
+        assert_eq!(
+            wire(t.updates(&rewritten)),
+            [json!({
+                "sessionUpdate": "tool_call_update", "toolCallId": "c1", "title": "Bash: echo no",
+                "rawInput": {"command": "echo no"}
             })]
         );
     }

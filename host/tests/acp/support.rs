@@ -204,10 +204,7 @@ fn pick(
 }
 
 impl TestClient {
-    pub async fn start(
-        transport: impl ConnectTo<Client> + 'static,
-        answer: Answer,
-    ) -> TestClient {
+    pub async fn start(transport: impl ConnectTo<Client> + 'static, answer: Answer) -> TestClient {
         let (update_tx, updates) = mpsc::unbounded_channel();
         let (permission_tx, permissions) = mpsc::unbounded_channel();
         let (cx_tx, cx_rx) = oneshot::channel();
