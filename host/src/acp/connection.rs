@@ -47,6 +47,14 @@ impl RunningTurn {
 struct Slot {
     session: Arc<Session>,
     running: Option<Arc<RunningTurn>>,
+    /// `session/load` is replaying it and firing session-start.
+    loading: bool,
+}
+
+impl Slot {
+    fn busy(&self) -> bool {
+        self.loading || self.running.is_some()
+    }
 }
 
 #[derive(Default)]
@@ -80,16 +88,27 @@ impl Connection {
     }
 
     /// Records `session` as this connection's; refused once it closed.
-    fn adopt(&self, session: &Arc<Session>) -> Result<(), AcpError> {
+    fn adopt(&self, session: &Arc<Session>, loading: bool) -> Result<(), AcpError> {
         let mut state = self.state();
         if state.closed {
             return Err(AcpError::Connection("the connection closed".into()));
         }
-        state.sessions.entry(session.id.clone()).or_insert(Slot {
-            session: session.clone(),
-            running: None,
-        });
+        state.sessions.insert(
+            session.id.clone(),
+            Slot {
+                session: session.clone(),
+                running: None,
+                loading,
+            },
+        );
         Ok(())
+    }
+
+    /// `session/load` of `id` is done: it may take prompts.
+    pub(crate) fn loaded(&self, id: &str) {
+        if let Some(slot) = self.state().sessions.get_mut(id) {
+            slot.loading = false;
+        }
     }
 
     /// Creates a session in `cwd` (firing session-start `startup`).
@@ -113,7 +132,7 @@ impl Connection {
         }
         let session = self.agent.create_session(cwd, None).await?;
         self.routes.claim(&session.id, self.id, client)?;
-        if let Err(e) = self.adopt(&session) {
+        if let Err(e) = self.adopt(&session, false) {
             self.routes.release(&session.id, self.id);
             self.agent.close_session(&session.id, END_REASON).await;
             return Err(e);
@@ -122,18 +141,20 @@ impl Connection {
     }
 
     /// Loads a stored session (without firing session-start) and attaches
-    /// it here. A session another open connection holds is refused.
+    /// it here, busy until [`Connection::loaded`]. A session another open
+    /// connection holds is refused.
     pub(crate) async fn load(
         &self,
         id: &str,
         client: &ClientConnection,
     ) -> Result<Arc<Session>, AcpError> {
-        if let Some(slot) = self.state().sessions.get(id) {
-            if slot.running.is_some() {
+        if let Some(slot) = self.state().sessions.get_mut(id) {
+            if slot.busy() {
                 return Err(AcpError::SessionBusy {
                     session_id: id.to_string(),
                 });
             }
+            slot.loading = true;
             return Ok(slot.session.clone());
         }
         if !self.agent.exists(id) {
@@ -149,7 +170,7 @@ impl Connection {
                 return Err(e.into());
             }
         };
-        if let Err(e) = self.adopt(&session) {
+        if let Err(e) = self.adopt(&session, true) {
             self.routes.release(id, self.id);
             self.agent.close_session(id, END_REASON).await;
             return Err(e);
@@ -168,7 +189,7 @@ impl Connection {
                 session_id: id.to_string(),
             });
         };
-        if slot.running.is_some() {
+        if slot.busy() {
             return Err(AcpError::SessionBusy {
                 session_id: id.to_string(),
             });
@@ -198,6 +219,7 @@ impl Connection {
             Some(Slot {
                 session,
                 running: Some(running),
+                ..
             }) => {
                 tracing::info!(session = %id, "cancel requested");
                 // The flag first: the turn task repeats the cancel if the

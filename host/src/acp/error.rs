@@ -22,8 +22,8 @@ pub enum AcpError {
         /// The session.
         session_id: String,
     },
-    /// A prompt is already running in the session.
-    #[error("session `{session_id}` is already running a prompt")]
+    /// A prompt is already running in the session (or it is loading).
+    #[error("session `{session_id}` is busy with a prompt or a load")]
     SessionBusy {
         /// The session.
         session_id: String,

@@ -155,6 +155,7 @@ fn load_session(
                 conn.agent
                     .fire_session_start(&session, SessionStartSource::Resume)
                     .await;
+                conn.loaded(&id);
                 tracing::info!(session = %id, "session loaded");
                 Ok(LoadSessionResponse::new())
             }

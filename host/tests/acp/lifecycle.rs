@@ -188,3 +188,30 @@ async fn a_connection_closing_mid_turn_cancels_the_turn_and_its_pending_approval
     );
     assert!(host.agent.get(&session).is_none(), "the session was closed");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_sent_right_behind_its_prompt_still_stops_the_turn() {
+    let host = TestHost::new(Model::Scripted(json!([bash("sleep 60")])), &[]);
+    let (client, _serving) = host.connect(Answer::Fail).await;
+    let session = client.open(&host.project).await;
+    // No waiting in between: the cancel may reach the session before its
+    // turn has started; it must not be lost.
+    let request =
+        agent_client_protocol::v1::schema::PromptRequest::new(session.clone(), vec!["go".into()]);
+    let answer = client.cx.send_request(request);
+    client
+        .cx
+        .send_notification(CancelNotification::new(session.clone()))
+        .unwrap();
+    let answer = tokio::time::timeout(std::time::Duration::from_secs(20), answer.block_task())
+        .await
+        .expect("the turn ignored the cancel")
+        .unwrap();
+    assert_eq!(answer.stop_reason, StopReason::Cancelled);
+    let log = host.log(&session);
+    assert_eq!(
+        of_kind(&log, "turn/end").last().unwrap()["reason"],
+        "aborted"
+    );
+    client.close().await;
+}
