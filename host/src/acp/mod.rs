@@ -12,6 +12,11 @@
 //! slow, broken or oversized one only ends itself. Errors become JSON-RPC
 //! errors in one place, [`AcpError::to_rpc`].
 //!
+//! A session belongs to the connection that created or loaded it. When a
+//! connection ends, its running turns are cancelled (the editor that would
+//! show them and answer their approvals is gone) and its sessions closed;
+//! they stay on disk for a later `session/load`.
+//!
 //! It may call: the agent (sessions and turns), the service registry (to
 //! mount `approval`). It prints nothing: stdout belongs to the transport.
 
@@ -129,21 +134,17 @@ impl AcpServer {
         }
         match result {
             // A peer that hangs up while we write has closed, not failed.
-            Ok(()) | Err(_) if hung_up.load(Ordering::SeqCst) => {
-                tracing::info!("ACP connection closed");
-                Ok(())
-            }
-            Ok(()) => {
-                tracing::info!("ACP connection closed");
-                Ok(())
-            }
-            Err(e) => {
+            Err(e) if !hung_up.load(Ordering::SeqCst) => {
                 let e = AcpError::Connection(match &e.data {
                     Some(data) => format!("{}: {data}", e.message),
                     None => e.message,
                 });
                 tracing::warn!("{e}");
                 Err(e)
+            }
+            _ => {
+                tracing::info!("ACP connection closed");
+                Ok(())
             }
         }
     }
