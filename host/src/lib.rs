@@ -5,8 +5,10 @@
 //! - [`config`]: the `cordis.yml` manifest;
 //! - [`plugins`]: loading built-ins and `.so` files, contexts, dispose;
 //! - [`seams`]: the seam bus and its dispatch shapes;
-//! - [`model`]: the `model` service contract and the scripted provider.
+//! - [`model`]: the `model` service contract and the scripted provider;
+//! - [`acp`]: the Agent Client Protocol server editors talk to.
 
+pub mod acp;
 pub mod agent;
 pub mod config;
 pub mod daemon;

@@ -53,6 +53,16 @@ enum Command {
         /// The prompt.
         text: String,
     },
+    /// ACP on stdio for editors: relays to a running daemon (`--connect`, or
+    /// the manifest's socket when a daemon is listening), or hosts in-process.
+    Acp {
+        /// The manifest.
+        #[arg(long, default_value = "cordis.yml")]
+        config: PathBuf,
+        /// Relay to the daemon listening on this socket.
+        #[arg(long)]
+        connect: Option<PathBuf>,
+    },
     /// Inspect stored sessions.
     Sessions {
         /// The manifest (for its state_dir).
@@ -92,6 +102,7 @@ fn main() -> ExitCode {
             json,
             text,
         }),
+        Command::Acp { config, connect } => cli::acp(cli::AcpArgs { config, connect }),
         Command::Sessions { config, command } => match command {
             SessionsCommand::List => cli::sessions_list(&config),
             SessionsCommand::Show { id } => cli::sessions_show(&config, &id),

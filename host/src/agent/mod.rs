@@ -19,6 +19,7 @@ mod signal;
 mod subagent;
 mod turn;
 
+pub use pipeline::APPROVAL_SERVICE;
 pub use runtime::{Agent, AgentOptions};
 pub use session::{Prompt, Session, TurnOutcome};
 pub use signal::TokenSignal;

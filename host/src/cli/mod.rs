@@ -1,10 +1,12 @@
 //! The everyday commands. This module (and only it) prints to stdout.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod acp;
 mod check;
 mod prompt;
 mod sessions;
 
+pub(crate) use acp::{AcpArgs, acp};
 pub(crate) use check::check;
 pub(crate) use prompt::{PromptArgs, prompt};
 pub(crate) use sessions::{sessions_list, sessions_show};
@@ -16,13 +18,15 @@ use dsh_host::agent::{Agent, AgentOptions};
 use dsh_host::config::Manifest;
 use dsh_host::plugins::{HostCore, PluginHost};
 
-/// Logs go to stderr; `DSH_LOG` overrides the level.
+/// Logs go to stderr, colored only on a terminal (editors and journald
+/// read them raw); `DSH_LOG` overrides the level.
 pub(crate) fn init_tracing(level: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("DSH_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
 }
 

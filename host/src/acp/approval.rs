@@ -1,0 +1,187 @@
+//! Approval over ACP: which connection owns which session ([`Routes`]), and
+//! the `approval` service that turns a pre-tool `ask` into a
+//! `session/request_permission` round trip with that session's client.
+//!
+//! The service answers in the loop's vocabulary (`agent::pipeline`):
+//! `allow_once` runs the tool; `reject`, `cancelled` and `unavailable` deny
+//! it with distinct reasons. No attached client, a client that answers with
+//! an error (for instance one that does not implement the method) and a
+//! connection that closes mid-request are all `unavailable`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use abi_stable::sabi_trait::TD_Opaque;
+use abi_stable::std_types::{RArc, RResult, RString};
+use agent_client_protocol::Client;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
+    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+};
+use async_ffi::{FfiFuture, FutureExt as _};
+use dsh_plugin_api::ffi::{Service, Service_TO, ServiceBox};
+use serde_json::{Value, json};
+
+use super::error::AcpError;
+use super::updates::{tool_kind, tool_title};
+
+/// The connection to the client.
+pub(crate) type ClientConnection = ConnectionTo<Client>;
+
+/// The option ids offered with every permission request.
+pub(crate) const ALLOW_ONCE: &str = "allow_once";
+pub(crate) const REJECT_ONCE: &str = "reject_once";
+
+#[derive(Clone)]
+struct Route {
+    connection: u64,
+    client: ClientConnection,
+}
+
+/// Session id → the connection that created or loaded it.
+#[derive(Default)]
+pub(crate) struct Routes {
+    inner: Mutex<HashMap<String, Route>>,
+}
+
+impl Routes {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Route>> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Attaches `session` to `connection`; a session another connection
+    /// holds is refused.
+    pub(crate) fn claim(
+        &self,
+        session: &str,
+        connection: u64,
+        client: &ClientConnection,
+    ) -> Result<(), AcpError> {
+        let mut map = self.lock();
+        if let Some(held) = map.get(session)
+            && held.connection != connection
+        {
+            return Err(AcpError::SessionAttached {
+                session_id: session.to_string(),
+            });
+        }
+        map.insert(
+            session.to_string(),
+            Route {
+                connection,
+                client: client.clone(),
+            },
+        );
+        Ok(())
+    }
+
+    /// Detaches `session` if `connection` holds it.
+    pub(crate) fn release(&self, session: &str, connection: u64) {
+        let mut map = self.lock();
+        if map.get(session).is_some_and(|r| r.connection == connection) {
+            map.remove(session);
+        }
+    }
+
+    /// Detaches every session of `connection`.
+    pub(crate) fn release_connection(&self, connection: u64) {
+        self.lock().retain(|_, r| r.connection != connection);
+    }
+
+    fn client_of(&self, session: &str) -> Option<ClientConnection> {
+        self.lock().get(session).map(|r| r.client.clone())
+    }
+}
+
+/// The `approval` service, backed by whichever client owns the session.
+#[derive(Clone)]
+pub(crate) struct ApprovalService {
+    routes: Arc<Routes>,
+}
+
+impl ApprovalService {
+    pub(crate) fn boxed(routes: Arc<Routes>) -> ServiceBox {
+        Service_TO::from_ptr(RArc::new(ApprovalService { routes }), TD_Opaque)
+    }
+}
+
+fn unavailable(reason: impl Into<String>) -> Value {
+    json!({"outcome": "unavailable", "reason": reason.into()})
+}
+
+/// The permission request for one `approval.request` call.
+fn permission_request(args: &Value, session: &str) -> RequestPermissionRequest {
+    let name = args["name"].as_str().unwrap_or_default();
+    let arguments = args.get("arguments").cloned().unwrap_or(json!({}));
+    let mut fields = ToolCallUpdateFields::new()
+        .title(tool_title(name, &arguments))
+        .kind(tool_kind(name))
+        .status(ToolCallStatus::Pending)
+        .raw_input(arguments);
+    if let Some(reason) = args["reason"].as_str() {
+        fields = fields.content(vec![
+            agent_client_protocol::v1::schema::ToolCallContent::from(reason.to_string()),
+        ]);
+    }
+    let call_id = args["call_id"].as_str().unwrap_or_default();
+    RequestPermissionRequest::new(
+        session.to_string(),
+        ToolCallUpdate::new(call_id.to_string(), fields),
+        vec![
+            PermissionOption::new(ALLOW_ONCE, "Allow once", PermissionOptionKind::AllowOnce),
+            PermissionOption::new(REJECT_ONCE, "Reject", PermissionOptionKind::RejectOnce),
+        ],
+    )
+}
+
+impl ApprovalService {
+    async fn request(&self, args: Value) -> Value {
+        let Some(session) = args["session_id"].as_str().map(str::to_string) else {
+            return unavailable("the approval request names no session");
+        };
+        let Some(client) = self.routes.client_of(&session) else {
+            return unavailable(format!("no ACP client is attached to session `{session}`"));
+        };
+        let request = permission_request(&args, &session);
+        tracing::debug!(session = %session, call = %args["call_id"], "asking the client for permission");
+        match client.send_request(request).block_task().await {
+            Ok(answer) => match answer.outcome {
+                RequestPermissionOutcome::Selected(chosen) => match &*chosen.option_id.0 {
+                    ALLOW_ONCE => json!({"outcome": "allow_once"}),
+                    REJECT_ONCE => json!({
+                        "outcome": "reject",
+                        "reason": "the user rejected this tool call",
+                    }),
+                    other => json!({
+                        "outcome": "reject",
+                        "reason": format!("the client chose an option dsh did not offer (`{other}`)"),
+                    }),
+                },
+                RequestPermissionOutcome::Cancelled => json!({"outcome": "cancelled"}),
+                _ => unavailable("the client answered with an outcome dsh does not know"),
+            },
+            Err(e) => unavailable(format!(
+                "the ACP client did not answer the permission request: {}",
+                e.message
+            )),
+        }
+    }
+}
+
+impl Service for ApprovalService {
+    fn call(&self, method: RString, args: RString) -> FfiFuture<RResult<RString, RString>> {
+        let this = self.clone();
+        async move {
+            if method.as_str() != "request" {
+                return RResult::RErr(format!("approval has no method `{method}`").into());
+            }
+            let args: Value = match serde_json::from_str(&args) {
+                Ok(v) => v,
+                Err(e) => return RResult::RErr(format!("arguments are not JSON: {e}").into()),
+            };
+            RResult::ROk(this.request(args).await.to_string().into())
+        }
+        .into_ffi()
+    }
+}

@@ -1,0 +1,118 @@
+//! [`AcpError`]: everything that can go wrong at the ACP boundary, and the
+//! one place ([`AcpError::to_rpc`]) where it becomes a JSON-RPC error.
+
+use agent_client_protocol::{Error as RpcError, ErrorCode};
+use serde_json::json;
+
+use crate::session::LogError;
+
+/// A failure at the ACP boundary: a request the agent cannot serve, or a
+/// connection that ended badly.
+#[derive(Debug, thiserror::Error)]
+pub enum AcpError {
+    /// The session is not known to this connection (or not at all).
+    #[error("unknown session `{session_id}`: create it with session/new or load it first")]
+    UnknownSession {
+        /// The id the client sent.
+        session_id: String,
+    },
+    /// The session belongs to another open connection.
+    #[error("session `{session_id}` is attached to another connection")]
+    SessionAttached {
+        /// The session.
+        session_id: String,
+    },
+    /// A prompt is already running in the session (or it is loading).
+    #[error("session `{session_id}` is busy with a prompt or a load")]
+    SessionBusy {
+        /// The session.
+        session_id: String,
+    },
+    /// `cwd` is not an absolute path to a directory.
+    #[error("cwd `{path}` {reason}")]
+    InvalidCwd {
+        /// The path the client sent.
+        path: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A prompt content block dsh cannot turn into text.
+    #[error("unsupported prompt content: {kind} blocks are not supported")]
+    UnsupportedContent {
+        /// The block's kind (`image`, `audio`, `blob resource`).
+        kind: &'static str,
+    },
+    /// The session log could not be created or read.
+    #[error("session log: {0}")]
+    SessionLog(#[from] LogError),
+    /// The turn ended with an error.
+    #[error("{message}")]
+    TurnFailed {
+        /// The turn's end message.
+        message: String,
+    },
+    /// The task running a turn ended without reporting how the turn ended.
+    #[error("the turn of session `{session_id}` ended without an outcome")]
+    TurnLost {
+        /// The session.
+        session_id: String,
+    },
+    /// A line longer than the frame limit; the connection was closed.
+    #[error("a frame exceeded the {limit}-byte limit; the connection was closed")]
+    FrameTooLarge {
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// The connection broke (transport or protocol failure).
+    #[error("ACP connection failed: {0}")]
+    Connection(String),
+}
+
+impl AcpError {
+    /// The JSON-RPC error a request answering with `self` gets. Client
+    /// mistakes are invalid params (with the offending id as data); agent
+    /// failures are internal errors carrying their message.
+    pub fn to_rpc(&self) -> RpcError {
+        let message = self.to_string();
+        match self {
+            AcpError::UnknownSession { session_id }
+            | AcpError::SessionAttached { session_id }
+            | AcpError::SessionBusy { session_id } => {
+                RpcError::new(ErrorCode::INVALID_PARAMS, message)
+                    .data(json!({ "sessionId": session_id }))
+            }
+            AcpError::InvalidCwd { path, .. } => {
+                RpcError::new(ErrorCode::INVALID_PARAMS, message).data(json!({ "cwd": path }))
+            }
+            AcpError::UnsupportedContent { kind } => {
+                RpcError::new(ErrorCode::INVALID_PARAMS, message).data(json!({ "kind": kind }))
+            }
+            AcpError::SessionLog(_)
+            | AcpError::TurnFailed { .. }
+            | AcpError::TurnLost { .. }
+            | AcpError::FrameTooLarge { .. }
+            | AcpError::Connection(_) => RpcError::new(ErrorCode::INTERNAL_ERROR, message),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_mistakes_are_invalid_params_and_failures_internal() {
+        let unknown = AcpError::UnknownSession {
+            session_id: "ses_x".into(),
+        }
+        .to_rpc();
+        assert_eq!(unknown.code, ErrorCode::INVALID_PARAMS);
+        assert_eq!(unknown.data, Some(json!({"sessionId": "ses_x"})));
+        let failed = AcpError::TurnFailed {
+            message: "model request failed: boom".into(),
+        }
+        .to_rpc();
+        assert_eq!(failed.code, ErrorCode::INTERNAL_ERROR);
+        assert_eq!(failed.message, "model request failed: boom");
+    }
+}

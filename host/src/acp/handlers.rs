@@ -1,0 +1,167 @@
+//! The ACP agent's request and notification handlers.
+//!
+//! Handlers run inside the connection's dispatch loop, so each returns at
+//! once: quick answers (`initialize`, refusals) are sent in place; anything
+//! that awaits the agent (session-start listeners, a turn) is spawned.
+//! Work that changes agent state (creating or loading a session) runs on a
+//! tokio task so a closing connection cannot drop it halfway.
+
+use std::sync::Arc;
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::Responder;
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
+    LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse,
+    PromptCapabilities, PromptRequest, SessionId, SessionNotification,
+};
+use agent_client_protocol::{Agent, ConnectTo, Error as RpcError};
+use dsh_plugin_api::SessionStartSource;
+use tracing::Instrument as _;
+
+use super::approval::ClientConnection;
+use super::connection::Connection;
+use super::error::AcpError;
+use super::updates::{Mode, Translator};
+
+/// Serves one connection over `transport` until it closes.
+pub(crate) async fn run(
+    conn: Arc<Connection>,
+    transport: impl ConnectTo<Agent> + 'static,
+) -> Result<(), RpcError> {
+    let (new_conn, load_conn, prompt_conn, cancel_conn) =
+        (conn.clone(), conn.clone(), conn.clone(), conn);
+    Agent
+        .v1()
+        .name("dsh")
+        .on_receive_request(
+            async move |request: InitializeRequest, responder, _cx| {
+                responder.respond(initialize(&request))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: NewSessionRequest, responder, cx| {
+                new_session(new_conn.clone(), request, responder, cx);
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: LoadSessionRequest, responder, cx| {
+                load_session(load_conn.clone(), request, responder, cx);
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: PromptRequest, responder, cx| {
+                super::turn::start(&prompt_conn, request, responder, &cx)
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_notification(
+            async move |note: CancelNotification, _cx| {
+                cancel_conn.cancel(&note.session_id.0);
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .connect_to(transport)
+        .await
+}
+
+/// Protocol v1, session loading, text and embedded text resources.
+fn initialize(request: &InitializeRequest) -> InitializeResponse {
+    if let Some(info) = &request.client_info {
+        tracing::info!(client = %info.name, version = %info.version, "ACP client initialized");
+    }
+    InitializeResponse::new(ProtocolVersion::V1)
+        .agent_capabilities(
+            AgentCapabilities::new()
+                .load_session(true)
+                .prompt_capabilities(PromptCapabilities::new().embedded_context(true)),
+        )
+        .agent_info(Implementation::new("dsh", env!("CARGO_PKG_VERSION")).title("dsh"))
+}
+
+fn answer<T>(method: &str, responder: Responder<T>, result: Result<T, AcpError>)
+where
+    T: agent_client_protocol::JsonRpcResponse,
+{
+    let sent = match result {
+        Ok(response) => responder.respond(response),
+        Err(e) => {
+            tracing::info!("{method} failed: {e}");
+            responder.respond_with_error(e.to_rpc())
+        }
+    };
+    if let Err(e) = sent {
+        tracing::debug!("{method} answer not sent: {}", e.message);
+    }
+}
+
+/// `session/new`: its `cwd` becomes the session's cwd.
+fn new_session(
+    conn: Arc<Connection>,
+    request: NewSessionRequest,
+    responder: Responder<NewSessionResponse>,
+    cx: ClientConnection,
+) {
+    if !request.mcp_servers.is_empty() {
+        tracing::warn!(
+            "session/new: ignoring {} MCP server(s); dsh does not connect to client MCP servers",
+            request.mcp_servers.len()
+        );
+    }
+    let work = async move {
+        let result = conn
+            .create(&request.cwd, &cx)
+            .await
+            .map(|session| NewSessionResponse::new(session.id.clone()));
+        if let Ok(response) = &result {
+            tracing::info!(session = %response.session_id.0, cwd = %request.cwd.display(), "session created");
+        }
+        answer("session/new", responder, result);
+    };
+    tokio::spawn(work.in_current_span());
+}
+
+/// `session/load`: replay the conversation, then fire session-start
+/// `resume`, then answer.
+fn load_session(
+    conn: Arc<Connection>,
+    request: LoadSessionRequest,
+    responder: Responder<LoadSessionResponse>,
+    cx: ClientConnection,
+) {
+    let work = async move {
+        let id = request.session_id.0.to_string();
+        let result = match conn.load(&id, &cx).await {
+            Ok(session) => {
+                if session.cwd != request.cwd {
+                    tracing::debug!(session = %id, "session/load cwd {} differs from the stored {}; the stored one stays", request.cwd.display(), session.cwd.display());
+                }
+                let mut translator = Translator::new(Mode::Replay);
+                for event in session.events() {
+                    for update in translator.updates(&event) {
+                        let note = SessionNotification::new(SessionId::new(id.as_str()), update);
+                        if let Err(e) = cx.send_notification(note) {
+                            tracing::debug!(session = %id, "replay stopped: {}", e.message);
+                            break;
+                        }
+                    }
+                }
+                conn.agent
+                    .fire_session_start(&session, SessionStartSource::Resume)
+                    .await;
+                conn.loaded(&id);
+                tracing::info!(session = %id, "session loaded");
+                Ok(LoadSessionResponse::new())
+            }
+            Err(e) => Err(e),
+        };
+        answer("session/load", responder, result);
+    };
+    tokio::spawn(work.in_current_span());
+}

@@ -1,0 +1,364 @@
+//! Translation between dsh and ACP shapes, with no I/O: session-log events
+//! become `session/update` payloads, ACP prompt blocks become dsh content,
+//! and a turn's end becomes a stop reason (or an error).
+//!
+//! One [`Translator`] follows one stream of events (a live turn, or a
+//! replayed log). Text reaches the client once: a step whose provider
+//! streamed `stream/text` deltas has already shown its text, so its
+//! `assistant/message` adds nothing.
+
+use std::collections::{HashMap, HashSet};
+
+use agent_client_protocol::v1::schema::{
+    Content, ContentBlock, ContentChunk, EmbeddedResourceResource, SessionUpdate, StopReason,
+    TextContent, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
+    ToolCallUpdateFields, ToolKind,
+};
+use dsh_plugin_api::ContentBlock as DshBlock;
+use serde_json::{Value, json};
+
+use super::error::AcpError;
+use crate::agent::TurnOutcome;
+use crate::session::{TurnEndReason, events};
+
+/// Which events a [`Translator`] sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// A running turn: the client already shows its own prompt.
+    Live,
+    /// `session/load`: the whole conversation, user messages included.
+    Replay,
+}
+
+/// Turns session events into `session/update` payloads.
+pub(crate) struct Translator {
+    mode: Mode,
+    /// The current step streamed text deltas.
+    streamed: bool,
+    /// Calls already reported failed by `tool/denied`.
+    denied: HashSet<String>,
+    /// Tool names by call id, for titles of rewritten calls.
+    names: HashMap<String, String>,
+}
+
+fn s<'a>(event: &'a Value, key: &str) -> &'a str {
+    event.get(key).and_then(Value::as_str).unwrap_or_default()
+}
+
+fn text_chunk(text: &str) -> ContentChunk {
+    ContentChunk::new(ContentBlock::Text(TextContent::new(text)))
+}
+
+fn text_content(text: &str) -> Vec<ToolCallContent> {
+    vec![ToolCallContent::Content(Content::new(ContentBlock::Text(
+        TextContent::new(text),
+    )))]
+}
+
+/// The ACP kind of a dsh tool.
+pub(crate) fn tool_kind(name: &str) -> ToolKind {
+    match name {
+        "Bash" => ToolKind::Execute,
+        "Read" => ToolKind::Read,
+        "Write" | "Edit" => ToolKind::Edit,
+        "Glob" | "Grep" => ToolKind::Search,
+        "WebFetch" => ToolKind::Fetch,
+        _ => ToolKind::Other,
+    }
+}
+
+/// A one-line title: `Bash: <command>`, `Read: <file_path>`, or the name.
+pub(crate) fn tool_title(name: &str, arguments: &Value) -> String {
+    let detail = match name {
+        "Bash" => arguments.get("command"),
+        _ => arguments.get("file_path"),
+    };
+    match detail.and_then(Value::as_str) {
+        Some(d) if !d.is_empty() => format!("{name}: {d}"),
+        _ => name.to_string(),
+    }
+}
+
+fn locations(arguments: &Value) -> Vec<ToolCallLocation> {
+    arguments
+        .get("file_path")
+        .and_then(Value::as_str)
+        .map(|p| vec![ToolCallLocation::new(p)])
+        .unwrap_or_default()
+}
+
+impl Translator {
+    pub(crate) fn new(mode: Mode) -> Self {
+        Translator {
+            mode,
+            streamed: false,
+            denied: HashSet::new(),
+            names: HashMap::new(),
+        }
+    }
+
+    /// The updates one event produces (often none).
+    pub(crate) fn updates(&mut self, event: &Value) -> Vec<SessionUpdate> {
+        match events::kind(event) {
+            "user/message" if self.mode == Mode::Replay => {
+                vec![SessionUpdate::UserMessageChunk(text_chunk(s(
+                    event, "content",
+                )))]
+            }
+            "step/start" => {
+                self.streamed = false;
+                Vec::new()
+            }
+            "stream/text" => {
+                let text = s(event, "text");
+                if text.is_empty() {
+                    return Vec::new();
+                }
+                self.streamed = true;
+                vec![SessionUpdate::AgentMessageChunk(text_chunk(text))]
+            }
+            "assistant/message" => {
+                let already_shown = std::mem::take(&mut self.streamed);
+                let text = s(event, "content");
+                if already_shown || text.is_empty() {
+                    return Vec::new();
+                }
+                vec![SessionUpdate::AgentMessageChunk(text_chunk(text))]
+            }
+            "tool/call" => {
+                let name = s(event, "name");
+                let arguments = event.get("arguments").cloned().unwrap_or(json!({}));
+                self.names
+                    .insert(s(event, "call_id").to_string(), name.to_string());
+                let call = ToolCall::new(
+                    s(event, "call_id").to_string(),
+                    tool_title(name, &arguments),
+                )
+                .kind(tool_kind(name))
+                .status(ToolCallStatus::InProgress)
+                .locations(locations(&arguments))
+                .raw_input(arguments);
+                vec![SessionUpdate::ToolCall(call)]
+            }
+            "tool/updated" => {
+                // A plugin rewrote the arguments; the title follows them.
+                let arguments = event.get("arguments").cloned().unwrap_or(json!({}));
+                let name = self
+                    .names
+                    .get(s(event, "call_id"))
+                    .map(String::as_str)
+                    .unwrap_or_default();
+                let mut fields = ToolCallUpdateFields::new().title(tool_title(name, &arguments));
+                let places = locations(&arguments);
+                if !places.is_empty() {
+                    fields = fields.locations(places);
+                }
+                let fields = fields.raw_input(arguments);
+                vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                    s(event, "call_id").to_string(),
+                    fields,
+                ))]
+            }
+            "tool/denied" => {
+                let id = s(event, "call_id");
+                self.denied.insert(id.to_string());
+                let fields = ToolCallUpdateFields::new()
+                    .status(ToolCallStatus::Failed)
+                    .content(text_content(s(event, "reason")));
+                vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                    id.to_string(),
+                    fields,
+                ))]
+            }
+            "tool/result" => {
+                let id = s(event, "call_id");
+                if self.denied.remove(id) {
+                    // Its failure (and reason) was already reported.
+                    return Vec::new();
+                }
+                let is_error = event["is_error"].as_bool().unwrap_or(false);
+                let content = s(event, "content");
+                let mut raw = json!({"content": content, "is_error": is_error});
+                if let Some(structured) = event.get("structured") {
+                    raw["structured"] = structured.clone();
+                }
+                let fields = ToolCallUpdateFields::new()
+                    .status(if is_error {
+                        ToolCallStatus::Failed
+                    } else {
+                        ToolCallStatus::Completed
+                    })
+                    .content(text_content(content))
+                    .raw_output(raw);
+                vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                    id.to_string(),
+                    fields,
+                ))]
+            }
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// dsh content for an ACP prompt: text as is, resource links as markdown
+/// links, embedded text resources inside a `<context>` block. Images, audio
+/// and binary resources are refused (the agent does not advertise them).
+pub(crate) fn prompt_content(blocks: &[ContentBlock]) -> Result<Vec<DshBlock>, AcpError> {
+    let mut out = Vec::with_capacity(blocks.len());
+    for block in blocks {
+        let text = match block {
+            ContentBlock::Text(t) => t.text.clone(),
+            ContentBlock::ResourceLink(link) => format!("[@{}]({})", link.name, link.uri),
+            ContentBlock::Resource(embedded) => match &embedded.resource {
+                EmbeddedResourceResource::TextResourceContents(r) => {
+                    format!("<context ref=\"{}\">\n{}\n</context>", r.uri, r.text)
+                }
+                _ => {
+                    return Err(AcpError::UnsupportedContent {
+                        kind: "blob resource",
+                    });
+                }
+            },
+            ContentBlock::Image(_) => return Err(AcpError::UnsupportedContent { kind: "image" }),
+            ContentBlock::Audio(_) => return Err(AcpError::UnsupportedContent { kind: "audio" }),
+            _ => return Err(AcpError::UnsupportedContent { kind: "unknown" }),
+        };
+        out.push(DshBlock::text(text));
+    }
+    Ok(out)
+}
+
+/// The answer to `session/prompt` for a finished turn. A client that sent
+/// `session/cancel` gets `cancelled` whatever happened after, as ACP asks.
+pub(crate) fn stop_reason(
+    outcome: &TurnOutcome,
+    cancel_requested: bool,
+) -> Result<StopReason, AcpError> {
+    if cancel_requested {
+        return Ok(StopReason::Cancelled);
+    }
+    match outcome.reason {
+        TurnEndReason::Completed => Ok(StopReason::EndTurn),
+        TurnEndReason::MaxTokens => Ok(StopReason::MaxTokens),
+        TurnEndReason::Rejected
+        | TurnEndReason::Aborted
+        | TurnEndReason::Disposed
+        | TurnEndReason::Interrupted => Ok(StopReason::Cancelled),
+        TurnEndReason::Error => Err(AcpError::TurnFailed {
+            message: outcome
+                .message
+                .clone()
+                .unwrap_or_else(|| "the turn failed".into()),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn wire(updates: Vec<SessionUpdate>) -> Vec<Value> {
+        updates
+            .into_iter()
+            .map(|u| serde_json::to_value(u).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn streamed_steps_do_not_repeat_their_text() {
+        let mut t = Translator::new(Mode::Live);
+        let mut out = Vec::new();
+        for event in [
+            json!({"type": "step/start", "step": 1}),
+            json!({"type": "stream/text", "text": "Hel"}),
+            json!({"type": "stream/text", "text": "lo"}),
+            json!({"type": "assistant/message", "content": "Hello", "tool_calls": []}),
+            json!({"type": "step/start", "step": 2}),
+            json!({"type": "assistant/message", "content": "unstreamed", "tool_calls": []}),
+        ] {
+            out.extend(wire(t.updates(&event)));
+        }
+        let texts: Vec<&str> = out
+            .iter()
+            .map(|u| u["content"]["text"].as_str().unwrap())
+            .collect();
+        assert_eq!(texts, ["Hel", "lo", "unstreamed"]);
+    }
+
+    #[test]
+    fn tool_events_become_a_call_and_its_final_update() {
+        let mut t = Translator::new(Mode::Live);
+        let call = json!({"type": "tool/call", "call_id": "c1", "name": "Bash", "arguments": {"command": "ls"}});
+        let result = json!({"type": "tool/result", "call_id": "c1", "name": "Bash", "content": "a\nb", "is_error": false});
+        assert_eq!(
+            wire(t.updates(&call)),
+            [json!({
+                "sessionUpdate": "tool_call", "toolCallId": "c1", "title": "Bash: ls",
+                "kind": "execute", "status": "in_progress", "rawInput": {"command": "ls"}
+            })]
+        );
+        assert_eq!(
+            wire(t.updates(&result)),
+            [json!({
+                "sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed",
+                "content": [{"type": "content", "content": {"type": "text", "text": "a\nb"}}],
+                "rawOutput": {"content": "a\nb", "is_error": false}
+            })]
+        );
+    }
+
+    #[test]
+    fn a_rewritten_call_gets_a_new_title_and_input() {
+        let mut t = Translator::new(Mode::Live);
+        t.updates(&json!({"type": "tool/call", "call_id": "c1", "name": "Bash", "arguments": {"command": "rm -rf /"}}));
+        let rewritten = json!({"type": "tool/updated", "call_id": "c1", "arguments": {"command": "echo no"}, "plugin": "p"});
+        assert_eq!(
+            wire(t.updates(&rewritten)),
+            [json!({
+                "sessionUpdate": "tool_call_update", "toolCallId": "c1", "title": "Bash: echo no",
+                "rawInput": {"command": "echo no"}
+            })]
+        );
+    }
+
+    #[test]
+    fn a_denied_call_fails_once_with_its_reason() {
+        let mut t = Translator::new(Mode::Live);
+        let denied = json!({"type": "tool/denied", "call_id": "c1", "reason": "no", "by": "p"});
+        let result =
+            json!({"type": "tool/result", "call_id": "c1", "content": "no", "is_error": true});
+        let first = wire(t.updates(&denied));
+        assert_eq!(first[0]["status"], "failed");
+        assert_eq!(first[0]["content"][0]["content"]["text"], "no");
+        assert!(t.updates(&result).is_empty());
+    }
+
+    #[test]
+    fn user_messages_only_replay() {
+        let user = json!({"type": "user/message", "content": "hi"});
+        assert!(Translator::new(Mode::Live).updates(&user).is_empty());
+        let replayed = wire(Translator::new(Mode::Replay).updates(&user));
+        assert_eq!(replayed[0]["sessionUpdate"], "user_message_chunk");
+    }
+
+    #[test]
+    fn images_are_refused_and_links_become_text() {
+        let link = ContentBlock::ResourceLink(
+            agent_client_protocol::v1::schema::ResourceLink::new("a.rs", "file:///a.rs"),
+        );
+        let out = prompt_content(&[ContentBlock::Text(TextContent::new("see")), link]).unwrap();
+        assert_eq!(
+            dsh_plugin_api::blocks_text(&out),
+            "see\n[@a.rs](file:///a.rs)"
+        );
+        let image = ContentBlock::Image(agent_client_protocol::v1::schema::ImageContent::new(
+            "AAAA",
+            "image/png",
+        ));
+        assert!(matches!(
+            prompt_content(&[image]),
+            Err(AcpError::UnsupportedContent { kind: "image" })
+        ));
+    }
+}

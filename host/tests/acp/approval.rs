@@ -1,0 +1,131 @@
+//! Approval over ACP: a pre-tool `ask` becomes `session/request_permission`.
+
+use agent_client_protocol::v1::schema::StopReason;
+use serde_json::{Value, json};
+
+use crate::support::{Answer, Model, TestHost, bash, of_kind, text, within};
+
+const ASK: &str = "ask";
+
+fn host() -> TestHost {
+    TestHost::new(
+        Model::Scripted(json!([bash("touch approved.txt"), text("ok")])),
+        &[json!({"pre": ASK})],
+    )
+}
+
+/// The approval outcome the session log recorded.
+fn approval(host: &TestHost, session: &str) -> Value {
+    let log = host.log(session);
+    let approvals = of_kind(&log, "tool/approval");
+    assert_eq!(approvals.len(), 1, "{log:#?}");
+    approvals[0].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_allowed_ask_runs_the_tool() {
+    let host = host();
+    let (mut client, _serving) = host.connect(Answer::Allow).await;
+    let session = client.open(&host.project).await;
+    assert_eq!(
+        client.prompt(&session, "touch it").await.unwrap(),
+        StopReason::EndTurn
+    );
+    let asked = within("the permission request", client.permissions.recv())
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(&asked).unwrap(),
+        json!({
+            "sessionId": session,
+            "toolCall": {
+                "toolCallId": "call_1_1", "title": "Bash: touch approved.txt", "kind": "execute",
+                "status": "pending", "rawInput": {"command": "touch approved.txt"}
+            },
+            "options": [
+                {"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
+                {"optionId": "reject_once", "name": "Reject", "kind": "reject_once"}
+            ]
+        })
+    );
+    assert!(host.project.join("approved.txt").exists());
+    let updates = client.take_updates();
+    assert_eq!(updates[1]["status"], "completed", "{updates:#?}");
+    assert_eq!(approval(&host, &session)["outcome"], "allow_once");
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejected_ask_skips_the_tool_and_the_model_sees_why() {
+    let host = host();
+    let (mut client, _serving) = host.connect(Answer::Reject).await;
+    let session = client.open(&host.project).await;
+    assert_eq!(
+        client.prompt(&session, "touch it").await.unwrap(),
+        StopReason::EndTurn
+    );
+    assert!(
+        !host.project.join("approved.txt").exists(),
+        "the tool must not run"
+    );
+    let updates = client.take_updates();
+    assert_eq!(
+        updates[1],
+        json!({
+            "sessionUpdate": "tool_call_update", "toolCallId": "call_1_1", "status": "failed",
+            "content": [{"type": "content", "content": {"type": "text", "text": "the user rejected this tool call"}}]
+        })
+    );
+    let recorded = approval(&host, &session);
+    assert_eq!(recorded["outcome"], "reject");
+    assert_eq!(recorded["reason"], "the user rejected this tool call");
+    // The second model request carries the rejection as the tool's result.
+    let second = &host.requests()[1]["messages"];
+    let tool = second
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap();
+    assert_eq!(tool["content"], "the user rejected this tool call");
+    assert_eq!(tool["is_error"], true);
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_permission_request_denies_with_its_own_reason() {
+    let host = host();
+    let (mut client, _serving) = host.connect(Answer::Cancel).await;
+    let session = client.open(&host.project).await;
+    assert_eq!(
+        client.prompt(&session, "touch it").await.unwrap(),
+        StopReason::EndTurn
+    );
+    assert!(!host.project.join("approved.txt").exists());
+    let updates = client.take_updates();
+    assert_eq!(
+        updates[1]["content"][0]["content"]["text"],
+        "the approval request was cancelled"
+    );
+    assert_eq!(approval(&host, &session)["outcome"], "cancelled");
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_cannot_answer_makes_approval_unavailable() {
+    let host = host();
+    let (mut client, _serving) = host.connect(Answer::Fail).await;
+    let session = client.open(&host.project).await;
+    assert_eq!(
+        client.prompt(&session, "touch it").await.unwrap(),
+        StopReason::EndTurn
+    );
+    assert!(!host.project.join("approved.txt").exists());
+    let updates = client.take_updates();
+    let reason = updates[1]["content"][0]["content"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(reason.starts_with("approval unavailable:"), "{reason}");
+    assert_eq!(approval(&host, &session)["outcome"], "unavailable");
+    client.close().await;
+}

@@ -1,0 +1,14 @@
+//! ACP end to end: a real ACP client (the SDK's `Client.v1()` side) against
+//! `AcpServer::serve` over in-memory pipes, and against the `dsh acp`
+//! binary over stdio. Real loop, real `Bash`, scripted model.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
+#[path = "../agent_loop/probe.rs"]
+mod probe;
+mod support;
+
+mod approval;
+mod binary;
+mod lifecycle;
+mod prompts;
+mod robustness;

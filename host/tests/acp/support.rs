@@ -1,0 +1,383 @@
+//! Test support: an in-memory host with an [`AcpServer`], a real ACP client
+//! (the SDK's `Client.v1()` side) over any transport, a streaming test
+//! model, and timed waits.
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema::{
+    ContentBlock, InitializeRequest, LoadSessionRequest, NewSessionRequest, PermissionOptionKind,
+    PromptRequest, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
+    SelectedPermissionOutcome, SessionNotification, StopReason,
+};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{Agent, ByteStreams, Client, ConnectTo, Error as RpcError};
+use dsh_host::acp::{AcpError, AcpServer};
+use dsh_host::agent::{Agent as DshAgent, AgentOptions};
+use dsh_host::plugins::{HostCore, PluginHost, builtin};
+use dsh_plugin_api::{Host as PluginApiHost, NoConfig, Plugin, plugin_module};
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+use tokio_util::compat::{TokioAsyncReadCompatExt as _, TokioAsyncWriteCompatExt as _};
+
+use super::probe::Probe;
+
+/// Every wait in these tests ends within this.
+pub const WAIT: Duration = Duration::from_secs(30);
+
+/// `fut`, or a panic naming `what` after [`WAIT`].
+pub async fn within<T>(what: &str, fut: impl Future<Output = T>) -> T {
+    match tokio::time::timeout(WAIT, fut).await {
+        Ok(v) => v,
+        Err(_) => panic!("timed out waiting for {what}"),
+    }
+}
+
+/// Polls `check` until it holds (a condition with no event to await).
+pub async fn until(what: &str, mut check: impl FnMut() -> bool) {
+    within(what, async {
+        while !check() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+}
+
+/// Which model the host mounts.
+pub enum Model {
+    /// `model-scripted` answering this script.
+    Scripted(Value),
+    /// [`StreamingModel`]: streams `Hel`, `lo`, then answers `Hello`.
+    Streaming,
+}
+
+/// An in-memory host: bash-local, probes, a model, and an ACP server.
+pub struct TestHost {
+    pub dir: tempfile::TempDir,
+    pub project: PathBuf,
+    pub record: PathBuf,
+    pub seen: PathBuf,
+    /// Keeps the applied plugins alive.
+    pub _plugins: PluginHost,
+    pub agent: Arc<DshAgent>,
+    pub server: Arc<AcpServer>,
+}
+
+impl TestHost {
+    /// A host whose probes (ids probe1, ...) get `probes`; `seen` is
+    /// filled in for the first one.
+    pub fn new(model: Model, probes: &[Value]) -> TestHost {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("project");
+        std::fs::create_dir_all(&project).unwrap();
+        let record = dir.path().join("requests.jsonl");
+        let seen = dir.path().join("seen.jsonl");
+        let state = dir.path().join("state");
+        let core = HostCore::new(state.clone(), tokio::runtime::Handle::current());
+        let agent = DshAgent::new(core.clone(), &state, AgentOptions::default());
+        let mut host = PluginHost::new(core, dir.path().join("cordis.yml"));
+        host.load_module(
+            "bash-local",
+            builtin::lookup("bash-local").unwrap(),
+            json!({}),
+        );
+        for (i, config) in probes.iter().enumerate() {
+            let mut config = config.clone();
+            if i == 0 {
+                config["seen"] = json!(seen);
+            }
+            host.load_module(&format!("probe{}", i + 1), plugin_module::<Probe>(), config);
+        }
+        match model {
+            Model::Scripted(script) => host.load_module(
+                "model",
+                builtin::lookup("model-scripted").unwrap(),
+                json!({"script": script, "record": record}),
+            ),
+            Model::Streaming => {
+                host.load_module("model", plugin_module::<StreamingModel>(), json!({}))
+            }
+        }
+        assert!(host.problems().is_empty(), "{:?}", host.problems());
+        let server = AcpServer::new(agent.clone());
+        TestHost {
+            dir,
+            project,
+            record,
+            seen,
+            _plugins: host,
+            agent,
+            server,
+        }
+    }
+
+    /// A served in-memory connection: our end, and the serve task.
+    pub fn raw(&self) -> (tokio::io::DuplexStream, JoinHandle<Result<(), AcpError>>) {
+        let (ours, theirs) = tokio::io::duplex(64 * 1024);
+        let (read, write) = tokio::io::split(theirs);
+        let server = self.server.clone();
+        let serving = tokio::spawn(async move { server.serve(read, write).await });
+        (ours, serving)
+    }
+
+    /// A real client on a new in-memory connection.
+    pub async fn connect(&self, answer: Answer) -> (TestClient, JoinHandle<Result<(), AcpError>>) {
+        let (ours, serving) = self.raw();
+        let (read, write) = tokio::io::split(ours);
+        let client = TestClient::start(
+            ByteStreams::new(write.compat_write(), read.compat()),
+            answer,
+        )
+        .await;
+        (client, serving)
+    }
+
+    /// Every request the scripted model received.
+    pub fn requests(&self) -> Vec<Value> {
+        read_jsonl(&self.record)
+    }
+
+    /// What the first probe saw.
+    pub fn seen(&self) -> Vec<Value> {
+        read_jsonl(&self.seen)
+    }
+
+    /// The stored events of a session (its log file, header skipped).
+    pub fn log(&self, session: &str) -> Vec<Value> {
+        let path = self
+            .dir
+            .path()
+            .join("state/sessions")
+            .join(format!("{session}.jsonl"));
+        read_jsonl(&path).into_iter().skip(1).collect()
+    }
+}
+
+pub fn read_jsonl(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+pub fn of_kind<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == kind).collect()
+}
+
+/// How the client answers `session/request_permission`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// The allow-once option.
+    Allow,
+    /// The reject-once option.
+    Reject,
+    /// The `cancelled` outcome.
+    Cancel,
+    /// A method-not-found error, like a client without the method.
+    Fail,
+    /// Never (the request stays pending).
+    Hold,
+}
+
+/// A real ACP client driven from the test body.
+pub struct TestClient {
+    pub cx: ConnectionTo<Agent>,
+    updates: mpsc::UnboundedReceiver<SessionNotification>,
+    pub permissions: mpsc::UnboundedReceiver<RequestPermissionRequest>,
+    close: Option<oneshot::Sender<()>>,
+    driver: JoinHandle<Result<(), RpcError>>,
+}
+
+fn pick(
+    request: &RequestPermissionRequest,
+    kind: PermissionOptionKind,
+) -> RequestPermissionResponse {
+    let option = request.options.iter().find(|o| o.kind == kind).unwrap();
+    RequestPermissionResponse::new(RequestPermissionOutcome::Selected(
+        SelectedPermissionOutcome::new(option.option_id.clone()),
+    ))
+}
+
+impl TestClient {
+    pub async fn start(transport: impl ConnectTo<Client> + 'static, answer: Answer) -> TestClient {
+        let (update_tx, updates) = mpsc::unbounded_channel();
+        let (permission_tx, permissions) = mpsc::unbounded_channel();
+        let (cx_tx, cx_rx) = oneshot::channel();
+        let (close, close_rx) = oneshot::channel::<()>();
+        let held: Arc<Mutex<Vec<Responder<RequestPermissionResponse>>>> = Arc::default();
+        let driver = tokio::spawn(
+            Client
+                .v1()
+                .name("dsh-test-client")
+                .on_receive_notification(
+                    async move |note: SessionNotification, _cx| {
+                        let _ = update_tx.send(note);
+                        Ok(())
+                    },
+                    agent_client_protocol::on_receive_notification!(),
+                )
+                .on_receive_request(
+                    async move |request: RequestPermissionRequest, responder, _cx| {
+                        let _ = permission_tx.send(request.clone());
+                        match answer {
+                            Answer::Allow => {
+                                responder.respond(pick(&request, PermissionOptionKind::AllowOnce))
+                            }
+                            Answer::Reject => {
+                                responder.respond(pick(&request, PermissionOptionKind::RejectOnce))
+                            }
+                            Answer::Cancel => responder.respond(RequestPermissionResponse::new(
+                                RequestPermissionOutcome::Cancelled,
+                            )),
+                            Answer::Fail => {
+                                responder.respond_with_error(RpcError::method_not_found())
+                            }
+                            Answer::Hold => {
+                                held.lock().unwrap().push(responder);
+                                Ok(())
+                            }
+                        }
+                    },
+                    agent_client_protocol::on_receive_request!(),
+                )
+                .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
+                    let _ = cx_tx.send(cx.clone());
+                    tokio::select! {
+                        _ = close_rx => {}
+                        _ = cx.incoming_closed() => {}
+                    }
+                    Ok(())
+                }),
+        );
+        let cx = within("the client to connect", cx_rx).await.unwrap();
+        TestClient {
+            cx,
+            updates,
+            permissions,
+            close: Some(close),
+            driver,
+        }
+    }
+
+    pub async fn initialize(&self) -> Value {
+        let response = within(
+            "initialize",
+            self.cx
+                .send_request(InitializeRequest::new(ProtocolVersion::V1))
+                .block_task(),
+        )
+        .await
+        .unwrap();
+        serde_json::to_value(response).unwrap()
+    }
+
+    pub async fn new_session(&self, cwd: &Path) -> String {
+        let response = within(
+            "session/new",
+            self.cx
+                .send_request(NewSessionRequest::new(cwd))
+                .block_task(),
+        )
+        .await
+        .unwrap();
+        response.session_id.0.to_string()
+    }
+
+    /// `initialize`, then `session/new` in `cwd`.
+    pub async fn open(&self, cwd: &Path) -> String {
+        self.initialize().await;
+        self.new_session(cwd).await
+    }
+
+    pub async fn load(&self, session: &str, cwd: &Path) -> Result<(), RpcError> {
+        within(
+            "session/load",
+            self.cx
+                .send_request(LoadSessionRequest::new(session.to_string(), cwd))
+                .block_task(),
+        )
+        .await
+        .map(drop)
+    }
+
+    pub async fn prompt_blocks(
+        &self,
+        session: &str,
+        blocks: Vec<ContentBlock>,
+    ) -> Result<StopReason, RpcError> {
+        let request = PromptRequest::new(session.to_string(), blocks);
+        within("session/prompt", self.cx.send_request(request).block_task())
+            .await
+            .map(|r| r.stop_reason)
+    }
+
+    pub async fn prompt(&self, session: &str, text: &str) -> Result<StopReason, RpcError> {
+        self.prompt_blocks(session, vec![ContentBlock::from(text)])
+            .await
+    }
+
+    /// The next `session/update` payload (the `update` object).
+    pub async fn next_update(&mut self) -> Value {
+        let note = within("a session/update", self.updates.recv())
+            .await
+            .unwrap();
+        serde_json::to_value(note.update).unwrap()
+    }
+
+    /// Every update received so far. A response is dispatched after the
+    /// notifications sent before it, so after a prompt or load answer this
+    /// holds all of its updates.
+    pub fn take_updates(&mut self) -> Vec<Value> {
+        let mut out = Vec::new();
+        while let Ok(note) = self.updates.try_recv() {
+            out.push(serde_json::to_value(note.update).unwrap());
+        }
+        out
+    }
+
+    /// Closes the connection and waits for the client side to end.
+    pub async fn close(mut self) {
+        if let Some(close) = self.close.take() {
+            let _ = close.send(());
+        }
+        let _ = within("the client to close", &mut self.driver).await;
+    }
+}
+
+/// A model that streams its answer: `stream/text` `Hel`, `lo`, then the
+/// reply `Hello`, like a streaming provider.
+pub struct StreamingModel;
+
+impl Plugin for StreamingModel {
+    type Config = NoConfig;
+    const NAME: &'static str = "model-streaming";
+    const VERSION: &'static str = "0.0.1";
+
+    fn apply(host: &PluginApiHost, _config: NoConfig) -> Result<Self, String> {
+        let streams = host.clone();
+        host.provide_service("model", move |_method, args| {
+            let host = streams.clone();
+            async move {
+                let session = args["session_id"].as_str().unwrap_or_default().to_string();
+                for delta in ["Hel", "lo"] {
+                    host.stream_event(&session, &json!({"type": "stream/text", "text": delta}))?;
+                }
+                Ok(json!({"text": "Hello", "tool_calls": [], "stop_reason": "end_turn"}))
+            }
+        })?;
+        Ok(StreamingModel)
+    }
+}
+
+pub fn text(t: &str) -> Value {
+    json!({"text": t})
+}
+
+pub fn bash(command: &str) -> Value {
+    json!({"tool_calls": [{"name": "Bash", "arguments": {"command": command}}]})
+}
