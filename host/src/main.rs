@@ -63,6 +63,12 @@ enum Command {
         #[arg(long)]
         connect: Option<PathBuf>,
     },
+    /// Run the daemon: ACP on the manifest's Unix socket, under systemd or not.
+    Serve {
+        /// The manifest.
+        #[arg(long, default_value = "cordis.yml")]
+        config: PathBuf,
+    },
     /// Inspect stored sessions.
     Sessions {
         /// The manifest (for its state_dir).
@@ -102,6 +108,7 @@ fn main() -> ExitCode {
             json,
             text,
         }),
+        Command::Serve { config } => cli::serve(&config),
         Command::Acp { config, connect } => cli::acp(cli::AcpArgs { config, connect }),
         Command::Sessions { config, command } => match command {
             SessionsCommand::List => cli::sessions_list(&config),

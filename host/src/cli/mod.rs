@@ -4,11 +4,13 @@
 mod acp;
 mod check;
 mod prompt;
+mod serve;
 mod sessions;
 
 pub(crate) use acp::{AcpArgs, acp};
 pub(crate) use check::check;
 pub(crate) use prompt::{PromptArgs, prompt};
+pub(crate) use serve::serve;
 pub(crate) use sessions::{sessions_list, sessions_show};
 
 use std::path::Path;
