@@ -49,7 +49,9 @@ pub(crate) fn serve(config: &Path) -> anyhow::Result<ExitCode> {
         socket: booted.manifest.socket.clone(),
         host: booted.host,
         agent: booted.agent.clone(),
-        options: DaemonOptions::default(),
+        options: DaemonOptions {
+            shutdown_grace: booted.manifest.shutdown_grace,
+        },
     };
     let outcome = runtime.block_on(async move {
         let acp = AcpServer::new(booted.agent);

@@ -49,6 +49,7 @@ struct RawManifest {
     socket: Option<PathBuf>,
     log_level: String,
     plugin_dirs: Vec<PathBuf>,
+    shutdown_grace_s: u64,
     plugins: Vec<RawEntry>,
 }
 
@@ -59,6 +60,7 @@ impl Default for RawManifest {
             socket: None,
             log_level: "info".into(),
             plugin_dirs: Vec::new(),
+            shutdown_grace_s: 20,
             plugins: Vec::new(),
         }
     }
@@ -113,6 +115,8 @@ pub struct Manifest {
     pub log_level: String,
     /// Folders whose every `.so` is loaded (drop-in).
     pub plugin_dirs: Vec<PathBuf>,
+    /// How long running turns may finish after SIGTERM before they are aborted.
+    pub shutdown_grace: std::time::Duration,
     /// Plugin entries in manifest order.
     pub plugins: Vec<PluginEntry>,
 }
@@ -165,7 +169,13 @@ impl Manifest {
     pub fn from_yaml(path: &Path, text: &str) -> Result<Manifest, ConfigError> {
         let raw: RawManifest = Figment::from(Serialized::defaults(RawManifest::default()))
             .merge(Yaml::string(text))
-            .merge(Env::prefixed("DSH_").only(&["state_dir", "socket", "log_level", "plugin_dirs"]))
+            .merge(Env::prefixed("DSH_").only(&[
+                "state_dir",
+                "socket",
+                "log_level",
+                "plugin_dirs",
+                "shutdown_grace_s",
+            ]))
             .extract()
             .map_err(|e| ConfigError::Parse {
                 path: path.to_path_buf(),
@@ -204,6 +214,7 @@ impl Manifest {
             socket,
             log_level: raw.log_level,
             plugin_dirs,
+            shutdown_grace: std::time::Duration::from_secs(raw.shutdown_grace_s),
             plugins,
         })
     }

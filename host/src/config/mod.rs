@@ -2,7 +2,7 @@
 //!
 //! Read with figment: YAML, then `DSH_`-prefixed environment variables for
 //! the host settings (`DSH_STATE_DIR`, `DSH_SOCKET`, `DSH_LOG_LEVEL`,
-//! `DSH_PLUGIN_DIRS`). Relative paths resolve against the manifest's
+//! `DSH_PLUGIN_DIRS`, `DSH_SHUTDOWN_GRACE_S`). Relative paths resolve against the manifest's
 //! folder. Every error names the file, and for plugin entries the entry id
 //! and the key.
 

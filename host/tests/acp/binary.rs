@@ -18,7 +18,7 @@ use crate::support::{Answer, Model, TestClient, TestHost, bash, text, within};
 /// `dsh acp` with `args`, its stdout checked line by line and handed to a
 /// real client. Returns the client, the child, and the lines that were not
 /// JSON-RPC frames.
-async fn spawn_acp(args: &[&str]) -> (TestClient, Child, Arc<Mutex<Vec<String>>>) {
+pub(crate) async fn spawn_acp(args: &[&str]) -> (TestClient, Child, Arc<Mutex<Vec<String>>>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_dsh"))
         .arg("acp")
         .args(args)

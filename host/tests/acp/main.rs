@@ -9,6 +9,7 @@ mod support;
 
 mod approval;
 mod binary;
+mod daemon;
 mod lifecycle;
 mod prompts;
 mod robustness;
