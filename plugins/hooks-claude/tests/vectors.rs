@@ -158,10 +158,13 @@ fn built_payload(j: &Value) -> Option<Value> {
         ),
         "SubagentStart" => subagent::start_payload(&subagent_info(j)),
         "SubagentStop" => subagent::stop_payload(&subagent_info(j), effort),
-        "SessionEnd" => session_end::payload(&SessionEndInput {
-            session: session(j),
-            reason: s(j, "reason").into(),
-        }),
+        "SessionEnd" => session_end::payload(
+            &SessionEndInput {
+                session: session(j),
+                reason: s(j, "reason").into(),
+            },
+            None,
+        ),
         _ => return None,
     })
 }
