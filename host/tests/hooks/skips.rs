@@ -49,6 +49,7 @@ use Aspect::*;
 use Dialect::{Claude, Codex};
 
 /// The table.
+#[rustfmt::skip]
 pub const ROWS: &[Row] = &[
     // Both dialects.
     row(
@@ -118,6 +119,10 @@ pub const ROWS: &[Row] = &[
         Mapped("agent_transcript_path"),
         "the subagent's transcript is its own dsh session log, compared as that path",
     ),
+    row(Claude, "S1-all-events", PayloadKey("tool_response.resolvedModel"),
+        "dsh's Agent tool has no resolved model name to report (the scripted model has none)"),
+    row(Claude, "S1-all-events", PayloadKey("tool_response.usage"),
+        "dsh's Agent tool reports no token usage (the scripted model counts none)"),
     row(
         Claude,
         "S1-all-events",
