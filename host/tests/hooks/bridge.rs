@@ -534,7 +534,7 @@ fn alive(pid: i32) -> bool {
         Ok(stat) => stat
             .rsplit(')')
             .next()
-            .is_some_and(|s| s.trim_start().chars().next() != Some('Z')),
+            .is_some_and(|s| !s.trim_start().starts_with('Z')),
         Err(_) => false,
     }
 }

@@ -44,16 +44,6 @@ impl Bindings {
         }
     }
 
-    /// Binds `name` to `value` up front (e.g. paths the test knows).
-    pub fn bind(&mut self, name: &str, value: &str) {
-        self.bound.insert(name.to_string(), value.to_string());
-    }
-
-    /// The value bound to `name`, if any.
-    pub fn get(&self, name: &str) -> Option<&str> {
-        self.bound.get(name).map(String::as_str)
-    }
-
     fn pieces(&self, pattern: &str) -> Vec<Piece> {
         let mut out = Vec::new();
         let mut lit = String::new();
