@@ -277,9 +277,7 @@ impl Session {
         let mut state = self.state();
         match state.phase {
             Phase::InTurn => state.halt.get_or_insert((plugin.to_string(), reason)),
-            Phase::StartingUp => state
-                .start_halt
-                .get_or_insert((plugin.to_string(), reason)),
+            Phase::StartingUp => state.start_halt.get_or_insert((plugin.to_string(), reason)),
             Phase::Idle => {
                 return Err(format!("session `{}` has no open turn to halt", self.id));
             }

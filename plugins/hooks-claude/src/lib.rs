@@ -104,7 +104,10 @@ impl ClaudeBridge {
 
     /// Forgets a closing session's last prompt id, returning it.
     fn take_last_prompt(&self, session_id: &str) -> Option<String> {
-        self.last_prompt.lock().ok().and_then(|mut m| m.remove(session_id))
+        self.last_prompt
+            .lock()
+            .ok()
+            .and_then(|mut m| m.remove(session_id))
     }
 
     fn take_duration_ms(&self, call_id: &str) -> u64 {

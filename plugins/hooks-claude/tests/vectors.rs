@@ -12,6 +12,7 @@
 //! What cannot be checked at this level (model requests, placement in the
 //! request, how the host renders a decision, events dsh does not fire) is
 //! listed in `NOT_REPRODUCED` and in the crate's test notes.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
