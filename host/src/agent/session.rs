@@ -65,6 +65,9 @@ pub(crate) struct SessionState {
     pub(crate) phase: Phase,
     pub(crate) buffered: Vec<Buffered>,
     pub(crate) halt: Option<(String, String)>,
+    /// A halt asked for while session-start ran: the next turn ends before
+    /// its prompts are submitted (`(plugin, reason)`).
+    pub(crate) start_halt: Option<(String, String)>,
     pub(crate) turn_id: String,
     pub(crate) prompt_id: String,
     pub(crate) cancel: CancellationToken,
@@ -105,6 +108,7 @@ impl Session {
                 phase: Phase::Idle,
                 buffered: Vec::new(),
                 halt: None,
+                start_halt: None,
                 turn_id: String::new(),
                 prompt_id: String::new(),
                 cancel: CancellationToken::new(),
@@ -266,13 +270,18 @@ impl Session {
         }
     }
 
-    /// Asks the open turn to end after the current step.
+    /// Asks the open turn to end after the current step. Asked while
+    /// session-start runs, it stops the session's first turn before any
+    /// model request (a SessionStart hook's `continue: false`).
     pub(crate) fn halt(&self, plugin: &str, reason: String) -> Result<(), String> {
         let mut state = self.state();
-        if state.phase != Phase::InTurn {
-            return Err(format!("session `{}` has no open turn to halt", self.id));
-        }
-        state.halt.get_or_insert((plugin.to_string(), reason));
+        match state.phase {
+            Phase::InTurn => state.halt.get_or_insert((plugin.to_string(), reason)),
+            Phase::StartingUp => state.start_halt.get_or_insert((plugin.to_string(), reason)),
+            Phase::Idle => {
+                return Err(format!("session `{}` has no open turn to halt", self.id));
+            }
+        };
         Ok(())
     }
 }

@@ -121,6 +121,20 @@ impl Session {
                 Some("there was no prompt to run".into()),
             );
         }
+        let start_halt = self.state().start_halt.take();
+        if let Some((plugin, reason)) = start_halt {
+            // Halted before it began: no prompt is submitted, none reaches
+            // the model; the log keeps them as blocked by that plugin.
+            for prompt in &drained {
+                self.append(events::prompt_blocked(
+                    &content_text(&prompt.content),
+                    events::source_json(&prompt.source),
+                    &reason,
+                    Some(&plugin),
+                ));
+            }
+            return (TurnEndReason::Rejected, Some(reason));
+        }
         let mut accepted = 0;
         let mut vetoes = Vec::new();
         for prompt in &drained {

@@ -55,6 +55,9 @@ pub struct ClaudeBridge {
     effort: Option<String>,
     /// When each allowed tool call left pre-execute, for `duration_ms`.
     started: Mutex<HashMap<String, Instant>>,
+    /// The last prompt id each session ran: Claude Code still reports it in
+    /// SessionEnd, after the turn (when the host's snapshot has none).
+    last_prompt: Mutex<HashMap<String, String>>,
 }
 
 impl ClaudeBridge {
@@ -71,6 +74,7 @@ impl ClaudeBridge {
             project_dir: config.project_dir,
             effort: config.effort,
             started: Mutex::new(HashMap::new()),
+            last_prompt: Mutex::new(HashMap::new()),
         }
     }
 
@@ -83,6 +87,27 @@ impl ClaudeBridge {
         if let Ok(mut m) = self.started.lock() {
             m.insert(call_id.to_string(), Instant::now());
         }
+    }
+
+    /// Remembers the prompt a session is running, for SessionEnd.
+    pub(crate) fn note_prompt(&self, session: &dsh_plugin_api::SessionRef) {
+        if session.prompt_id.is_empty() {
+            return;
+        }
+        if let Ok(mut m) = self.last_prompt.lock() {
+            m.insert(
+                session.session_id.to_string(),
+                session.prompt_id.to_string(),
+            );
+        }
+    }
+
+    /// Forgets a closing session's last prompt id, returning it.
+    fn take_last_prompt(&self, session_id: &str) -> Option<String> {
+        self.last_prompt
+            .lock()
+            .ok()
+            .and_then(|mut m| m.remove(session_id))
     }
 
     fn take_duration_ms(&self, call_id: &str) -> u64 {

@@ -2,6 +2,7 @@
 //! several hooks on one point, merging, `ask`, `continue: false`, context
 //! folding, timeouts and the `hook/*` records. Every hook is a real
 //! `/bin/sh` command run by the local runner.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 use std::sync::Arc;
 

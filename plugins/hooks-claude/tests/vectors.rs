@@ -12,6 +12,7 @@
 //! What cannot be checked at this level (model requests, placement in the
 //! request, how the host renders a decision, events dsh does not fire) is
 //! listed in `NOT_REPRODUCED` and in the crate's test notes.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -158,10 +159,13 @@ fn built_payload(j: &Value) -> Option<Value> {
         ),
         "SubagentStart" => subagent::start_payload(&subagent_info(j)),
         "SubagentStop" => subagent::stop_payload(&subagent_info(j), effort),
-        "SessionEnd" => session_end::payload(&SessionEndInput {
-            session: session(j),
-            reason: s(j, "reason").into(),
-        }),
+        "SessionEnd" => session_end::payload(
+            &SessionEndInput {
+                session: session(j),
+                reason: s(j, "reason").into(),
+            },
+            None,
+        ),
         _ => return None,
     })
 }

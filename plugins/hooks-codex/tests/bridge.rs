@@ -1,6 +1,7 @@
 //! The Codex bridge's own contract beyond single vectors: several hooks on
 //! one point, strict outputs, no Stop cap, the login shell. Every hook is a
 //! real command run by the local runner.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 use std::sync::Arc;
 

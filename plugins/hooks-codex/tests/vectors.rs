@@ -9,6 +9,7 @@
 //!    answers as `hook_behaviors` says (per call, or by what stdin holds);
 //!    each recorded call is driven through the bridge and checked: what the
 //!    hook received (stdin, cwd, argv) and the decision against `outcome`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

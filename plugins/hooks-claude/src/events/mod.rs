@@ -78,6 +78,13 @@ pub(crate) fn effort(m: &mut Map<String, Value>, effort: Option<&str>) {
     }
 }
 
+/// Whether `session` is a subagent's. Claude Code runs no
+/// UserPromptSubmit, Stop or SessionEnd hooks for a subagent: its end is
+/// SubagentStop, fired in the parent (vector `S1-all-events`).
+pub(crate) fn is_subagent(session: &SessionRef) -> bool {
+    session.parent_session_id.is_some()
+}
+
 /// Claude Code's name for a tool: its subagent tool is `Agent`, which the
 /// model may still call by its old name `Task`.
 pub fn claude_tool_name(name: &str) -> &str {
@@ -178,6 +185,7 @@ impl ClaudeBridge {
         subjects: &[&str],
         payload: &Value,
     ) -> Vec<HookRun> {
+        self.note_prompt(session);
         let stdin = stdin_bytes(payload);
         let project_dir = self.project_dir.as_deref().unwrap_or(session.cwd.as_str());
         let with_effort = payload.get("effort").is_some();

@@ -10,10 +10,14 @@ use crate::ClaudeBridge;
 /// The event name.
 pub const EVENT: &str = "SessionEnd";
 
-/// The stdin payload.
-pub fn payload(input: &SessionEndInput) -> Value {
+/// The stdin payload. `last_prompt` is the id of the session's last
+/// prompt, which Claude Code reports although the turn is over.
+pub fn payload(input: &SessionEndInput, last_prompt: Option<&str>) -> Value {
     let mut m = head(&input.session);
     prompt_id(&mut m, &input.session);
+    if let (false, Some(id)) = (m.contains_key("prompt_id"), last_prompt) {
+        m.insert("prompt_id".into(), id.into());
+    }
     m.insert("hook_event_name".into(), EVENT.into());
     m.insert("reason".into(), input.reason.as_str().into());
     Value::Object(m)
@@ -22,7 +26,8 @@ pub fn payload(input: &SessionEndInput) -> Value {
 impl ClaudeBridge {
     /// Runs the SessionEnd hooks.
     pub async fn on_session_end(&self, input: &SessionEndInput) {
-        if !self.has_hooks(EVENT) {
+        let last_prompt = self.take_last_prompt(&input.session.session_id);
+        if !self.has_hooks(EVENT) || super::is_subagent(&input.session) {
             return;
         }
         let mut runs = self
@@ -30,7 +35,7 @@ impl ClaudeBridge {
                 EVENT,
                 &input.session,
                 &[input.reason.as_str()],
-                &payload(input),
+                &payload(input, last_prompt.as_deref()),
             )
             .await;
         for run in &mut runs {

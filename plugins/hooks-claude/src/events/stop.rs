@@ -56,7 +56,10 @@ impl ClaudeBridge {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<ContinuationDecision, String>>,
     {
-        if !self.has_hooks(EVENT) || input.default != ContinuationDecision::Stop {
+        if !self.has_hooks(EVENT)
+            || input.default != ContinuationDecision::Stop
+            || super::is_subagent(&input.session)
+        {
             return next().await;
         }
         let payload = payload(input, self.effort.as_deref());

@@ -54,7 +54,9 @@ impl ClaudeBridge {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<PromptDecision, String>>,
     {
-        if !self.has_hooks(EVENT) {
+        // Even without UserPromptSubmit hooks: SessionEnd reports it.
+        self.note_prompt(&input.session);
+        if !self.has_hooks(EVENT) || super::is_subagent(&input.session) {
             return next().await;
         }
         let prompt = blocks_text(&input.content);

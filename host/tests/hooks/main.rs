@@ -1,0 +1,20 @@
+//! The hook bridges end to end: the real agent loop, the real `Bash`, real
+//! shell hooks written to temp files, and only the model scripted.
+//!
+//! - [`vectors`]: every recorded Claude Code and Codex vector, one
+//!   data-driven test per dialect that reports every difference at once;
+//!   what cannot be reproduced is the table in [`skips`].
+//! - [`bridge`]: one named test per bridge behaviour the loop must get
+//!   right (vetoes, delegation, rewrites, cwd, dispose, Stop loops, halts).
+//! - [`support`], [`script`], [`unify`]: the host, the hook script, and
+//!   placeholder matching.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)] // tests fail loudly by design
+
+mod bridge;
+#[path = "../agent_loop/probe.rs"]
+mod probe;
+mod script;
+mod skips;
+mod support;
+mod unify;
+mod vectors;
