@@ -73,7 +73,15 @@ impl HostCore {
         &self.state_dir
     }
 
-    /// Removes everything `plugin` registered.
+    /// Removes everything `plugin` registered, keeping it usable for turns
+    /// that already hold a view (a reload's retirement).
+    pub fn retire(&self, plugin: &str) -> usize {
+        self.bus.retire_owner(plugin)
+            + self.tools.remove_owner(plugin)
+            + self.services.remove_owner(plugin)
+    }
+
+    /// Removes everything `plugin` registered and ends its calls in flight.
     pub fn dispose(&self, plugin: &str) -> usize {
         self.bus.remove_owner(plugin)
             + self.tools.remove_owner(plugin)

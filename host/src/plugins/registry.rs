@@ -295,10 +295,7 @@ impl PluginHost {
             return Ok(());
         }
         validate_config(&self.manifest_path, &descriptor, &entry.config)?;
-        let owner = Owner {
-            id: Arc::from(entry.id.as_str()),
-            position: entry.index as u32,
-        };
+        let owner = Owner::new(&entry.id, entry.index as u32);
         let ctx = PluginContext {
             core: self.core.clone(),
             owner,

@@ -89,7 +89,8 @@ impl PluginHost {
                 continue;
             }
             if record.status == PluginStatus::Applied {
-                self.core.dispose(&record.id);
+                // Turns already running finish on it; new ones never see it.
+                self.core.retire(&record.id);
             }
             if wanted.is_some() {
                 report.changed.push(record.id.clone());

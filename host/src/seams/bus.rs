@@ -4,20 +4,35 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use abi_stable::sabi_trait::TD_Opaque;
-use abi_stable::std_types::{RArc, ROption, RResult};
+use abi_stable::std_types::{RArc, ROption, RResult, RString};
 use async_ffi::{FfiFuture, FutureExt as _};
 use dsh_plugin_api::ffi::{GuardBox, ListenerBox, NextCall, NextCall_TO, SeamResult};
 use dsh_plugin_api::{GuardDecision, Seam, SeamInput, SeamOutput, ToolCall};
+use tokio_util::sync::CancellationToken;
 
 use super::chain::{Chain, Terminal, Trace, TraceEntry};
 
 /// Who registered something: the plugin's manifest id and its position.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Owner {
     /// Manifest id.
     pub id: Arc<str>,
     /// Position in the manifest; lower runs first.
     pub position: u32,
+    /// Fires when the plugin is disposed: its calls still in flight are
+    /// dropped (killing what they spawned) and the chain goes on without it.
+    pub disposed: CancellationToken,
+}
+
+impl Owner {
+    /// An owner that has not been disposed.
+    pub fn new(id: &str, position: u32) -> Owner {
+        Owner {
+            id: Arc::from(id),
+            position,
+            disposed: CancellationToken::new(),
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -143,12 +158,27 @@ impl SeamBus {
     }
 
     /// Removes everything `plugin` registered; returns how many were removed.
+    /// Calls of the plugin still in flight are ended (see [`Owner`]).
     pub fn remove_owner(&self, plugin: &str) -> usize {
-        self.update(|state| Self::drop_owner(state, plugin))
+        self.update(|state| Self::drop_owner(state, plugin, true))
     }
 
-    fn drop_owner(state: &mut BusState, plugin: &str) -> usize {
+    /// Removes everything `plugin` registered but lets turns that already
+    /// hold a view keep using it to the end (a reload's retirement).
+    pub fn retire_owner(&self, plugin: &str) -> usize {
+        self.update(|state| Self::drop_owner(state, plugin, false))
+    }
+
+    fn drop_owner(state: &mut BusState, plugin: &str, end_calls: bool) -> usize {
         let mut removed = 0;
+        let owners = state
+            .listeners
+            .values()
+            .flat_map(|l| l.iter().map(|e| &e.owner))
+            .chain(state.guards.iter().map(|g| &g.owner));
+        for owner in owners.filter(|o| end_calls && &*o.id == plugin) {
+            owner.disposed.cancel();
+        }
         for list in state.listeners.values_mut() {
             let kept: Vec<Entry> = list
                 .iter()
@@ -278,7 +308,15 @@ impl BusView {
         let mut failures = Vec::new();
         for entry in listeners.iter() {
             let next = NextCall_TO::from_value(NoopNext, TD_Opaque);
-            if let RResult::RErr(e) = entry.listener.call(input.clone(), next).await {
+            let call = entry.listener.call(input.clone(), next);
+            let answer = tokio::select! {
+                biased;
+                answer = call => answer,
+                // A plugin disposed mid-call is reported; dropping the call
+                // ends whatever it was running.
+                _ = entry.owner.disposed.cancelled() => RResult::RErr(RString::from("the plugin was disposed during this call")),
+            };
+            if let RResult::RErr(e) = answer {
                 failures.push(ListenerFailure {
                     plugin: entry.owner.id.clone(),
                     message: e.into(),

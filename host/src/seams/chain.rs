@@ -96,8 +96,10 @@ impl Chain {
             .into_ffi();
         };
         let owner = entry.owner.id.clone();
+        let disposed = entry.owner.disposed.clone();
         let listener = entry.listener.clone();
         let input = self.input.clone();
+
         let trace = self.trace.clone();
         let index = self.index;
         let next = Chain {
@@ -109,7 +111,16 @@ impl Chain {
         };
         let fut = listener.call(input, NextCall_TO::from_value(next, TD_Opaque));
         async move {
-            match fut.await {
+            let answer = tokio::select! {
+                biased;
+                answer = fut => answer,
+                // Dropping the call ends what it spawned (hook processes die
+                // with their futures). The chain fails rather than going on
+                // without it: a gate that vanished mid-decision must not
+                // let a call through.
+                _ = disposed.cancelled() => RResult::RErr(RString::from("the plugin was disposed during this call")),
+            };
+            match answer {
                 RResult::ROk(out) => {
                     record(&trace, index, owner, &out);
                     RResult::ROk(out)

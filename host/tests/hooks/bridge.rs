@@ -539,13 +539,8 @@ fn alive(pid: i32) -> bool {
     }
 }
 
-/// Found by this test, not fixed here: `PluginHost::dispose` removes the
-/// bridge's listeners from the bus, but a running turn dispatches through
-/// the bus snapshot it started with, so the listener call in flight (and
-/// its hook process) runs on until the hook exits; the turn then goes on
-/// normally. Killing it needs the seam chain to end the in-flight calls of
-/// a disposed owner (`host/src/seams`), outside this branch's remit.
-#[ignore = "bug: dispose does not reach a listener call already in flight (see doc comment)"]
+/// `PluginHost::dispose` ends the bridge's call in flight: the hook process
+/// dies with it, and the pre-execute chain it was gating fails closed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn disposing_the_bridge_kills_its_running_hooks() {
     let mut c = Case::claude(
