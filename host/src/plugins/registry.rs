@@ -207,6 +207,21 @@ impl PluginHost {
 
     /// Loads and applies one entry, recording the outcome.
     pub fn load_entry(&mut self, entry: &PluginEntry) {
+        self.load_with(entry, |host| host.resolve(entry));
+    }
+
+    /// Applies `module` for `entry` through the same path as a manifest
+    /// entry: for plugins linked into the embedding program but not in the
+    /// built-in table (tests, benchmarks).
+    pub fn load_module(&mut self, entry: &PluginEntry, source: PluginSource, module: PluginModuleRef) {
+        self.load_with(entry, move |_| Ok((source, module)));
+    }
+
+    fn load_with(
+        &mut self,
+        entry: &PluginEntry,
+        resolve: impl FnOnce(&Self) -> Result<(PluginSource, PluginModuleRef), String>,
+    ) {
         let fallback_source = match &entry.plugin {
             PluginRef::Builtin(n) => PluginSource::Builtin(n.clone()),
             PluginRef::Library(p) => PluginSource::Library(p.clone()),
@@ -227,7 +242,7 @@ impl PluginHost {
             self.records.push(record);
             return;
         }
-        let outcome = self.resolve(entry).and_then(|(source, module)| {
+        let outcome = resolve(self).and_then(|(source, module)| {
             record.source = source;
             self.apply_module(entry, module, &mut record)
         });
