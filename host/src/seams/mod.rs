@@ -22,3 +22,6 @@ mod chain;
 
 pub use bus::{GuardVerdict, ListenerFailure, Owner, SeamBus};
 pub use chain::{Terminal, TerminalFn};
+
+#[cfg(test)]
+mod tests;
