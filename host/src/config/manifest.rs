@@ -120,7 +120,12 @@ pub struct Manifest {
 fn default_state_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("STATE_DIRECTORY") {
         // systemd's StateDirectory= may list several; the first is ours.
-        let first = dir.to_string_lossy().split(':').next().unwrap_or("").to_string();
+        let first = dir
+            .to_string_lossy()
+            .split(':')
+            .next()
+            .unwrap_or("")
+            .to_string();
         if !first.is_empty() {
             return PathBuf::from(first);
         }
@@ -135,7 +140,11 @@ fn default_state_dir() -> PathBuf {
 }
 
 fn absolute(base: &Path, p: &Path) -> PathBuf {
-    if p.is_absolute() { p.to_path_buf() } else { base.join(p) }
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        base.join(p)
+    }
 }
 
 impl Manifest {
@@ -199,7 +208,12 @@ impl Manifest {
         })
     }
 
-    fn entry(path: &Path, base: &Path, index: usize, raw: RawEntry) -> Result<PluginEntry, ConfigError> {
+    fn entry(
+        path: &Path,
+        base: &Path,
+        index: usize,
+        raw: RawEntry,
+    ) -> Result<PluginEntry, ConfigError> {
         let shown_id = raw
             .id
             .clone()
@@ -214,8 +228,18 @@ impl Manifest {
             message: message.into(),
         };
         let plugin = match (&raw.name, &raw.path) {
-            (Some(_), Some(_)) => return Err(err("name", "give either `name` (built-in) or `path` (.so), not both")),
-            (None, None) => return Err(err("name", "missing: give `name` (built-in) or `path` (.so)")),
+            (Some(_), Some(_)) => {
+                return Err(err(
+                    "name",
+                    "give either `name` (built-in) or `path` (.so), not both",
+                ));
+            }
+            (None, None) => {
+                return Err(err(
+                    "name",
+                    "missing: give `name` (built-in) or `path` (.so)",
+                ));
+            }
             (Some(name), None) if name.trim().is_empty() => return Err(err("name", "empty")),
             (Some(name), None) => PluginRef::Builtin(name.clone()),
             (None, Some(p)) => PluginRef::Library(absolute(base, p)),
@@ -245,7 +269,10 @@ impl Manifest {
 
 /// The id a drop-in library gets: its file stem without a `lib` prefix.
 pub fn library_id(path: &Path) -> String {
-    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
     stem.strip_prefix("lib").unwrap_or(&stem).to_string()
 }
 
@@ -259,28 +286,54 @@ mod tests {
 
     #[test]
     fn resolves_relative_paths_against_the_manifest() {
-        let m = parse("state_dir: state\nplugins:\n  - path: plugins/libgate.so\n  - name: bash-local\n").unwrap();
+        let m = parse(
+            "state_dir: state\nplugins:\n  - path: plugins/libgate.so\n  - name: bash-local\n",
+        )
+        .unwrap();
         assert_eq!(m.state_dir, PathBuf::from("/etc/dsh/state"));
         assert_eq!(m.socket, PathBuf::from("/etc/dsh/state/dsh.sock"));
         assert_eq!(m.plugins[0].id, "gate");
-        assert_eq!(m.plugins[0].plugin, PluginRef::Library("/etc/dsh/plugins/libgate.so".into()));
+        assert_eq!(
+            m.plugins[0].plugin,
+            PluginRef::Library("/etc/dsh/plugins/libgate.so".into())
+        );
         assert_eq!(m.plugins[1].id, "bash-local");
     }
 
     #[test]
     fn entry_errors_name_file_id_and_key() {
-        let e = parse("plugins:\n  - id: x\n    name: a\n    path: b.so\n").unwrap_err().to_string();
-        assert_eq!(e, "/etc/dsh/cordis.yml: plugin `x` (plugins[0]): key `name`: give either `name` (built-in) or `path` (.so), not both");
-        let e = parse("plugins:\n  - id: x\n    name: a\n    config: 3\n").unwrap_err().to_string();
-        assert!(e.contains("plugin `x`") && e.contains("key `config`"), "{e}");
-        let e = parse("plugins:\n  - name: a\n  - name: a\n").unwrap_err().to_string();
-        assert!(e.contains("plugins[1]") && e.contains("duplicate id"), "{e}");
+        let e = parse("plugins:\n  - id: x\n    name: a\n    path: b.so\n")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "/etc/dsh/cordis.yml: plugin `x` (plugins[0]): key `name`: give either `name` (built-in) or `path` (.so), not both"
+        );
+        let e = parse("plugins:\n  - id: x\n    name: a\n    config: 3\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("plugin `x`") && e.contains("key `config`"),
+            "{e}"
+        );
+        let e = parse("plugins:\n  - name: a\n  - name: a\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("plugins[1]") && e.contains("duplicate id"),
+            "{e}"
+        );
     }
 
     #[test]
     fn unknown_keys_and_bad_yaml_are_errors_naming_the_file() {
-        let e = parse("plugins:\n  - name: a\n    colour: red\n").unwrap_err().to_string();
-        assert!(e.starts_with("/etc/dsh/cordis.yml: ") && e.contains("colour"), "{e}");
+        let e = parse("plugins:\n  - name: a\n    colour: red\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("/etc/dsh/cordis.yml: ") && e.contains("colour"),
+            "{e}"
+        );
         let e = parse("plugins: [").unwrap_err().to_string();
         assert!(e.starts_with("/etc/dsh/cordis.yml: "), "{e}");
     }

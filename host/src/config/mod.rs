@@ -8,4 +8,6 @@
 
 mod manifest;
 
-pub use manifest::{ConfigError, Manifest, PluginEntry, PluginRef, library_id as manifest_library_id};
+pub use manifest::{
+    ConfigError, Manifest, PluginEntry, PluginRef, library_id as manifest_library_id,
+};

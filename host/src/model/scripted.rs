@@ -79,14 +79,17 @@ struct Script {
 impl Script {
     fn answer(&self, request: &ModelRequest) -> Result<ModelReply, String> {
         if let Some(record) = &self.record {
-            let path = record.lock().map_err(|_| "record lock poisoned".to_string())?;
+            let path = record
+                .lock()
+                .map_err(|_| "record lock poisoned".to_string())?;
             let line = serde_json::json!({"messages": request.messages, "tools": request.tools});
             let mut file = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
                 .open(&*path)
                 .map_err(|e| format!("cannot open record file {}: {e}", path.display()))?;
-            writeln!(file, "{line}").map_err(|e| format!("cannot write record file {}: {e}", path.display()))?;
+            writeln!(file, "{line}")
+                .map_err(|e| format!("cannot write record file {}: {e}", path.display()))?;
         }
         let index = self.next.fetch_add(1, Ordering::SeqCst);
         let Some(reply) = self.replies.get(index) else {
@@ -103,19 +106,28 @@ impl Script {
             .map(|(i, c)| ModelToolCall {
                 id: format!("call_{}_{}", index + 1, i + 1),
                 name: c.name.clone(),
-                arguments: if c.arguments.is_null() { serde_json::json!({}) } else { c.arguments.clone() },
+                arguments: if c.arguments.is_null() {
+                    serde_json::json!({})
+                } else {
+                    c.arguments.clone()
+                },
             })
             .collect();
         Ok(ModelReply {
             text: reply.text.clone().unwrap_or_default(),
-            stop_reason: if tool_calls.is_empty() { StopReason::EndTurn } else { StopReason::ToolUse },
+            stop_reason: if tool_calls.is_empty() {
+                StopReason::EndTurn
+            } else {
+                StopReason::ToolUse
+            },
             tool_calls,
         })
     }
 }
 
 fn read_script(path: &PathBuf) -> Result<Vec<ScriptedReply>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("key `script`: cannot read {}: {e}", path.display()))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("key `script`: cannot read {}: {e}", path.display()))?;
     serde_yaml::from_str(&text).map_err(|e| format!("key `script`: {}: {e}", path.display()))
 }
 
@@ -140,8 +152,8 @@ impl Plugin for ScriptedModel {
                 if method != "complete" {
                     return Err(format!("model service has no method `{method}`"));
                 }
-                let request: ModelRequest =
-                    serde_json::from_value(args).map_err(|e| format!("malformed model request: {e}"))?;
+                let request: ModelRequest = serde_json::from_value(args)
+                    .map_err(|e| format!("malformed model request: {e}"))?;
                 let reply = script.answer(&request)?;
                 serde_json::to_value(reply).map_err(|e| e.to_string())
             }

@@ -12,11 +12,15 @@ pub fn names() -> Vec<&'static str> {
 
 /// The root module of the built-in called `name`.
 pub fn lookup(name: &str) -> Option<PluginModuleRef> {
-    BUILTINS.iter().find(|(n, _)| *n == name).map(|(_, make)| make())
+    BUILTINS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, make)| make())
 }
 
 type Make = fn() -> PluginModuleRef;
 
-const BUILTINS: &[(&str, Make)] = &[
-    ("model-scripted", plugin_module::<crate::model::ScriptedModel>),
-];
+const BUILTINS: &[(&str, Make)] = &[(
+    "model-scripted",
+    plugin_module::<crate::model::ScriptedModel>,
+)];

@@ -73,7 +73,9 @@ impl HostCore {
 
     /// Removes everything `plugin` registered.
     pub fn dispose(&self, plugin: &str) -> usize {
-        self.bus.remove_owner(plugin) + self.tools.remove_owner(plugin) + self.services.remove_owner(plugin)
+        self.bus.remove_owner(plugin)
+            + self.tools.remove_owner(plugin)
+            + self.services.remove_owner(plugin)
     }
 }
 

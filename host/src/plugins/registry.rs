@@ -155,14 +155,20 @@ impl PluginHost {
             let libraries = match loader::libraries_in(dir) {
                 Ok(libs) => libs,
                 Err(e) => {
-                    self.problem(None, format!("{}: plugin_dirs: {e}", self.manifest_path.display()));
+                    self.problem(
+                        None,
+                        format!("{}: plugin_dirs: {e}", self.manifest_path.display()),
+                    );
                     continue;
                 }
             };
             for path in libraries.into_iter().filter(|p| !taken.contains(p)) {
                 let id = crate::config::manifest_library_id(&path);
                 if self.records.iter().any(|r| r.id == id) {
-                    self.problem(Some(&id), format!("{}: duplicate id from plugin_dirs; skipped", path.display()));
+                    self.problem(
+                        Some(&id),
+                        format!("{}: duplicate id from plugin_dirs; skipped", path.display()),
+                    );
                     continue;
                 }
                 let entry = PluginEntry {
@@ -213,7 +219,12 @@ impl PluginHost {
     /// Applies `module` for `entry` through the same path as a manifest
     /// entry: for plugins linked into the embedding program but not in the
     /// built-in table (tests, benchmarks).
-    pub fn load_module(&mut self, entry: &PluginEntry, source: PluginSource, module: PluginModuleRef) {
+    pub fn load_module(
+        &mut self,
+        entry: &PluginEntry,
+        source: PluginSource,
+        module: PluginModuleRef,
+    ) {
         self.load_with(entry, move |_| Ok((source, module)));
     }
 
@@ -267,7 +278,9 @@ impl PluginHost {
             .iter()
             .find(|s| self.core.services.get(s).is_none())
         {
-            let reason = format!("not applied: required service `{missing}` is not provided by any plugin loaded before it");
+            let reason = format!(
+                "not applied: required service `{missing}` is not provided by any plugin loaded before it"
+            );
             record.status = PluginStatus::Skipped(reason.clone());
             self.problem(Some(&entry.id), reason);
             return Ok(());
@@ -289,7 +302,13 @@ impl PluginHost {
             return Err(format!("apply failed: {e}"));
         }
         record.status = PluginStatus::Applied;
-        record.seams = self.core.bus.seams_of(&entry.id).iter().map(|s| s.name().to_string()).collect();
+        record.seams = self
+            .core
+            .bus
+            .seams_of(&entry.id)
+            .iter()
+            .map(|s| s.name().to_string())
+            .collect();
         record.tools = self.core.tools.names_of(&entry.id);
         record.services = self.core.services.names_of(&entry.id);
         Ok(())
@@ -298,7 +317,11 @@ impl PluginHost {
     /// Disposes the plugin `id`: removes every listener, guard, tool and
     /// service it registered. Returns false if no such plugin is applied.
     pub fn dispose(&mut self, id: &str) -> bool {
-        let Some(record) = self.records.iter_mut().find(|r| r.id == id && r.status == PluginStatus::Applied) else {
+        let Some(record) = self
+            .records
+            .iter_mut()
+            .find(|r| r.id == id && r.status == PluginStatus::Applied)
+        else {
             return false;
         };
         self.core.dispose(id);
@@ -336,5 +359,9 @@ fn validate_config(
             format!("{}: key `{key}`: {e}", manifest.display())
         })
         .collect();
-    if errors.is_empty() { Ok(()) } else { Err(errors.join("; ")) }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join("; "))
+    }
 }

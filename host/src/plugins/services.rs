@@ -85,7 +85,12 @@ pub struct ToolRegistry {
 
 impl ToolRegistry {
     /// Registers a tool; a taken name or alias is an error.
-    pub fn register(&self, owner: &Arc<str>, spec: ToolSpec, body: ToolBodyBox) -> Result<(), String> {
+    pub fn register(
+        &self,
+        owner: &Arc<str>,
+        spec: ToolSpec,
+        body: ToolBodyBox,
+    ) -> Result<(), String> {
         let mut tools = self.inner.write().unwrap_or_else(|p| p.into_inner());
         let names: Vec<&str> = std::iter::once(spec.name.as_str())
             .chain(spec.aliases.iter().map(|a| a.as_str()))

@@ -59,10 +59,7 @@ pub struct SeamBus {
 struct NoopNext;
 
 impl NextCall for NoopNext {
-    fn run(
-        &self,
-        _signal: ROption<dsh_plugin_api::ffi::AbortSignalBox>,
-    ) -> FfiFuture<SeamResult> {
+    fn run(&self, _signal: ROption<dsh_plugin_api::ffi::AbortSignalBox>) -> FfiFuture<SeamResult> {
         async { RResult::ROk(SeamOutput::Observed) }.into_ffi()
     }
 }
@@ -99,7 +96,11 @@ impl SeamBus {
             seq: state.seq,
             listener: Arc::new(listener),
         };
-        let current = state.listeners.get(&seam).cloned().unwrap_or_else(|| Arc::new([]));
+        let current = state
+            .listeners
+            .get(&seam)
+            .cloned()
+            .unwrap_or_else(|| Arc::new([]));
         let updated = insert_sorted(&current, entry, |e| (e.owner.position, e.seq));
         state.listeners.insert(seam, updated);
     }
@@ -121,11 +122,20 @@ impl SeamBus {
         let mut state = self.write();
         let mut removed = 0;
         for list in state.listeners.values_mut() {
-            let kept: Vec<Entry> = list.iter().filter(|e| &*e.owner.id != plugin).cloned().collect();
+            let kept: Vec<Entry> = list
+                .iter()
+                .filter(|e| &*e.owner.id != plugin)
+                .cloned()
+                .collect();
             removed += list.len() - kept.len();
             *list = kept.into();
         }
-        let kept: Vec<GuardEntry> = state.guards.iter().filter(|e| &*e.owner.id != plugin).cloned().collect();
+        let kept: Vec<GuardEntry> = state
+            .guards
+            .iter()
+            .filter(|e| &*e.owner.id != plugin)
+            .cloned()
+            .collect();
         removed += state.guards.len() - kept.len();
         state.guards = kept.into();
         removed
@@ -156,11 +166,19 @@ impl SeamBus {
     }
 
     fn snapshot(&self, seam: Seam) -> Arc<[Entry]> {
-        self.read().listeners.get(&seam).cloned().unwrap_or_else(|| Arc::new([]))
+        self.read()
+            .listeners
+            .get(&seam)
+            .cloned()
+            .unwrap_or_else(|| Arc::new([]))
     }
 
     /// Runs a waterfall. An error names the plugin whose listener failed.
-    pub fn waterfall(&self, input: SeamInput, terminal: Arc<dyn Terminal>) -> FfiFuture<SeamResult> {
+    pub fn waterfall(
+        &self,
+        input: SeamInput,
+        terminal: Arc<dyn Terminal>,
+    ) -> FfiFuture<SeamResult> {
         let listeners = self.snapshot(input.seam());
         Chain {
             listeners,

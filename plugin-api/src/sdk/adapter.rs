@@ -45,13 +45,16 @@ fn strings(items: &[&str]) -> RVec<RString> {
 
 extern "C" fn describe<P: Plugin>() -> PluginDescriptor {
     let schema = schemars::schema_for!(P::Config);
-    let default_config = serde_json::to_string(&P::Config::default()).unwrap_or_else(|_| "{}".into());
+    let default_config =
+        serde_json::to_string(&P::Config::default()).unwrap_or_else(|_| "{}".into());
     PluginDescriptor {
         name: P::NAME.into(),
         version: P::VERSION.into(),
         required_services: strings(P::REQUIRES),
         optional_services: strings(P::OPTIONAL),
-        config_schema: serde_json::to_string(&schema).unwrap_or_else(|_| "{}".into()).into(),
+        config_schema: serde_json::to_string(&schema)
+            .unwrap_or_else(|_| "{}".into())
+            .into(),
         default_config: default_config.into(),
         #[cfg(feature = "__fixture-abi-changed")]
         fixture_extra: 0,
@@ -63,7 +66,9 @@ extern "C" fn apply<P: Plugin>(ctx: HostContextBox, config: RString) -> RResult<
     match outcome {
         Ok(Ok(())) => RResult::ROk(()),
         Ok(Err(e)) => RResult::RErr(e.into()),
-        Err(panic) => RResult::RErr(format!("plugin panicked in apply: {}", panic_message(&panic)).into()),
+        Err(panic) => {
+            RResult::RErr(format!("plugin panicked in apply: {}", panic_message(&panic)).into())
+        }
     }
 }
 
@@ -77,7 +82,10 @@ fn apply_inner<P: Plugin>(ctx: HostContextBox, config: &str) -> Result<(), Strin
     let plugin = Arc::new(P::apply(&host, config)?);
     for &seam in P::SEAMS {
         let registered = if seam == Seam::Guard {
-            ctx.guard(Guard_TO::from_value(GuardAdapter(plugin.clone()), TD_Opaque))
+            ctx.guard(Guard_TO::from_value(
+                GuardAdapter(plugin.clone()),
+                TD_Opaque,
+            ))
         } else {
             let listener = SeamAdapter {
                 plugin: plugin.clone(),
@@ -95,7 +103,9 @@ impl<P: Plugin> Guard for GuardAdapter<P> {
     fn check(&self, call: RArc<ToolCall>) -> RResult<GuardDecision, RString> {
         match catch_unwind(AssertUnwindSafe(|| self.0.guard(&call))) {
             Ok(decision) => RResult::ROk(decision),
-            Err(panic) => RResult::RErr(format!("guard panicked: {}", panic_message(&panic)).into()),
+            Err(panic) => {
+                RResult::RErr(format!("guard panicked: {}", panic_message(&panic)).into())
+            }
         }
     }
 }
@@ -105,7 +115,10 @@ struct SeamAdapter<P> {
 }
 
 /// Runs a typed future, catching panics and wrapping the answer.
-fn boundary<T: 'static, F>(make: impl FnOnce() -> F, wrap: fn(T) -> SeamOutput) -> FfiFuture<SeamResult>
+fn boundary<T: 'static, F>(
+    make: impl FnOnce() -> F,
+    wrap: fn(T) -> SeamOutput,
+) -> FfiFuture<SeamResult>
 where
     F: Future<Output = Result<T, String>> + Send + 'static,
 {
@@ -120,7 +133,9 @@ where
         match AssertUnwindSafe(fut).catch_unwind().await {
             Ok(Ok(value)) => RResult::ROk(wrap(value)),
             Ok(Err(e)) => RResult::RErr(e.into()),
-            Err(panic) => RResult::RErr(format!("listener panicked: {}", panic_message(&panic)).into()),
+            Err(panic) => {
+                RResult::RErr(format!("listener panicked: {}", panic_message(&panic)).into())
+            }
         }
     }
     .into_ffi()
@@ -136,18 +151,22 @@ impl<P: Plugin> Listener for SeamAdapter<P> {
         match input {
             SeamInput::SessionStart(i) => boundary(|| p.session_start(i), observed),
             SeamInput::SessionEnd(i) => boundary(|| p.session_end(i), observed),
-            SeamInput::PromptSubmit(i) => {
-                boundary(|| p.prompt_submit(i, Next::new(next)), FromSeamOutput::into_output)
-            }
-            SeamInput::PreExecute(i) => {
-                boundary(|| p.pre_execute(i, Next::new(next)), FromSeamOutput::into_output)
-            }
-            SeamInput::Execute(i) => {
-                boundary(|| p.execute(i, ExecuteNext::new(next)), FromSeamOutput::into_output)
-            }
-            SeamInput::PostExecute(i) => {
-                boundary(|| p.post_execute(i, Next::new(next)), FromSeamOutput::into_output)
-            }
+            SeamInput::PromptSubmit(i) => boundary(
+                || p.prompt_submit(i, Next::new(next)),
+                FromSeamOutput::into_output,
+            ),
+            SeamInput::PreExecute(i) => boundary(
+                || p.pre_execute(i, Next::new(next)),
+                FromSeamOutput::into_output,
+            ),
+            SeamInput::Execute(i) => boundary(
+                || p.execute(i, ExecuteNext::new(next)),
+                FromSeamOutput::into_output,
+            ),
+            SeamInput::PostExecute(i) => boundary(
+                || p.post_execute(i, Next::new(next)),
+                FromSeamOutput::into_output,
+            ),
             SeamInput::ToolResult(i) => boundary(|| p.tool_result(i), observed),
             SeamInput::TurnContinuation(i) => boundary(
                 || p.turn_continuation(i, Next::new(next)),

@@ -65,7 +65,12 @@ impl Host {
 
     /// Calls `method` on the named service with JSON arguments. The service
     /// is looked up at call time, so optional services may come and go.
-    pub async fn call_service(&self, name: &str, method: &str, args: &Value) -> Result<Value, String> {
+    pub async fn call_service(
+        &self,
+        name: &str,
+        method: &str,
+        args: &Value,
+    ) -> Result<Value, String> {
         let service = match self.ctx.service(RStr::from_str(name)) {
             ROption::RSome(s) => s,
             ROption::RNone => return Err(format!("service `{name}` is not available")),
@@ -81,17 +86,26 @@ impl Host {
 
     /// Adds context to a session, attributed to this plugin.
     pub fn inject_context(&self, session_id: &str, text: impl Into<String>) -> Result<(), String> {
-        into_result(self.ctx.inject_context(session_id.into(), RString::from(text.into())))
+        into_result(
+            self.ctx
+                .inject_context(session_id.into(), RString::from(text.into())),
+        )
     }
 
     /// Appends a record (a JSON object with a `type`) to a session's log.
     pub fn append_record(&self, session_id: &str, record: &Value) -> Result<(), String> {
-        into_result(self.ctx.append_record(session_id.into(), RString::from(record.to_string())))
+        into_result(
+            self.ctx
+                .append_record(session_id.into(), RString::from(record.to_string())),
+        )
     }
 
     /// Ends the session's open turn after the current step.
     pub fn halt_turn(&self, session_id: &str, reason: impl Into<String>) -> Result<(), String> {
-        into_result(self.ctx.halt_turn(session_id.into(), RString::from(reason.into())))
+        into_result(
+            self.ctx
+                .halt_turn(session_id.into(), RString::from(reason.into())),
+        )
     }
 
     /// Registers a tool whose body is an async closure.
@@ -127,13 +141,16 @@ where
     Fut: Future<Output = ToolResult> + Send + 'static,
 {
     fn run(&self, call: RArc<ToolCall>, signal: AbortSignalBox) -> FfiFuture<ToolResult> {
-        let fut = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (self.0)(call, signal))) {
-            Ok(fut) => fut,
-            Err(panic) => {
-                let msg = super::adapter::panic_message(&panic);
-                return async move { ToolResult::error(format!("tool panicked: {msg}")) }.into_ffi();
-            }
-        };
+        let fut =
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (self.0)(call, signal)))
+            {
+                Ok(fut) => fut,
+                Err(panic) => {
+                    let msg = super::adapter::panic_message(&panic);
+                    return async move { ToolResult::error(format!("tool panicked: {msg}")) }
+                        .into_ffi();
+                }
+            };
         async move {
             match futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(fut)).await {
                 Ok(result) => result,
@@ -167,12 +184,17 @@ where
                 Ok(v) => v,
                 Err(e) => return RResult::RErr(format!("arguments are not JSON: {e}").into()),
             };
-            let call = std::panic::AssertUnwindSafe(async move { handler(method.into(), args).await });
+            let call =
+                std::panic::AssertUnwindSafe(async move { handler(method.into(), args).await });
             match futures::FutureExt::catch_unwind(call).await {
                 Ok(Ok(v)) => RResult::ROk(v.to_string().into()),
                 Ok(Err(e)) => RResult::RErr(e.into()),
                 Err(panic) => RResult::RErr(
-                    format!("service panicked: {}", super::adapter::panic_message(&panic)).into(),
+                    format!(
+                        "service panicked: {}",
+                        super::adapter::panic_message(&panic)
+                    )
+                    .into(),
                 ),
             }
         }

@@ -6,8 +6,7 @@ use abi_stable::std_types::{ROption, RResult};
 
 use crate::ffi::{AbortSignalBox, NextBox};
 use crate::seams::{
-    ContinuationDecision, PostToolDecision, PreToolDecision, PromptDecision, SeamOutput,
-    ToolResult,
+    ContinuationDecision, PostToolDecision, PreToolDecision, PromptDecision, SeamOutput, ToolResult,
 };
 
 /// Converts the untyped answer of a chain into a seam's decision type.
