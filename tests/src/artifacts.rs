@@ -4,8 +4,9 @@
 //! (`<target>/<profile>/deps/<test>-<hash>`), so they follow
 //! `CARGO_TARGET_DIR`, `--release` and `cargo bench` without configuration.
 //!
-//! - [`workspace`]: `cargo build -p dsh-host --bin dsh -p dsh-example-*` in
-//!   the workspace's own target directory. `env!("CARGO_BIN_EXE_dsh")`
+//! - [`workspace`]: `cargo build -p dsh-host -p dsh-example-*` in the
+//!   workspace's own target directory (no `--bin` filter: it would apply to
+//!   every `-p` and leave the example libraries out). `env!("CARGO_BIN_EXE_dsh")`
 //!   exists only inside the host package, and `cargo test` does not build
 //!   its binary, so the suite builds it itself (a no-op when up to date).
 //! - [`fixture`]: the fixture workspace `tests/fixtures/plugins`, built into
@@ -96,7 +97,7 @@ pub fn workspace() -> &'static Artifacts {
         command
             .arg("--manifest-path")
             .arg(crate::workspace_root().join("Cargo.toml"));
-        command.args(["-p", "dsh-host", "--bin", "dsh"]);
+        command.args(["-p", "dsh-host"]);
         for example in ["policy-gate", "timeout", "audit"] {
             command.args(["-p", &format!("dsh-example-{example}")]);
         }
