@@ -93,8 +93,8 @@ enum SessionsCommand {
 fn main() -> ExitCode {
     let args = Args::parse();
     let result = match args.command {
-        Command::Check { config } => cli::check(&config, false),
-        Command::Plugins { config, json } => cli::check(&config, json),
+        Command::Check { config } => cli::check(&config, false, true),
+        Command::Plugins { config, json } => cli::check(&config, json, false),
         Command::Prompt {
             config,
             cwd,

@@ -4,20 +4,16 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use dsh_host::config::Manifest;
-use dsh_host::plugins::{HostCore, PluginHost, PluginStatus};
+use dsh_host::plugins::{HostCore, PluginHost, PluginRecord, PluginStatus};
 
-fn status_word(status: &PluginStatus) -> &'static str {
-    match status {
-        PluginStatus::Applied => "applied",
-        PluginStatus::Disabled => "disabled",
-        PluginStatus::Skipped(_) => "skipped",
-        PluginStatus::Failed(_) => "failed",
-    }
-}
-
-/// Loads the manifest and applies every plugin without serving. Exit 0 when
-/// every enabled plugin applied, 1 otherwise.
-pub(crate) fn check(config: &Path, json: bool) -> anyhow::Result<ExitCode> {
+/// `dsh check` and `dsh plugins`: load, apply, report. Exit 0 when every
+/// enabled plugin applied, 1 otherwise; a manifest that cannot be read or
+/// parsed is one line on stderr and exit 1.
+pub(crate) fn check(
+    config: &Path,
+    json: bool,
+    problems_on_stdout: bool,
+) -> anyhow::Result<ExitCode> {
     let manifest = match Manifest::load(config) {
         Ok(m) => m,
         Err(e) => {
@@ -31,36 +27,25 @@ pub(crate) fn check(config: &Path, json: bool) -> anyhow::Result<ExitCode> {
     let core = HostCore::new(manifest.state_dir.clone(), runtime.handle().clone());
     let mut host = PluginHost::new(core, manifest.path.clone());
     runtime.block_on(async { host.load_manifest(&manifest) });
+    let problems: Vec<String> = host.problems().iter().map(|p| p.to_string()).collect();
     if json {
         let out = serde_json::json!({
             "manifest": manifest.path,
             "plugins": host.records(),
-            "problems": host.problems().iter().map(|p| p.to_string()).collect::<Vec<_>>(),
+            "problems": problems,
         });
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        println!(
-            "{:<18} {:<10} {:<8} {:<9} SEAMS / TOOLS / SERVICES",
-            "ID", "SOURCE", "VERSION", "STATUS"
-        );
-        for r in host.records() {
-            let mut what: Vec<String> = r.seams.clone();
-            what.extend(r.tools.iter().map(|t| format!("tool:{t}")));
-            what.extend(r.services.iter().map(|s| format!("service:{s}")));
-            println!(
-                "{:<18} {:<10} {:<8} {:<9} {}",
-                r.id,
-                r.source.to_string(),
-                r.version,
-                status_word(&r.status),
-                what.join(", ")
-            );
-        }
-        let problems = host.problems();
+        print!("{}", table(host.records()));
         if !problems.is_empty() {
-            println!("\n{} problem(s):", problems.len());
-            for p in problems {
-                println!("  {p}");
+            let mut text = format!("\n{} problem(s):\n", problems.len());
+            for p in &problems {
+                text.push_str(&format!("  {p}\n"));
+            }
+            if problems_on_stdout {
+                print!("{text}");
+            } else {
+                eprint!("{text}");
             }
         }
     }
@@ -69,4 +54,52 @@ pub(crate) fn check(config: &Path, json: bool) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The plugin table: one row per plugin, columns as wide as their content.
+fn table(records: &[PluginRecord]) -> String {
+    let mut rows = vec![[
+        "ID".to_string(),
+        "SOURCE".into(),
+        "VERSION".into(),
+        "STATUS".into(),
+        "SEAMS / TOOLS / SERVICES".into(),
+    ]];
+    for r in records {
+        let status = match &r.status {
+            PluginStatus::Applied => "applied",
+            PluginStatus::Disabled => "disabled",
+            PluginStatus::Skipped(_) => "skipped",
+            PluginStatus::Failed(_) => "failed",
+        };
+        let mut what: Vec<String> = r.seams.clone();
+        what.extend(r.tools.iter().map(|t| format!("tool:{t}")));
+        what.extend(r.services.iter().map(|s| format!("service:{s}")));
+        let version = if r.version.is_empty() {
+            "-"
+        } else {
+            &r.version
+        };
+        rows.push([
+            r.id.clone(),
+            r.source.to_string(),
+            version.to_string(),
+            status.to_string(),
+            what.join(", "),
+        ]);
+    }
+    let widths: Vec<usize> = (0..4)
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for row in &rows {
+        let mut line = String::new();
+        for (c, width) in widths.iter().enumerate() {
+            line.push_str(&format!("{:<width$}  ", row[c]));
+        }
+        line.push_str(&row[4]);
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
 }

@@ -22,3 +22,6 @@ mod chain;
 
 pub use bus::{BusView, GuardVerdict, ListenerFailure, Owner, SeamBus};
 pub use chain::{Terminal, TerminalFn, Trace, TraceEntry};
+
+#[cfg(test)]
+mod tests;

@@ -177,6 +177,10 @@ pub trait Plugin: Sized + Send + Sync + 'static {
 }
 
 /// Exports a [`Plugin`] as the root module of a `cdylib`.
+///
+/// The plugin crate must list `abi_stable` among its own dependencies (same
+/// version as this crate's): abi_stable's root-module attribute expands to
+/// paths that name `::abi_stable` directly.
 #[macro_export]
 macro_rules! export_plugin {
     ($plugin:ty) => {

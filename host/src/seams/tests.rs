@@ -1,0 +1,302 @@
+//! Unit tests of the seam bus with in-process listeners and guards: order
+//! by manifest position, short-circuit, failure attribution, notification
+//! containment, guards, snapshots and `remove_owner`.
+
+use std::sync::{Arc, Mutex};
+
+use abi_stable::sabi_trait::TD_Opaque;
+use abi_stable::std_types::{RArc, ROption, RResult, RString};
+use async_ffi::{FfiFuture, FutureExt as _};
+use dsh_plugin_api::ffi::{Guard, Guard_TO, Listener, Listener_TO, NextBox, SeamResult};
+use dsh_plugin_api::{
+    GuardDecision, PostExecuteInput, PreToolDecision, Seam, SeamInput, SeamOutput, SessionRef,
+    ToolCall, ToolResult,
+};
+use futures::executor::block_on;
+
+use super::{GuardVerdict, ListenerFailure, Owner, SeamBus, TerminalFn};
+
+type Log = Arc<Mutex<Vec<String>>>;
+
+fn owner(id: &str, position: u32) -> Owner {
+    Owner::new(id, position)
+}
+
+/// What a test listener does after logging its name.
+#[derive(Clone)]
+enum Act {
+    Delegate,
+    Answer(PreToolDecision),
+    Fail(&'static str),
+    /// Removes a plugin from the bus, then delegates.
+    Remove(Arc<SeamBus>, &'static str),
+}
+
+struct Recorder {
+    name: &'static str,
+    log: Log,
+    act: Act,
+}
+
+impl Listener for Recorder {
+    fn call(&self, _input: SeamInput, next: NextBox) -> FfiFuture<SeamResult> {
+        self.log.lock().unwrap().push(self.name.to_string());
+        match &self.act {
+            Act::Delegate => next.run(ROption::RNone),
+            Act::Answer(decision) => {
+                let decision = decision.clone();
+                async move { RResult::ROk(SeamOutput::PreTool(decision)) }.into_ffi()
+            }
+            Act::Fail(message) => {
+                let message = RString::from(*message);
+                async move { RResult::RErr(message) }.into_ffi()
+            }
+            Act::Remove(bus, plugin) => {
+                bus.remove_owner(plugin);
+                next.run(ROption::RNone)
+            }
+        }
+    }
+}
+
+fn listen(bus: &SeamBus, seam: Seam, id: &'static str, position: u32, log: &Log, act: Act) {
+    let listener = Recorder {
+        name: id,
+        log: log.clone(),
+        act,
+    };
+    bus.listen(
+        owner(id, position),
+        seam,
+        Listener_TO::from_value(listener, TD_Opaque),
+    );
+}
+
+fn call() -> RArc<ToolCall> {
+    RArc::new(ToolCall {
+        session: SessionRef {
+            session_id: "s".into(),
+            cwd: "/".into(),
+            log_path: "/s.jsonl".into(),
+            permission_mode: "default".into(),
+            turn_id: "t".into(),
+            prompt_id: "p".into(),
+            parent_session_id: ROption::RNone,
+            agent_type: ROption::RNone,
+        },
+        call_id: "c1".into(),
+        name: "Bash".into(),
+        arguments: "{}".into(),
+        parent: ROption::RNone,
+    })
+}
+
+/// Runs a pre-execute waterfall whose terminal logs `terminal` and allows.
+fn pre_execute(bus: &SeamBus, log: &Log) -> SeamResult {
+    let log = log.clone();
+    let terminal = TerminalFn(
+        move |_| -> futures::future::BoxFuture<'static, SeamResult> {
+            log.lock().unwrap().push("terminal".into());
+            Box::pin(async { RResult::ROk(SeamOutput::PreTool(PreToolDecision::allow())) })
+        },
+    );
+    block_on(bus.waterfall(SeamInput::PreExecute(call()), Arc::new(terminal)))
+}
+
+fn taken(log: &Log) -> Vec<String> {
+    std::mem::take(&mut *log.lock().unwrap())
+}
+
+#[test]
+fn waterfall_runs_listeners_by_manifest_position_then_registration() {
+    let (bus, log) = (SeamBus::new(), Log::default());
+    listen(&bus, Seam::PreExecute, "c", 2, &log, Act::Delegate);
+    listen(&bus, Seam::PreExecute, "a", 0, &log, Act::Delegate);
+    listen(&bus, Seam::PreExecute, "b", 1, &log, Act::Delegate);
+    listen(&bus, Seam::PreExecute, "a-again", 0, &log, Act::Delegate);
+    let result = pre_execute(&bus, &log);
+    assert_eq!(
+        result,
+        RResult::ROk(SeamOutput::PreTool(PreToolDecision::allow()))
+    );
+    assert_eq!(taken(&log), ["a", "a-again", "b", "c", "terminal"]);
+}
+
+#[test]
+fn a_listener_that_does_not_call_next_short_circuits() {
+    let (bus, log) = (SeamBus::new(), Log::default());
+    let deny = PreToolDecision::Deny {
+        reason: "no".into(),
+    };
+    listen(&bus, Seam::PreExecute, "a", 0, &log, Act::Delegate);
+    listen(
+        &bus,
+        Seam::PreExecute,
+        "b",
+        1,
+        &log,
+        Act::Answer(deny.clone()),
+    );
+    listen(&bus, Seam::PreExecute, "c", 2, &log, Act::Delegate);
+    assert_eq!(
+        pre_execute(&bus, &log),
+        RResult::ROk(SeamOutput::PreTool(deny))
+    );
+    assert_eq!(taken(&log), ["a", "b"]);
+}
+
+#[test]
+fn a_failing_listener_fails_the_waterfall_naming_its_plugin_once() {
+    let (bus, log) = (SeamBus::new(), Log::default());
+    listen(&bus, Seam::PreExecute, "a", 0, &log, Act::Delegate);
+    listen(&bus, Seam::PreExecute, "b", 1, &log, Act::Fail("boom"));
+    assert_eq!(
+        pre_execute(&bus, &log),
+        RResult::RErr("plugin `b`: boom".into())
+    );
+    assert_eq!(taken(&log), ["a", "b"]);
+}
+
+#[test]
+fn an_empty_waterfall_is_its_terminal() {
+    let (bus, log) = (SeamBus::new(), Log::default());
+    assert_eq!(
+        pre_execute(&bus, &log),
+        RResult::ROk(SeamOutput::PreTool(PreToolDecision::allow()))
+    );
+    assert_eq!(taken(&log), ["terminal"]);
+}
+
+#[test]
+fn notify_runs_every_listener_and_contains_failures() {
+    let (bus, log) = (SeamBus::new(), Log::default());
+    listen(&bus, Seam::ToolResult, "a", 0, &log, Act::Fail("disk full"));
+    listen(&bus, Seam::ToolResult, "b", 1, &log, Act::Delegate);
+    listen(&bus, Seam::ToolResult, "c", 2, &log, Act::Fail("nope"));
+    let input = SeamInput::ToolResult(RArc::new(PostExecuteInput {
+        call: call(),
+        result: ToolResult::text("ok"),
+        denied: false,
+    }));
+    let failures = block_on(bus.notify(input));
+    assert_eq!(taken(&log), ["a", "b", "c"]);
+    assert_eq!(
+        failures,
+        vec![
+            ListenerFailure {
+                plugin: Arc::from("a"),
+                message: "disk full".into()
+            },
+            ListenerFailure {
+                plugin: Arc::from("c"),
+                message: "nope".into()
+            },
+        ]
+    );
+}
+
+struct TestGuard(Result<GuardDecision, &'static str>);
+
+impl Guard for TestGuard {
+    fn check(&self, _call: RArc<ToolCall>) -> RResult<GuardDecision, RString> {
+        match &self.0 {
+            Ok(decision) => RResult::ROk(decision.clone()),
+            Err(message) => RResult::RErr((*message).into()),
+        }
+    }
+}
+
+fn guard(bus: &SeamBus, id: &str, position: u32, answer: Result<GuardDecision, &'static str>) {
+    bus.guard(
+        owner(id, position),
+        Guard_TO::from_value(TestGuard(answer), TD_Opaque),
+    );
+}
+
+fn deny(reason: &str) -> GuardDecision {
+    GuardDecision::Deny {
+        reason: reason.into(),
+    }
+}
+
+#[test]
+fn guards_abstain_together_and_the_first_deny_wins() {
+    let bus = SeamBus::new();
+    assert_eq!(bus.check_guards(&call()), GuardVerdict::Abstain);
+    guard(&bus, "quiet", 0, Ok(GuardDecision::Abstain));
+    assert_eq!(bus.check_guards(&call()), GuardVerdict::Abstain);
+    guard(&bus, "late", 5, Ok(deny("late")));
+    guard(&bus, "early", 1, Ok(deny("early")));
+    assert_eq!(
+        bus.check_guards(&call()),
+        GuardVerdict::Deny {
+            plugin: Arc::from("early"),
+            reason: "early".into()
+        }
+    );
+    assert_eq!(bus.listener_count(Seam::Guard), 3);
+}
+
+#[test]
+fn a_failing_guard_denies() {
+    let bus = SeamBus::new();
+    guard(&bus, "quiet", 0, Ok(GuardDecision::Abstain));
+    guard(&bus, "broken", 1, Err("no answer"));
+    guard(&bus, "later", 2, Ok(deny("later")));
+    assert_eq!(
+        bus.check_guards(&call()),
+        GuardVerdict::Deny {
+            plugin: Arc::from("broken"),
+            reason: "guard of plugin `broken` failed: no answer".into()
+        }
+    );
+}
+
+#[test]
+fn remove_owner_removes_every_listener_and_guard_of_that_plugin_only() {
+    let (bus, log) = (SeamBus::new(), Log::default());
+    listen(&bus, Seam::PreExecute, "a", 0, &log, Act::Delegate);
+    listen(&bus, Seam::ToolResult, "a", 0, &log, Act::Delegate);
+    guard(&bus, "a", 0, Ok(deny("a")));
+    listen(&bus, Seam::PreExecute, "b", 1, &log, Act::Delegate);
+    assert_eq!(
+        bus.seams_of("a"),
+        [Seam::PreExecute, Seam::Guard, Seam::ToolResult]
+    );
+
+    assert_eq!(bus.remove_owner("a"), 3);
+    assert!(bus.seams_of("a").is_empty());
+    assert_eq!(bus.seams_of("b"), [Seam::PreExecute]);
+    assert_eq!(bus.listener_count(Seam::PreExecute), 1);
+    assert_eq!(bus.listener_count(Seam::ToolResult), 0);
+    assert_eq!(bus.check_guards(&call()), GuardVerdict::Abstain);
+    pre_execute(&bus, &log);
+    assert_eq!(taken(&log), ["b", "terminal"]);
+    assert_eq!(bus.remove_owner("a"), 0);
+}
+
+#[test]
+fn a_dispatch_in_flight_keeps_the_listeners_it_started_with() {
+    let (bus, log) = (Arc::new(SeamBus::new()), Log::default());
+    listen(
+        &bus,
+        Seam::PreExecute,
+        "a",
+        0,
+        &log,
+        Act::Remove(bus.clone(), "b"),
+    );
+    listen(&bus, Seam::PreExecute, "b", 1, &log, Act::Delegate);
+    pre_execute(&bus, &log);
+    assert_eq!(
+        taken(&log),
+        ["a", "b", "terminal"],
+        "b was removed mid-dispatch"
+    );
+    pre_execute(&bus, &log);
+    assert_eq!(
+        taken(&log),
+        ["a", "terminal"],
+        "and is gone from the next one"
+    );
+}

@@ -1,0 +1,149 @@
+//! The real binaries under test, built once per test run.
+//!
+//! The target directory and profile come from the running test executable
+//! (`<target>/<profile>/deps/<test>-<hash>`), so they follow
+//! `CARGO_TARGET_DIR`, `--release` and `cargo bench` without configuration.
+//!
+//! - [`workspace`]: `cargo build -p dsh-host -p dsh-example-*` in the
+//!   workspace's own target directory (no `--bin` filter: it would apply to
+//!   every `-p` and leave the example libraries out). `env!("CARGO_BIN_EXE_dsh")`
+//!   exists only inside the host package, and `cargo test` does not build
+//!   its binary, so the suite builds it itself (a no-op when up to date).
+//! - [`fixture`]: the fixture workspace `tests/fixtures/plugins`, built into
+//!   `<target>/fixture-plugins` so it never contends with the main build.
+//!   abi_stable compiles once for every fixture; the two that switch on a
+//!   `__fixture-*` feature of dsh-plugin-api get builds of their own, since
+//!   cargo unifies features within one build.
+//!
+//! Each build runs at most once per process behind a `OnceLock`; a failed
+//! build fails every test that needs it, with cargo's own output.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use crate::process::run;
+
+/// Where builds go and which profile they use.
+struct Target {
+    /// The target directory.
+    root: PathBuf,
+    /// The profile's folder name: `debug`, `release`, or a custom profile.
+    profile_dir: String,
+}
+
+fn target() -> &'static Target {
+    static TARGET: OnceLock<Target> = OnceLock::new();
+    TARGET.get_or_init(|| {
+        let exe = std::env::current_exe().expect("the test executable's path");
+        // <target>/<profile>/deps/<exe>
+        let profile = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("a <target>/<profile>/deps/ layout");
+        Target {
+            root: profile.parent().expect("a target directory").to_path_buf(),
+            profile_dir: profile
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        }
+    })
+}
+
+/// The cargo that runs this test (`$CARGO`), else the one that built it.
+fn cargo() -> Command {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
+    let mut command = Command::new(cargo);
+    command.arg("build");
+    match target().profile_dir.as_str() {
+        "debug" => {}
+        "release" => {
+            command.arg("--release");
+        }
+        other => {
+            command.args(["--profile", other]);
+        }
+    }
+    command
+}
+
+/// Runs one `cargo build`, returning cargo's complaint on failure.
+fn build(mut command: Command, target_dir: &Path) -> Result<(), String> {
+    command.env("CARGO_TARGET_DIR", target_dir);
+    let shown = format!("{command:?}");
+    let outcome = run(command, Duration::from_secs(30 * 60));
+    match outcome.code {
+        Some(0) => Ok(()),
+        _ => Err(format!("{shown} failed:\n{}", outcome.stderr)),
+    }
+}
+
+/// What the workspace build produced.
+#[derive(Debug)]
+pub struct Artifacts {
+    /// The `dsh` binary.
+    pub dsh: PathBuf,
+    /// The folder holding `libdsh_example_*.so`.
+    pub examples: PathBuf,
+}
+
+/// The `dsh` binary and the example plugins, built on first use.
+pub fn workspace() -> &'static Artifacts {
+    static BUILT: OnceLock<Result<Artifacts, String>> = OnceLock::new();
+    let built = BUILT.get_or_init(|| {
+        let mut command = cargo();
+        command
+            .arg("--manifest-path")
+            .arg(crate::workspace_root().join("Cargo.toml"));
+        command.args(["-p", "dsh-host"]);
+        for example in ["policy-gate", "timeout", "audit"] {
+            command.args(["-p", &format!("dsh-example-{example}")]);
+        }
+        build(command, &target().root)?;
+        let out = target().root.join(&target().profile_dir);
+        Ok(Artifacts {
+            dsh: out.join("dsh"),
+            examples: out,
+        })
+    });
+    built.as_ref().unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The example plugin `name` (`policy-gate`, `timeout`, `audit`).
+pub fn example(name: &str) -> PathBuf {
+    workspace()
+        .examples
+        .join(format!("libdsh_example_{}.so", name.replace('-', "_")))
+}
+
+/// The fixtures built together; the others each need a build of their own.
+const PLAIN_FIXTURES: &[&str] = &["delegate", "needs-service", "no-root", "panicky"];
+const FEATURE_FIXTURES: &[&str] = &["abi-changed", "api-major-2"];
+
+/// The fixture plugin `name` (a folder of `tests/fixtures/plugins`).
+pub fn fixture(name: &str) -> PathBuf {
+    static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let built = BUILT.get_or_init(|| {
+        let manifest = crate::workspace_root().join("tests/fixtures/plugins/Cargo.toml");
+        let target_dir = target().root.join("fixture-plugins");
+        let mut batches: Vec<Vec<&str>> = vec![PLAIN_FIXTURES.to_vec()];
+        batches.extend(FEATURE_FIXTURES.iter().map(|f| vec![*f]));
+        for batch in batches {
+            let mut command = cargo();
+            command.arg("--manifest-path").arg(&manifest);
+            for name in batch {
+                command.args(["-p", &format!("dsh-fixture-{name}")]);
+            }
+            build(command, &target_dir)?;
+        }
+        Ok(target_dir.join(&target().profile_dir))
+    });
+    let dir = built.as_ref().unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        PLAIN_FIXTURES.contains(&name) || FEATURE_FIXTURES.contains(&name),
+        "no fixture plugin `{name}`"
+    );
+    dir.join(format!("libdsh_fixture_{}.so", name.replace('-', "_")))
+}

@@ -1,0 +1,45 @@
+//! Test support for dsh's end-to-end suite (`tests/all.rs`) and benchmarks.
+//!
+//! - [`artifacts`]: the real things under test, built once per test run:
+//!   the `dsh` binary and the example `.so` plugins (from this workspace),
+//!   and the fixture plugins (`tests/fixtures/plugins`, a workspace of its
+//!   own). `cargo test` needs no manual build step first.
+//! - [`host`]: a [`host::TestHost`] (a `PluginHost` on its own tokio runtime
+//!   in a throwaway state directory) with helpers to dispatch seams.
+//! - [`process`]: running a command with a timeout, and the `dsh` binary.
+//!
+//! Every wait here has a timeout; nothing sleeps to synchronize.
+
+pub mod artifacts;
+pub mod host;
+pub mod process;
+
+use std::path::{Path, PathBuf};
+
+pub use artifacts::{Artifacts, example, fixture};
+pub use host::{TestHost, TestSignal};
+pub use process::{Outcome, run, run_dsh};
+
+/// The workspace root (the folder holding `cordis.yml`).
+pub fn workspace_root() -> PathBuf {
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR"));
+    tests.parent().unwrap_or(tests).to_path_buf()
+}
+
+/// A throwaway directory, removed on drop.
+pub fn temp_dir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("dsh-test-")
+        .tempdir()
+        .expect("create a temp dir")
+}
+
+/// Copies `src` into `dir` as `name` with permission bits `mode`.
+pub fn copy_with_mode(src: &Path, dir: &Path, name: &str, mode: u32) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let dst = dir.join(name);
+    std::fs::copy(src, &dst)
+        .unwrap_or_else(|e| panic!("copy {} to {}: {e}", src.display(), dst.display()));
+    std::fs::set_permissions(&dst, std::fs::Permissions::from_mode(mode)).expect("chmod the copy");
+    dst
+}

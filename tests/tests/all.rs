@@ -1,0 +1,5 @@
+//! dsh's end-to-end suite: one test binary, one module per area under
+//! `suite/`, over real `.so` plugins and the real `dsh` binary. The support
+//! library (`dsh_tests`) builds what it needs on first use.
+
+mod suite;

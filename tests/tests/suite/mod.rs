@@ -1,0 +1,11 @@
+//! What the suite covers:
+//! - [`examples`]: the three example plugins load from their `.so` files,
+//!   register their seams and do their job at seam level;
+//! - [`plugin_host`]: refusals (non-library, no root module, writable, ABI
+//!   changed, API major 2), panics in apply and in listeners, missing
+//!   services, drop-in folders, dispose;
+//! - [`cli`]: `dsh check` and `dsh plugins` over the real binary.
+
+mod cli;
+mod examples;
+mod plugin_host;
