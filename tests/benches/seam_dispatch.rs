@@ -17,6 +17,12 @@
 //! each case.
 //!
 //! Run: `cargo bench --bench seam_dispatch` (builds the fixture in release).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::print_stderr
+)] // a benchmark reports and fails loudly
 
 use std::collections::BTreeMap;
 use std::hint::black_box;

@@ -10,6 +10,9 @@
 //!
 //! Every wait here has a timeout; nothing sleeps to synchronize.
 
+// Test support: a broken fixture or build must stop the run loudly.
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::print_stderr)]
+
 pub mod artifacts;
 pub mod host;
 pub mod process;
