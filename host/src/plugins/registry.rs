@@ -82,6 +82,30 @@ pub struct PluginRecord {
     pub(crate) stamp: Option<(std::time::SystemTime, u64)>,
 }
 
+impl PluginRecord {
+    /// The record of an entry not applied yet.
+    fn pending(entry: &PluginEntry) -> PluginRecord {
+        let source = match &entry.plugin {
+            PluginRef::Builtin(n) => PluginSource::Builtin(n.clone()),
+            PluginRef::Library(p) => PluginSource::Library(p.clone()),
+        };
+        PluginRecord {
+            id: entry.id.clone(),
+            source,
+            name: String::new(),
+            version: String::new(),
+            status: PluginStatus::Disabled,
+            seams: Vec::new(),
+            tools: Vec::new(),
+            services: Vec::new(),
+            position: entry.index as u32,
+            config: entry.config.clone(),
+            entry: None,
+            stamp: None,
+        }
+    }
+}
+
 /// A problem to show the operator: one line each.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Problem {
@@ -237,24 +261,9 @@ impl PluginHost {
 
     /// Loads and applies one entry, recording the outcome.
     pub fn load_entry(&mut self, entry: &PluginEntry) {
-        let fallback_source = match &entry.plugin {
-            PluginRef::Builtin(n) => PluginSource::Builtin(n.clone()),
-            PluginRef::Library(p) => PluginSource::Library(p.clone()),
-        };
-        let mut record = PluginRecord {
-            id: entry.id.clone(),
-            source: fallback_source,
-            name: String::new(),
-            version: String::new(),
-            status: PluginStatus::Disabled,
-            seams: Vec::new(),
-            tools: Vec::new(),
-            services: Vec::new(),
-            position: entry.index as u32,
-            config: entry.config.clone(),
-            entry: Some(entry.clone()),
-            stamp: super::reload::stamp_of(&entry.plugin),
-        };
+        let mut record = PluginRecord::pending(entry);
+        record.entry = Some(entry.clone());
+        record.stamp = super::reload::stamp_of(&entry.plugin);
         if entry.disabled {
             self.records.push(record);
             return;
@@ -335,20 +344,7 @@ impl PluginHost {
             disabled: false,
             index: self.records.len(),
         };
-        let mut record = PluginRecord {
-            id: entry.id.clone(),
-            source: PluginSource::Builtin(id.to_string()),
-            name: String::new(),
-            version: String::new(),
-            status: PluginStatus::Disabled,
-            seams: Vec::new(),
-            tools: Vec::new(),
-            services: Vec::new(),
-            position: entry.index as u32,
-            config: entry.config.clone(),
-            entry: None,
-            stamp: None,
-        };
+        let mut record = PluginRecord::pending(&entry);
         if let Err(message) = self.apply_module(&entry, module, &mut record) {
             record.status = PluginStatus::Failed(message.clone());
             self.problem(Some(id), message);

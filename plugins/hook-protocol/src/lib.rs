@@ -38,6 +38,7 @@ pub mod config;
 pub mod local;
 pub mod matcher;
 pub mod merge;
+pub mod paths;
 pub mod point;
 pub mod records;
 pub mod runner;
@@ -48,6 +49,7 @@ pub use codec::{Exit, Stdout};
 pub use config::{ConfigError, ConfiguredHook, HandlerShape};
 pub use matcher::{Matcher, MatcherSyntax};
 pub use merge::Permission;
+pub use paths::ConfigPaths;
 pub use point::{HookRun, Invocation, Outcome};
 pub use runner::{HookHost, PluginHost, RunAnswer, RunRequest};
 

@@ -9,7 +9,9 @@
 //! handler. Hooks for events dsh does not fire are ignored with one warning
 //! per file.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+pub use dsh_hook_protocol::ConfigPaths;
 
 use dsh_hook_protocol::config::{self as shared, HandlerShape};
 use dsh_hook_protocol::{ConfiguredHook, MatcherSyntax};
@@ -28,32 +30,6 @@ pub const SUPPORTED_EVENTS: [&str; 9] = [
     "SubagentStop",
     "SessionEnd",
 ];
-
-/// One path or a list of paths.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(untagged)]
-pub enum ConfigPaths {
-    /// A single file.
-    One(String),
-    /// Several files, read in order.
-    Many(Vec<String>),
-}
-
-impl Default for ConfigPaths {
-    fn default() -> Self {
-        ConfigPaths::Many(Vec::new())
-    }
-}
-
-impl ConfigPaths {
-    /// The paths, in order.
-    pub fn paths(&self) -> Vec<PathBuf> {
-        match self {
-            ConfigPaths::One(p) => vec![PathBuf::from(p)],
-            ConfigPaths::Many(ps) => ps.iter().map(PathBuf::from).collect(),
-        }
-    }
-}
 
 /// Config of the `hooks-claude` plugin.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -354,7 +330,7 @@ mod tests {
     #[test]
     fn config_accepts_one_path_or_a_list() {
         let c: Config = serde_json::from_value(json!({"config_path": "/a.json"})).unwrap();
-        assert_eq!(c.config_path.paths(), [PathBuf::from("/a.json")]);
+        assert_eq!(c.config_path.paths(), [std::path::PathBuf::from("/a.json")]);
         let c: Config =
             serde_json::from_value(json!({"config_path": ["/a", "/b"], "effort": null})).unwrap();
         assert_eq!(c.config_path.paths().len(), 2);

@@ -137,14 +137,7 @@ impl Plugin for ClaudeBridge {
     fn apply(host: &Host, mut config: Config) -> Result<Self, String> {
         // Relative paths in the manifest resolve against its folder.
         let resolve = |p: &std::path::Path| host.resolve_path(p).to_string_lossy().into_owned();
-        config.config_path = ConfigPaths::Many(
-            config
-                .config_path
-                .paths()
-                .iter()
-                .map(|p| resolve(p))
-                .collect(),
-        );
+        config.config_path = config.config_path.resolved(|p| host.resolve_path(p));
         config.plugin_root = config.plugin_root.as_deref().map(|p| resolve(p.as_ref()));
         config.project_dir = config.project_dir.as_deref().map(|p| resolve(p.as_ref()));
 

@@ -11,7 +11,9 @@
 //! continuations (`stop:2:/…/hooks.json`, vectors `C5-*`). The bridge counts
 //! the same way, including handlers of events dsh does not fire.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+pub use dsh_hook_protocol::ConfigPaths;
 
 use dsh_hook_protocol::config::{self as shared, ConfigError, HandlerShape};
 use dsh_hook_protocol::{ConfiguredHook, MatcherSyntax};
@@ -47,33 +49,6 @@ pub const DISCOVERY_ORDER: [&str; 14] = [
     "StopFailure",
     "Interrupt",
 ];
-
-/// One path or a list of paths.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(untagged)]
-pub enum ConfigPaths {
-    /// A single file.
-    One(String),
-    /// Several files, read in order (lowest precedence first, like Codex's
-    /// config layers).
-    Many(Vec<String>),
-}
-
-impl Default for ConfigPaths {
-    fn default() -> Self {
-        ConfigPaths::Many(Vec::new())
-    }
-}
-
-impl ConfigPaths {
-    /// The paths, in order.
-    pub fn paths(&self) -> Vec<PathBuf> {
-        match self {
-            ConfigPaths::One(p) => vec![PathBuf::from(p)],
-            ConfigPaths::Many(ps) => ps.iter().map(PathBuf::from).collect(),
-        }
-    }
-}
 
 /// Config of the `hooks-codex` plugin.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
