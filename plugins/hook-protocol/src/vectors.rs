@@ -116,7 +116,15 @@ impl Sandbox {
             .path()
             .canonicalize()
             .unwrap_or_else(|e| panic!("canonicalize: {e}"));
-        for sub in ["proj", "hooks", "plugin", "codex_home", "cap", "beh"] {
+        for sub in [
+            "proj",
+            "hooks",
+            "plugin",
+            "codex_home",
+            "cap",
+            "beh",
+            "login_home",
+        ] {
             std::fs::create_dir_all(run.join(sub)).unwrap_or_else(|e| panic!("mkdir {sub}: {e}"));
         }
         let r = |s: &str| run.join(s).display().to_string();
@@ -143,6 +151,12 @@ impl Sandbox {
         std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755))
             .unwrap_or_else(|e| panic!("chmod: {e}"));
         sandbox
+    }
+
+    /// An empty home for login shells (Codex hooks run `$SHELL -lc`), so
+    /// the machine's own profile scripts cannot write to a hook's stderr.
+    pub fn login_home(&self) -> std::path::PathBuf {
+        self.run().join("login_home")
     }
 
     /// The run folder.

@@ -60,6 +60,10 @@ pub struct Config {
     pub model: String,
     /// Timeout of hooks that set none, seconds.
     pub default_timeout_s: u64,
+    /// Variables added to the environment hooks inherit (empty by default:
+    /// Codex passes the environment unchanged), e.g. to give hooks a
+    /// different `HOME` or `PATH`.
+    pub env: std::collections::BTreeMap<String, String>,
 }
 
 impl Default for Config {
@@ -68,6 +72,7 @@ impl Default for Config {
             config_path: ConfigPaths::default(),
             model: String::new(),
             default_timeout_s: dsh_hook_protocol::DEFAULT_TIMEOUT_S,
+            env: Default::default(),
         }
     }
 }

@@ -50,6 +50,7 @@ pub struct CodexBridge {
     host: Arc<dyn HookHost>,
     hooks: Vec<CodexHook>,
     model: String,
+    env: std::collections::BTreeMap<String, String>,
 }
 
 impl CodexBridge {
@@ -64,6 +65,7 @@ impl CodexBridge {
             host,
             hooks: loaded.hooks,
             model: config.model,
+            env: config.env,
         }
     }
 

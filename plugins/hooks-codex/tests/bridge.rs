@@ -25,10 +25,14 @@ fn fixture(hooks: Value) -> Fixture {
     let file = dir.path().canonicalize().unwrap().join("hooks.json");
     std::fs::write(&file, json!({ "hooks": hooks }).to_string()).unwrap();
     let host = Arc::new(LocalHost::new());
+    // An empty login home keeps this machine's profile out of the hooks.
+    let home = dir.path().join("login_home");
+    std::fs::create_dir_all(&home).unwrap();
     let bridge = CodexBridge::new(
         Config {
             config_path: ConfigPaths::One(file.display().to_string()),
             model: "m".into(),
+            env: [("HOME".to_string(), home.display().to_string())].into(),
             ..Config::default()
         },
         host.clone(),

@@ -197,6 +197,7 @@ fn bridge_for(v: &Vector, sb: &Sandbox, host: Arc<LocalHost>) -> CodexBridge {
     let config = Config {
         config_path: ConfigPaths::Many(files.iter().map(|p| p.display().to_string()).collect()),
         model: MODEL.into(),
+        env: [("HOME".to_string(), sb.login_home().display().to_string())].into(),
         ..Config::default()
     };
     CodexBridge::new(config, host)

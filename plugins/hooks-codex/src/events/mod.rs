@@ -144,11 +144,14 @@ impl CodexBridge {
                 command: h.hook.command.clone(),
                 matcher: h.hook.matcher_raw.clone(),
                 source: h.hook.source.clone(),
-                request: Ok(RunRequest::new(
-                    vec![shell.clone(), "-lc".into(), h.hook.command.clone()],
-                    &session.cwd,
-                    stdin.clone(),
-                    h.hook.timeout_s,
+                request: Ok(self.env.iter().fold(
+                    RunRequest::new(
+                        vec![shell.clone(), "-lc".into(), h.hook.command.clone()],
+                        &session.cwd,
+                        stdin.clone(),
+                        h.hook.timeout_s,
+                    ),
+                    |req, (k, v)| req.with_env(k, v),
                 )),
             })
             .collect();
