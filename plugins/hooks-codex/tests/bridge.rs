@@ -187,7 +187,9 @@ async fn hooks_run_in_the_login_shell_with_compact_stdin() {
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "/bin/sh".into());
     assert_eq!(request.program[..2], [shell, "-lc".to_string()]);
-    assert!(request.env.is_empty(), "Codex adds no variables");
+    // Codex adds no variables; only the fixture's configured `env` is there.
+    let added: Vec<&String> = request.env.keys().collect();
+    assert_eq!(added, ["HOME"], "Codex adds no variables of its own");
 }
 
 #[tokio::test]
