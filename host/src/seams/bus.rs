@@ -269,14 +269,7 @@ impl BusView {
         terminal: Arc<dyn Terminal>,
     ) -> FfiFuture<SeamResult> {
         let listeners = self.snapshot(input.seam());
-        Chain {
-            listeners,
-            index: 0,
-            input,
-            terminal,
-            trace: None,
-        }
-        .start()
+        Chain::new(listeners, input, terminal, None).start()
     }
 
     /// Runs a waterfall and also returns what each listener answered.
@@ -287,15 +280,9 @@ impl BusView {
     ) -> (SeamResult, Vec<TraceEntry>) {
         let listeners = self.snapshot(input.seam());
         let trace: Trace = Arc::default();
-        let result = Chain {
-            listeners,
-            index: 0,
-            input,
-            terminal,
-            trace: Some(trace.clone()),
-        }
-        .start()
-        .await;
+        let result = Chain::new(listeners, input, terminal, Some(trace.clone()))
+            .start()
+            .await;
         let mut entries = std::mem::take(&mut *trace.lock().unwrap_or_else(|p| p.into_inner()));
         entries.sort_by_key(|e| e.index);
         (result, entries)

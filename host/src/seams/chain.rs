@@ -46,18 +46,45 @@ pub struct TraceEntry {
     pub output: dsh_plugin_api::SeamOutput,
 }
 
-pub(crate) struct Chain {
+/// What every level of one waterfall shares, so a level costs one
+/// reference count instead of one per field.
+pub(crate) struct Waterfall {
     pub(crate) listeners: Arc<[Entry]>,
-    pub(crate) index: usize,
-    pub(crate) input: SeamInput,
     pub(crate) terminal: Arc<dyn Terminal>,
     pub(crate) trace: Option<Trace>,
+}
+
+/// The rest of a waterfall from `index` on.
+pub(crate) struct Chain {
+    pub(crate) run: Arc<Waterfall>,
+    pub(crate) index: usize,
+    pub(crate) input: SeamInput,
+}
+
+impl Chain {
+    /// A waterfall from its first listener.
+    pub(crate) fn new(
+        listeners: Arc<[Entry]>,
+        input: SeamInput,
+        terminal: Arc<dyn Terminal>,
+        trace: Option<Trace>,
+    ) -> Chain {
+        Chain {
+            run: Arc::new(Waterfall {
+                listeners,
+                terminal,
+                trace,
+            }),
+            index: 0,
+            input,
+        }
+    }
 }
 
 fn record(
     trace: &Option<Trace>,
     index: usize,
-    plugin: Arc<str>,
+    plugin: &Arc<str>,
     output: &dsh_plugin_api::SeamOutput,
 ) {
     if let Some(trace) = trace {
@@ -66,7 +93,7 @@ fn record(
             .unwrap_or_else(|p| p.into_inner())
             .push(TraceEntry {
                 index,
-                plugin,
+                plugin: plugin.clone(),
                 output: output.clone(),
             });
     }
@@ -83,34 +110,28 @@ fn attribute(owner: &str, message: RString) -> RString {
 
 impl Chain {
     pub(crate) fn start(self) -> FfiFuture<SeamResult> {
-        let Some(entry) = self.listeners.get(self.index) else {
-            let fut = self.terminal.run(self.input);
-            let (trace, index) = (self.trace, self.index);
+        let Chain { run, index, input } = self;
+        let Some(entry) = run.listeners.get(index) else {
+            let fut = run.terminal.run(input);
             return async move {
                 let out = fut.await;
                 if let RResult::ROk(output) = &out {
-                    record(&trace, index, Arc::from(""), output);
+                    record(&run.trace, index, &Arc::from(""), output);
                 }
                 out
             }
             .into_ffi();
         };
-        let owner = entry.owner.id.clone();
-        let disposed = entry.owner.disposed.clone();
-        let listener = entry.listener.clone();
-        let input = self.input.clone();
-
-        let trace = self.trace.clone();
-        let index = self.index;
         let next = Chain {
-            listeners: self.listeners.clone(),
-            index: self.index + 1,
-            input: self.input,
-            terminal: self.terminal,
-            trace: self.trace,
+            run: run.clone(),
+            index: index + 1,
+            input: input.clone(),
         };
-        let fut = listener.call(input, NextCall_TO::from_value(next, TD_Opaque));
+        let fut = entry
+            .listener
+            .call(input, NextCall_TO::from_value(next, TD_Opaque));
         async move {
+            let owner = &run.listeners[index].owner;
             let answer = tokio::select! {
                 biased;
                 answer = fut => answer,
@@ -118,14 +139,14 @@ impl Chain {
                 // with their futures). The chain fails rather than going on
                 // without it: a gate that vanished mid-decision must not
                 // let a call through.
-                _ = disposed.cancelled() => RResult::RErr(RString::from("the plugin was disposed during this call")),
+                _ = owner.disposed.cancelled() => RResult::RErr(RString::from("the plugin was disposed during this call")),
             };
             match answer {
                 RResult::ROk(out) => {
-                    record(&trace, index, owner, &out);
+                    record(&run.trace, index, &owner.id, &out);
                     RResult::ROk(out)
                 }
-                RResult::RErr(e) => RResult::RErr(attribute(&owner, e)),
+                RResult::RErr(e) => RResult::RErr(attribute(&owner.id, e)),
             }
         }
         .into_ffi()
@@ -145,11 +166,9 @@ impl NextCall for Chain {
             _ => self.input.clone(),
         };
         Chain {
-            listeners: self.listeners.clone(),
+            run: self.run.clone(),
             index: self.index,
             input,
-            terminal: self.terminal.clone(),
-            trace: self.trace.clone(),
         }
         .start()
     }
