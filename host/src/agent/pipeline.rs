@@ -91,7 +91,11 @@ impl Session {
             call_id: RString::from(call.id.as_str()),
             name: RString::from(call.name.as_str()),
             arguments: RString::from(arguments.to_string()),
-            parent: ROption::RNone,
+            parent: self
+                .parent_call
+                .get()
+                .map(|t| RString::from(t.as_str()))
+                .into(),
         });
 
         // Phase 1: the pre-execute waterfall.

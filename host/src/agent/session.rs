@@ -83,6 +83,9 @@ pub struct Session {
     pub cwd: PathBuf,
     pub(crate) parent: Option<String>,
     pub(crate) agent_type: Option<String>,
+    /// Opaque token of the parent's tool call that started this subagent;
+    /// every call this session makes refers to it.
+    pub(crate) parent_call: std::sync::OnceLock<String>,
     pub(crate) core: Arc<HostCore>,
     pub(crate) max_steps: u32,
     pub(crate) log: Mutex<SessionLog>,
@@ -100,6 +103,7 @@ impl Session {
             cwd: PathBuf::from(&header.cwd),
             parent: header.parent_session_id.clone(),
             agent_type: header.agent_type.clone(),
+            parent_call: std::sync::OnceLock::new(),
             core,
             max_steps,
             log: Mutex::new(log),

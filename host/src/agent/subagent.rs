@@ -95,6 +95,10 @@ async fn run_subagent(agent: &Arc<Agent>, call: &ToolCall, signal: AbortSignalBo
         Ok(child) => child,
         Err(e) => return ToolResult::error(format!("cannot start the subagent: {e}")),
     };
+    // The child's calls name this call only by an opaque token.
+    let _ = child
+        .parent_call
+        .set(format!("{}/{}", parent.id, call.call_id));
     let mut info = SubagentInfo {
         parent: call.session.clone(),
         child_session_id: RString::from(child.id.as_str()),

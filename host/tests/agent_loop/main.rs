@@ -458,3 +458,58 @@ async fn running_out_of_script_is_a_clear_turn_error() {
     assert!(out.message.unwrap().contains("out of replies"));
     assert_balanced(&session.events());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_tool_runs_a_linked_child_session_between_subagent_seams() {
+    let seen = tempfile::NamedTempFile::new().unwrap();
+    let seen_path = seen.path().to_string_lossy().into_owned();
+    let spawn = json!({"tool_calls": [{"name": "Task", "arguments": {
+        "description": "Count files", "prompt": "count the files", "subagent_type": "counter"}}]});
+    let h = Harness::new(
+        json!([
+            spawn,
+            bash("echo 3"),
+            text("there are 3"),
+            text("the child says 3")
+        ]),
+        &[json!({"seen": seen_path})],
+    );
+    let (session, out) = h.run("delegate").await;
+    assert_eq!(out.reason, TurnEndReason::Completed);
+    let result = of_kind(&out.events, "tool/result")[0];
+    assert_eq!(result["name"], "Task");
+    assert_eq!(result["content"], "there are 3");
+    assert_eq!(result["structured"]["agentType"], "counter");
+    let seen: Vec<Value> = read_jsonl(&seen_path)
+        .into_iter()
+        .filter(|e| !["session-start", "prompt-submit"].contains(&e["seam"].as_str().unwrap()))
+        .collect();
+    let order: Vec<&str> = seen.iter().map(|e| e["seam"].as_str().unwrap()).collect();
+    assert_eq!(
+        order,
+        [
+            "pre-execute",
+            "subagent-start",
+            "pre-execute",
+            "tool-result",
+            "subagent-end",
+            "tool-result"
+        ]
+    );
+    let child = seen[1]["child"].as_str().unwrap();
+    assert_eq!(seen[2]["session"], child);
+    // The child's call names its parent call only by an opaque token.
+    let token = seen[2]["parent"].as_str().unwrap();
+    assert!(token.contains(&session.id), "{token}");
+    assert_eq!(seen[0]["parent"], Value::Null);
+    assert_eq!(seen[4]["result"], "there are 3");
+    // The child has its own log, linked to the parent.
+    let child_log =
+        SessionLog::open(&session.log_path().with_file_name(format!("{child}.jsonl"))).unwrap();
+    assert_eq!(
+        child_log.header().parent_session_id.as_deref(),
+        Some(session.id.as_str())
+    );
+    assert_balanced(child_log.events());
+    assert_balanced(&session.events());
+}

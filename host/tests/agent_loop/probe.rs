@@ -143,7 +143,12 @@ impl Plugin for Probe {
         call: RArc<ToolCall>,
         next: Next<PreToolDecision>,
     ) -> Result<PreToolDecision, String> {
-        self.saw(serde_json::json!({"seam": "pre-execute", "name": call.name.as_str()}));
+        self.saw(serde_json::json!({
+            "seam": "pre-execute",
+            "name": call.name.as_str(),
+            "session": call.session.session_id.as_str(),
+            "parent": call.parent.as_ref().map(|p| p.to_string()).into_option(),
+        }));
         if let Some(r) = arg(&self.config.pre, "deny") {
             return Ok(PreToolDecision::Deny { reason: r.into() });
         }
@@ -206,6 +211,24 @@ impl Plugin for Probe {
         if self.config.result.as_deref() == Some("panic") {
             panic!("probe panics in tools/result");
         }
+        Ok(())
+    }
+
+    async fn subagent_start(self: Arc<Self>, input: RArc<SubagentInfo>) -> Result<(), String> {
+        self.saw(serde_json::json!({
+            "seam": "subagent-start",
+            "child": input.child_session_id.as_str(),
+            "agent_type": input.agent_type.as_str(),
+        }));
+        Ok(())
+    }
+
+    async fn subagent_end(self: Arc<Self>, input: RArc<SubagentInfo>) -> Result<(), String> {
+        self.saw(serde_json::json!({
+            "seam": "subagent-end",
+            "child": input.child_session_id.as_str(),
+            "result": input.result.as_ref().map(|r| r.to_string()).into_option(),
+        }));
         Ok(())
     }
 
