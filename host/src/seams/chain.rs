@@ -1,6 +1,9 @@
 //! One waterfall run: the host side of `next`.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::std_types::{RArc, ROption, RResult, RString};
@@ -8,6 +11,7 @@ use async_ffi::{FfiFuture, FutureExt as _};
 use dsh_plugin_api::ffi::{AbortSignalBox, NextCall, NextCall_TO, SeamResult};
 use dsh_plugin_api::{ExecuteInput, SeamInput};
 use futures::future::BoxFuture;
+use tokio_util::sync::WaitForCancellationFutureOwned;
 
 use super::bus::Entry;
 
@@ -130,26 +134,62 @@ impl Chain {
         let fut = entry
             .listener
             .call(input, NextCall_TO::from_value(next, TD_Opaque));
-        async move {
-            let owner = &run.listeners[index].owner;
-            let answer = tokio::select! {
-                biased;
-                answer = fut => answer,
-                // Dropping the call ends what it spawned (hook processes die
-                // with their futures). The chain fails rather than going on
-                // without it: a gate that vanished mid-decision must not
-                // let a call through.
-                _ = owner.disposed.cancelled() => RResult::RErr(RString::from("the plugin was disposed during this call")),
-            };
-            match answer {
-                RResult::ROk(out) => {
-                    record(&run.trace, index, &owner.id, &out);
-                    RResult::ROk(out)
-                }
-                RResult::RErr(e) => RResult::RErr(attribute(&owner.id, e)),
-            }
+        Level {
+            fut,
+            run,
+            index,
+            disposed: None,
         }
         .into_ffi()
+    }
+}
+
+/// One listener's call in flight: attributes its failure to its plugin,
+/// records its answer when traced, and ends the call if the plugin is
+/// disposed meanwhile. A hand-written future so a listener that answers at
+/// once costs no more than polling it (the disposal watch is set up only
+/// when the call has to wait).
+struct Level {
+    fut: FfiFuture<SeamResult>,
+    run: Arc<Waterfall>,
+    index: usize,
+    disposed: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
+}
+
+impl Level {
+    fn finish(&self, answer: SeamResult) -> SeamResult {
+        let owner = &self.run.listeners[self.index].owner;
+        match answer {
+            RResult::ROk(out) => {
+                record(&self.run.trace, self.index, &owner.id, &out);
+                RResult::ROk(out)
+            }
+            RResult::RErr(e) => RResult::RErr(attribute(&owner.id, e)),
+        }
+    }
+}
+
+impl Future for Level {
+    type Output = SeamResult;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<SeamResult> {
+        let this = self.get_mut();
+        if let Poll::Ready(answer) = Pin::new(&mut this.fut).poll(cx) {
+            return Poll::Ready(this.finish(answer));
+        }
+        let owner = &this.run.listeners[this.index].owner;
+        let disposed = this
+            .disposed
+            .get_or_insert_with(|| Box::pin(owner.disposed.clone().cancelled_owned()));
+        if disposed.as_mut().poll(cx).is_ready() {
+            // Returning drops the call, which ends what it spawned (hook
+            // processes die with their futures). The chain fails rather than
+            // going on without it: a gate that vanished mid-decision must
+            // not let a call through.
+            let gone = RString::from("the plugin was disposed during this call");
+            return Poll::Ready(RResult::RErr(attribute(&owner.id, gone)));
+        }
+        Poll::Pending
     }
 }
 
