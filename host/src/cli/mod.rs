@@ -40,16 +40,14 @@ pub(crate) struct Booted {
 }
 
 /// Reads the manifest, applies every plugin and starts an agent. Plugin
-/// problems are reported on stderr and do not stop the command.
+/// problems are logged as warnings and do not stop the command.
 pub(crate) fn boot(config: &Path, runtime: &tokio::runtime::Runtime) -> Result<Booted, String> {
     let manifest = Manifest::load(config).map_err(|e| e.to_string())?;
     let core = HostCore::new(manifest.state_dir.clone(), runtime.handle().clone());
     let agent = Agent::new(core.clone(), &manifest.state_dir, AgentOptions::default());
     let mut host = PluginHost::new(core, manifest.path.clone());
+    // Each problem is already logged as a warning (with its plugin) on stderr.
     runtime.block_on(async { host.load_manifest(&manifest) });
-    for problem in host.problems() {
-        eprintln!("dsh: warning: {problem}");
-    }
     Ok(Booted {
         manifest,
         host,
