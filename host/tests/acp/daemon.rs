@@ -292,3 +292,59 @@ async fn dsh_acp_connect_relays_an_editor_session_to_the_daemon() {
             .success()
     );
 }
+
+/// Sends `initialize` over the socket as the user `uid` (via `setpriv`) and
+/// returns the first line the daemon answers (empty when it hangs up).
+fn initialize_as(uid: u32, socket: &Path) -> String {
+    const CLIENT: &str = r#"
+        use IO::Socket::UNIX;
+        my $s = IO::Socket::UNIX->new(Peer => $ARGV[0]) or die "connect: $!\n";
+        print $s qq({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}\n);
+        $SIG{ALRM} = sub { exit 0 }; alarm 10;
+        my $line = <$s>; print $line if defined $line;
+    "#;
+    let out = std::process::Command::new("setpriv")
+        .args([
+            &format!("--reuid={uid}"),
+            &format!("--regid={uid}"),
+            "--clear-groups",
+            "perl",
+            "-e",
+            CLIENT,
+        ])
+        .arg(socket)
+        .output()
+        .expect("setpriv (util-linux) and perl");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_running_as_another_user_is_refused() {
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if me != 0 {
+        eprintln!("skipped: acting as another user needs root");
+        return;
+    }
+    let served = Served::start("- text: hi\n").await;
+    // Open the way to the socket so the daemon's own uid check is what
+    // stands between the other user and the agent.
+    for path in [served.dir.path(), &served.path("state"), &served.socket] {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    let socket = served.socket.clone();
+    let (own, other) = tokio::task::spawn_blocking(move || {
+        (initialize_as(me, &socket), initialize_as(65534, &socket))
+    })
+    .await
+    .unwrap();
+    // The same client as the daemon's own user gets its answer...
+    assert!(own.contains("\"protocolVersion\""), "{own}");
+    // ...and as anyone else gets hung up on.
+    assert_eq!(other, "");
+}
