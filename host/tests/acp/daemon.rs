@@ -298,6 +298,7 @@ async fn dsh_acp_connect_relays_an_editor_session_to_the_daemon() {
 fn initialize_as(uid: u32, socket: &Path) -> String {
     const CLIENT: &str = r#"
         use IO::Socket::UNIX;
+        $SIG{PIPE} = 'IGNORE'; # a peer that was hung up on must not die writing
         my $s = IO::Socket::UNIX->new(Peer => $ARGV[0]) or die "connect: $!\n";
         print $s qq({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}\n);
         $SIG{ALRM} = sub { exit 0 }; alarm 10;
