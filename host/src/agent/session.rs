@@ -88,6 +88,8 @@ pub struct Session {
     pub(crate) parent_call: std::sync::OnceLock<String>,
     pub(crate) core: Arc<HostCore>,
     pub(crate) max_steps: u32,
+    /// The log's file, fixed for the session's life (read on every seam).
+    log_path: PathBuf,
     pub(crate) log: Mutex<SessionLog>,
     pub(crate) state: Mutex<SessionState>,
     pub(crate) turn_lock: tokio::sync::Mutex<()>,
@@ -106,6 +108,7 @@ impl Session {
             parent_call: std::sync::OnceLock::new(),
             core,
             max_steps,
+            log_path: log.path().to_path_buf(),
             log: Mutex::new(log),
             state: Mutex::new(SessionState {
                 inbox: VecDeque::new(),
@@ -133,7 +136,7 @@ impl Session {
 
     /// The session's log file.
     pub fn log_path(&self) -> PathBuf {
-        self.log().path().to_path_buf()
+        self.log_path.clone()
     }
 
     /// Every event so far.
@@ -171,7 +174,7 @@ impl Session {
         SessionRef {
             session_id: RString::from(self.id.as_str()),
             cwd: RString::from(self.cwd.to_string_lossy().as_ref()),
-            log_path: RString::from(self.log_path().to_string_lossy().as_ref()),
+            log_path: RString::from(self.log_path.to_string_lossy().as_ref()),
             permission_mode: RString::from("default"),
             turn_id: RString::from(state.turn_id.as_str()),
             prompt_id: RString::from(state.prompt_id.as_str()),
@@ -216,17 +219,10 @@ impl Session {
 
     /// Appends a plugin record (e.g. `hook/invoked`).
     pub(crate) fn record(&self, record: Value) {
-        let mut state = self.state();
-        if state.phase == Phase::InTurn {
-            drop(state);
+        if self.state().phase == Phase::InTurn {
             self.append(record);
         } else {
-            state.buffered.push(Buffered::Record(record));
-            let idle = state.phase == Phase::Idle;
-            drop(state);
-            if idle {
-                self.flush_one_shot();
-            }
+            self.buffer_or_write(Buffered::Record(record));
         }
     }
 

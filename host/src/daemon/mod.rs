@@ -14,7 +14,7 @@ mod notify;
 mod shutdown;
 mod socket;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -35,19 +35,11 @@ pub trait ConnectionHandler: Send + Sync + 'static {
     fn serve(&self, stream: UnixStream) -> BoxFuture<'static, ()>;
 }
 
-/// Daemon settings.
+/// Daemon settings (from the manifest's host settings).
 #[derive(Debug, Clone)]
 pub struct DaemonOptions {
     /// How long running turns may take to finish after SIGTERM.
     pub shutdown_grace: Duration,
-}
-
-impl Default for DaemonOptions {
-    fn default() -> Self {
-        DaemonOptions {
-            shutdown_grace: Duration::from_secs(20),
-        }
-    }
 }
 
 /// Why the daemon could not run.
@@ -153,9 +145,4 @@ impl Daemon {
         tracing::info!("dsh stopped");
         Ok(())
     }
-}
-
-/// Reads the manifest at `path` for `dsh serve`.
-pub fn load_manifest(path: &Path) -> Result<Manifest, String> {
-    Manifest::load(path).map_err(|e| e.to_string())
 }
