@@ -255,3 +255,39 @@ fn within_retry<T>(daemon: &ServedDaemon, mut attempt: impl FnMut() -> Option<T>
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+#[test]
+fn a_reload_stuck_in_a_plugin_apply_does_not_stop_new_connections() {
+    let dir = temp_dir();
+    let d = dir.path();
+    let config = d.join("cordis.yml");
+    let with_script = |script: &str| {
+        format!(
+            "state_dir: state\nplugins:\n  - id: model\n    name: model-scripted\n    config: {{script: {script}}}\n"
+        )
+    };
+    std::fs::write(&config, with_script("[]")).unwrap();
+    let daemon = ServedDaemon::start(&config, d, "warn");
+
+    // The new script is a fifo: the model's apply blocks reading it until
+    // the test writes and closes it.
+    let fifo = d.join("script.fifo");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo(3) with a NUL-terminated path we own.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    std::fs::write(&config, with_script("script.fifo")).unwrap();
+    daemon.signal(libc::SIGHUP);
+    daemon.expect_notify("RELOADING=1");
+
+    // Mid-reload, a new client is accepted and answered.
+    let answer = RpcClient::connect(&d.join("state/dsh.sock"))
+        .unwrap()
+        .initialize();
+    assert_eq!(answer["protocolVersion"], 1, "{answer}");
+
+    std::fs::write(&fifo, "- text: hello\n").unwrap();
+    let ready = daemon.expect_notify("READY=1");
+    assert!(ready.contains("STATUS=1/1 plugins applied"), "{ready}");
+    assert!(!ready.contains("reload failed"), "{ready}");
+    assert!(daemon.stop().success());
+}

@@ -3,7 +3,8 @@
 //! files, sockets and processes. Each test fails on the code before its fix.
 //!
 //! - [`daemon`]: what sits at the socket path is never deleted unless it is
-//!   a stale socket; `accept()` failures back off and recover.
+//!   a stale socket; `accept()` failures back off and recover; a reload
+//!   stuck in a plugin's apply does not stop new connections.
 //! - [`manifest`]: empty, comment-only, duplicate-key and oversized
 //!   manifests are refused by `dsh check` and by a SIGHUP reload, which
 //!   keeps the running plugins.
