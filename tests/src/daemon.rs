@@ -242,7 +242,10 @@ impl RpcClient {
         writeln!(self.writer, "{frame}").ok()?;
         let mut line = String::new();
         match self.reader.read_line(&mut line) {
-            Ok(n) if n > 0 => serde_json::from_str::<Value>(&line).ok()?.get("result").cloned(),
+            Ok(n) if n > 0 => serde_json::from_str::<Value>(&line)
+                .ok()?
+                .get("result")
+                .cloned(),
             _ => None,
         }
     }

@@ -39,7 +39,9 @@ pub enum ConfigError {
         limit: u64,
     },
     /// The document holds nothing: empty, whitespace, comments or `null`.
-    #[error("{path}: the manifest is empty (only whitespace or comments); write at least `plugins: []`")]
+    #[error(
+        "{path}: the manifest is empty (only whitespace or comments); write at least `plugins: []`"
+    )]
     Empty {
         /// The manifest.
         path: PathBuf,
@@ -469,7 +471,10 @@ mod tests {
         big.push('#');
         assert!(matches!(
             parse(&big),
-            Err(ConfigError::TooLarge { limit: MAX_MANIFEST_BYTES, .. })
+            Err(ConfigError::TooLarge {
+                limit: MAX_MANIFEST_BYTES,
+                ..
+            })
         ));
     }
 }

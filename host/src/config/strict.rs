@@ -202,7 +202,14 @@ mod tests {
 
     #[test]
     fn empty_whitespace_comment_and_null_documents_are_empty() {
-        for text in ["", "\n\n", "   \n  \n", "# only a comment\n", "# a\n\n  # b", "~\n"] {
+        for text in [
+            "",
+            "\n\n",
+            "   \n  \n",
+            "# only a comment\n",
+            "# a\n\n  # b",
+            "~\n",
+        ] {
             assert!(
                 matches!(check(text), Err(Finding::Empty)),
                 "{text:?}: {:?}",

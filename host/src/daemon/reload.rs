@@ -11,7 +11,7 @@
 //! stay, the error is logged, and `STATUS=` says the reload failed until a
 //! later one succeeds.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::signal::unix::Signal;
@@ -88,7 +88,7 @@ impl Reloader {
 }
 
 /// Loads the manifest and applies it, or rejects it whole.
-fn reload(path: &std::path::Path, socket: &std::path::Path, host: &Mutex<PluginHost>) -> Summary {
+fn reload(path: &Path, socket: &Path, host: &Mutex<PluginHost>) -> Summary {
     // A poisoned lock means a reload panicked halfway; the host is still
     // the one running, so carry on with it.
     let mut host = host.lock().unwrap_or_else(PoisonError::into_inner);

@@ -20,7 +20,9 @@ pub enum SocketError {
     #[error("{0}: another dsh daemon is already serving here")]
     InUse(PathBuf),
     /// Something other than a socket sits at the path.
-    #[error("{path}: {what}, not a socket; refusing to replace it (remove it yourself or point `socket:` elsewhere)")]
+    #[error(
+        "{path}: {what}, not a socket; refusing to replace it (remove it yourself or point `socket:` elsewhere)"
+    )]
     NotASocket {
         /// The socket path.
         path: PathBuf,
@@ -101,7 +103,9 @@ fn clear_stale(path: &Path) -> Result<(), SocketError> {
     // The same socket still (not swapped meanwhile), then remove it.
     let still = std::fs::symlink_metadata(path)
         .map_err(|e| io(path, "cannot inspect the socket path", e))?;
-    if !(still.file_type().is_socket() && still.ino() == before.ino() && still.dev() == before.dev())
+    if !(still.file_type().is_socket()
+        && still.ino() == before.ino()
+        && still.dev() == before.dev())
     {
         return Err(SocketError::Io {
             path: path.to_path_buf(),

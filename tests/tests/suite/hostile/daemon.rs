@@ -158,7 +158,9 @@ fn serve_replaces_a_stale_socket_and_refuses_a_live_one() {
 
 /// The file descriptors `pid` has open.
 fn open_fds(pid: i32) -> u64 {
-    std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap().count() as u64
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count() as u64
 }
 
 /// Sets `pid`'s soft and hard RLIMIT_NOFILE to `limit`.

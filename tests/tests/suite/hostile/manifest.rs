@@ -143,8 +143,9 @@ fn an_endless_manifest_is_refused_after_the_limit_without_reading_on() {
     release.send(()).unwrap();
     assert_eq!(out.code, Some(1), "{out:?}");
     assert!(
-        out.stderr
-            .ends_with("cordis.yml: the manifest is larger than 1048576 bytes (1 MiB); refused unparsed\n"),
+        out.stderr.ends_with(
+            "cordis.yml: the manifest is larger than 1048576 bytes (1 MiB); refused unparsed\n"
+        ),
         "{}",
         out.stderr
     );
