@@ -7,6 +7,8 @@
 //! - [`host`]: a [`host::TestHost`] (a `PluginHost` on its own tokio runtime
 //!   in a throwaway state directory) with helpers to dispatch seams.
 //! - [`process`]: running a command with a timeout, and the `dsh` binary.
+//! - [`daemon`]: a running `dsh serve` (its notify socket and stderr in
+//!   reach) and a plain JSON-RPC client for its socket.
 //!
 //! Every wait here has a timeout; nothing sleeps to synchronize.
 
@@ -14,6 +16,7 @@
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::print_stderr)]
 
 pub mod artifacts;
+pub mod daemon;
 pub mod host;
 pub mod process;
 

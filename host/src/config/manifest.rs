@@ -1,11 +1,23 @@
 //! Parsing and validating the manifest.
+//!
+//! Before figment sees the text it is bounded ([`MAX_MANIFEST_BYTES`], read
+//! with a bounded reader so a huge file or an endless stream costs at most
+//! that much memory) and walked strictly ([`super::strict`]): an empty
+//! document and a key given twice in one mapping are errors, not defaults.
 
 use std::collections::HashSet;
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Yaml};
 use serde::{Deserialize, Serialize};
+
+use super::strict::{self, Finding};
+
+/// The largest manifest dsh reads (1 MiB); a bigger file is refused
+/// before it is parsed.
+pub const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
 
 /// A manifest problem, naming the file and (for entries) the id and key.
 #[derive(Debug, thiserror::Error)]
@@ -17,6 +29,32 @@ pub enum ConfigError {
         path: PathBuf,
         /// Why.
         message: String,
+    },
+    /// The file is larger than [`MAX_MANIFEST_BYTES`].
+    #[error("{path}: the manifest is larger than {limit} bytes (1 MiB); refused unparsed")]
+    TooLarge {
+        /// The manifest.
+        path: PathBuf,
+        /// The limit it broke.
+        limit: u64,
+    },
+    /// The document holds nothing: empty, whitespace, comments or `null`.
+    #[error(
+        "{path}: the manifest is empty (only whitespace or comments); write at least `plugins: []`"
+    )]
+    Empty {
+        /// The manifest.
+        path: PathBuf,
+    },
+    /// A key appears twice in one mapping (YAML would silently keep one).
+    #[error("{path}: duplicate key `{key}` in {}: a key may appear only once per mapping", mapping_name(.at))]
+    DuplicateKey {
+        /// The manifest.
+        path: PathBuf,
+        /// The key given twice.
+        key: String,
+        /// The mapping holding it (`plugins[1].config`; empty for the top level).
+        at: String,
     },
     /// The YAML or a setting is malformed.
     #[error("{path}: {message}")]
@@ -40,6 +78,13 @@ pub enum ConfigError {
         /// What is wrong.
         message: String,
     },
+}
+
+fn mapping_name(at: &str) -> String {
+    match at {
+        "" => "the top level".into(),
+        at => format!("`{at}`"),
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -158,15 +203,33 @@ impl Manifest {
             path: path.to_path_buf(),
             message: e.to_string(),
         })?;
-        let text = std::fs::read_to_string(&path).map_err(|e| ConfigError::Read {
-            path: path.clone(),
-            message: e.to_string(),
-        })?;
+        let text = read_bounded(&path)?;
         Self::from_yaml(&path, &text)
     }
 
     /// Parses manifest text as if read from `path`.
     pub fn from_yaml(path: &Path, text: &str) -> Result<Manifest, ConfigError> {
+        if text.len() as u64 > MAX_MANIFEST_BYTES {
+            return Err(ConfigError::TooLarge {
+                path: path.to_path_buf(),
+                limit: MAX_MANIFEST_BYTES,
+            });
+        }
+        match strict::check(text) {
+            Ok(()) | Err(Finding::Malformed) => {}
+            Err(Finding::Empty) => {
+                return Err(ConfigError::Empty {
+                    path: path.to_path_buf(),
+                });
+            }
+            Err(Finding::Duplicate(d)) => {
+                return Err(ConfigError::DuplicateKey {
+                    path: path.to_path_buf(),
+                    key: d.key,
+                    at: d.at,
+                });
+            }
+        }
         let raw: RawManifest = Figment::from(Serialized::defaults(RawManifest::default()))
             .merge(Yaml::string(text))
             .merge(Env::prefixed("DSH_").only(&[
@@ -278,6 +341,30 @@ impl Manifest {
     }
 }
 
+/// Reads at most [`MAX_MANIFEST_BYTES`] + 1 bytes of `path`: one byte more
+/// than allowed tells a too-large file without reading the rest.
+fn read_bounded(path: &Path) -> Result<String, ConfigError> {
+    let read_error = |e: std::io::Error| ConfigError::Read {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    let file = std::fs::File::open(path).map_err(read_error)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_MANIFEST_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(read_error)?;
+    if bytes.len() as u64 > MAX_MANIFEST_BYTES {
+        return Err(ConfigError::TooLarge {
+            path: path.to_path_buf(),
+            limit: MAX_MANIFEST_BYTES,
+        });
+    }
+    String::from_utf8(bytes).map_err(|e| ConfigError::Read {
+        path: path.to_path_buf(),
+        message: format!("not UTF-8: {}", e.utf8_error()),
+    })
+}
+
 /// The id a drop-in library gets: its file stem without a `lib` prefix.
 pub fn library_id(path: &Path) -> String {
     let stem = path
@@ -347,5 +434,47 @@ mod tests {
         );
         let e = parse("plugins: [").unwrap_err().to_string();
         assert!(e.starts_with("/etc/dsh/cordis.yml: "), "{e}");
+    }
+
+    #[test]
+    fn figment_alone_keeps_the_last_of_two_equal_keys() {
+        // Why `strict` exists: without it, the second `deny` wins silently.
+        let raw: serde_json::Value = Figment::from(Yaml::string("deny: [x]\ndeny: []\n"))
+            .extract()
+            .unwrap();
+        assert_eq!(raw, serde_json::json!({"deny": []}));
+    }
+
+    #[test]
+    fn duplicate_keys_empty_documents_and_oversize_text_are_errors_naming_the_file() {
+        let e = parse("plugins:\n  - name: g\n    config: {deny: [x], deny: []}\n")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "/etc/dsh/cordis.yml: duplicate key `deny` in `plugins[0].config`: a key may appear only once per mapping"
+        );
+        let e = parse("log_level: info\nlog_level: debug\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`log_level` in the top level"), "{e}");
+        for empty in ["", "  \n", "# nothing\n"] {
+            let e = parse(empty).unwrap_err().to_string();
+            assert_eq!(
+                e,
+                "/etc/dsh/cordis.yml: the manifest is empty (only whitespace or comments); write at least `plugins: []`"
+            );
+        }
+        let mut big = "plugins: []\n".to_string();
+        big.push_str(&"#".repeat(MAX_MANIFEST_BYTES as usize - big.len()));
+        assert!(parse(&big).is_ok());
+        big.push('#');
+        assert!(matches!(
+            parse(&big),
+            Err(ConfigError::TooLarge {
+                limit: MAX_MANIFEST_BYTES,
+                ..
+            })
+        ));
     }
 }

@@ -1,0 +1,13 @@
+//! The hostile-input suite (issue 8): what an attacker, a careless user or
+//! a crashing machine does to dsh, driven through the real binary with real
+//! files, sockets and processes. Each test fails on the code before its fix.
+//!
+//! - [`daemon`]: what sits at the socket path is never deleted unless it is
+//!   a stale socket; `accept()` failures back off and recover; a reload
+//!   stuck in a plugin's apply does not stop new connections.
+//! - [`manifest`]: empty, comment-only, duplicate-key and oversized
+//!   manifests are refused by `dsh check` and by a SIGHUP reload, which
+//!   keeps the running plugins.
+
+mod daemon;
+mod manifest;
