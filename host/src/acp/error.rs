@@ -86,11 +86,9 @@ pub enum AcpError {
 impl AcpError {
     /// Checks a client-sent session id before it is used.
     pub fn check_id(session_id: &str) -> Result<(), AcpError> {
-        crate::session::check_session_id(session_id).map_err(|error| {
-            AcpError::InvalidSessionId {
-                session_id: session_id.to_string(),
-                error,
-            }
+        crate::session::check_session_id(session_id).map_err(|error| AcpError::InvalidSessionId {
+            session_id: session_id.to_string(),
+            error,
         })
     }
 
@@ -147,7 +145,11 @@ mod tests {
         let rpc = bad.to_rpc();
         assert_eq!(rpc.code, ErrorCode::INVALID_PARAMS);
         assert_eq!(rpc.data, Some(json!({"sessionId": "../../x"})));
-        assert!(rpc.message.starts_with("invalid session id"), "{}", rpc.message);
+        assert!(
+            rpc.message.starts_with("invalid session id"),
+            "{}",
+            rpc.message
+        );
         let held = AcpError::loading(
             "s1",
             LogError::Locked {

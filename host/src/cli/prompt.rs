@@ -130,7 +130,11 @@ impl Interrupts {
 /// Runs one turn, cancelling it when `stop` fires, whenever that is: a
 /// cancel before the turn has installed its token is repeated on each of
 /// its events (the first, `turn/start`, comes after the token).
-async fn run_until(session: &Arc<Session>, prompt: Prompt, stop: &CancellationToken) -> TurnOutcome {
+async fn run_until(
+    session: &Arc<Session>,
+    prompt: Prompt,
+    stop: &CancellationToken,
+) -> TurnOutcome {
     let mut events = session.subscribe();
     let turn = session.prompt(prompt);
     tokio::pin!(turn);

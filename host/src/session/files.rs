@@ -11,11 +11,11 @@
 //! only ever replaced by a rename (`dsh sessions repair`), so after taking
 //! the lock the writer checks that the path still names the file it locked.
 
+use std::fs::Permissions;
 use std::fs::{DirBuilder, File, OpenOptions};
 use std::io::ErrorKind;
-use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, OpenOptionsExt as _};
-use std::fs::Permissions;
 use std::os::unix::fs::PermissionsExt as _;
+use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
 
 use nix::errno::Errno;
@@ -45,8 +45,7 @@ fn create_private_dir(dir: &Path) -> Result<(), LogError> {
         return Ok(());
     }
     if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| io_error(parent, "cannot create folder", e))?;
+        std::fs::create_dir_all(parent).map_err(|e| io_error(parent, "cannot create folder", e))?;
     }
     match DirBuilder::new().mode(PRIVATE_DIR_MODE).create(dir) {
         Ok(()) => std::fs::set_permissions(dir, Permissions::from_mode(PRIVATE_DIR_MODE))
@@ -134,7 +133,6 @@ pub(crate) fn open_locked(path: &Path) -> Result<LockedFile, LogError> {
     ))
 }
 
-
 /// The first free `<log>.damaged-<n>` beside `path` (n from 1).
 pub(crate) fn damaged_name(path: &Path) -> PathBuf {
     let mut n = 1u32;
@@ -164,7 +162,11 @@ pub(crate) fn keep_aside(path: &Path, bytes: &[u8]) -> Result<PathBuf, LogError>
             Err(e) => return Err(e),
         }
     }
-    Err(io_error(path, "cannot keep the damaged log aside", "no free name"))
+    Err(io_error(
+        path,
+        "cannot keep the damaged log aside",
+        "no free name",
+    ))
 }
 
 /// Flushes a folder's entries (a created or renamed file) to disk; best effort.

@@ -86,7 +86,9 @@ mod tests {
             assert!(e.reason.contains(why), "{bad:?}: {e}");
             assert!(e.to_string().contains(FORM), "{e}");
         }
-        let long = check_session_id(&"y".repeat(10_000)).unwrap_err().to_string();
+        let long = check_session_id(&"y".repeat(10_000))
+            .unwrap_err()
+            .to_string();
         assert!(long.len() < 300, "{long}");
     }
 }

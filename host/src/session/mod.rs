@@ -32,8 +32,6 @@ mod store;
 pub use events::TurnEndReason;
 pub use files::create_state_dir;
 pub use id::{InvalidSessionId, check_session_id};
-pub use log::{
-    INTERRUPTED_TOOL_RESULT, LogError, SessionHeader, SessionLog, now_ms, session_path,
-};
+pub use log::{INTERRUPTED_TOOL_RESULT, LogError, SessionHeader, SessionLog, now_ms, session_path};
 pub use scan::Damage;
 pub use store::{LogSnapshot, StoredSession, list_sessions, read_log};

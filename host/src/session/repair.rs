@@ -228,7 +228,10 @@ mod tests {
         assert!(report.dropped.is_empty());
         assert_eq!(events.len(), 3);
         let log = SessionLog::open(&path).unwrap();
-        assert_eq!((log.header().cwd.as_str(), log.header().created_ms), ("/p", 7));
+        assert_eq!(
+            (log.header().cwd.as_str(), log.header().created_ms),
+            ("/p", 7)
+        );
     }
 
     #[test]
@@ -248,7 +251,12 @@ mod tests {
         assert_eq!(kinds, ["turn/start", "user/message", "turn/end"]);
         // A second repair finds nothing to do, and a third damaged copy
         // never overwrites the first.
-        assert!(repair(dir.path(), "g", Path::new("/")).unwrap().kept_aside.is_none());
+        assert!(
+            repair(dir.path(), "g", Path::new("/"))
+                .unwrap()
+                .kept_aside
+                .is_none()
+        );
         std::fs::write(&path, b"").unwrap();
         let again = repair(dir.path(), "g", Path::new("/")).unwrap();
         assert_eq!(

@@ -155,7 +155,8 @@ pub(crate) fn scan(bytes: &[u8], id: &str) -> Scan {
 mod tests {
     use super::*;
 
-    const HEAD: &str = r#"{"type":"session","version":1,"session_id":"s","cwd":"/tmp","created_ms":1}"#;
+    const HEAD: &str =
+        r#"{"type":"session","version":1,"session_id":"s","cwd":"/tmp","created_ms":1}"#;
 
     fn lines(damage: &[Damage]) -> Vec<usize> {
         damage.iter().map(|d| d.line).collect()
@@ -163,7 +164,10 @@ mod tests {
 
     #[test]
     fn a_whole_log_has_no_damage_and_no_tail() {
-        let s = scan(format!("{HEAD}\n{{\"type\":\"turn/start\"}}\n").as_bytes(), "s");
+        let s = scan(
+            format!("{HEAD}\n{{\"type\":\"turn/start\"}}\n").as_bytes(),
+            "s",
+        );
         assert!(s.header.is_some() && s.damage.is_empty() && s.tail.is_none());
         assert_eq!(s.events.len(), 1);
     }
@@ -210,6 +214,9 @@ mod tests {
 
         let no_newline = format!("{HEAD}\n{{\"type\":\"a\"}}");
         let s = scan(no_newline.as_bytes(), "s");
-        assert_eq!(s.tail.unwrap().event, Some(serde_json::json!({"type": "a"})));
+        assert_eq!(
+            s.tail.unwrap().event,
+            Some(serde_json::json!({"type": "a"}))
+        );
     }
 }

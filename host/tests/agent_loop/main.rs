@@ -505,8 +505,7 @@ async fn the_agent_tool_runs_a_linked_child_session_between_subagent_seams() {
     assert_eq!(seen[0]["parent"], Value::Null);
     assert_eq!(seen[4]["result"], "there are 3");
     // The child has its own log, linked to the parent.
-    let child_log =
-        read_log(&session.log_path().with_file_name(format!("{child}.jsonl"))).unwrap();
+    let child_log = read_log(&session.log_path().with_file_name(format!("{child}.jsonl"))).unwrap();
     assert_eq!(
         child_log.header.unwrap().parent_session_id.as_deref(),
         Some(session.id.as_str())
