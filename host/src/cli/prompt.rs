@@ -75,8 +75,8 @@ fn print_human(event: &Value) {
 
 /// Ctrl-C and SIGTERM while `dsh prompt` runs. The first cancels the
 /// turn: the tool's and hooks' process groups are killed (their futures are
-/// dropped) and the turn ends `aborted`; a second stops waiting for
-/// session-end listeners too.
+/// dropped) and the turn ends `aborted`. A second stops at once, whatever
+/// is still running (a listener that ignores cancellation, session-end).
 struct Interrupts {
     first: CancellationToken,
     second: CancellationToken,
@@ -127,14 +127,16 @@ impl Interrupts {
     }
 }
 
-/// Runs one turn, cancelling it when `stop` fires, whenever that is: a
-/// cancel before the turn has installed its token is repeated on each of
-/// its events (the first, `turn/start`, comes after the token).
+/// Runs one turn, cancelling it when the first signal arrives, whenever
+/// that is: a cancel before the turn has installed its token is repeated on
+/// each of its events (the first, `turn/start`, comes after the token). A
+/// second signal drops the turn at once (`None`): dropping kills every
+/// process it started, and the next load closes it `interrupted`.
 async fn run_until(
     session: &Arc<Session>,
     prompt: Prompt,
-    stop: &CancellationToken,
-) -> TurnOutcome {
+    interrupts: &Interrupts,
+) -> Option<TurnOutcome> {
     let mut events = session.subscribe();
     let turn = session.prompt(prompt);
     tokio::pin!(turn);
@@ -142,8 +144,9 @@ async fn run_until(
     let mut listening = true;
     loop {
         tokio::select! {
-            outcome = &mut turn => return outcome,
-            _ = stop.cancelled(), if !stopping => {
+            outcome = &mut turn => return Some(outcome),
+            _ = interrupts.second.cancelled() => return None,
+            _ = interrupts.first.cancelled(), if !stopping => {
                 stopping = true;
                 session.cancel();
             }
@@ -161,7 +164,7 @@ enum Refused {
     InUse(String),
     /// Anything else, already worded.
     Failed(String),
-    /// A signal arrived first.
+    /// A signal arrived first, or a second one stopped the turn at once.
     Interrupted,
 }
 
@@ -199,7 +202,7 @@ pub(crate) fn prompt(args: PromptArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     let agent = booted.agent.clone();
-    let (first, second) = (interrupts.first.clone(), interrupts.second.clone());
+    let stops = &interrupts;
     let outcome = runtime.block_on(async move {
         let opening = async {
             match args.session {
@@ -209,13 +212,16 @@ pub(crate) fn prompt(args: PromptArgs) -> anyhow::Result<ExitCode> {
         };
         let session = tokio::select! {
             biased;
-            _ = first.cancelled() => return Err(Refused::Interrupted),
+            _ = stops.first.cancelled() => return Err(Refused::Interrupted),
             session = opening => session?,
         };
-        let outcome = run_until(&session, Prompt::user(args.text), &first).await;
+        let Some(outcome) = run_until(&session, Prompt::user(args.text), stops).await else {
+            eprintln!("dsh: stopped at once; the turn is closed `interrupted` when the session is next loaded");
+            return Err(Refused::Interrupted);
+        };
         tokio::select! {
             _ = agent.close_session(&session.id, "other") => {}
-            _ = second.cancelled() => {}
+            _ = stops.second.cancelled() => {}
         }
         Ok::<_, Refused>((session.id.clone(), outcome))
     });

@@ -67,6 +67,13 @@ fn one_writer_per_session_log_while_a_prompt_runs() {
 
     let repair = project.dsh(&["sessions", "repair", "busy"]);
     assert_eq!(repair.code, Some(4), "{}", shown(&repair));
+    let help = project.dsh(&["prompt", "--help"]);
+    assert!(
+        help.stdout
+            .contains("4 the session is in use by another dsh process"),
+        "the exit code is documented: {}",
+        shown(&help)
+    );
 
     let mut acp = AcpStdio::start(&project.path("cordis.yml"), project.root());
     let load = acp.request(
