@@ -1,6 +1,6 @@
 //! [`SessionLog`]: the one writer of a session's log: create, load with
-//! repair, append, fsync at turn end. [`read_log`] reads a log without
-//! touching it.
+//! repair, append, fsync at turn end. (`super::read_log` reads a log
+//! without touching it.)
 
 use std::fs::File;
 use std::io::{Read, Write};
