@@ -198,10 +198,11 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect) -> Produced {
         if k > 0 {
             // `codex exec resume --last`: the first run's process ended (its
             // session closed), the second loads the session from disk.
-            host.agent
-                .close_session(&session.id, &end_reason(k - 1))
-                .await;
-            session = host.agent.resume_session(&session.id).await.unwrap();
+            let id = session.id.clone();
+            host.agent.close_session(&id, &end_reason(k - 1)).await;
+            // The first process is gone, and with it its lock on the log.
+            drop(session);
+            session = host.agent.resume_session(&id).await.unwrap();
         }
         let prompt = inv["prompt"]
             .as_str()
