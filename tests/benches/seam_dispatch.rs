@@ -100,6 +100,7 @@ fn pipeline(side: Side, n: usize, library: &Path) -> Pipeline {
             config: serde_json::json!({}),
             disabled: false,
             index,
+            listener_timeout: None,
         };
         match side {
             Side::Library => host.load_entry(&entry),

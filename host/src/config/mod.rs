@@ -9,5 +9,6 @@
 mod manifest;
 
 pub use manifest::{
-    ConfigError, Manifest, PluginEntry, PluginRef, library_id as manifest_library_id,
+    ConfigError, DEFAULT_LISTENER_TIMEOUT, Manifest, PluginEntry, PluginRef,
+    library_id as manifest_library_id,
 };

@@ -222,13 +222,13 @@ fn deny(reason: &str) -> GuardDecision {
 #[test]
 fn guards_abstain_together_and_the_first_deny_wins() {
     let bus = SeamBus::new();
-    assert_eq!(bus.check_guards(&call()), GuardVerdict::Abstain);
+    assert_eq!(block_on(bus.check_guards(&call())), GuardVerdict::Abstain);
     guard(&bus, "quiet", 0, Ok(GuardDecision::Abstain));
-    assert_eq!(bus.check_guards(&call()), GuardVerdict::Abstain);
+    assert_eq!(block_on(bus.check_guards(&call())), GuardVerdict::Abstain);
     guard(&bus, "late", 5, Ok(deny("late")));
     guard(&bus, "early", 1, Ok(deny("early")));
     assert_eq!(
-        bus.check_guards(&call()),
+        block_on(bus.check_guards(&call())),
         GuardVerdict::Deny {
             plugin: Arc::from("early"),
             reason: "early".into()
@@ -244,7 +244,7 @@ fn a_failing_guard_denies() {
     guard(&bus, "broken", 1, Err("no answer"));
     guard(&bus, "later", 2, Ok(deny("later")));
     assert_eq!(
-        bus.check_guards(&call()),
+        block_on(bus.check_guards(&call())),
         GuardVerdict::Deny {
             plugin: Arc::from("broken"),
             reason: "guard of plugin `broken` failed: no answer".into()
@@ -269,7 +269,7 @@ fn remove_owner_removes_every_listener_and_guard_of_that_plugin_only() {
     assert_eq!(bus.seams_of("b"), [Seam::PreExecute]);
     assert_eq!(bus.listener_count(Seam::PreExecute), 1);
     assert_eq!(bus.listener_count(Seam::ToolResult), 0);
-    assert_eq!(bus.check_guards(&call()), GuardVerdict::Abstain);
+    assert_eq!(block_on(bus.check_guards(&call())), GuardVerdict::Abstain);
     pre_execute(&bus, &log);
     assert_eq!(taken(&log), ["b", "terminal"]);
     assert_eq!(bus.remove_owner("a"), 0);
