@@ -105,7 +105,7 @@ impl Problem {
 
 /// The problem with one file or folder, if any.
 fn problem_with(stat: &FileStat, daemon: Uid) -> Option<Problem> {
-    let mode = u32::from(stat.st_mode) & 0o7777;
+    let mode = stat.st_mode & 0o7777;
     let owner = Uid::from_raw(stat.st_uid);
     if !owner.is_root() && owner != daemon {
         return Some(Problem::Owner {
