@@ -17,7 +17,9 @@
 //! into a [`root::PluginModuleRef`] and never special-cases either.
 //!
 //! This crate has no async runtime and performs no I/O. Plugins that need a
-//! timer, a process or the session log ask the host through [`sdk::Host`].
+//! timer, a process or the session log ask the host through [`sdk::Host`];
+//! a plugin never blocks its thread (see the SDK's
+//! [rules](sdk#what-a-plugin-must-not-do)).
 #![deny(missing_docs)]
 
 pub mod ffi;

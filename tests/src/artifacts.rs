@@ -119,7 +119,7 @@ pub fn example(name: &str) -> PathBuf {
 }
 
 /// The fixtures built together; the others each need a build of their own.
-const PLAIN_FIXTURES: &[&str] = &["delegate", "needs-service", "no-root", "panicky"];
+const PLAIN_FIXTURES: &[&str] = &["delegate", "needs-service", "no-root", "panicky", "stall"];
 const FEATURE_FIXTURES: &[&str] = &["abi-changed", "api-major-2"];
 
 /// The fixture plugin `name` (a folder of `tests/fixtures/plugins`).

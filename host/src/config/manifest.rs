@@ -121,6 +121,7 @@ struct RawEntry {
     config: Option<serde_json::Value>,
     #[serde(default)]
     disabled: bool,
+    listener_timeout_s: Option<f64>,
 }
 
 /// What a plugin entry loads.
@@ -145,7 +146,13 @@ pub struct PluginEntry {
     pub disabled: bool,
     /// Position in `plugins:`.
     pub index: usize,
+    /// How long one of its listener calls may take, not counting the time
+    /// it waits on `next` (`listener_timeout_s`); `None`: no limit.
+    pub listener_timeout: Option<std::time::Duration>,
 }
+
+/// The listener time limit of a `.so` plugin whose entry sets none.
+pub const DEFAULT_LISTENER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// A validated manifest.
 #[derive(Debug, Clone)]
@@ -331,12 +338,27 @@ impl Manifest {
             Some(v @ serde_json::Value::Object(_)) => v,
             Some(_) => return Err(err("config", "must be a mapping")),
         };
+        // `.so` plugins get a limit by default; built-ins (the hook bridges
+        // bound each hook by its own `timeout`) only when the entry sets one.
+        let listener_timeout = match raw.listener_timeout_s {
+            Some(s) => match std::time::Duration::try_from_secs_f64(s) {
+                Ok(limit) if !limit.is_zero() => Some(limit),
+                _ => {
+                    return Err(err(
+                        "listener_timeout_s",
+                        &format!("must be a number of seconds above 0, not {s}"),
+                    ));
+                }
+            },
+            None => matches!(plugin, PluginRef::Library(_)).then_some(DEFAULT_LISTENER_TIMEOUT),
+        };
         Ok(PluginEntry {
             id,
             plugin,
             config,
             disabled: raw.disabled,
             index,
+            listener_timeout,
         })
     }
 }
@@ -476,5 +498,32 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn listener_timeouts_default_for_libraries_and_must_be_positive() {
+        let m = parse(
+            "plugins:\n  - path: a.so\n  - path: b.so\n    listener_timeout_s: 2.5\n  - name: c\n  - name: d\n    listener_timeout_s: 7\n",
+        )
+        .unwrap();
+        let limits: Vec<_> = m.plugins.iter().map(|p| p.listener_timeout).collect();
+        use std::time::Duration;
+        assert_eq!(
+            limits,
+            [
+                Some(DEFAULT_LISTENER_TIMEOUT),
+                Some(Duration::from_millis(2500)),
+                None,
+                Some(Duration::from_secs(7)),
+            ]
+        );
+        for bad in ["0", "-1", ".nan", ".inf", "1e300", "soon"] {
+            let e = parse(&format!(
+                "plugins:\n  - id: x\n    path: a.so\n    listener_timeout_s: {bad}\n"
+            ))
+            .unwrap_err()
+            .to_string();
+            assert!(e.contains("listener_timeout_s"), "{bad}: {e}");
+        }
     }
 }

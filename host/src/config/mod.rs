@@ -11,6 +11,6 @@ mod manifest;
 mod strict;
 
 pub use manifest::{
-    ConfigError, MAX_MANIFEST_BYTES, Manifest, PluginEntry, PluginRef,
+    ConfigError, DEFAULT_LISTENER_TIMEOUT, MAX_MANIFEST_BYTES, Manifest, PluginEntry, PluginRef,
     library_id as manifest_library_id,
 };

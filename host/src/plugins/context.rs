@@ -15,7 +15,7 @@ use dsh_plugin_api::ffi::{GuardBox, HostContext, ListenerBox, ServiceBox, ToolBo
 use dsh_plugin_api::{LogLevel, Seam, ToolSpec};
 
 use super::services::{ServiceRegistry, ToolRegistry};
-use crate::seams::{Owner, SeamBus};
+use crate::seams::{Owner, PluginThreads, SeamBus};
 
 /// Session operations plugins may request; implemented by the agent layer.
 pub trait SessionControl: Send + Sync {
@@ -40,6 +40,7 @@ pub struct HostCore {
     sessions: RwLock<Option<Arc<dyn SessionControl>>>,
     state_dir: PathBuf,
     runtime: tokio::runtime::Handle,
+    threads: PluginThreads,
 }
 
 impl HostCore {
@@ -51,6 +52,7 @@ impl HostCore {
             services: ServiceRegistry::default(),
             sessions: RwLock::new(None),
             state_dir,
+            threads: PluginThreads::new(runtime.clone()),
             runtime,
         })
     }
@@ -66,6 +68,11 @@ impl HostCore {
             .unwrap_or_else(|p| p.into_inner())
             .clone()
             .ok_or_else(|| "no agent is running in this host".to_string())
+    }
+
+    /// The threads `.so` plugins' calls run on.
+    pub fn plugin_threads(&self) -> &PluginThreads {
+        &self.threads
     }
 
     /// The state directory.

@@ -13,6 +13,7 @@ pub mod loader;
 mod registry;
 mod reload;
 pub mod services;
+mod trust;
 
 pub use context::{HostCore, HostView, SessionControl};
 pub use registry::{PluginHost, PluginRecord, PluginSource, PluginStatus, Problem};

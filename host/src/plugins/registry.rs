@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::context::{HostCore, PluginContext};
 use super::{builtin, loader};
 use crate::config::{Manifest, PluginEntry, PluginRef};
-use crate::seams::Owner;
+use crate::seams::{CallPolicy, Owner};
 
 /// Where a plugin came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -215,6 +215,7 @@ impl PluginHost {
                     config: serde_json::json!({}),
                     disabled: false,
                     index: position,
+                    listener_timeout: Some(crate::config::DEFAULT_LISTENER_TIMEOUT),
                 };
                 position += 1;
                 entries.push(entry);
@@ -304,7 +305,15 @@ impl PluginHost {
             return Ok(());
         }
         validate_config(&self.manifest_path, &descriptor, &entry.config)?;
-        let owner = Owner::new(&entry.id, entry.index as u32);
+        // A `.so` plugin's calls run on plugin threads: it may block one.
+        let threads = match entry.plugin {
+            PluginRef::Library(_) => Some(self.core.plugin_threads().clone()),
+            PluginRef::Builtin(_) => None,
+        };
+        let owner = Owner::new(&entry.id, entry.index as u32).with_calls(CallPolicy {
+            timeout: entry.listener_timeout,
+            threads,
+        });
         let ctx = PluginContext {
             core: self.core.clone(),
             owner,
@@ -343,6 +352,7 @@ impl PluginHost {
             config,
             disabled: false,
             index: self.records.len(),
+            listener_timeout: None,
         };
         let mut record = PluginRecord::pending(&entry);
         if let Err(message) = self.apply_module(&entry, module, &mut record) {

@@ -13,9 +13,12 @@
 //!   and `dsh sessions repair`;
 //! - [`session_processes`]: one writer per log, a crash mid-tool resumed
 //!   into a valid conversation, SIGINT and SIGTERM to `dsh prompt`.
+//! - [`plugins`]: plugin trust over the whole path, listener time limits,
+//!   listeners that block their thread.
 
 mod daemon;
 mod manifest;
+mod plugins;
 mod session_processes;
 mod session_support;
 mod sessions;
