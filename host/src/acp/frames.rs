@@ -218,7 +218,12 @@ mod tests {
 
             #[test]
             fn encoded_frames_decode_to_themselves(
-                lines in prop::collection::vec("[^\n\r]*[^\n\r \t]", 0..8),
+                // A frame is never blank (JSON-RPC text): blank lines are
+                // skipped by design, Unicode whitespace included.
+                lines in prop::collection::vec(
+                    "[^\n\r]*[^\n\r]".prop_filter("not blank", |l: &String| !l.trim().is_empty()),
+                    0..8,
+                ),
             ) {
                 let (mut c, _) = codec(1 << 20);
                 let mut buf = BytesMut::new();
