@@ -43,8 +43,12 @@ pub struct RunRequest {
     pub timeout_ms: u64,
     /// Delay between SIGTERM and SIGKILL.
     pub kill_grace_ms: u64,
-    /// Cap on each output stream.
+    /// Hard limit on each output stream.
     pub max_output_bytes: u64,
+    /// `kill`: past `max_output_bytes` the runner kills the process group
+    /// and reports `output_limit_exceeded`, so a decision is read whole or
+    /// not at all (never cut, then parsed).
+    pub on_overflow: String,
 }
 
 impl RunRequest {
@@ -61,6 +65,7 @@ impl RunRequest {
             timeout_ms: timeout_s.saturating_mul(1000),
             kill_grace_ms: crate::KILL_GRACE_MS,
             max_output_bytes: crate::MAX_OUTPUT_BYTES,
+            on_overflow: "kill".to_string(),
         }
     }
 
@@ -102,14 +107,17 @@ pub struct RunAnswer {
     pub exit_code: Option<i32>,
     /// The signal that ended the process, if any.
     pub signal: Option<i32>,
-    /// Captured stdout (lossy UTF-8, capped).
+    /// Captured stdout (lossy UTF-8, at most the limit).
     pub stdout: String,
-    /// Captured stderr (lossy UTF-8, capped).
+    /// Captured stderr (lossy UTF-8, at most the limit).
     pub stderr: String,
-    /// Whether stdout hit the cap.
+    /// Whether stdout is not whole (it passed the limit).
     pub stdout_truncated: bool,
-    /// Whether stderr hit the cap.
+    /// Whether stderr is not whole.
     pub stderr_truncated: bool,
+    /// Whether the runner killed the hook because a stream passed
+    /// `max_output_bytes`.
+    pub output_limit_exceeded: bool,
     /// Whether the timeout fired.
     pub timed_out: bool,
     /// Why the process could not be started (or the runner could not be
@@ -216,9 +224,12 @@ mod tests {
                 "allow_env",
                 "timeout_ms",
                 "kill_grace_ms",
-                "max_output_bytes"
+                "max_output_bytes",
+                "on_overflow"
             ]
         );
+        assert_eq!(v["on_overflow"], "kill");
+        assert_eq!(v["max_output_bytes"], 16 * 1024 * 1024);
         assert_eq!(v["timeout_ms"], 600_000);
         assert_eq!(v["kill_grace_ms"], 1500);
         assert_eq!(v["env"]["CLAUDECODE"], "1");

@@ -4,8 +4,10 @@
 //! - [`plugin_host`]: refusals (non-library, no root module, writable, ABI
 //!   changed, API major 2), panics in apply and in listeners, missing
 //!   services, drop-in folders, dispose;
-//! - [`cli`]: `dsh check` and `dsh plugins` over the real binary.
+//! - [`cli`]: `dsh check` and `dsh plugins` over the real binary;
+//! - [`hostile`]: the hostile-input suite (issue 8).
 
 mod cli;
 mod examples;
+mod hostile;
 mod plugin_host;

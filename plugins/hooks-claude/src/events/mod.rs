@@ -104,7 +104,8 @@ pub(crate) fn tool_subjects(tool: &str) -> Vec<&str> {
 /// One hook's answer, read the Claude Code way.
 #[derive(Debug, Default)]
 pub(crate) struct Reading {
-    /// Exit 2: the hook blocks; its stderr is the reason.
+    /// Exit 2 (or an output past the limit): the hook blocks; its stderr
+    /// is the reason.
     pub blocked: bool,
     /// A JSON object answer (exit 0, or another exit except 2), event name
     /// checked.
@@ -146,7 +147,7 @@ impl Reading {
 pub(crate) fn read(run: &mut HookRun, event: &str) -> Reading {
     let (exit, stdout) = codec::read_output(&run.answer, Dialect::Claude);
     let mut reading = Reading {
-        blocked: exit == Exit::Block,
+        blocked: exit.blocks(),
         ..Reading::default()
     };
     match stdout {

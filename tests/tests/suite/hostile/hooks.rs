@@ -1,0 +1,278 @@
+//! Hooks and tools under hostile input, over the real `dsh` binary, real
+//! shell hooks and the real `Bash` tool (only the model is scripted):
+//!
+//! - a hook's decision is read whole up to the 16 MiB limit, and an output
+//!   past it is a block, never a cut output that lets the tool run;
+//! - hook text that reaches the model is cut the way each CLI cuts it;
+//! - `dsh check` shows what is wrong with a hooks file;
+//! - the `Bash` tool cannot read dsh's secrets.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use dsh_tests::artifacts::workspace;
+use dsh_tests::{Outcome, run, temp_dir};
+use serde_json::{Value, json};
+
+/// Which hook bridge a project runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Bridge {
+    Claude,
+    Codex,
+}
+
+impl Bridge {
+    const BOTH: [Bridge; 2] = [Bridge::Claude, Bridge::Codex];
+
+    fn plugin(self) -> &'static str {
+        match self {
+            Bridge::Claude => "hooks-claude",
+            Bridge::Codex => "hooks-codex",
+        }
+    }
+}
+
+/// A folder with a manifest (bash-local, one bridge, a scripted model that
+/// records its requests), a hooks file and a project folder to run in.
+struct Project {
+    dir: tempfile::TempDir,
+    bridge: Bridge,
+}
+
+/// One `dsh prompt --json` run.
+struct Turn {
+    outcome: Outcome,
+    events: Vec<Value>,
+}
+
+impl Turn {
+    fn of_type(&self, kind: &str) -> Vec<&Value> {
+        self.events.iter().filter(|e| e["type"] == kind).collect()
+    }
+
+    fn context(&self) -> String {
+        format!(
+            "exit {:?}\nstderr:\n{}\nevents:\n{}",
+            self.outcome.code,
+            self.outcome.stderr,
+            self.events
+                .iter()
+                .map(|e| {
+                    let s = e.to_string();
+                    if s.len() > 600 {
+                        format!("{}…[{} bytes]", &s[..600], s.len())
+                    } else {
+                        s
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        )
+    }
+}
+
+impl Project {
+    /// `hooks` is the event map (`{"PreToolUse": [...]}`); `script` the
+    /// model's replies.
+    fn new(bridge: Bridge, hooks: Value, script: Value) -> Project {
+        let dir = temp_dir();
+        let root = dir.path();
+        for sub in ["proj", "home"] {
+            std::fs::create_dir_all(root.join(sub)).unwrap();
+        }
+        let project = Project { dir, bridge };
+        project.write_hooks(&json!({ "hooks": hooks }).to_string());
+        let manifest = format!(
+            "state_dir: state\nplugins:\n  - name: bash-local\n  - name: {}\n    config: {}\n  \
+             - id: model\n    name: model-scripted\n    config: {}\n",
+            bridge.plugin(),
+            project.bridge_config(),
+            json!({"script": script, "record": "requests.jsonl"}),
+        );
+        std::fs::write(project.manifest(), manifest).unwrap();
+        project
+    }
+
+    fn bridge_config(&self) -> Value {
+        match self.bridge {
+            Bridge::Claude => json!({"config_path": "hooks.json"}),
+            Bridge::Codex => json!({"config_path": "hooks.json", "model": "m"}),
+        }
+    }
+
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn proj(&self) -> PathBuf {
+        self.root().join("proj")
+    }
+
+    fn manifest(&self) -> PathBuf {
+        self.root().join("cordis.yml")
+    }
+
+    fn hooks_file(&self) -> PathBuf {
+        self.root().join("hooks.json")
+    }
+
+    fn write_hooks(&self, text: &str) {
+        std::fs::write(self.hooks_file(), text).unwrap();
+    }
+
+    /// Writes `bytes` to `name` in the project's root; returns its path.
+    fn write(&self, name: &str, bytes: &[u8]) -> PathBuf {
+        let path = self.root().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+
+    /// `dsh <args>` with a clean environment for hooks: an empty `HOME`
+    /// and `SHELL=/bin/sh` (Codex hooks run `$SHELL -lc`), plus `env`.
+    fn dsh(&self, args: &[&str], env: &[(&str, &str)]) -> Outcome {
+        let mut command = Command::new(&workspace().dsh);
+        command.args(args).current_dir(self.root());
+        for (key, _) in std::env::vars_os() {
+            if key.to_string_lossy().starts_with("DSH_") {
+                command.env_remove(key);
+            }
+        }
+        command
+            .env("HOME", self.root().join("home"))
+            .env("SHELL", "/bin/sh");
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        run(command, Duration::from_secs(120))
+    }
+
+    fn prompt_with_env(&self, text: &str, env: &[(&str, &str)]) -> Turn {
+        let manifest = self.manifest().display().to_string();
+        let proj = self.proj().display().to_string();
+        let outcome = self.dsh(
+            &[
+                "prompt", "--config", &manifest, "--cwd", &proj, "--json", text,
+            ],
+            env,
+        );
+        let events = outcome
+            .stdout
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+            .collect();
+        Turn { outcome, events }
+    }
+
+    fn prompt(&self, text: &str) -> Turn {
+        self.prompt_with_env(text, &[])
+    }
+
+    /// Every request the model received.
+    fn requests(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.root().join("requests.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+}
+
+/// One hook on `event` (matcher `Bash` for tool events) running `command`.
+fn hook(event: &str, command: &str) -> Value {
+    let group = if event.contains("ToolUse") {
+        json!({"matcher": "Bash", "hooks": [{"type": "command", "command": command}]})
+    } else {
+        json!({"hooks": [{"type": "command", "command": command}]})
+    };
+    json!({ event: [group] })
+}
+
+/// The model calls `Bash` with `command`, then says `done`.
+fn bash_then_done(command: &str) -> Value {
+    json!([
+        {"tool_calls": [{"name": "Bash", "arguments": {"command": command}}]},
+        {"text": "done"}
+    ])
+}
+
+// ---------------------------------------------------------------------------
+// A hook's decision is read whole.
+
+/// A PreToolUse deny whose reason is padded to `size` bytes.
+fn padded_deny(size: usize) -> Vec<u8> {
+    let head = r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"DENIED-BIG "#;
+    let tail = r#""}}"#;
+    let mut out = head.as_bytes().to_vec();
+    out.resize(size - tail.len(), b'x');
+    out.extend_from_slice(tail.as_bytes());
+    out
+}
+
+#[test]
+fn a_large_pre_tool_use_deny_is_honoured_by_both_bridges() {
+    for bridge in Bridge::BOTH {
+        let deny = padded_deny(1_100_000 + 150);
+        let project = Project::new(bridge, json!({}), bash_then_done("touch ran"));
+        let deny_file = project.write("deny.json", &deny);
+        let cmd = format!("cat '{}'", deny_file.display());
+        project.write_hooks(&json!({"hooks": hook("PreToolUse", &cmd)}).to_string());
+
+        let turn = project.prompt("go");
+        let ctx = || format!("{bridge:?}\n{}", turn.context());
+        assert!(!project.proj().join("ran").exists(), "the tool ran: {}", ctx());
+        let denied = turn.of_type("tool/denied");
+        assert_eq!(denied.len(), 1, "{}", ctx());
+        let reason = denied[0]["reason"].as_str().unwrap_or_default();
+        assert!(reason.contains("DENIED-BIG xxxx"), "{}", ctx());
+        // The whole reason, not a cut: Claude hands it over verbatim,
+        // Codex inside its `Command blocked by PreToolUse hook:` line.
+        assert!(reason.len() >= 1_100_000 - 150, "{} bytes", reason.len());
+        let results = turn.of_type("hook/result");
+        assert_eq!(results[0]["outcome"], "blocked", "{}", ctx());
+        assert_eq!(turn.outcome.code, Some(0), "{}", ctx());
+    }
+}
+
+#[test]
+fn an_output_past_the_limit_is_a_block_with_the_error_recorded() {
+    for bridge in Bridge::BOTH {
+        // A valid allow, 17 MiB long: were it cut and then read (or read
+        // as plain text), the tool would run.
+        let head = r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":""#;
+        let mut allow = head.as_bytes().to_vec();
+        allow.resize(17 * 1024 * 1024, b'y');
+        allow.extend_from_slice(br#""}}"#);
+        let project = Project::new(bridge, json!({}), bash_then_done("touch ran"));
+        let file = project.write("allow.json", &allow);
+        let cmd = format!("cat '{}'", file.display());
+        project.write_hooks(&json!({"hooks": hook("PreToolUse", &cmd)}).to_string());
+
+        let turn = project.prompt("go");
+        let ctx = || format!("{bridge:?}\n{}", turn.context());
+        assert!(!project.proj().join("ran").exists(), "the tool ran: {}", ctx());
+        let denied = turn.of_type("tool/denied");
+        assert_eq!(denied.len(), 1, "{}", ctx());
+        let reason = denied[0]["reason"].as_str().unwrap_or_default();
+        assert!(
+            reason.contains("exceeded the 16 MiB output limit"),
+            "{}",
+            ctx()
+        );
+        let results = turn.of_type("hook/result");
+        assert_eq!(results.len(), 1, "{}", ctx());
+        assert_eq!(results[0]["outcome"], "blocked", "{}", ctx());
+        assert_eq!(results[0]["stdout_truncated"], true, "{}", ctx());
+        assert!(
+            results[0]["detail"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("16 MiB"),
+            "{}",
+            ctx()
+        );
+        // dsh itself warns on stderr, naming the hook.
+        assert!(turn.outcome.stderr.contains("16 MiB"), "{}", ctx());
+    }
+}
