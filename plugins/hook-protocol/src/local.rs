@@ -163,7 +163,9 @@ pub async fn run_local(request: RunRequest) -> RunAnswer {
         pgid: child.id().map(|id| id as i32),
     };
     let cap = usize::try_from(request.max_output_bytes).unwrap_or(usize::MAX);
-    let kill_at_cap = (request.on_overflow == "kill").then_some(guard.pgid).flatten();
+    let kill_at_cap = (request.on_overflow == "kill")
+        .then_some(guard.pgid)
+        .flatten();
     let stdout = tokio::spawn(read_capped(child.stdout.take(), cap, kill_at_cap));
     let stderr = tokio::spawn(read_capped(child.stderr.take(), cap, kill_at_cap));
     if let Some(mut stdin) = child.stdin.take() {
@@ -253,7 +255,11 @@ async fn read_capped<R: AsyncRead + Unpin>(
             }
         }
     }
-    (String::from_utf8_lossy(&kept).into_owned(), truncated, false)
+    (
+        String::from_utf8_lossy(&kept).into_owned(),
+        truncated,
+        false,
+    )
 }
 
 #[cfg(test)]

@@ -47,6 +47,9 @@ pub struct Config {
     /// The `effort.level` Claude Code reports in tool and Stop payloads (and
     /// as `CLAUDE_EFFORT`); `null` leaves both out.
     pub effort: Option<String>,
+    /// Where hook texts too long for the model are saved whole (default
+    /// `<state_dir>/hook-outputs`); see [`crate::persist`].
+    pub hook_outputs_dir: Option<String>,
 }
 
 impl Default for Config {
@@ -57,6 +60,7 @@ impl Default for Config {
             project_dir: None,
             default_timeout_s: dsh_hook_protocol::DEFAULT_TIMEOUT_S,
             effort: Some("high".into()),
+            hook_outputs_dir: None,
         }
     }
 }

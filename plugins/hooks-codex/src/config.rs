@@ -64,6 +64,9 @@ pub struct Config {
     /// Codex passes the environment unchanged), e.g. to give hooks a
     /// different `HOME` or `PATH`.
     pub env: std::collections::BTreeMap<String, String>,
+    /// Where hook texts too long for the model are saved whole (default
+    /// `$TMPDIR/hook_outputs`, as Codex).
+    pub hook_outputs_dir: Option<String>,
 }
 
 impl Default for Config {
@@ -73,6 +76,7 @@ impl Default for Config {
             model: String::new(),
             default_timeout_s: dsh_hook_protocol::DEFAULT_TIMEOUT_S,
             env: Default::default(),
+            hook_outputs_dir: None,
         }
     }
 }

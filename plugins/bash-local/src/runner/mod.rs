@@ -238,11 +238,17 @@ async fn supervise(
             },
         }
         if overflowed && !over_limit {
-            tracing::info!(pgid = group.id(), limit = spec.max_output_bytes, "process-runner: output passed its hard limit, killing group");
+            tracing::info!(
+                pgid = group.id(),
+                limit = spec.max_output_bytes,
+                "process-runner: output passed its hard limit, killing group"
+            );
             over_limit = true;
             group.signal_logged(libc::SIGKILL);
             if !matches!(phase, Phase::Killed { .. }) {
-                phase = Phase::Killed { abandon_at: Instant::now() + DRAIN_AFTER_KILL };
+                phase = Phase::Killed {
+                    abandon_at: Instant::now() + DRAIN_AFTER_KILL,
+                };
             }
         }
     }

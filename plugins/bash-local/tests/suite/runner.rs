@@ -286,13 +286,20 @@ async fn a_hard_limit_kills_the_group_and_keeps_the_head() {
     assert_eq!(out.signal, Some(libc::SIGKILL));
     assert!(out.stdout_truncated);
     assert!(out.stdout.len() <= 64 * 1024 && out.stderr.len() <= 64 * 1024);
-    assert!(out.stdout.starts_with("head\nhead\n"), "{:?}", &out.stdout[..20]);
+    assert!(
+        out.stdout.starts_with("head\nhead\n"),
+        "{:?}",
+        &out.stdout[..20]
+    );
 
     // Under the limit nothing changes: whole output, no flag.
     let mut spec = sh("printf 'exact'", &dir);
     spec.max_output_bytes = 5;
     spec.on_overflow = dsh_bash_local::runner::Overflow::Kill;
     let out = run(spec).await;
-    assert_eq!((out.stdout.as_str(), out.stdout_truncated), ("exact", false));
+    assert_eq!(
+        (out.stdout.as_str(), out.stdout_truncated),
+        ("exact", false)
+    );
     assert!(!out.output_limit_exceeded && out.exit_code == Some(0));
 }

@@ -221,7 +221,11 @@ fn a_large_pre_tool_use_deny_is_honoured_by_both_bridges() {
 
         let turn = project.prompt("go");
         let ctx = || format!("{bridge:?}\n{}", turn.context());
-        assert!(!project.proj().join("ran").exists(), "the tool ran: {}", ctx());
+        assert!(
+            !project.proj().join("ran").exists(),
+            "the tool ran: {}",
+            ctx()
+        );
         let denied = turn.of_type("tool/denied");
         assert_eq!(denied.len(), 1, "{}", ctx());
         let reason = denied[0]["reason"].as_str().unwrap_or_default();
@@ -251,7 +255,11 @@ fn an_output_past_the_limit_is_a_block_with_the_error_recorded() {
 
         let turn = project.prompt("go");
         let ctx = || format!("{bridge:?}\n{}", turn.context());
-        assert!(!project.proj().join("ran").exists(), "the tool ran: {}", ctx());
+        assert!(
+            !project.proj().join("ran").exists(),
+            "the tool ran: {}",
+            ctx()
+        );
         let denied = turn.of_type("tool/denied");
         assert_eq!(denied.len(), 1, "{}", ctx());
         let reason = denied[0]["reason"].as_str().unwrap_or_default();
@@ -275,4 +283,125 @@ fn an_output_past_the_limit_is_a_block_with_the_error_recorded() {
         // dsh itself warns on stderr, naming the hook.
         assert!(turn.outcome.stderr.contains("16 MiB"), "{}", ctx());
     }
+}
+
+// ---------------------------------------------------------------------------
+// Injected context is capped as the CLIs cap it.
+
+/// The hook-sourced message of the first request starting with `lead`.
+fn hook_message(project: &Project, lead: &str) -> (String, usize) {
+    let requests = project.requests();
+    assert!(!requests.is_empty(), "no model request was made");
+    let size = requests[0].to_string().len();
+    let text = requests[0]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .find(|c| c.starts_with(lead))
+        .unwrap_or_else(|| panic!("no message starting {lead:?} in {:.2000}", requests[0]))
+        .to_string();
+    (text, size)
+}
+
+#[test]
+fn a_five_megabyte_prompt_hook_output_is_saved_and_replaced_as_each_cli_does() {
+    const SIZE: usize = 5_000_000;
+    for bridge in Bridge::BOTH {
+        let project = Project::new(bridge, json!({}), json!([{"text": "done"}]));
+        let cmd = format!("head -c {SIZE} /dev/zero | tr '\\0' w");
+        project.write_hooks(&json!({"hooks": hook("UserPromptSubmit", &cmd)}).to_string());
+        let tmp = project.root().join("tmp");
+        std::fs::create_dir(&tmp).unwrap();
+        let turn = project.prompt_with_env("go", &[("TMPDIR", &tmp.display().to_string())]);
+        assert_eq!(turn.outcome.code, Some(0), "{bridge:?}\n{}", turn.context());
+        let whole = "w".repeat(SIZE);
+        let (shown, request_bytes) = match bridge {
+            Bridge::Claude => {
+                let (text, size) = hook_message(&project, "UserPromptSubmit hook success: ");
+                let body = text
+                    .strip_prefix("UserPromptSubmit hook success: <persisted-output>\nOutput too large (4.8MB). Full output saved to: ")
+                    .unwrap_or_else(|| panic!("not Claude's wrapper: {text:.300}"));
+                let (path, rest) = body.split_once("\n\nPreview (first 2KB):\n").unwrap();
+                assert_eq!(
+                    rest,
+                    format!("{}\n...\n</persisted-output>", &whole[..2000])
+                );
+                // Under the state directory, named after the hook run.
+                let state = project.root().join("state").join("hook-outputs");
+                assert!(Path::new(path).starts_with(&state), "{path}");
+                assert!(path.ends_with("-stdout.txt"), "{path}");
+                (std::fs::read_to_string(path).unwrap(), size)
+            }
+            Bridge::Codex => {
+                let (text, size) = hook_message(&project, "Warning: truncated output");
+                assert!(text.starts_with(
+                    "Warning: truncated output (original token count: 1250000)\nTotal output lines: 1\n\nwww"
+                ), "{text:.300}");
+                let (_, path) = text.rsplit_once("\n\nFull hook output saved to: ").unwrap();
+                // The footer's tokens come off the 2,500-token budget; the
+                // rest of 1,250,000 tokens is cut.
+                let footer = format!("\n\nFull hook output saved to: {path}").len();
+                let budget = 2500 - footer.div_ceil(4);
+                let marker = format!("…{} tokens truncated…", 1_250_000 - budget);
+                assert!(text.contains(&marker), "{marker} in {text:.300}");
+                // Codex's place: $TMPDIR/hook_outputs/<session id>/<uuid>.txt.
+                assert!(
+                    Path::new(path).starts_with(tmp.join("hook_outputs")),
+                    "{path}"
+                );
+                // About 10 KB: the warning lines and the marker are not budgeted.
+                assert!(text.len() <= 10_200, "{} bytes", text.len());
+                (std::fs::read_to_string(path).unwrap(), size)
+            }
+        };
+        assert!(
+            shown == whole,
+            "{bridge:?}: the saved file does not hold the whole output"
+        );
+        // The request stays small: the output is in a file, not in it.
+        assert!(
+            request_bytes < 32 * 1024,
+            "{bridge:?}: request of {request_bytes} bytes"
+        );
+    }
+}
+
+#[test]
+fn a_long_post_tool_use_context_is_replaced_inside_claudes_reminder() {
+    let project = Project::new(Bridge::Claude, json!({}), bash_then_done("true"));
+    let context = format!("CTX {}", "word ".repeat(10_000)); // 50,004 characters
+    let answer = json!({"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": context}});
+    let file = project.write("answer.json", answer.to_string().as_bytes());
+    let cmd = format!("cat '{}'", file.display());
+    project.write_hooks(&json!({"hooks": hook("PostToolUse", &cmd)}).to_string());
+    let turn = project.prompt("go");
+    assert_eq!(turn.outcome.code, Some(0), "{}", turn.context());
+    let requests = project.requests();
+    assert_eq!(requests.len(), 2, "{}", turn.context());
+    let text = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .find(|c| c.contains("PostToolUse:Bash hook additional context"))
+        .unwrap_or_else(|| panic!("no context in {:.3000}", requests[1]))
+        .to_string();
+    let path_start = "<system-reminder>\nPostToolUse:Bash hook additional context: <persisted-output>\nOutput too large (48.8KB). Full output saved to: ";
+    let body = text
+        .strip_prefix(path_start)
+        .unwrap_or_else(|| panic!("{text:.400}"));
+    let (path, rest) = body.split_once("\n\nPreview (first 2KB):\n").unwrap();
+    assert!(
+        path.ends_with("-1-additionalContext.txt") && path.contains("/hook-"),
+        "{path}"
+    );
+    assert_eq!(
+        rest,
+        format!(
+            "{}\n...\n</persisted-output>\n</system-reminder>",
+            &context[..2000]
+        )
+    );
+    assert_eq!(std::fs::read_to_string(path).unwrap(), context);
 }
