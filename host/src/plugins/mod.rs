@@ -15,5 +15,5 @@ mod reload;
 pub mod services;
 
 pub use context::{HostCore, HostView, SessionControl};
-pub use registry::{PluginHost, PluginRecord, PluginSource, PluginStatus, Problem};
+pub use registry::{PluginHost, PluginRecord, PluginSource, PluginStatus, Problem, Severity};
 pub use reload::ReloadReport;

@@ -32,6 +32,8 @@ pub struct Effects {
     pub halts: Vec<(String, String)>,
     /// Every warning.
     pub warnings: Vec<String>,
+    /// Every config problem reported.
+    pub problems: Vec<dsh_plugin_api::ConfigProblem>,
     /// Every process request, in start order.
     pub requests: Vec<RunRequest>,
 }
@@ -83,6 +85,10 @@ impl HookHost for LocalHost {
 
     fn warn(&self, message: &str) {
         self.with_effects(|e| e.warnings.push(message.into()));
+    }
+
+    fn report_problem(&self, problem: dsh_plugin_api::ConfigProblem) {
+        self.with_effects(|e| e.problems.push(problem));
     }
 }
 

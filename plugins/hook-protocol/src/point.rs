@@ -207,6 +207,7 @@ mod tests {
             Ok(())
         }
         fn warn(&self, _: &str) {}
+        fn report_problem(&self, _: dsh_plugin_api::ConfigProblem) {}
     }
 
     fn inv(index: usize, cmd: &str) -> Invocation {

@@ -14,7 +14,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use dsh_plugin_api::Host;
+use dsh_plugin_api::{ConfigProblem, Host};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -147,8 +147,10 @@ pub trait HookHost: Send + Sync + 'static {
     fn append_record(&self, session_id: &str, record: &Value) -> Result<(), String>;
     /// Ends the session's open turn after the current step.
     fn halt_turn(&self, session_id: &str, reason: &str) -> Result<(), String>;
-    /// Reports a degraded condition (bad config, unusable hook) to the operator.
+    /// Reports a degraded condition at run time to the operator.
     fn warn(&self, message: &str);
+    /// Reports a problem with a hooks file (at load: `dsh check` lists it).
+    fn report_problem(&self, problem: ConfigProblem);
 }
 
 /// The production [`HookHost`]: the plugin SDK's [`Host`].
@@ -195,6 +197,10 @@ impl HookHost for PluginHost {
 
     fn warn(&self, message: &str) {
         self.host.warn(message);
+    }
+
+    fn report_problem(&self, problem: ConfigProblem) {
+        self.host.report_problem(problem);
     }
 }
 

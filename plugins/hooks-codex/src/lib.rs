@@ -59,11 +59,11 @@ pub struct CodexBridge {
 
 impl CodexBridge {
     /// Loads the configured hook files (once) and reports every problem
-    /// through `host` as a warning.
+    /// through `host` (`dsh check` lists them).
     pub fn new(config: Config, host: Arc<dyn HookHost>) -> Self {
         let loaded = config::load(&config);
-        for w in &loaded.warnings {
-            host.warn(&format!("hooks-codex: {w}"));
+        for problem in loaded.problems {
+            host.report_problem(problem);
         }
         CodexBridge {
             host,

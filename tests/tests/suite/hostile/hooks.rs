@@ -405,3 +405,151 @@ fn a_long_post_tool_use_context_is_replaced_inside_claudes_reminder() {
     );
     assert_eq!(std::fs::read_to_string(path).unwrap(), context);
 }
+
+// ---------------------------------------------------------------------------
+// `dsh check` shows hook-file problems.
+
+/// `dsh check` (or another command) on the project's manifest.
+fn check(project: &Project, command: &str) -> Outcome {
+    let manifest = project.manifest().display().to_string();
+    project.dsh(&[command, "--config", &manifest], &[])
+}
+
+/// A PreToolUse gate as the user meant to write it, with `edit` applied
+/// to its JSON text.
+fn gate_with(edit: (&str, &str)) -> String {
+    let good = json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "exit 2"}
+    ]}]}})
+    .to_string();
+    assert!(good.contains(edit.0), "{good} has no {:?}", edit.0);
+    good.replacen(edit.0, edit.1, 1)
+}
+
+#[test]
+fn check_names_the_file_and_key_of_every_hook_file_problem_and_fails_without_a_usable_file() {
+    // (what is wrong, the hooks file's text or None for no file, whether
+    // `dsh check` fails, what its problem line must hold after the file)
+    let cases: Vec<(&str, Option<String>, bool, &str)> = vec![
+        (
+            "missing",
+            None,
+            true,
+            ": cannot read the hooks file: No such file",
+        ),
+        (
+            "malformed",
+            Some("{\"hooks\": {\"PreToolUse\": [}}".into()),
+            true,
+            ": not valid: expected value at line 1 column 27; no hooks loaded from it",
+        ),
+        (
+            "misspelled event",
+            Some(gate_with(("\"PreToolUse\"", "\"PreTooluse\""))),
+            true,
+            ": key `hooks.PreTooluse`: unknown {cli} hook event `PreTooluse` (did you mean `PreToolUse`?); its hooks never run",
+        ),
+        (
+            "misspelled hooks",
+            Some(gate_with(("\"hooks\":[", "\"hook\":["))),
+            true,
+            ": key `hooks.PreToolUse[0]`: no `hooks` list (found `hook`); the group's hooks never run",
+        ),
+        (
+            "misspelled command",
+            Some(gate_with(("\"command\":\"exit", "\"comand\":\"exit"))),
+            true,
+            ": key `hooks.PreToolUse[0].hooks[0]`: command hook with no `command` (found `comand`); the hook never runs",
+        ),
+        (
+            "misspelled matcher",
+            Some(gate_with(("\"matcher\"", "\"matchr\""))),
+            false,
+            ": key `hooks.PreToolUse[0].matchr`: unknown key `matchr` is ignored (did you mean `matcher`?)",
+        ),
+    ];
+    for bridge in Bridge::BOTH {
+        let cli = match bridge {
+            Bridge::Claude => "Claude Code",
+            Bridge::Codex => "Codex",
+        };
+        for (what, text, fails, want) in &cases {
+            let project = Project::new(bridge, json!({}), json!([]));
+            match text {
+                Some(text) => project.write_hooks(text),
+                None => std::fs::remove_file(project.hooks_file()).unwrap(),
+            }
+            let out = check(&project, "check");
+            let ctx = format!("{bridge:?} {what}:\n{}\n{}", out.stdout, out.stderr);
+            assert_eq!(out.code, Some(if *fails { 1 } else { 0 }), "{ctx}");
+            let want = format!(
+                "plugin `{}`: {}{}{}",
+                bridge.plugin(),
+                if *fails { "" } else { "warning: " },
+                project.hooks_file().display(),
+                want.replace("{cli}", cli)
+            );
+            assert!(
+                out.stdout
+                    .lines()
+                    .any(|l| l.trim() == want || l.trim().starts_with(&want)),
+                "want {want:?}\n{ctx}"
+            );
+            // `dsh plugins` lists the same problem, on stderr.
+            let plugins = check(&project, "plugins");
+            assert!(
+                plugins.stderr.contains(&want),
+                "plugins:\n{}",
+                plugins.stderr
+            );
+        }
+    }
+}
+
+#[test]
+fn an_unreadable_hooks_file_fails_check_and_prompt_logs_it() {
+    for bridge in Bridge::BOTH {
+        let project = Project::new(bridge, json!({}), json!([{"text": "done"}]));
+        // A folder where the file should be: unreadable even for root.
+        std::fs::remove_file(project.hooks_file()).unwrap();
+        std::fs::create_dir(project.hooks_file()).unwrap();
+        let out = check(&project, "check");
+        let want = format!(
+            "plugin `{}`: {}: cannot read the hooks file: Is a directory",
+            bridge.plugin(),
+            project.hooks_file().display()
+        );
+        assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
+        assert!(out.stdout.contains(&want), "{want}\n{}", out.stdout);
+        // `dsh prompt` still runs the turn, and logs the problem as a warning.
+        let turn = project.prompt("go");
+        assert_eq!(turn.outcome.code, Some(0), "{}", turn.context());
+        let logged = turn
+            .outcome
+            .stderr
+            .lines()
+            .find(|l| l.contains("cannot read the hooks file"))
+            .unwrap_or_else(|| panic!("not logged:\n{}", turn.outcome.stderr));
+        assert!(
+            logged.contains("WARN") && logged.contains(bridge.plugin()),
+            "{logged}"
+        );
+    }
+}
+
+#[test]
+fn the_shipped_example_hook_files_check_clean() {
+    // What the CLIs accept must still load: the example files (shapes from
+    // the recorded vectors) give no problem at all.
+    let root = dsh_tests::workspace_root().join("config/hooks");
+    for (bridge, file) in [
+        (Bridge::Claude, "claude-settings.json"),
+        (Bridge::Codex, "codex-hooks.json"),
+    ] {
+        let project = Project::new(bridge, json!({}), json!([]));
+        std::fs::copy(root.join(file), project.hooks_file()).unwrap();
+        let out = check(&project, "check");
+        assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+        assert!(!out.stdout.contains("problem"), "{}", out.stdout);
+    }
+}
