@@ -116,13 +116,6 @@ impl Drop for GroupGuard {
     }
 }
 
-fn credential_like(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    ["KEY", "SECRET", "TOKEN", "PASSWORD"]
-        .iter()
-        .any(|w| upper.contains(w))
-}
-
 /// Runs one request to completion, following the process-runner contract.
 pub async fn run_local(request: RunRequest) -> RunAnswer {
     let started = Instant::now();
@@ -137,9 +130,9 @@ pub async fn run_local(request: RunRequest) -> RunAnswer {
         .stderr(Stdio::piped())
         .process_group(0);
     if request.inherit_env {
-        for (name, _) in std::env::vars_os() {
+        for (name, value) in std::env::vars_os() {
             if let Some(name) = name.to_str()
-                && credential_like(name)
+                && dsh_plugin_api::credentials::is_credential(name, &value.to_string_lossy())
                 && !request.allow_env.iter().any(|a| a == name)
             {
                 cmd.env_remove(name);

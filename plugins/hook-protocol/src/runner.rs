@@ -78,7 +78,8 @@ impl RunRequest {
 }
 
 /// Names in this process's environment that the process runner would scrub
-/// (they contain KEY, SECRET, TOKEN or PASSWORD).
+/// ([`dsh_plugin_api::credentials`]: names with KEY, SECRET, TOKEN,
+/// PASSWORD, PASSWD or WEBHOOK, `*_PAT`, `*_DSN`, URLs with userinfo).
 ///
 /// Both real CLIs hand hooks their whole environment, credentials included,
 /// and a user's unmodified hook may rely on one (`gh` with `GH_TOKEN`, say).
@@ -87,12 +88,9 @@ impl RunRequest {
 /// would under the real CLI.
 pub fn credential_like_env_names() -> Vec<String> {
     let mut names: Vec<String> = std::env::vars_os()
-        .filter_map(|(k, _)| k.into_string().ok())
-        .filter(|k| {
-            let upper = k.to_ascii_uppercase();
-            ["KEY", "SECRET", "TOKEN", "PASSWORD"]
-                .iter()
-                .any(|word| upper.contains(word))
+        .filter_map(|(k, v)| {
+            let k = k.into_string().ok()?;
+            dsh_plugin_api::credentials::is_credential(&k, &v.to_string_lossy()).then_some(k)
         })
         .collect();
     names.sort();
@@ -239,6 +237,31 @@ mod tests {
         assert_eq!(v["timeout_ms"], 600_000);
         assert_eq!(v["kill_grace_ms"], 1500);
         assert_eq!(v["env"]["CLAUDECODE"], "1");
+    }
+
+    #[test]
+    fn hooks_keep_every_credential_the_runner_would_scrub() {
+        // SAFETY: set_var is unsound only with concurrent readers of the
+        // environment in other threads; these names are unique to this
+        // test and only read by the call below.
+        unsafe {
+            std::env::set_var("DSH_RUNNER_TEST_DB_URL", "postgres://u:pw@db/x");
+            std::env::set_var("DSH_RUNNER_TEST_SITE_URL", "https://example.com/x");
+            std::env::set_var("DSH_RUNNER_TEST_PAT", "ghp_x");
+        }
+        let names = credential_like_env_names();
+        assert!(
+            names.iter().any(|n| n == "DSH_RUNNER_TEST_DB_URL"),
+            "{names:?}"
+        );
+        assert!(
+            names.iter().any(|n| n == "DSH_RUNNER_TEST_PAT"),
+            "{names:?}"
+        );
+        assert!(
+            !names.iter().any(|n| n == "DSH_RUNNER_TEST_SITE_URL"),
+            "{names:?}"
+        );
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //!
 //! This is the plain async API behind the `process-runner` service and the
 //! `Bash` tool. [`run`] (or [`run_cancellable`]) spawns the program as the
-//! leader of a new process group, writes `stdin` fully and closes it, reads
+//! leader of a new process group (without the capabilities that read
+//! other processes' memory: see `caps.rs`), writes `stdin` fully and closes it, reads
 //! stdout and stderr concurrently (so a chatty child can never deadlock on
 //! a full pipe), keeps the tail of each stream up to a cap, and returns a
 //! [`RunOutcome`]. It never fails for process problems: a program that
@@ -18,6 +19,7 @@
 //! *and* both pipes close, as a Node `close` event would: a background job
 //! still holding stdout keeps the run open.
 
+mod caps;
 mod capture;
 pub mod env;
 mod group;
@@ -93,6 +95,13 @@ fn spawn(spec: &RunSpec) -> Result<(Child, ProcessGroup), String> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
+    if caps::must_drop() {
+        // SAFETY: the hook runs in the child between fork and exec and only
+        // makes async-signal-safe system calls (see `caps`).
+        unsafe {
+            command.pre_exec(caps::drop_capabilities);
+        }
+    }
     let mut child = command
         .spawn()
         .map_err(|e| format!("cannot run `{program}`: {e}"))?;

@@ -553,3 +553,138 @@ fn the_shipped_example_hook_files_check_clean() {
         assert!(!out.stdout.contains("problem"), "{}", out.stdout);
     }
 }
+
+// ---------------------------------------------------------------------------
+// Secrets do not leak to tools.
+
+/// A project with no hooks at all: bash-local and the scripted model.
+fn tools_only(script: Value) -> Project {
+    let project = Project::new(Bridge::Claude, json!({}), script);
+    let manifest = format!(
+        "state_dir: state\nplugins:\n  - name: bash-local\n  - id: model\n    name: model-scripted\n    config: {}\n",
+        json!({"script": project.requests_script(), "record": "requests.jsonl"})
+    );
+    std::fs::write(project.manifest(), manifest).unwrap();
+    project
+}
+
+impl Project {
+    /// The model script of the manifest as written by [`Project::new`].
+    fn requests_script(&self) -> Value {
+        let text = std::fs::read_to_string(self.manifest()).unwrap();
+        let line = text
+            .lines()
+            .rev()
+            .find(|l| l.contains("\"script\""))
+            .unwrap()
+            .trim()
+            .trim_start_matches("config: ");
+        serde_json::from_str::<Value>(line).unwrap()["script"].clone()
+    }
+}
+
+/// The text of every `tool/result` of a turn.
+fn tool_results(turn: &Turn) -> String {
+    turn.of_type("tool/result")
+        .iter()
+        .map(|e| e["content"].as_str().unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn the_bash_tool_cannot_read_dsh_s_environment_through_proc() {
+    // The tool's shell is a child of dsh: its parent is the dsh process.
+    // `comm` proves it; `environ`, `mem` and where its fds lead must stay
+    // shut (the run may be root's: the capabilities that would open them
+    // are gone from the tool).
+    let probe = "echo \"parent=$(cat /proc/$PPID/comm)\"; \
+                 cat /proc/$PPID/environ; \
+                 readlink /proc/$PPID/fd/2 && echo fd_link_read; \
+                 head -c 1 /proc/$PPID/mem >/dev/null && echo mem_read; true";
+    let project = tools_only(bash_then_done(probe));
+    let secret = "hunter2-dsh-9f3c";
+    let turn = project.prompt_with_env(
+        "go",
+        &[
+            ("DSH_PROBE_API_TOKEN", secret),
+            ("DSH_PROBE_PLAIN", secret),
+            (
+                "DSH_PROBE_DB_URL",
+                &format!("postgres://app:{secret}@db/app"),
+            ),
+        ],
+    );
+    let out = tool_results(&turn);
+    assert!(
+        out.contains("parent=dsh"),
+        "not dsh's child: {out}\n{}",
+        turn.context()
+    );
+    assert!(!out.contains(secret), "the secret leaked: {out}");
+    assert!(out.contains("/environ: Permission denied"), "{out}");
+    assert!(
+        !out.contains("fd_link_read") && !out.contains("mem_read"),
+        "{out}"
+    );
+    // Not the environment variable itself either: a plain name is
+    // inherited (it is no credential), the token and the URL are not.
+    let project = tools_only(bash_then_done(
+        "echo \"token=[$DSH_PROBE_API_TOKEN] url=[$DSH_PROBE_DB_URL] plain=[$DSH_PROBE_PLAIN]\"",
+    ));
+    let turn = project.prompt_with_env(
+        "go",
+        &[
+            ("DSH_PROBE_API_TOKEN", secret),
+            ("DSH_PROBE_PLAIN", "visible"),
+            (
+                "DSH_PROBE_DB_URL",
+                &format!("postgres://app:{secret}@db/app"),
+            ),
+        ],
+    );
+    assert_eq!(
+        tool_results(&turn),
+        "token=[] url=[] plain=[visible]",
+        "{}",
+        turn.context()
+    );
+}
+
+#[test]
+fn hooks_still_get_the_credentials_the_tools_lose() {
+    // Both CLIs hand hooks their whole environment; the scrub is the
+    // tools' (and hooks that rely on `GH_TOKEN` or `DATABASE_URL` work).
+    for bridge in Bridge::BOTH {
+        let project = Project::new(
+            bridge,
+            json!({}),
+            bash_then_done("echo \"tool=[$DSH_PROBE_DB_URL]\""),
+        );
+        let seen = project.root().join("seen.txt");
+        let cmd = format!(
+            "echo \"$DSH_PROBE_DB_URL $DSH_PROBE_API_TOKEN\" > '{}'",
+            seen.display()
+        );
+        project.write_hooks(&json!({"hooks": hook("UserPromptSubmit", &cmd)}).to_string());
+        let url = "postgres://app:pw-4471@db/app";
+        let turn = project.prompt_with_env(
+            "go",
+            &[
+                ("DSH_PROBE_DB_URL", url),
+                ("DSH_PROBE_API_TOKEN", "tok-4471"),
+            ],
+        );
+        assert_eq!(
+            tool_results(&turn),
+            "tool=[]",
+            "{bridge:?}\n{}",
+            turn.context()
+        );
+        assert_eq!(
+            std::fs::read_to_string(&seen).unwrap(),
+            format!("{url} tok-4471\n"),
+            "{bridge:?}"
+        );
+    }
+}
