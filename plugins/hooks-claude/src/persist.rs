@@ -16,12 +16,12 @@
 //! </persisted-output>
 //! ```
 //!
-//! The file is `<dir>/<session id>/<name>.txt`, `<name>` being
+//! The file is `<dir>/<session id>/tool-results/<name>.txt`, `<name>` being
 //! `hook-<hook run id>-stdout` for plain stdout and
 //! `hook-<tool use id or batch id>-<n>-<field>` for a JSON field (`n`
-//! counts the JSON answers of the batch, from 1). Claude Code keeps it in
-//! the session's `tool-results` folder under `~/.claude/projects`; dsh keeps
-//! it under its state directory (`<state_dir>/hook-outputs`). If the file
+//! counts the JSON answers of the batch, from 1). Claude Code's `<dir>` is
+//! `~/.claude/projects/<project slug>`; dsh's is under its state directory
+//! (`<state_dir>/hook-outputs`). If the file
 //! cannot be written, the text is cut at 10,000 units and the model reads
 //! [`persist_failed_notice`]. An existing file is kept (exclusive create),
 //! as in Claude Code; dsh creates it 0600 in 0700 folders.
@@ -79,8 +79,23 @@ impl Spill<'_> {
             Kind::Stdout => format!("hook-{hook_id}-stdout"),
             Kind::AdditionalContext => format!("hook-{}-{nth}-{}", self.batch_id, kind.as_str()),
         };
-        let path = self.dir.join(self.session_id).join(format!("{name}.txt"));
-        match save(&path, text) {
+        let path = self
+            .dir
+            .join(self.session_id)
+            .join("tool-results")
+            .join(format!("{name}.txt"));
+        // One plain path component, never `..` or a path of its own.
+        let saved = if matches!(self.session_id, "" | "." | "..")
+            || self.session_id.contains(['/', '\0'])
+        {
+            Err(format!(
+                "session id {:?} is not a file name",
+                self.session_id
+            ))
+        } else {
+            save(&path, text)
+        };
+        match saved {
             Ok(()) => wrapper(text, units, &path),
             Err(e) => format!(
                 "{}{}",
@@ -168,19 +183,12 @@ pub fn size(units: usize) -> String {
 
 /// Saves `text` at `path` (exclusive create; an existing file is kept).
 fn save(path: &Path, text: &str) -> Result<(), String> {
-    let session_dir = path.parent().unwrap_or(Path::new("."));
-    let session = session_dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    if matches!(session.as_str(), "" | "." | "..") || session.contains('/') {
-        return Err(format!("session id {session:?} is not a file name"));
-    }
+    let results_dir = path.parent().unwrap_or(Path::new("."));
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
-        .create(session_dir)
-        .map_err(|e| format!("{e}, mkdir '{}'", session_dir.display()))?;
+        .create(results_dir)
+        .map_err(|e| format!("{e}, mkdir '{}'", results_dir.display()))?;
     let mut file = match std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -239,7 +247,7 @@ mod tests {
         assert_eq!(s.cap(&e, Kind::AdditionalContext, "h1", 1), e);
         let over = "a".repeat(10_001);
         let shown = s.cap(&over, Kind::Stdout, "h1", 1);
-        let path = dir.path().join("ses_1/hook-h1-stdout.txt");
+        let path = dir.path().join("ses_1/tool-results/hook-h1-stdout.txt");
         assert_eq!(
             shown,
             format!(
@@ -260,7 +268,7 @@ mod tests {
         assert!(shown.contains("Output too large (10KB)."), "{shown:.200}");
         let path = dir
             .path()
-            .join("ses_1/hook-toolu_1-2-additionalContext.txt");
+            .join("ses_1/tool-results/hook-toolu_1-2-additionalContext.txt");
         assert_eq!(std::fs::read_to_string(path).unwrap(), text);
         // 27 + 986 emoji = 1,999 units; the next one would split.
         let p = preview(&text);
@@ -275,6 +283,23 @@ mod tests {
         assert!(preview(&lines).ends_with('l'));
         let text: String = "a".repeat(500) + "\n" + &"b".repeat(20_000);
         assert_eq!(preview(&text).encode_utf16().count(), 2_000);
+    }
+
+    #[test]
+    fn a_session_id_never_leaves_the_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        let spill = Spill {
+            dir: &root,
+            session_id: "../escape",
+            batch_id: "b",
+        };
+        let shown = spill.cap(&"x".repeat(10_001), Kind::Stdout, "h", 0);
+        assert!(
+            shown.contains("persist-to-disk failed: session id"),
+            "{shown:.100}"
+        );
+        assert!(!dir.path().join("escape").exists());
     }
 
     #[test]

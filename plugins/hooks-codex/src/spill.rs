@@ -193,6 +193,37 @@ mod tests {
     }
 
     #[test]
+    fn the_recorded_numbers_of_c22_are_reproduced() {
+        // Codex 0.171.0 (vectors C22-*), with 36-character ids in the path
+        // (a 124-byte footer): 40,036 bytes give T 10009, K 7540 and 10,102
+        // characters (10,049 with the recording's placeholders); 10,019
+        // bytes of mostly `é` give T 2505, a head that backs off to 4,937
+        // bytes, and 5,170 characters (5,117 with placeholders).
+        let path = format!("/tmp/hook_outputs/{0}/{0}.txt", "0".repeat(36));
+        let words = format!(
+            "MARK_BIGCTX_UPS {}MARK_BIGCTX_TAIL_END",
+            "word ".repeat(8000)
+        );
+        assert_eq!(words.len(), 40_036);
+        let shown = preview(&words, Path::new(&path));
+        assert!(shown.starts_with(
+            "Warning: truncated output (original token count: 10009)\nTotal output lines: 1\n\n"
+        ));
+        assert!(shown.contains("…7540 tokens truncated…"));
+        assert_eq!(shown.chars().count(), 10_102);
+        let accents = format!("MARK_BIGCTX_EACUTE {}", "é".repeat(5000));
+        let shown = preview(&accents, Path::new(&path));
+        assert_eq!(shown.chars().count(), 5_170);
+        let body = shown.split_once("\n\n").unwrap().1;
+        let (head, _) = body.split_once('…').unwrap();
+        assert_eq!(head.len(), 4_937);
+        assert!(shown.starts_with("Warning: truncated output (original token count: 2505)"));
+        // 401 lines count as 401.
+        let lines = format!("MARK\n{}", "line 0000 yyy\n".repeat(3000));
+        assert!(preview(&lines, Path::new(&path)).contains("\nTotal output lines: 3001\n"));
+    }
+
+    #[test]
     fn short_text_is_untouched_and_nothing_is_written() {
         let dir = tempfile::tempdir().unwrap();
         let text = "a".repeat(10_000); // exactly 2500 tokens
