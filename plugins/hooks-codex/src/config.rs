@@ -228,9 +228,12 @@ pub fn load(config: &Config) -> Loaded {
     loaded
 }
 
+/// A file's event map and the key path it sits at (`hooks`, or empty).
+type Events = (Map<String, Value>, &'static str);
+
 /// The event map of one file and its key path, `None` when it has no
 /// hooks at all.
-fn read_events(path: &Path) -> Result<Option<(Map<String, Value>, &'static str)>, ConfigError> {
+fn read_events(path: &Path) -> Result<Option<Events>, ConfigError> {
     let shape_error = |message: &str| ConfigError::Shape {
         path: path.to_path_buf(),
         message: message.into(),
