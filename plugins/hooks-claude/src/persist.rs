@@ -182,13 +182,16 @@ pub fn size(units: usize) -> String {
 }
 
 /// Saves `text` at `path` (exclusive create; an existing file is kept).
+/// The folders are made as far as possible; whatever stops the file is
+/// reported the way Claude Code (Bun) words it, e.g. `ENOTDIR: ENOTDIR: not
+/// a directory, open '<path>'`.
 fn save(path: &Path, text: &str) -> Result<(), String> {
     let results_dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::DirBuilder::new()
+    // A failure here shows as the open's error, as in Claude Code.
+    let _ = std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
-        .create(results_dir)
-        .map_err(|e| format!("{e}, mkdir '{}'", results_dir.display()))?;
+        .create(results_dir);
     let mut file = match std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -197,10 +200,47 @@ fn save(path: &Path, text: &str) -> Result<(), String> {
     {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(()),
-        Err(e) => return Err(format!("{e}, open '{}'", path.display())),
+        Err(e) => return Err(bun_error(&e, "open", path)),
     };
     file.write_all(text.as_bytes())
-        .map_err(|e| format!("{e}, write '{}'", path.display()))
+        .map_err(|e| bun_error(&e, "write", path))
+}
+
+/// `<CODE>: <CODE>: <message>, <syscall> '<path>'`, Bun's wording of a
+/// failed file operation.
+fn bun_error(e: &std::io::Error, syscall: &str, path: &Path) -> String {
+    let code = match e.raw_os_error() {
+        Some(libc_code) => errno_name(libc_code),
+        None => "EIO",
+    };
+    let shown = e.to_string();
+    let message = shown.split(" (os error").next().unwrap_or(&shown);
+    let mut chars = message.chars();
+    let message: String = match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => String::new(),
+    };
+    format!("{code}: {code}: {message}, {syscall} '{}'", path.display())
+}
+
+/// The symbolic name of the errno values a file write meets.
+fn errno_name(code: i32) -> &'static str {
+    match code {
+        1 => "EPERM",
+        2 => "ENOENT",
+        5 => "EIO",
+        13 => "EACCES",
+        17 => "EEXIST",
+        20 => "ENOTDIR",
+        21 => "EISDIR",
+        24 => "EMFILE",
+        28 => "ENOSPC",
+        30 => "EROFS",
+        36 => "ENAMETOOLONG",
+        40 => "ELOOP",
+        122 => "EDQUOT",
+        _ => "EIO",
+    }
 }
 
 /// The default root folder under a state directory.
@@ -310,12 +350,18 @@ mod tests {
         let shown = spill(dir.path()).cap(&text, Kind::AdditionalContext, "h", 1);
         let (head, notice) = shown.split_at(10_000);
         assert_eq!(head, "w".repeat(10_000));
-        assert!(
-            notice.starts_with(
-                "\n\n[Hook additionalContext truncated at 10000 chars — persist-to-disk failed: "
-            ),
-            "{notice}"
+        // Claude Code's wording, with Bun's error text (recorded in
+        // `S21-ups-json-persist-fails`, where a file stood in the way).
+        let path = dir
+            .path()
+            .join("ses_1/tool-results/hook-toolu_1-1-additionalContext.txt");
+        assert_eq!(
+            notice,
+            format!(
+                "\n\n[Hook additionalContext truncated at 10000 chars — persist-to-disk failed: \
+                 ENOTDIR: ENOTDIR: not a directory, open '{}']",
+                path.display()
+            )
         );
-        assert!(notice.ends_with(']'));
     }
 }
