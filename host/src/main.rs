@@ -121,7 +121,22 @@ fn session_id(id: &str) -> Result<String, String> {
         .map_err(|e| e.to_string())
 }
 
+/// Makes dsh non-dumpable before anything else runs: no core dumps, and no
+/// process of the same user (a `Bash` command, a hook) can read
+/// `/proc/<dsh pid>/environ`, `mem` or `fd/`. The capabilities that would
+/// override this (`CAP_SYS_PTRACE`, `CAP_SYS_ADMIN`, `CAP_PERFMON`) are
+/// dropped by every child bash-local's runner starts.
+fn make_non_dumpable() {
+    if let Err(e) = nix::sys::prctl::set_dumpable(false) {
+        eprintln!(
+            "dsh: warning: cannot make the process non-dumpable ({e}); tools may read its \
+             environment through /proc"
+        );
+    }
+}
+
 fn main() -> ExitCode {
+    make_non_dumpable();
     let args = Args::parse();
     let result = match args.command {
         Command::Check { config } => cli::check(&config, false, true),

@@ -18,7 +18,7 @@ use abi_stable::{
 use async_ffi::FfiFuture;
 
 use crate::seams::{GuardDecision, Seam, SeamInput, SeamOutput, ToolCall, ToolResult};
-use crate::types::{LogLevel, ToolSpec};
+use crate::types::{ConfigProblem, LogLevel, ToolSpec};
 
 /// Result of a listener or of `next`: the seam's answer or a failure message.
 pub type SeamResult = RResult<SeamOutput, RString>;
@@ -131,6 +131,11 @@ pub trait HostContext: Clone + Send + Sync {
     /// The folder of the manifest that loaded this plugin: relative paths
     /// in a plugin's config resolve against it.
     fn config_dir(&self) -> RString;
+    /// Reports a problem with the plugin's configuration (or a file it
+    /// names). While the plugin applies, the host lists it with the
+    /// plugin's problems (`dsh check`; an error makes the check fail);
+    /// afterwards it is logged.
+    fn report_problem(&self, problem: ConfigProblem);
 }
 
 /// Shared host-context handle.

@@ -11,7 +11,9 @@
 //!   abort signals), all async calls as FFI-safe futures;
 //! - [`root`]: the plugin root module, carrying [`API_VERSION`];
 //! - [`sdk`]: a safe SDK ([`Plugin`] with default methods and
-//!   [`export_plugin!`]) that catches panics at the boundary.
+//!   [`export_plugin!`]) that catches panics at the boundary;
+//! - [`credentials`]: which environment variables hold credentials (the
+//!   process runner's scrub rule).
 //!
 //! Built-in plugins use exactly the same API as a `.so`: the host turns both
 //! into a [`root::PluginModuleRef`] and never special-cases either.
@@ -22,6 +24,7 @@
 //! [rules](sdk#what-a-plugin-must-not-do)).
 #![deny(missing_docs)]
 
+pub mod credentials;
 pub mod ffi;
 pub mod root;
 pub mod sdk;

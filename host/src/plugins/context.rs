@@ -6,13 +6,13 @@
 //! (e.g. `dsh check`) they fail with a clear message.
 
 use std::path::PathBuf;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use abi_stable::std_types::{ROption, RResult, RStr, RString};
 use async_ffi::{FfiFuture, FutureExt as _};
 use dsh_plugin_api::ffi::{GuardBox, HostContext, ListenerBox, ServiceBox, ToolBodyBox};
-use dsh_plugin_api::{LogLevel, Seam, ToolSpec};
+use dsh_plugin_api::{ConfigProblem, LogLevel, ProblemSeverity, Seam, ToolSpec};
 
 use super::services::{ServiceRegistry, ToolRegistry};
 use crate::seams::{Owner, PluginThreads, SeamBus};
@@ -119,12 +119,17 @@ impl HostCore {
     }
 }
 
+/// Config problems a plugin reports while it applies: `Some` until the
+/// registry takes them when `apply` returns; later reports are logged.
+pub(crate) type ProblemInbox = Arc<Mutex<Option<Vec<ConfigProblem>>>>;
+
 /// The context handed to one plugin.
 #[derive(Clone)]
 pub struct PluginContext {
     pub(crate) core: Arc<HostCore>,
     pub(crate) owner: Owner,
     pub(crate) config_dir: PathBuf,
+    pub(crate) problems: ProblemInbox,
 }
 
 fn unit(r: Result<(), String>) -> RResult<(), RString> {
@@ -225,5 +230,19 @@ impl HostContext for PluginContext {
 
     fn config_dir(&self) -> RString {
         self.config_dir.to_string_lossy().into_owned().into()
+    }
+
+    fn report_problem(&self, problem: ConfigProblem) {
+        let mut inbox = self.problems.lock().unwrap_or_else(|p| p.into_inner());
+        match inbox.as_mut() {
+            Some(pending) => pending.push(problem),
+            None => {
+                let plugin = &*self.owner.id;
+                match problem.severity {
+                    ProblemSeverity::Warning => tracing::warn!(plugin, "warning: {problem}"),
+                    ProblemSeverity::Error => tracing::warn!(plugin, "{problem}"),
+                }
+            }
+        }
     }
 }

@@ -2,7 +2,7 @@
 //! one became.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::std_types::{RArc, RResult, RString};
@@ -106,6 +106,16 @@ impl PluginRecord {
     }
 }
 
+/// How serious a [`Problem`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Shown, but `dsh check` still passes.
+    Warning,
+    /// Something the manifest asks for is not in effect: `dsh check` fails.
+    Error,
+}
+
 /// A problem to show the operator: one line each.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Problem {
@@ -113,14 +123,19 @@ pub struct Problem {
     pub plugin: Option<String>,
     /// One line.
     pub message: String,
+    /// Error or warning.
+    pub severity: Severity,
 }
 
 impl std::fmt::Display for Problem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.plugin {
-            Some(id) => write!(f, "plugin `{id}`: {}", self.message),
-            None => f.write_str(&self.message),
+        if let Some(id) = &self.plugin {
+            write!(f, "plugin `{id}`: ")?;
         }
+        if self.severity == Severity::Warning {
+            f.write_str("warning: ")?;
+        }
+        f.write_str(&self.message)
     }
 }
 
@@ -161,9 +176,12 @@ impl PluginHost {
         &self.problems
     }
 
-    /// Whether every enabled plugin applied.
+    /// Whether every enabled plugin applied and no error (warnings aside)
+    /// was reported.
     pub fn all_applied(&self) -> bool {
-        self.problems.is_empty()
+        self.problems
+            .iter()
+            .all(|p| p.severity == Severity::Warning)
             && self
                 .records
                 .iter()
@@ -225,14 +243,42 @@ impl PluginHost {
     }
 
     pub(crate) fn problem(&mut self, plugin: Option<&str>, message: String) {
-        match plugin {
-            Some(id) => tracing::warn!(plugin = %id, "{message}"),
-            None => tracing::warn!("{message}"),
-        }
-        self.problems.push(Problem {
+        self.push_problem(plugin, message, Severity::Error);
+    }
+
+    fn push_problem(&mut self, plugin: Option<&str>, message: String, severity: Severity) {
+        let problem = Problem {
             plugin: plugin.map(str::to_string),
             message,
-        });
+            severity,
+        };
+        let line = match (&problem.plugin, severity) {
+            // The plugin is a field of the log line; the rest is the message.
+            (Some(_), Severity::Warning) => format!("warning: {}", problem.message),
+            (Some(_), Severity::Error) => problem.message.clone(),
+            (None, _) => problem.to_string(),
+        };
+        match plugin {
+            Some(id) => tracing::warn!(plugin = %id, "{line}"),
+            None => tracing::warn!("{line}"),
+        }
+        self.problems.push(problem);
+    }
+
+    /// Lists the config problems a plugin reported while it applied.
+    fn take_reported(&mut self, plugin: &str, inbox: &super::context::ProblemInbox) {
+        let reported = inbox
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .unwrap_or_default();
+        for p in reported {
+            let severity = match p.severity {
+                dsh_plugin_api::ProblemSeverity::Warning => Severity::Warning,
+                dsh_plugin_api::ProblemSeverity::Error => Severity::Error,
+            };
+            self.push_problem(Some(plugin), p.to_string(), severity);
+        }
     }
 
     fn resolve(&self, entry: &PluginEntry) -> Result<(PluginSource, PluginModuleRef), String> {
@@ -314,6 +360,7 @@ impl PluginHost {
             timeout: entry.listener_timeout,
             threads,
         });
+        let inbox: super::context::ProblemInbox = Arc::new(Mutex::new(Some(Vec::new())));
         let ctx = PluginContext {
             core: self.core.clone(),
             owner,
@@ -322,9 +369,11 @@ impl PluginHost {
                 .parent()
                 .map(PathBuf::from)
                 .unwrap_or_default(),
+            problems: inbox.clone(),
         };
         let ctx = HostContext_TO::from_ptr(RArc::new(ctx), TD_Opaque);
         let applied = (module.apply())(ctx, RString::from(entry.config.to_string()));
+        self.take_reported(&entry.id, &inbox);
         if let RResult::RErr(e) = applied {
             // Whatever it registered before failing goes with it.
             self.core.dispose(&entry.id);

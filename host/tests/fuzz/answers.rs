@@ -149,9 +149,10 @@ pub fn answer() -> impl Strategy<Value = RunAnswer> {
         any::<bool>(),
         prop::option::weighted(0.05, ".{0,16}"),
         prop::bool::weighted(0.1),
+        prop::bool::weighted(0.02),
     )
         .prop_map(
-            |(exit_code, signal, stdout, stderr, truncated, spawn_error, timed_out)| RunAnswer {
+            |(exit_code, signal, stdout, stderr, truncated, spawn_error, timed_out, over_limit)| RunAnswer {
                 exit_code,
                 signal: if exit_code.is_none() { signal } else { None },
                 stdout,
@@ -160,6 +161,7 @@ pub fn answer() -> impl Strategy<Value = RunAnswer> {
                 stderr_truncated: false,
                 timed_out,
                 spawn_error,
+                output_limit_exceeded: over_limit,
                 duration_ms: 1,
             },
         )
@@ -227,4 +229,6 @@ impl HookHost for Canned {
     }
 
     fn warn(&self, _message: &str) {}
+
+    fn report_problem(&self, _problem: dsh_plugin_api::ConfigProblem) {}
 }

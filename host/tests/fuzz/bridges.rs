@@ -293,6 +293,7 @@ fn claude_exit_2_always_blocks_a_prompt_and_a_tool() {
         };
         answers[i].spawn_error = None;
         answers[i].timed_out = false;
+        answers[i].output_limit_exceeded = false;
         let (tool, args) = f.tool;
         f.host.answer_with(answers.clone());
         let d = f.bridge.pre_tool_use(&call(&f.cwd, tool, args)).unwrap();

@@ -29,7 +29,7 @@ fn load_claude(path: String) -> (usize, Commands) {
         .iter()
         .map(|h| (h.hook.event.clone(), h.hook.command.clone()))
         .collect();
-    (loaded.warnings.len(), commands)
+    (loaded.problems.len(), commands)
 }
 
 fn load_codex(path: String) -> (usize, Commands) {
@@ -43,7 +43,7 @@ fn load_codex(path: String) -> (usize, Commands) {
         .iter()
         .map(|h| (h.hook.event.clone(), h.hook.command.clone()))
         .collect();
-    (loaded.warnings.len(), commands)
+    (loaded.problems.len(), commands)
 }
 
 /// A file shaped like a hooks file, with any value anywhere.
@@ -138,12 +138,12 @@ fn valid_files_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     proptest!(|((file, expected) in valid())| {
         let text = file.to_string();
-        let (warnings, commands) = load_claude(write(dir.path(), "settings.json", text.as_bytes()));
-        prop_assert_eq!(warnings, 0);
+        let (problems, commands) = load_claude(write(dir.path(), "settings.json", text.as_bytes()));
+        prop_assert_eq!(problems, 0);
         prop_assert_eq!(&commands, &expected);
         // Codex runs events in its own order; within one event, file order.
-        let (warnings, commands) = load_codex(write(dir.path(), "hooks.json", text.as_bytes()));
-        prop_assert_eq!(warnings, 0);
+        let (problems, commands) = load_codex(write(dir.path(), "hooks.json", text.as_bytes()));
+        prop_assert_eq!(problems, 0);
         for event in KNOWN {
             let of = |c: &Commands| c.iter().filter(|(e, _)| e == event).cloned().collect::<Vec<_>>();
             prop_assert_eq!(of(&commands), of(&expected));

@@ -10,7 +10,7 @@ use crate::ffi::{
     AbortSignalBox, HostContextBox, Service, Service_TO, ServiceBox, ToolBody, ToolBody_TO,
 };
 use crate::seams::{ToolCall, ToolResult};
-use crate::types::{LogLevel, ToolSpec};
+use crate::types::{ConfigProblem, LogLevel, ToolSpec};
 
 /// The host as a plugin sees it. Cheap to clone; keep one to use later.
 #[derive(Clone)]
@@ -67,6 +67,14 @@ impl Host {
     /// Logs a warning.
     pub fn warn(&self, message: impl Into<String>) {
         self.log(LogLevel::Warn, message);
+    }
+
+    /// Reports a problem with this plugin's configuration or a file it
+    /// names: call it from `apply` so `dsh check` lists it (an
+    /// [`ProblemSeverity::Error`](crate::ProblemSeverity::Error) fails the
+    /// check); later it is only logged.
+    pub fn report_problem(&self, problem: ConfigProblem) {
+        self.ctx.report_problem(problem);
     }
 
     /// Sleeps on the host's timer (plugins have no reactor of their own).

@@ -15,8 +15,12 @@
 //!   into a valid conversation, SIGINT and SIGTERM to `dsh prompt`.
 //! - [`plugins`]: plugin trust over the whole path, listener time limits,
 //!   listeners that block their thread.
+//! - [`hooks`]: hook decisions read whole, oversized hook text replaced as
+//!   each CLI does, hook-file problems in `dsh check`, secrets kept from
+//!   tools.
 
 mod daemon;
+mod hooks;
 mod manifest;
 mod plugins;
 mod session_processes;
