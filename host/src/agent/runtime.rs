@@ -10,7 +10,7 @@ use dsh_plugin_api::{SeamInput, SessionEndInput, SessionStartInput, SessionStart
 
 use super::session::{Phase, Session, new_id};
 use crate::plugins::{HostCore, SessionControl};
-use crate::session::{LogError, SessionHeader, SessionLog, events, session_path};
+use crate::session::{LogError, LoggedEvent, SessionEvent, SessionHeader, SessionLog, session_path};
 
 /// Loop settings.
 #[derive(Debug, Clone)]
@@ -54,7 +54,8 @@ impl SessionControl for Control {
     }
 
     fn append_record(&self, session_id: &str, record: serde_json::Value) -> Result<(), String> {
-        if events::kind(&record).is_empty() {
+        let record = SessionEvent::from_value(record);
+        if record.kind().is_empty() {
             return Err("a record needs a string `type`".into());
         }
         self.session(session_id)?.record(record);
@@ -66,11 +67,14 @@ impl SessionControl for Control {
     }
 
     fn stream_event(&self, session_id: &str, event: serde_json::Value) -> Result<(), String> {
-        if events::kind(&event).is_empty() {
+        let event = SessionEvent::from_value(event);
+        if event.kind().is_empty() {
             return Err("a stream event needs a string `type`".into());
         }
-        // Nobody listening is fine: streaming is best-effort by nature.
-        let _ = self.session(session_id)?.events_tx.send(event);
+        // Live only: never logged, never waited for.
+        self.session(session_id)?
+            .feed
+            .publish(LoggedEvent::live(event));
         Ok(())
     }
 }
@@ -210,7 +214,7 @@ impl Agent {
                 tracing::warn!(session = %session.id, plugin = %f.plugin, "session-start listener failed: {}", f.message);
                 state
                     .buffered
-                    .push(super::session::Buffered::Record(events::listener_failed(
+                    .push(super::session::Buffered::Record(SessionEvent::listener_failed(
                         "agent/session-start",
                         &f.plugin,
                         &f.message,
