@@ -104,6 +104,7 @@ impl Session {
                 .into(),
         });
 
+        self.written().await;
         // Phase 1: the pre-execute waterfall.
         let terminal = default_terminal(SeamOutput::PreTool(PreToolDecision::allow()));
         let pre = bus.waterfall_traced(SeamInput::PreExecute(sealed.clone()), terminal);
@@ -221,6 +222,7 @@ impl Session {
             }
         };
 
+        self.written().await;
         // Phase 4: post-execute, from a protected snapshot plus the decision.
         let denied = matches!(gate, Gate::Denied { .. });
         let snapshot = PostExecuteInput {
@@ -262,6 +264,7 @@ impl Session {
             }
         }
 
+        self.written().await;
         // Phase 5: observers see exactly what the model and the log get.
         let final_input = PostExecuteInput {
             call: exec.clone(),

@@ -25,6 +25,21 @@ impl Default for AgentOptions {
     }
 }
 
+/// Runs a log's blocking file work (create, read, repair on load) on the
+/// runtime's blocking pool, not on a worker thread.
+async fn off_the_runtime<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, LogError> + Send + 'static,
+) -> Result<T, LogError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .unwrap_or_else(|e| {
+            Err(LogError::Io {
+                path: std::path::PathBuf::new(),
+                message: format!("the session log's file work did not finish: {e}"),
+            })
+        })
+}
+
 /// The live sessions of one host.
 pub struct Agent {
     pub(crate) core: Arc<HostCore>,
@@ -145,7 +160,8 @@ impl Agent {
         let mut header = SessionHeader::new(&id, &cwd.to_string_lossy());
         header.parent_session_id = parent.clone();
         header.agent_type = agent_type;
-        let log = SessionLog::create(&self.state_dir, header)?;
+        let state_dir = self.state_dir.clone();
+        let log = off_the_runtime(move || SessionLog::create(&state_dir, header)).await?;
         let session = Session::new(self.core.clone(), log, self.options.max_steps);
         self.insert(session.clone());
         if parent.is_none() {
@@ -160,7 +176,7 @@ impl Agent {
         if let Some(live) = self.get(id) {
             return Ok(live);
         }
-        let session = self.load_session(id)?;
+        let session = self.load_session(id).await?;
         self.start(&session, SessionStartSource::Resume).await;
         Ok(session)
     }
@@ -168,11 +184,16 @@ impl Agent {
     /// Loads a session from disk (repairing it) without firing
     /// session-start, for callers that replay it first (ACP `session/load`);
     /// they then call [`Agent::fire_session_start`] with `Resume`.
-    pub fn load_session(&self, id: &str) -> Result<Arc<Session>, LogError> {
+    pub async fn load_session(&self, id: &str) -> Result<Arc<Session>, LogError> {
         if let Some(live) = self.get(id) {
             return Ok(live);
         }
-        let log = SessionLog::open(&session_path(&self.state_dir, id)?)?;
+        let path = session_path(&self.state_dir, id)?;
+        let log = off_the_runtime(move || SessionLog::open(&path)).await?;
+        // Another load of the same id may have finished meanwhile.
+        if let Some(live) = self.get(id) {
+            return Ok(live);
+        }
         let session = Session::new(self.core.clone(), log, self.options.max_steps);
         self.insert(session.clone());
         Ok(session)
@@ -198,6 +219,7 @@ impl Agent {
     /// Fires session-start; its context waits for the listeners and lands
     /// in a one-shot turn, so it is in history before the first request.
     async fn start(&self, session: &Arc<Session>, source: SessionStartSource) {
+        session.written().await;
         session.state().phase = Phase::StartingUp;
         let input = SessionStartInput {
             session: session.session_ref(),
@@ -230,6 +252,7 @@ impl Agent {
         let Some(session) = self.get(id) else {
             return;
         };
+        session.written().await;
         let input = SessionEndInput {
             session: session.session_ref(),
             reason: RString::from(reason),

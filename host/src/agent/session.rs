@@ -187,6 +187,19 @@ impl Session {
         }
     }
 
+    /// Waits until every event appended so far is in the log file, so a
+    /// listener or hook handed the log's path reads all of it.
+    pub(crate) async fn written(&self) {
+        let pending = self.log().written_later();
+        let done = match pending {
+            Ok(pending) => pending.done().await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = done {
+            tracing::error!(session = %self.id, "session log write failed: {e}");
+        }
+    }
+
     /// Queues a sync without waiting for it (from code that cannot await);
     /// a failure is logged by the log's writer.
     fn sync_soon(&self) {

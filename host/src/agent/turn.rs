@@ -134,7 +134,6 @@ impl Session {
             reason,
             message.as_deref(),
         ));
-        self.sync().await;
         {
             let mut state = self.state();
             state.phase = Phase::Idle;
@@ -144,6 +143,9 @@ impl Session {
             state.view = None;
         }
         self.flush_one_shot();
+        // The turn end's fsync, off the runtime's workers: once the turn
+        // returns, its events are on disk.
+        self.sync().await;
         let events = self.log().events()[first..].to_vec();
         TurnOutcome {
             turn_id,
@@ -194,6 +196,7 @@ impl Session {
 
     /// Runs prompt-submit for one prompt; `Some(reason)` when vetoed.
     async fn submit_prompt(self: &Arc<Self>, prompt: &Prompt) -> Result<Option<String>, String> {
+        self.written().await;
         let original = content_text(&prompt.content);
         let source = EventSource::from(&prompt.source);
         let input = PromptSubmitInput {
@@ -359,6 +362,7 @@ impl Session {
         consecutive: u32,
         last_text: &str,
     ) -> Result<(ContinuationDecision, Option<String>), String> {
+        self.written().await;
         let input = ContinuationInput {
             session: self.session_ref(),
             step_count: step,

@@ -402,6 +402,11 @@ impl LoggedEvent {
     }
 }
 
+/// Events as their log lines' JSON (what a snapshot or `--json` shows).
+pub fn wire(events: &[LoggedEvent]) -> Vec<Value> {
+    events.iter().map(LoggedEvent::to_value).collect()
+}
+
 impl Serialize for LoggedEvent {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.to_value().serialize(serializer)

@@ -356,6 +356,11 @@ impl SessionLog {
         let kind = event.kind();
         match (&event, &self.open_turn) {
             _ if kind.is_empty() => return Err(structure("event has no `type`".into())),
+            (SessionEvent::Other(_), _) if kind == "turn/start" || kind == "turn/end" => {
+                return Err(structure(format!(
+                    "a `{kind}` that is not of dsh's form (turn boundaries are the host's)"
+                )));
+            }
             (SessionEvent::TurnStart { .. }, Some(open)) => {
                 return Err(structure(format!("turn {open} is still open")));
             }
@@ -376,7 +381,13 @@ impl SessionLog {
     /// Queues a sync of everything appended so far; await the answer off
     /// the lock (the turn end's fsync).
     pub fn sync_later(&self) -> Result<PendingSync, LogError> {
-        self.writer.sync_later()
+        self.writer.sync_later(true)
+    }
+
+    /// Queues a barrier: awaited, every line appended so far is in the file
+    /// (not necessarily on disk), for whoever reads the file next.
+    pub fn written_later(&self) -> Result<PendingSync, LogError> {
+        self.writer.sync_later(false)
     }
 
     /// Flushes the file to disk (called at every turn end).

@@ -217,7 +217,7 @@ mod tests {
         let s = scan(no_newline.as_bytes(), "s");
         assert_eq!(
             s.tail.unwrap().event,
-            Some(serde_json::json!({"type": "a"}))
+            Some(LoggedEvent::from_value(serde_json::json!({"type": "a"})))
         );
     }
 }

@@ -31,7 +31,8 @@ enum Reply {
 
 enum Op {
     Line(Vec<u8>),
-    Sync(Reply),
+    /// Answer once every line before it is written; `fsync` too if asked.
+    Sync { reply: Reply, fsync: bool },
 }
 
 /// The log file's own thread.
@@ -69,12 +70,13 @@ fn run(path: PathBuf, mut file: LockedFile, ops: mpsc::Receiver<Op>) {
                     failed = Some(format!("cannot append: {e}"));
                 }
             }
-            Op::Sync(reply) => {
+            Op::Sync { reply, fsync } => {
                 let result = match &failed {
                     Some(message) => Err(LogError::Io {
                         path: path.clone(),
                         message: message.clone(),
                     }),
+                    None if !fsync => Ok(()),
                     None => file.sync_data().map_err(|e| {
                         tracing::error!(path = %path.display(), "session log sync failed: {e}");
                         io_error(&path, "cannot sync", e)
@@ -127,7 +129,10 @@ impl LogWriter {
     /// Syncs everything queued so far, blocking the calling thread.
     pub(crate) fn sync(&self) -> Result<(), LogError> {
         let (tx, rx) = mpsc::channel();
-        self.send(Op::Sync(Reply::Blocking(tx)))?;
+        self.send(Op::Sync {
+            reply: Reply::Blocking(tx),
+            fsync: true,
+        })?;
         rx.recv().unwrap_or_else(|_| {
             Err(LogError::Io {
                 path: self.path.clone(),
@@ -136,10 +141,15 @@ impl LogWriter {
         })
     }
 
-    /// Queues a sync of everything queued so far, to be awaited.
-    pub(crate) fn sync_later(&self) -> Result<PendingSync, LogError> {
+    /// Queues a sync of everything queued so far (an `fsync`, or with
+    /// `fsync` false only the writes: readers of the file then see every
+    /// line), to be awaited.
+    pub(crate) fn sync_later(&self, fsync: bool) -> Result<PendingSync, LogError> {
         let (tx, rx) = tokio::sync::oneshot::channel();
-        self.send(Op::Sync(Reply::Later(tx)))?;
+        self.send(Op::Sync {
+            reply: Reply::Later(tx),
+            fsync,
+        })?;
         Ok(PendingSync(rx, self.path.clone()))
     }
 }
