@@ -301,8 +301,12 @@ mod tests {
     #[test]
     fn tool_events_become_a_call_and_its_final_update() {
         let mut t = Translator::new(Mode::Live);
-        let call = ev(json!({"type": "tool/call", "call_id": "c1", "name": "Bash", "arguments": {"command": "ls"}}));
-        let result = ev(json!({"type": "tool/result", "call_id": "c1", "name": "Bash", "content": "a\nb", "is_error": false}));
+        let call = ev(
+            json!({"type": "tool/call", "call_id": "c1", "name": "Bash", "arguments": {"command": "ls"}}),
+        );
+        let result = ev(
+            json!({"type": "tool/result", "call_id": "c1", "name": "Bash", "content": "a\nb", "is_error": false}),
+        );
         assert_eq!(
             wire(t.updates(&call)),
             [json!({
@@ -326,7 +330,9 @@ mod tests {
         t.updates(&ev(
             json!({"type": "tool/call", "call_id": "c1", "name": "Bash", "arguments": {"command": "rm -rf /"}}),
         ));
-        let rewritten = ev(json!({"type": "tool/updated", "call_id": "c1", "arguments": {"command": "echo no"}, "plugin": "p"}));
+        let rewritten = ev(
+            json!({"type": "tool/updated", "call_id": "c1", "arguments": {"command": "echo no"}, "plugin": "p"}),
+        );
         assert_eq!(
             wire(t.updates(&rewritten)),
             [json!({

@@ -10,7 +10,9 @@ use dsh_plugin_api::{SeamInput, SessionEndInput, SessionStartInput, SessionStart
 
 use super::session::{Phase, Session, new_id};
 use crate::plugins::{HostCore, SessionControl};
-use crate::session::{LogError, LoggedEvent, SessionEvent, SessionHeader, SessionLog, session_path};
+use crate::session::{
+    LogError, LoggedEvent, SessionEvent, SessionHeader, SessionLog, session_path,
+};
 
 /// Loop settings.
 #[derive(Debug, Clone)]
@@ -30,14 +32,12 @@ impl Default for AgentOptions {
 async fn off_the_runtime<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, LogError> + Send + 'static,
 ) -> Result<T, LogError> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .unwrap_or_else(|e| {
-            Err(LogError::Io {
-                path: std::path::PathBuf::new(),
-                message: format!("the session log's file work did not finish: {e}"),
-            })
+    tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
+        Err(LogError::Io {
+            path: std::path::PathBuf::new(),
+            message: format!("the session log's file work did not finish: {e}"),
         })
+    })
 }
 
 /// The live sessions of one host.
@@ -234,13 +234,9 @@ impl Agent {
             let mut state = session.state();
             for f in failures {
                 tracing::warn!(session = %session.id, plugin = %f.plugin, "session-start listener failed: {}", f.message);
-                state
-                    .buffered
-                    .push(super::session::Buffered::Record(SessionEvent::listener_failed(
-                        "agent/session-start",
-                        &f.plugin,
-                        &f.message,
-                    )));
+                state.buffered.push(super::session::Buffered::Record(
+                    SessionEvent::listener_failed("agent/session-start", &f.plugin, &f.message),
+                ));
             }
             state.phase = Phase::Idle;
         }

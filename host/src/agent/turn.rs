@@ -129,11 +129,7 @@ impl Session {
         let (reason, message) =
             tracing::Instrument::instrument(self.turn_body(&cancel), span).await;
         self.flush_buffered();
-        self.append(SessionEvent::turn_end(
-            &turn_id,
-            reason,
-            message.as_deref(),
-        ));
+        self.append(SessionEvent::turn_end(&turn_id, reason, message.as_deref()));
         {
             let mut state = self.state();
             state.phase = Phase::Idle;

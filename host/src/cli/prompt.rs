@@ -36,10 +36,8 @@ fn print_human(event: &SessionEvent) {
             println!("[context from {plugin}] {content}");
         }
         SessionEvent::SteeringMessage { content, .. } => println!("[steering] {content}"),
-        SessionEvent::AssistantMessage { content, .. } => {
-            if !content.is_empty() {
-                println!("{content}");
-            }
+        SessionEvent::AssistantMessage { content, .. } if !content.is_empty() => {
+            println!("{content}")
         }
         SessionEvent::ToolCall {
             name, arguments, ..

@@ -96,7 +96,9 @@ impl From<&dsh_plugin_api::MessageSource> for EventSource {
     fn from(source: &dsh_plugin_api::MessageSource) -> Self {
         match source {
             dsh_plugin_api::MessageSource::User => EventSource::User,
-            dsh_plugin_api::MessageSource::Plugin { plugin } => EventSource::plugin(plugin.as_str()),
+            dsh_plugin_api::MessageSource::Plugin { plugin } => {
+                EventSource::plugin(plugin.as_str())
+            }
             dsh_plugin_api::MessageSource::Agent { session_id } => EventSource::Agent {
                 session_id: session_id.to_string(),
             },

@@ -13,9 +13,9 @@ use serde::{Deserialize, Serialize};
 
 use super::events::{LoggedEvent, SessionEvent, TurnEndReason};
 use super::files::{self, io_error};
-use super::writer::{LogWriter, PendingSync};
 use super::id::{InvalidSessionId, check_session_id};
 use super::scan::scan;
+use super::writer::{LogWriter, PendingSync};
 
 /// A session log problem.
 #[derive(Debug, thiserror::Error)]
@@ -324,10 +324,10 @@ impl SessionLog {
                 SessionEvent::AssistantMessage { tool_calls, .. } => {
                     calls.extend(tool_calls.iter().map(|c| (c.id.clone(), c.name.clone())));
                 }
-                SessionEvent::ToolCall { call_id, name, .. } => {
-                    if !calls.iter().any(|(c, _)| c == call_id) {
-                        calls.push((call_id.clone(), name.clone()));
-                    }
+                SessionEvent::ToolCall { call_id, name, .. }
+                    if !calls.iter().any(|(c, _)| c == call_id) =>
+                {
+                    calls.push((call_id.clone(), name.clone()));
                 }
                 SessionEvent::ToolResult { call_id, .. } => answered.push(call_id),
                 _ => {}
@@ -445,7 +445,10 @@ mod tests {
     fn refuses_events_outside_turns_and_nested_turns() {
         let dir = tempfile::tempdir().unwrap();
         let mut log = SessionLog::create(dir.path(), SessionHeader::new("s1", "/tmp")).unwrap();
-        assert!(log.append(SessionEvent::from_value(json!({"type": "user/message"}))).is_err());
+        assert!(
+            log.append(SessionEvent::from_value(json!({"type": "user/message"})))
+                .is_err()
+        );
         log.append(start("t1")).unwrap();
         assert!(log.append(start("t2")).is_err());
         log.append(SessionEvent::turn_end("t1", TurnEndReason::Completed, None))
@@ -495,7 +498,7 @@ mod tests {
                 source: crate::session::events::EventSource::User,
                 original_content: None,
             })
-                .unwrap();
+            .unwrap();
             log.path().to_path_buf()
         };
         let mut f = OpenOptions::new().append(true).open(&path).unwrap();
@@ -537,9 +540,9 @@ mod tests {
             log.append(SessionEvent::AssistantMessage {
                 content: String::new(),
                 tool_calls: calls,
-            }).unwrap();
-            log.append(call("c1"))
-                .unwrap();
+            })
+            .unwrap();
+            log.append(call("c1")).unwrap();
             log.append(SessionEvent::ToolResult {
                 call_id: "c1".into(),
                 name: "Bash".into(),
@@ -547,9 +550,8 @@ mod tests {
                 is_error: false,
                 structured: None,
             })
-                .unwrap();
-            log.append(call("c2"))
-                .unwrap();
+            .unwrap();
+            log.append(call("c2")).unwrap();
             log.path().to_path_buf()
         };
         let log = SessionLog::open(&path).unwrap();

@@ -32,7 +32,10 @@ enum Reply {
 enum Op {
     Line(Vec<u8>),
     /// Answer once every line before it is written; `fsync` too if asked.
-    Sync { reply: Reply, fsync: bool },
+    Sync {
+        reply: Reply,
+        fsync: bool,
+    },
 }
 
 /// The log file's own thread.
@@ -43,7 +46,10 @@ pub(crate) struct LogWriter {
 }
 
 /// A sync that was queued: await it for the answer.
-pub struct PendingSync(tokio::sync::oneshot::Receiver<Result<(), LogError>>, PathBuf);
+pub struct PendingSync(
+    tokio::sync::oneshot::Receiver<Result<(), LogError>>,
+    PathBuf,
+);
 
 impl PendingSync {
     /// The file is on disk up to the sync (or the failure that stopped it).

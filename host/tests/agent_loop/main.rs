@@ -3,8 +3,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 mod harness;
-mod runtime;
 mod probe;
+mod runtime;
 
 use harness::{
     Harness, Outcome, assert_balanced, bash, events_of, kinds, of_kind, read_jsonl, text,
@@ -406,7 +406,10 @@ async fn a_native_guard_plugin_blocks_denies_and_audits_without_hook_records_and
     let gate = json!({"seen": audit_path, "prompt": "block-if:rm -rf", "guard": "deny-if:rm -rf"});
     let h = Harness::new(json!([bash("rm -rf build"), text("ok")]), &[gate]);
     let session = h.session().await;
-    let blocked: Outcome = session.prompt(Prompt::user("rm -rf everything")).await.into();
+    let blocked: Outcome = session
+        .prompt(Prompt::user("rm -rf everything"))
+        .await
+        .into();
     assert_eq!(blocked.reason, TurnEndReason::Rejected);
     let out: Outcome = session.prompt(Prompt::user("clean up")).await.into();
     let result = of_kind(&out.events, "tool/result")[0];

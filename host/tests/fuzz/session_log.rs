@@ -6,7 +6,9 @@
 
 use std::path::Path;
 
-use dsh_host::session::{LoggedEvent, SessionEvent, SessionHeader, SessionLog, TurnEndReason, TurnKind};
+use dsh_host::session::{
+    LoggedEvent, SessionEvent, SessionHeader, SessionLog, TurnEndReason, TurnKind,
+};
 use proptest::prelude::*;
 use serde_json::json;
 
