@@ -12,6 +12,7 @@
 //! [`crate::plugins::HostCore`]), the session log, and the `model` service.
 
 mod attribution;
+mod feed;
 mod pipeline;
 mod runtime;
 mod session;
@@ -19,6 +20,7 @@ mod signal;
 mod subagent;
 mod turn;
 
+pub use feed::{EventStream, FEED_CAPACITY};
 pub use pipeline::APPROVAL_SERVICE;
 pub use runtime::{Agent, AgentOptions};
 pub use session::{Prompt, Session, TurnOutcome};

@@ -4,8 +4,11 @@
 
 mod harness;
 mod probe;
+mod runtime;
 
-use harness::{Harness, assert_balanced, bash, kinds, of_kind, read_jsonl, text};
+use harness::{
+    Harness, Outcome, assert_balanced, bash, events_of, kinds, of_kind, read_jsonl, text,
+};
 use serde_json::{Value, json};
 
 use dsh_host::agent::Prompt;
@@ -122,7 +125,7 @@ async fn blocking_the_only_prompt_rejects_a_zero_step_turn() {
     assert_eq!(blocked["plugin"], "probe1");
     assert_eq!(out.events[2]["reason"], "rejected");
     assert_eq!(out.events[2]["message"], "not today");
-    assert_balanced(&session.events());
+    assert_balanced(&events_of(&session));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -134,7 +137,7 @@ async fn a_mixed_batch_is_not_rejected() {
     let session = h.session().await;
     session.enqueue(Prompt::user("rm -rf / please"));
     session.enqueue(Prompt::user("list files"));
-    let out = session.run_turn().await;
+    let out: Outcome = session.run_turn().await.into();
     assert_eq!(out.reason, TurnEndReason::Completed);
     assert_eq!(of_kind(&out.events, "user/message").len(), 1);
     assert_eq!(of_kind(&out.events, "prompt/blocked").len(), 1);
@@ -151,7 +154,7 @@ async fn a_panicking_prompt_listener_fails_one_balanced_turn_and_the_next_prompt
         ],
     );
     let session = h.session().await;
-    let out = session.prompt(Prompt::user("first")).await;
+    let out: Outcome = session.prompt(Prompt::user("first")).await.into();
     assert_eq!(out.reason, TurnEndReason::Error);
     let msg = out.message.clone().unwrap();
     assert!(msg.contains("probe2") && msg.contains("panicked"), "{msg}");
@@ -159,9 +162,9 @@ async fn a_panicking_prompt_listener_fails_one_balanced_turn_and_the_next_prompt
     assert!(h.requests().is_empty());
     // The panic is per prompt: the second turn goes through the same listener.
     h.host.core().bus.remove_owner("probe2");
-    let out = session.prompt(Prompt::user("second")).await;
+    let out: Outcome = session.prompt(Prompt::user("second")).await.into();
     assert_eq!(out.reason, TurnEndReason::Completed);
-    assert_balanced(&session.events());
+    assert_balanced(&events_of(&session));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -186,7 +189,7 @@ async fn session_start_fires_once_before_any_turn_and_its_context_reaches_the_fi
         starts,
         [json!({"seam": "session-start", "source": "startup"})]
     );
-    let events = session.events();
+    let events = events_of(&session);
     assert_balanced(&events);
     let k = kinds(&events);
     let first_prompt = k.iter().position(|t| t == "user/message").unwrap();
@@ -361,7 +364,7 @@ async fn a_panicking_tool_result_observer_changes_nothing() {
         of_kind(&out.events, "listener/failed")[0]["plugin"],
         "probe1"
     );
-    assert_balanced(&session.events());
+    assert_balanced(&events_of(&session));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -403,9 +406,12 @@ async fn a_native_guard_plugin_blocks_denies_and_audits_without_hook_records_and
     let gate = json!({"seen": audit_path, "prompt": "block-if:rm -rf", "guard": "deny-if:rm -rf"});
     let h = Harness::new(json!([bash("rm -rf build"), text("ok")]), &[gate]);
     let session = h.session().await;
-    let blocked = session.prompt(Prompt::user("rm -rf everything")).await;
+    let blocked: Outcome = session
+        .prompt(Prompt::user("rm -rf everything"))
+        .await
+        .into();
     assert_eq!(blocked.reason, TurnEndReason::Rejected);
-    let out = session.prompt(Prompt::user("clean up")).await;
+    let out: Outcome = session.prompt(Prompt::user("clean up")).await.into();
     let result = of_kind(&out.events, "tool/result")[0];
     assert_eq!(result["content"], "guard: `rm -rf` is not allowed");
     let audited: Vec<Value> = read_jsonl(&audit_path)
@@ -414,7 +420,7 @@ async fn a_native_guard_plugin_blocks_denies_and_audits_without_hook_records_and
         .collect();
     assert_eq!(audited.len(), 1);
     assert_eq!(audited[0]["is_error"], true);
-    let events = session.events();
+    let events = events_of(&session);
     assert!(
         kinds(&events).iter().all(|k| !k.starts_with("hook/")),
         "{:?}",
@@ -457,7 +463,7 @@ async fn running_out_of_script_is_a_clear_turn_error() {
     let (session, out) = h.run("go").await;
     assert_eq!(out.reason, TurnEndReason::Error);
     assert!(out.message.unwrap().contains("out of replies"));
-    assert_balanced(&session.events());
+    assert_balanced(&events_of(&session));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -510,6 +516,6 @@ async fn the_agent_tool_runs_a_linked_child_session_between_subagent_seams() {
         child_log.header.unwrap().parent_session_id.as_deref(),
         Some(session.id.as_str())
     );
-    assert_balanced(&child_log.events);
-    assert_balanced(&session.events());
+    assert_balanced(&dsh_host::session::events::wire(&child_log.events));
+    assert_balanced(&events_of(&session));
 }

@@ -14,13 +14,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dsh_hook_protocol::vectors::{Sandbox, Vector, load_dir};
-use dsh_host::agent::{Prompt, TurnOutcome};
+use dsh_host::agent::Prompt;
 use dsh_host::session::TurnEndReason;
 use serde_json::{Value, json};
 
 use crate::script;
 use crate::skips::{Aspect, ROWS};
-use crate::support::{HeadlessApproval, Load, TestHost};
+use crate::support::{HeadlessApproval, Load, Outcome, TestHost, events_of};
 use crate::unify::Bindings;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -155,7 +155,7 @@ fn bridge_config(v: &Vector, sb: &Sandbox, dialect: Dialect) -> Value {
 
 /// What one vector run produced.
 struct Produced {
-    outcomes: Vec<TurnOutcome>,
+    outcomes: Vec<Outcome>,
     events: Vec<Value>,
     requests: Vec<Value>,
     calls: Vec<script::Call>,
@@ -209,7 +209,7 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect) -> Produced {
             .as_str()
             .map(String::from)
             .unwrap_or_else(|| s(&v.json, "prompt"));
-        outcomes.push(session.prompt(Prompt::user(prompt)).await);
+        outcomes.push(session.prompt(Prompt::user(prompt)).await.into());
     }
     host.agent
         .close_session(
@@ -219,7 +219,7 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect) -> Produced {
         .await;
     Produced {
         outcomes,
-        events: session.events(),
+        events: events_of(&session),
         requests: host.requests(),
         calls: script::calls(sb.run()),
         log_dir: host.state.join("sessions"),
@@ -694,7 +694,7 @@ fn check_turn_ends(
     fails: &mut Vec<String>,
 ) {
     let outcome = &v.json["outcome"];
-    let last_text = |o: &TurnOutcome| {
+    let last_text = |o: &Outcome| {
         o.events
             .iter()
             .rev()
