@@ -61,8 +61,8 @@ async fn reload_disposes_removed_plugins_and_applies_new_and_changed_ones() {
     );
     assert_eq!(host.reload(&third).changed, ["tools-fs"]);
     assert!(host.seams_of("hooks-claude").is_empty());
-    assert_eq!(core.bus.listener_count(Seam::PromptSubmit), 0);
-    assert!(core.tools.get("Read").is_some());
+    assert_eq!(core.view().bus.listener_count(Seam::PromptSubmit), 0);
+    assert!(core.view().tools.get("Read").is_some());
 
     // A bad manifest never reaches `reload`: loading it fails and names the file.
     std::fs::write(dir.path().join("cordis.yml"), "plugins: [").unwrap();
@@ -70,7 +70,7 @@ async fn reload_disposes_removed_plugins_and_applies_new_and_changed_ones() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("cordis.yml"), "{err}");
-    assert!(core.tools.get("Read").is_some());
+    assert!(core.view().tools.get("Read").is_some());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -65,11 +65,9 @@ impl AcpServer {
     pub fn new(agent: Arc<Agent>) -> Arc<AcpServer> {
         let routes = Arc::new(Routes::default());
         let service = ApprovalService::boxed(routes.clone());
-        let owner: Arc<str> = Arc::from(OWNER);
         let mounted = match agent
             .core()
-            .services
-            .provide(&owner, APPROVAL_SERVICE, service)
+            .mount_service(OWNER, APPROVAL_SERVICE, service)
         {
             Ok(()) => true,
             Err(e) => {
@@ -163,7 +161,7 @@ fn peer_gone(e: &std::io::Error) -> bool {
 impl Drop for AcpServer {
     fn drop(&mut self) {
         if self.mounted {
-            self.agent.core().services.remove_owner(OWNER);
+            self.agent.core().dispose(OWNER);
         }
     }
 }

@@ -201,6 +201,7 @@ impl Agent {
         };
         let failures = self
             .core
+            .view()
             .bus
             .notify(SeamInput::SessionStart(RArc::new(input)))
             .await;
@@ -232,6 +233,7 @@ impl Agent {
         };
         for f in self
             .core
+            .view()
             .bus
             .notify(SeamInput::SessionEnd(RArc::new(input)))
             .await
