@@ -65,10 +65,7 @@ impl AcpServer {
     pub fn new(agent: Arc<Agent>) -> Arc<AcpServer> {
         let routes = Arc::new(Routes::default());
         let service = ApprovalService::boxed(routes.clone());
-        let mounted = match agent
-            .core()
-            .mount_service(OWNER, APPROVAL_SERVICE, service)
-        {
+        let mounted = match agent.core().mount_service(OWNER, APPROVAL_SERVICE, service) {
             Ok(()) => true,
             Err(e) => {
                 tracing::warn!("ACP permission requests are off: {e}");

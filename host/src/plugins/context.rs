@@ -110,7 +110,8 @@ impl HostCore {
             let mut check = Instance::new(instance.owner.clone());
             for tool in &instance.tools {
                 let body = tool.body.clone();
-                if let Err(e) = check.register_tool_shared(&current.tools, tool.spec.clone(), body) {
+                if let Err(e) = check.register_tool_shared(&current.tools, tool.spec.clone(), body)
+                {
                     return (None, Err(e));
                 }
             }
@@ -134,7 +135,12 @@ impl HostCore {
 
     /// Mounts one service as an instance of `owner` (see
     /// [`HostCore::mount`]).
-    pub fn mount_service(&self, owner: &str, name: &str, service: ServiceBox) -> Result<(), String> {
+    pub fn mount_service(
+        &self,
+        owner: &str,
+        name: &str,
+        service: ServiceBox,
+    ) -> Result<(), String> {
         let mut instance = Instance::new(Owner::new(owner, 0));
         instance.provide_service(&Default::default(), name, service)?;
         self.mount(instance)
@@ -195,7 +201,10 @@ pub struct PluginContext {
 
 impl PluginContext {
     /// Runs `register` on the plugin's draft, or fails if it has applied.
-    fn register(&self, register: impl FnOnce(&mut Draft) -> Result<(), String>) -> RResult<(), RString> {
+    fn register(
+        &self,
+        register: impl FnOnce(&mut Draft) -> Result<(), String>,
+    ) -> RResult<(), RString> {
         let mut draft = self.draft.lock().unwrap_or_else(|p| p.into_inner());
         let result = match draft.as_mut() {
             Some(draft) => register(draft),

@@ -23,5 +23,5 @@ mod trust;
 pub use context::{HostCore, SessionControl};
 pub use instance::Instance;
 pub use registry::{PluginHost, PluginRecord, PluginSource, PluginStatus, Problem};
-pub use snapshot::{HostView, Registry};
 pub use reload::ReloadReport;
+pub use snapshot::{HostView, Registry};

@@ -125,7 +125,11 @@ impl PluginRecord {
     /// Records what `instance` registered.
     fn applied(&mut self, instance: Arc<Instance>) {
         self.status = PluginStatus::Applied;
-        self.seams = instance.seams().iter().map(|s| s.name().to_string()).collect();
+        self.seams = instance
+            .seams()
+            .iter()
+            .map(|s| s.name().to_string())
+            .collect();
         self.tools = instance.tool_names();
         self.services = instance.service_names();
         self.instance = Some(instance);
@@ -349,7 +353,11 @@ impl PluginHost {
 
     /// Loads and applies one entry off to the side, checked against the
     /// plugins `before` it; the record holds the instance it became.
-    pub(crate) fn build_entry(&mut self, entry: &PluginEntry, before: &Arc<Registry>) -> PluginRecord {
+    pub(crate) fn build_entry(
+        &mut self,
+        entry: &PluginEntry,
+        before: &Arc<Registry>,
+    ) -> PluginRecord {
         let mut record = PluginRecord::pending(entry);
         record.entry = Some(entry.clone());
         record.stamp = super::reload::stamp_of(&entry.plugin);

@@ -107,7 +107,11 @@ impl PluginHost {
                 _ => {
                     let record = self.build_entry(entry, &staging.before);
                     match old {
-                        Some(old) if old.instance.is_some() && !record.status.is_running() && !entry.disabled => {
+                        Some(old)
+                            if old.instance.is_some()
+                                && !record.status.is_running()
+                                && !entry.disabled =>
+                        {
                             report.kept.push(entry.id.clone());
                             self.kept(old, &record)
                         }

@@ -140,7 +140,10 @@ fn pre_execute(bus: &Plugins, log: &Log) -> SeamResult {
             Box::pin(async { RResult::ROk(SeamOutput::PreTool(PreToolDecision::allow())) })
         },
     );
-    block_on(bus.bus().waterfall(SeamInput::PreExecute(call()), Arc::new(terminal)))
+    block_on(
+        bus.bus()
+            .waterfall(SeamInput::PreExecute(call()), Arc::new(terminal)),
+    )
 }
 
 fn taken(log: &Log) -> Vec<String> {
@@ -337,9 +340,15 @@ fn deny(reason: &str) -> GuardDecision {
 #[test]
 fn guards_abstain_together_and_the_first_deny_wins() {
     let bus = Plugins::default();
-    assert_eq!(block_on(bus.bus().check_guards(&call())), GuardVerdict::Abstain);
+    assert_eq!(
+        block_on(bus.bus().check_guards(&call())),
+        GuardVerdict::Abstain
+    );
     guard(&bus, "quiet", 0, Ok(GuardDecision::Abstain));
-    assert_eq!(block_on(bus.bus().check_guards(&call())), GuardVerdict::Abstain);
+    assert_eq!(
+        block_on(bus.bus().check_guards(&call())),
+        GuardVerdict::Abstain
+    );
     guard(&bus, "late", 5, Ok(deny("late")));
     guard(&bus, "early", 1, Ok(deny("early")));
     assert_eq!(

@@ -426,7 +426,10 @@ async fn a_native_guard_plugin_blocks_denies_and_audits_without_hook_records_and
     assert!(host.dispose("probe1"));
     assert!(host.seams_of("probe1").is_empty());
     assert_eq!(
-        host.core().view().bus.listener_count(dsh_plugin_api::Seam::Guard),
+        host.core()
+            .view()
+            .bus
+            .listener_count(dsh_plugin_api::Seam::Guard),
         0
     );
 }

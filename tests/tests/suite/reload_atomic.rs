@@ -228,7 +228,11 @@ async fn a_gate_whose_new_config_is_invalid_keeps_denying_across_reloads_under_c
                     }
                 }
                 // good[0] is what the kept instance runs: start from good[1].
-                let config = if n % 2 == 0 { good[(n / 2 + 1) % 2] } else { bad };
+                let config = if n % 2 == 0 {
+                    good[(n / 2 + 1) % 2]
+                } else {
+                    bad
+                };
                 let report = host.reload(&write_manifest(&d, &gate_manifest(&gate, config)));
                 let kind = if report.kept == ["gate"] {
                     "kept"
@@ -271,7 +275,11 @@ async fn a_gate_whose_new_config_is_invalid_keeps_denying_across_reloads_under_c
     let (host, kinds) = reloader.join().unwrap();
     assert_eq!(kinds, ["changed", "kept"].repeat(6));
     assert!(matches!(
-        host.records().iter().find(|r| r.id == "gate").unwrap().status,
+        host.records()
+            .iter()
+            .find(|r| r.id == "gate")
+            .unwrap()
+            .status,
         PluginStatus::Kept(_)
     ));
 }
@@ -411,4 +419,41 @@ async fn concurrent_turns_during_repeated_reloads_see_both_gates_old_or_both_new
     )
     .await;
     assert_eq!(reloader.join().unwrap(), 12);
+}
+
+#[test]
+fn systemd_hears_which_plugin_kept_its_previous_instance_after_a_reload() {
+    use dsh_tests::daemon::ServedDaemon;
+    let dir = temp_dir();
+    let d = dir.path();
+    let gate = example("policy-gate");
+    let config = d.join("cordis.yml");
+    let write = |gate_config: &str| {
+        let text = format!("state_dir: state\n{}", gate_manifest(&gate, gate_config));
+        std::fs::write(&config, text).unwrap();
+    };
+    write(r#"{deny: ["echo forbidden*"]}"#);
+    let daemon = ServedDaemon::start(&config, d, "warn");
+
+    // A typo in the gate's config: the gate keeps running, and says so.
+    write(r#"{denny: ["echo forbidden*"]}"#);
+    daemon.signal(libc::SIGHUP);
+    daemon.expect_notify("RELOADING=1");
+    let ready = daemon.expect_notify("READY=1");
+    assert!(ready.contains("STATUS=2/2 plugins applied"), "{ready}");
+    assert!(
+        ready.contains("new config failed, previous instance kept: gate"),
+        "{ready}"
+    );
+    let stderr = daemon.expect_stderr("previous instance keeps running");
+    assert!(stderr.contains("denny"), "{stderr}");
+
+    // Fixed: the status line no longer mentions it.
+    write(r#"{deny: ["echo forbidden*", "echo other*"]}"#);
+    daemon.signal(libc::SIGHUP);
+    daemon.expect_notify("RELOADING=1");
+    let ready = daemon.expect_notify("READY=1");
+    assert!(ready.contains("STATUS=2/2 plugins applied"), "{ready}");
+    assert!(!ready.contains("kept"), "{ready}");
+    assert!(daemon.stop().success());
 }
