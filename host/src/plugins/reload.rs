@@ -26,9 +26,9 @@ use crate::config::{Manifest, PluginEntry, PluginRef};
 pub struct ReloadReport {
     /// Applied for the first time.
     pub added: Vec<String>,
-    /// Disposed and applied again.
+    /// Applied again into a new instance, which replaced the previous one.
     pub changed: Vec<String>,
-    /// Disposed.
+    /// Left out of the next registry.
     pub removed: Vec<String>,
     /// Left running as they were.
     pub unchanged: Vec<String>,
