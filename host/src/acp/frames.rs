@@ -216,9 +216,11 @@ mod tests {
                 prop_assert_eq!(got, expected);
             }
 
+            // A line of nothing but whitespace (any Unicode whitespace, as
+            // `trim` sees it) is a blank line, which the reader skips.
             #[test]
             fn encoded_frames_decode_to_themselves(
-                lines in prop::collection::vec("[^\n\r]*[^\n\r \t]", 0..8),
+                lines in prop::collection::vec("[^\n\r]*[^\n\r\\s]", 0..8),
             ) {
                 let (mut c, _) = codec(1 << 20);
                 let mut buf = BytesMut::new();
