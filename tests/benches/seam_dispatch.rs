@@ -112,7 +112,7 @@ fn pipeline(side: Side, n: usize, library: &Path) -> Pipeline {
         }
     }
     assert!(host.all_applied(), "{:?}", host.problems());
-    assert_eq!(host.core().bus.listener_count(Seam::PreExecute), n);
+    assert_eq!(host.core().view().bus.listener_count(Seam::PreExecute), n);
     Pipeline {
         host,
         runtime,
@@ -125,6 +125,7 @@ fn dispatch(pipeline: &Pipeline, call: &RArc<ToolCall>, end: &Arc<dyn Terminal>)
         pipeline
             .host
             .core()
+            .view()
             .bus
             .waterfall(SeamInput::PreExecute(call.clone()), end.clone()),
     )

@@ -227,6 +227,7 @@ impl Agent {
         };
         let failures = self
             .core
+            .view()
             .bus
             .notify(SeamInput::SessionStart(RArc::new(input)))
             .await;
@@ -255,6 +256,7 @@ impl Agent {
         };
         for f in self
             .core
+            .view()
             .bus
             .notify(SeamInput::SessionEnd(RArc::new(input)))
             .await

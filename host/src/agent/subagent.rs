@@ -45,11 +45,7 @@ pub(crate) fn register_tool(agent: &Arc<Agent>) {
         aliases: RVec::from(vec![RString::from("Task")]),
     };
     let body = ToolBody_TO::from_value(AgentTool(Arc::downgrade(agent)), TD_Opaque);
-    if let Err(e) = agent
-        .core
-        .tools
-        .register(&Arc::from(CORE_OWNER), spec, body)
-    {
+    if let Err(e) = agent.core.mount_tool(CORE_OWNER, spec, body) {
         tracing::warn!("the Agent tool is not available: {e}");
     }
 }
@@ -111,6 +107,7 @@ async fn run_subagent(agent: &Arc<Agent>, call: &ToolCall, signal: AbortSignalBo
     };
     for f in agent
         .core
+        .view()
         .bus
         .notify(SeamInput::SubagentStart(RArc::new(info.clone())))
         .await
@@ -150,6 +147,7 @@ async fn run_subagent(agent: &Arc<Agent>, call: &ToolCall, signal: AbortSignalBo
     info.result = ROption::RSome(RString::from(last_text.as_str()));
     for f in agent
         .core
+        .view()
         .bus
         .notify(SeamInput::SubagentEnd(RArc::new(info)))
         .await

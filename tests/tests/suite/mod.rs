@@ -5,9 +5,12 @@
 //!   changed, API major 2), panics in apply and in listeners, missing
 //!   services, drop-in folders, dispose;
 //! - [`cli`]: `dsh check` and `dsh plugins` over the real binary;
-//! - [`hostile`]: the hostile-input suite.
+//! - [`hostile`]: the hostile-input suite;
+//! - [`reload_atomic`]: reload as one atomic swap of the plugin registry,
+//!   under concurrent turns.
 
 mod cli;
 mod examples;
 mod hostile;
 mod plugin_host;
+mod reload_atomic;

@@ -222,7 +222,7 @@ fn plugin_dirs_load_every_library_in_name_order() {
     let ids: Vec<&str> = host.host.records().iter().map(|r| r.id.as_str()).collect();
     assert_eq!(ids, vec!["a", "b"]);
     assert!(host.host.all_applied(), "{:?}", host.host.problems());
-    assert_eq!(host.core().bus.listener_count(Seam::PreExecute), 2);
+    assert_eq!(host.core().view().bus.listener_count(Seam::PreExecute), 2);
 }
 
 #[test]
@@ -238,10 +238,10 @@ fn dispose_removes_the_plugins_listeners() {
         host.pre_execute(&rm),
         Ok(PreToolDecision::Deny { .. })
     ));
-    assert_eq!(host.core().bus.listener_count(Seam::PreExecute), 2);
+    assert_eq!(host.core().view().bus.listener_count(Seam::PreExecute), 2);
 
     assert!(host.host.dispose("gate"));
-    assert_eq!(host.core().bus.listener_count(Seam::PreExecute), 1);
+    assert_eq!(host.core().view().bus.listener_count(Seam::PreExecute), 1);
     assert!(host.host.seams_of("gate").is_empty());
     assert_eq!(host.record("gate").status, PluginStatus::Disabled);
     assert!(host.record("gate").seams.is_empty());

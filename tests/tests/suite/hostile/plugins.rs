@@ -353,8 +353,8 @@ fn time_spent_waiting_on_next_does_not_count_against_a_listener() {
     let call = tool_call("c1", "Bash", json!({"command": "ls"}));
     let traced = host.block_on(
         host.core()
-            .bus
             .view()
+            .bus
             .waterfall_traced(dsh_plugin_api::SeamInput::PreExecute(call), slow_end),
     );
     assert_eq!(
