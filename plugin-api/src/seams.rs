@@ -1,4 +1,4 @@
-//! Every seam, its input snapshot and its decision (DESIGN §3).
+//! Every seam, its input snapshot and its decision (ARCHITECTURE.md §3).
 //!
 //! Snapshots travel as `RArc`s: listeners share one immutable copy and
 //! cannot change what the next listener sees. Decisions are enums, never

@@ -5,7 +5,7 @@
 //! [`Session`] runs one turn at a time: the turn opens first, every drained
 //! prompt goes through `agent/prompt-submit`, then steps alternate model
 //! requests and tool calls until `agent/turn-continuation` says stop. The
-//! loop's three load-bearing decisions (DESIGN §3) live in [`turn`]; the
+//! loop's three load-bearing decisions (ARCHITECTURE.md §4) live in [`turn`]; the
 //! five-phase tool pipeline in [`pipeline`].
 //!
 //! It may call: the seam bus, the tool and service registries (through

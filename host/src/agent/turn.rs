@@ -1,4 +1,4 @@
-//! One turn: the loop's three load-bearing decisions (DESIGN §3).
+//! One turn: the loop's three load-bearing decisions (ARCHITECTURE.md §4).
 //!
 //! 1. The turn opens first; each drained prompt goes through
 //!    `agent/prompt-submit`; a veto is recorded as `prompt/blocked`, and a

@@ -554,7 +554,7 @@ fn check_requests(
                 msgs[j + 1..].iter().any(is_user_prompt) && !steering
             }
             // Text blocks after a tool_result → context messages after the
-            // step's results (DESIGN §3, decision 2).
+            // step's results (ARCHITECTURE.md §4, decision 2).
             p if p.contains("after the tool_result block") => {
                 let k: usize = p
                     .strip_prefix("text block ")
