@@ -117,6 +117,9 @@ impl Session {
             .unwrap_or_else(|| Traced::failed(RString::from("the turn was cancelled")));
         self.note_timed_out("tools/pre-execute", &timed_out, true);
         let mut exec = sealed.clone();
+        // An `ask` waits for the guards: nobody is asked to approve a call
+        // a guard would deny anyway.
+        let mut ask: Option<Option<String>> = None;
         let mut gate = match &answer {
             // A gate that failed or did not decide in time denies.
             RResult::RErr(e) => Gate::Denied {
@@ -161,14 +164,8 @@ impl Session {
                 }
             }
             RResult::ROk(SeamOutput::PreTool(PreToolDecision::Ask { reason })) => {
-                let asked =
-                    self.ask_approval(&exec, reason.as_ref().map(|r| r.as_str()).into_option());
-                unless_cancelled(cancel, asked)
-                    .await
-                    .unwrap_or_else(|| Gate::Denied {
-                        reason: "the approval request was cancelled".into(),
-                        by: "approval".into(),
-                    })
+                ask = Some(reason.as_ref().map(|r| r.to_string()).into_option());
+                Gate::Run
             }
             RResult::ROk(other) => Gate::Denied {
                 reason: format!("tools/pre-execute answered with {other:?}"),
@@ -176,7 +173,8 @@ impl Session {
             },
         };
 
-        // Phase 2: guards, which can only deny.
+        // Phase 2: guards, which can only deny; then an `ask` is approved or
+        // not.
         if let Gate::Run = gate
             && let GuardVerdict::Deny { plugin, reason } = bus.check_guards(&exec).await
         {
@@ -184,6 +182,15 @@ impl Session {
                 reason,
                 by: plugin.to_string(),
             };
+        }
+        if let (Gate::Run, Some(reason)) = (&gate, ask) {
+            let asked = self.ask_approval(&exec, reason.as_deref());
+            gate = unless_cancelled(cancel, asked)
+                .await
+                .unwrap_or_else(|| Gate::Denied {
+                    reason: "the approval request was cancelled".into(),
+                    by: "approval".into(),
+                });
         }
 
         // Phase 3: around-dispatch waterfall and the core dispatch.

@@ -299,7 +299,7 @@ async fn pre_execute_deny_never_runs_the_body_and_returns_an_error_result() {
     let result = of_kind(&out.events, "tool/result")[0];
     assert_eq!(result["is_error"], true);
     assert_eq!(result["content"], "no touching");
-    assert_eq!(of_kind(&out.events, "tool/denied")[0]["by"], "probe1");
+    assert_eq!(of_kind(&out.events, "tool/denied")[0]["by"], "probe2");
     let tool_msg = h.requests()[1]["messages"]
         .as_array()
         .unwrap()
@@ -319,6 +319,23 @@ async fn a_guard_denies_what_pre_execute_allowed_and_nothing_re_allows() {
             json!({"guard": "deny-if:secret"}),
             json!({"pre": "allow"}),
         ],
+    );
+    let (_, out) = h.run("go").await;
+    assert!(!h.project.join("secret.txt").exists());
+    let result = of_kind(&out.events, "tool/result")[0];
+    assert_eq!(result["is_error"], true);
+    assert_eq!(result["content"], "guard: `secret` is not allowed");
+    assert_eq!(of_kind(&out.events, "tool/denied")[0]["by"], "probe2");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn guards_decide_before_anyone_is_asked_to_approve() {
+    // Pre-execute asks, a guard denies: the guard's denial stands and the
+    // approval step (here: none mounted, which would deny on its own) is
+    // never reached.
+    let h = Harness::new(
+        json!([bash("touch secret.txt"), text("ok")]),
+        &[json!({"pre": "ask"}), json!({"guard": "deny-if:secret"})],
     );
     let (_, out) = h.run("go").await;
     assert!(!h.project.join("secret.txt").exists());
