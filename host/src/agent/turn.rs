@@ -293,7 +293,7 @@ impl Session {
         let input = ContinuationInput {
             session: self.session_ref(),
             step_count: step,
-            default: default.clone(),
+            default: default.clone().into(),
             consecutive_continues: consecutive,
             last_assistant_message: RString::from(last_text),
         };

@@ -6,8 +6,10 @@ use std::sync::{Arc, RwLock};
 use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::std_types::{RArc, ROption, RResult, RString};
 use async_ffi::{FfiFuture, FutureExt as _};
-use dsh_plugin_api::ffi::{GuardBox, ListenerBox, NextCall, NextCall_TO, SeamResult};
-use dsh_plugin_api::{GuardDecision, Seam, SeamInput, SeamOutput, ToolCall};
+use dsh_plugin_api::ffi::{
+    GuardBox, ListenerBox, NextCall, NextCall_TO, SeamResult, WireResult, typed_result,
+};
+use dsh_plugin_api::{GuardDecision, GuardDecision_NE, Seam, SeamInput, SeamOutput, ToolCall};
 use tokio_util::sync::CancellationToken;
 
 use super::chain::{Chain, Terminal, Trace, TraceEntry};
@@ -85,8 +87,8 @@ pub struct BusView {
 struct NoopNext;
 
 impl NextCall for NoopNext {
-    fn run(&self, _signal: ROption<dsh_plugin_api::ffi::AbortSignalBox>) -> FfiFuture<SeamResult> {
-        async { RResult::ROk(SeamOutput::Observed) }.into_ffi()
+    fn run(&self, _signal: ROption<dsh_plugin_api::ffi::AbortSignalBox>) -> FfiFuture<WireResult> {
+        async { RResult::ROk(SeamOutput::Observed.into()) }.into_ffi()
     }
 }
 
@@ -269,7 +271,8 @@ impl BusView {
         terminal: Arc<dyn Terminal>,
     ) -> FfiFuture<SeamResult> {
         let listeners = self.snapshot(input.seam());
-        Chain::new(listeners, input, terminal, None).start()
+        let chain = Chain::new(listeners, input, terminal, None).start();
+        async move { typed_result(chain.await) }.into_ffi()
     }
 
     /// Runs a waterfall and also returns what each listener answered.
@@ -283,6 +286,7 @@ impl BusView {
         let result = Chain::new(listeners, input, terminal, Some(trace.clone()))
             .start()
             .await;
+        let result = typed_result(result);
         let mut entries = std::mem::take(&mut *trace.lock().unwrap_or_else(|p| p.into_inner()));
         entries.sort_by_key(|e| e.index);
         (result, entries)
@@ -295,7 +299,7 @@ impl BusView {
         let mut failures = Vec::new();
         for entry in listeners.iter() {
             let next = NextCall_TO::from_value(NoopNext, TD_Opaque);
-            let call = entry.listener.call(input.clone(), next);
+            let call = entry.listener.call(input.clone().into(), next);
             let answer = tokio::select! {
                 biased;
                 answer = call => answer,
@@ -319,7 +323,7 @@ impl BusView {
     pub fn check_guards(&self, call: &RArc<ToolCall>) -> GuardVerdict {
         let guards = self.state.guards.clone();
         for entry in guards.iter() {
-            match entry.guard.check(call.clone()) {
+            match decode_guard(entry.guard.check(call.clone())) {
                 RResult::ROk(GuardDecision::Abstain) => {}
                 RResult::ROk(GuardDecision::Deny { reason }) => {
                     return GuardVerdict::Deny {
@@ -336,6 +340,19 @@ impl BusView {
             }
         }
         GuardVerdict::Abstain
+    }
+}
+
+/// A guard's answer, typed; one this host does not know is a failure.
+fn decode_guard(answer: RResult<GuardDecision_NE, RString>) -> RResult<GuardDecision, RString> {
+    match answer {
+        RResult::ROk(decision) => match decision.into_enum() {
+            Ok(decision) => RResult::ROk(decision),
+            Err(e) => RResult::RErr(
+                format!("answered with a decision this host does not know: {e}").into(),
+            ),
+        },
+        RResult::RErr(e) => RResult::RErr(e),
     }
 }
 

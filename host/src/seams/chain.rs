@@ -8,8 +8,8 @@ use std::task::{Context, Poll};
 use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::std_types::{RArc, ROption, RResult, RString};
 use async_ffi::{FfiFuture, FutureExt as _};
-use dsh_plugin_api::ffi::{AbortSignalBox, NextCall, NextCall_TO, SeamResult};
-use dsh_plugin_api::{ExecuteInput, SeamInput};
+use dsh_plugin_api::ffi::{AbortSignalBox, NextCall, NextCall_TO, SeamResult, WireResult};
+use dsh_plugin_api::{ExecuteInput, SeamInput, SeamOutput};
 use futures::future::BoxFuture;
 use tokio_util::sync::WaitForCancellationFutureOwned;
 
@@ -113,16 +113,18 @@ fn attribute(owner: &str, message: RString) -> RString {
 }
 
 impl Chain {
-    pub(crate) fn start(self) -> FfiFuture<SeamResult> {
+    /// Runs the chain from its current listener. Answers travel in their
+    /// boundary form; the bus decodes the final one.
+    pub(crate) fn start(self) -> FfiFuture<WireResult> {
         let Chain { run, index, input } = self;
         let Some(entry) = run.listeners.get(index) else {
             let fut = run.terminal.run(input);
             return async move {
-                let out = fut.await;
+                let out: SeamResult = fut.await;
                 if let RResult::ROk(output) = &out {
                     record(&run.trace, index, &Arc::from(""), output);
                 }
-                out
+                out.map(Into::into)
             }
             .into_ffi();
         };
@@ -133,7 +135,7 @@ impl Chain {
         };
         let fut = entry
             .listener
-            .call(input, NextCall_TO::from_value(next, TD_Opaque));
+            .call(input.into(), NextCall_TO::from_value(next, TD_Opaque));
         Level {
             fut,
             run,
@@ -150,18 +152,22 @@ impl Chain {
 /// once costs no more than polling it (the disposal watch is set up only
 /// when the call has to wait).
 struct Level {
-    fut: FfiFuture<SeamResult>,
+    fut: FfiFuture<WireResult>,
     run: Arc<Waterfall>,
     index: usize,
     disposed: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
 }
 
 impl Level {
-    fn finish(&self, answer: SeamResult) -> SeamResult {
+    fn finish(&self, answer: WireResult) -> WireResult {
         let owner = &self.run.listeners[self.index].owner;
         match answer {
             RResult::ROk(out) => {
-                record(&self.run.trace, self.index, &owner.id, &out);
+                if self.run.trace.is_some()
+                    && let Ok(typed) = SeamOutput::try_from(out.clone())
+                {
+                    record(&self.run.trace, self.index, &owner.id, &typed);
+                }
                 RResult::ROk(out)
             }
             RResult::RErr(e) => RResult::RErr(attribute(&owner.id, e)),
@@ -170,9 +176,9 @@ impl Level {
 }
 
 impl Future for Level {
-    type Output = SeamResult;
+    type Output = WireResult;
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<SeamResult> {
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<WireResult> {
         let this = self.get_mut();
         if let Poll::Ready(answer) = Pin::new(&mut this.fut).poll(cx) {
             return Poll::Ready(this.finish(answer));
@@ -194,7 +200,7 @@ impl Future for Level {
 }
 
 impl NextCall for Chain {
-    fn run(&self, signal: ROption<AbortSignalBox>) -> FfiFuture<SeamResult> {
+    fn run(&self, signal: ROption<AbortSignalBox>) -> FfiFuture<WireResult> {
         let input = match (signal, &self.input) {
             // The only thing an around-dispatch wrapper may change.
             (ROption::RSome(signal), SeamInput::Execute(exec)) => {

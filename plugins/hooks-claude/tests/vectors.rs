@@ -122,7 +122,7 @@ fn continuation(j: &Value, consecutive: u32) -> ContinuationInput {
     ContinuationInput {
         session: session(j),
         step_count: 1,
-        default: ContinuationDecision::Stop,
+        default: ContinuationDecision::Stop.into(),
         consecutive_continues: consecutive,
         last_assistant_message: s(j, "last_assistant_message").into(),
     }

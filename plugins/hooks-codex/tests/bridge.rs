@@ -140,7 +140,7 @@ async fn stop_blocks_have_no_cap_and_carry_codex_run_ids() {
     let input = ContinuationInput {
         session: session(&f.cwd),
         step_count: 50,
-        default: ContinuationDecision::Stop,
+        default: ContinuationDecision::Stop.into(),
         consecutive_continues: 40,
         last_assistant_message: "x".into(),
     };
