@@ -23,7 +23,7 @@ use abi_stable::{
     std_types::{ROption, RString, RVec},
 };
 
-use crate::types::ContentBlock;
+use crate::types::{ContentBlock, ContentBlock_NE};
 
 /// Decision of `agent/prompt-submit`.
 #[repr(u8)]
@@ -36,7 +36,7 @@ pub enum PromptDecision {
     /// Let the prompt through, optionally rewritten and with added context.
     Allow {
         /// Replacement content; `None` keeps the prompt.
-        content: ROption<RVec<ContentBlock>>,
+        content: ROption<RVec<ContentBlock_NE>>,
         /// Context appended after the prompt, attributed to the plugin.
         additional_context: ROption<RString>,
     },
@@ -97,7 +97,7 @@ impl PreToolDecision {
 #[repr(u8)]
 #[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
 #[sabi(kind(WithNonExhaustive(
-    size = [usize; 8],
+    size = [usize; 16],
     traits(Clone, Debug, PartialEq, Eq)
 )))]
 pub enum GuardDecision {
@@ -115,7 +115,7 @@ pub enum GuardDecision {
 #[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
 pub struct ToolResult {
     /// What the model reads.
-    pub content: RVec<ContentBlock>,
+    pub content: RVec<ContentBlock_NE>,
     /// Whether the call failed.
     pub is_error: bool,
     /// The tool's structured response (canonical JSON), when it has one.
@@ -164,7 +164,7 @@ pub enum PostToolDecision {
     /// Keep the result, optionally replacing its content.
     Accept {
         /// Replacement content the model sees.
-        content: ROption<RVec<ContentBlock>>,
+        content: ROption<RVec<ContentBlock_NE>>,
         /// Context appended after every result of the step.
         additional_context: ROption<RString>,
     },
@@ -191,7 +191,7 @@ impl PostToolDecision {
 #[repr(u8)]
 #[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
 #[sabi(kind(WithNonExhaustive(
-    size = [usize; 8],
+    size = [usize; 16],
     traits(Clone, Debug, PartialEq, Eq)
 )))]
 pub enum ContinuationDecision {

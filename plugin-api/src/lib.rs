@@ -30,14 +30,22 @@
 //! versions. abi_stable checks every type layout at load, in the direction
 //! this policy needs ([`compat`]).
 //!
+//! Every enum that crosses the boundary can grow: the field-less ones
+//! ([`Seam`], [`SessionStartSource`], [`LogLevel`]) are numbers with named
+//! constants, the others (inputs, answers, decisions, content blocks,
+//! message sources) are abi_stable `WithNonExhaustive` enums that travel as
+//! their `_NE` form, which a build that does not know a variant can still
+//! hold, clone, compare and drop, but not decode.
+//!
 //! **A minor may add**, always at the end, never reordering, renaming or
 //! removing anything:
 //!
 //! - a seam: a [`Seam`] constant with the next free number, a [`SeamInput`]
 //!   variant, a [`Plugin`] method with a default body, and its dispatch in
 //!   the host;
-//! - a decision variant (decisions are `WithNonExhaustive` enums), or a new
-//!   kind of decision as a [`SeamAnswer`] variant;
+//! - a variant to any boundary enum: a decision, a content block kind, a
+//!   message source, a session-start reason, a log level; or a new kind of
+//!   decision as a [`SeamAnswer`] variant;
 //! - a method on a `#[sabi_trait]` object, after the method marked
 //!   `#[sabi(last_prefix_field)]`, with a default body (a host method goes on
 //!   [`ffi::HostContext`]);

@@ -23,7 +23,7 @@ use abi_stable::{
 
 use crate::decisions::{ContinuationDecision, ContinuationDecision_NE, ToolResult};
 use crate::ffi::AbortSignalBox;
-use crate::types::{ContentBlock, MessageSource, SessionRef};
+use crate::types::{ContentBlock_NE, MessageSource_NE, SessionRef};
 
 /// An interception point of an agent. Names are the contract.
 ///
@@ -149,29 +149,42 @@ impl std::fmt::Debug for Seam {
     }
 }
 
-/// Why `agent/session-start` fired.
-#[repr(u8)]
-#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SessionStartSource {
+/// Why `agent/session-start` fired: a number with named constants (like
+/// [`Seam`]), so a minor may add reasons.
+#[repr(transparent)]
+#[derive(StableAbi, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SessionStartSource(u8);
+
+// Named like the enum variants they replace.
+#[allow(non_upper_case_globals)]
+impl SessionStartSource {
     /// A fresh or forked session.
-    Startup,
+    pub const Startup: SessionStartSource = SessionStartSource(0);
     /// A session reloaded from disk.
-    Resume,
+    pub const Resume: SessionStartSource = SessionStartSource(1);
     /// The conversation was cleared.
-    Clear,
+    pub const Clear: SessionStartSource = SessionStartSource(2);
     /// The conversation was compacted.
-    Compact,
+    pub const Compact: SessionStartSource = SessionStartSource(3);
 }
 
 impl SessionStartSource {
-    /// Wire name (`startup`, `resume`, `clear`, `compact`).
+    /// Wire name (`startup`, `resume`, `clear`, `compact`), `unknown` for a
+    /// reason this build does not know.
     pub fn as_str(self) -> &'static str {
         match self {
             SessionStartSource::Startup => "startup",
             SessionStartSource::Resume => "resume",
             SessionStartSource::Clear => "clear",
             SessionStartSource::Compact => "compact",
+            _ => "unknown",
         }
+    }
+}
+
+impl std::fmt::Debug for SessionStartSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SessionStartSource({})", self.as_str())
     }
 }
 
@@ -202,9 +215,9 @@ pub struct PromptSubmitInput {
     /// The session (its turn is already open).
     pub session: SessionRef,
     /// The prompt as submitted.
-    pub content: RVec<ContentBlock>,
+    pub content: RVec<ContentBlock_NE>,
     /// Who submitted it.
-    pub source: MessageSource,
+    pub source: MessageSource_NE,
 }
 
 /// The sealed identity of one tool call, immutable for the whole pipeline.

@@ -159,7 +159,7 @@ impl Session {
         let input = PromptSubmitInput {
             session: self.session_ref(),
             content: rvec(&prompt.content),
-            source: prompt.source.clone(),
+            source: prompt.source.clone().into(),
         };
         let terminal = default_terminal(SeamOutput::Prompt(PromptDecision::allow()));
         let (answer, trace) = self

@@ -164,6 +164,9 @@ impl HostContext for PluginContext {
             LogLevel::Info => tracing::info!(plugin, "{message}"),
             LogLevel::Warn => tracing::warn!(plugin, "{message}"),
             LogLevel::Error => tracing::error!(plugin, "{message}"),
+            // A level added after this host was built: the message matters
+            // more than its exact severity.
+            _ => tracing::info!(plugin, "{message}"),
         }
     }
 

@@ -77,7 +77,7 @@ fn prompt(cwd: &str) -> PromptSubmitInput {
     PromptSubmitInput {
         session: session(cwd),
         content: RVec::from(vec![ContentBlock::text("do it")]),
-        source: MessageSource::User,
+        source: MessageSource::User.into(),
     }
 }
 

@@ -132,7 +132,7 @@ fn prompt_input(j: &Value) -> PromptSubmitInput {
     PromptSubmitInput {
         session: session(j),
         content: RVec::from(vec![ContentBlock::text(s(j, "prompt"))]),
-        source: MessageSource::User,
+        source: MessageSource::User.into(),
     }
 }
 

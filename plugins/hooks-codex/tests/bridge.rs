@@ -169,7 +169,7 @@ async fn hooks_run_in_the_login_shell_with_compact_stdin() {
     let input = PromptSubmitInput {
         session: session(&f.cwd),
         content: RVec::from(vec![ContentBlock::text("hi")]),
-        source: MessageSource::User,
+        source: MessageSource::User.into(),
     };
     f.bridge
         .on_prompt_submit(&input, || async { Ok(PromptDecision::allow()) })

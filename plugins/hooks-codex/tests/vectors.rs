@@ -105,7 +105,7 @@ fn prompt_input(cwd: &str, j: &Value) -> PromptSubmitInput {
     PromptSubmitInput {
         session: session(cwd, j),
         content: RVec::from(vec![ContentBlock::text(s(j, "prompt"))]),
-        source: MessageSource::User,
+        source: MessageSource::User.into(),
     }
 }
 
