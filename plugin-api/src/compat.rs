@@ -11,11 +11,21 @@
 //! the host's layout must extend (appended prefix fields, appended
 //! non-exhaustive variants), and a plugin whose layout extends the host's
 //! is recognized as built against a newer minor and refused by version.
+//!
+//! Each plugin is checked against the host alone, with checking state of
+//! its own, never against the plugins loaded before it. abi_stable's
+//! process-wide state merges every library's view of a vtable into one, and
+//! with two plugins of different minors that merge compares their
+//! non-exhaustive enums with each other in whichever order it finds them
+//! (a 1.0 and a 1.1 plugin refuse each other). Checking against the host is
+//! enough: every accepted layout is a prefix of the host's, so any two of
+//! them agree on what they share, and what one lacks is caught per value
+//! (missing vtable entries fall back to defaults, unknown variants do not
+//! decode).
 
 use abi_stable::StableAbi;
 use abi_stable::abi_stability::abi_checking::{
-    AbiInstabilityErrors, CheckingGlobals, check_layout_compatibility,
-    check_layout_compatibility_with_globals,
+    AbiInstabilityErrors, CheckingGlobals, check_layout_compatibility_with_globals,
 };
 use abi_stable::library::LibHeader;
 
@@ -80,11 +90,11 @@ pub fn accept(header: &'static LibHeader) -> Result<PluginModuleRef, Refusal> {
         ));
     };
     let host = <PluginModuleRef as StableAbi>::LAYOUT;
-    if let Err(older) = check_layout_compatibility(plugin, host) {
-        // Not the same or an older minor. A newer one? Checked against
-        // throwaway globals so a refused layout leaves nothing behind.
-        let globals = CheckingGlobals::new();
-        if let Err(other) = check_layout_compatibility_with_globals(host, plugin, &globals) {
+    let older = check_layout_compatibility_with_globals(plugin, host, &CheckingGlobals::new());
+    if let Err(older) = older {
+        // Not the same or an older minor. A newer one?
+        let newer = check_layout_compatibility_with_globals(host, plugin, &CheckingGlobals::new());
+        if let Err(other) = newer {
             return Err(Refusal::Layout(layout_report(other)));
         }
         // SAFETY: the host's layout is a prefix of the plugin's (checked

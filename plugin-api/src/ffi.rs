@@ -19,13 +19,13 @@
 
 use abi_stable::{
     sabi_trait,
-    std_types::{RArc, RBox, ROption, RResult, RStr, RString},
+    std_types::{RArc, RBox, ROption, RResult, RStr, RString, RVec},
 };
 use async_ffi::FfiFuture;
 
 use crate::decisions::{GuardDecision_NE, SeamAnswer_NE, SeamOutput, ToolResult};
 use crate::seams::{Seam, SeamInput_NE, ToolCall};
-use crate::types::{LogLevel, ToolSpec};
+use crate::types::{LogLevel, SessionRef, ToolSpec};
 
 /// A seam's typed answer or a failure message: what the host's chain and
 /// the SDK work with. Never crosses the boundary; [`WireResult`] does.
@@ -149,6 +149,12 @@ pub trait HostContext: Clone + Send + Sync {
     /// in a plugin's config resolve against it.
     #[sabi(last_prefix_field)]
     fn config_dir(&self) -> RString;
+    /// The sessions open in this host, one snapshot each, by id (since
+    /// 1.1). A plugin working outside a seam (a tool, a service, a timer)
+    /// finds its sessions here.
+    fn sessions(&self) -> RVec<SessionRef> {
+        RVec::new()
+    }
 }
 
 /// Shared host-context handle.

@@ -130,12 +130,22 @@ pub use types::*;
 /// A plugin built against another major, or a newer minor, is refused at
 /// load; the host accepts plugins built against any older minor of its
 /// major (see the crate's compatibility policy).
-#[cfg(not(feature = "__fixture-api-major-2"))]
+#[cfg(not(any(feature = "__fixture-api-major-2", feature = "__fixture-future-minor")))]
 pub const API_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Deliberately wrong API version, used only by the loader's refusal tests.
 #[cfg(feature = "__fixture-api-major-2")]
 pub const API_VERSION: &str = "2.0.0";
+
+/// The next minor, claimed (with an extra seam input and root-module field)
+/// by the fixture that proves a plugin from a newer minor is
+/// refused. Bump it with the crate's minor.
+#[doc(hidden)]
+pub const FIXTURE_FUTURE_API_VERSION: &str = "1.2.0";
+
+/// The API version the future-minor fixture claims.
+#[cfg(feature = "__fixture-future-minor")]
+pub const API_VERSION: &str = FIXTURE_FUTURE_API_VERSION;
 
 /// The major component of a semver string, if it has one.
 pub fn api_major(version: &str) -> Option<u64> {
@@ -155,5 +165,19 @@ mod tests {
             "{API_VERSION}"
         );
         assert_eq!(api_major(API_VERSION), parts[0].parse().ok());
+    }
+
+    #[test]
+    fn the_future_minor_fixture_claims_the_next_minor() {
+        let minor = |v: &str| -> (u64, u64) {
+            let mut parts = v.split('.').map(|p| p.parse::<u64>().unwrap_or(u64::MAX));
+            (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
+        };
+        let (major, this) = minor(env!("CARGO_PKG_VERSION"));
+        assert_eq!(minor(FIXTURE_FUTURE_API_VERSION), (major, this + 1));
+        assert!(!compat::api_accepts(
+            env!("CARGO_PKG_VERSION"),
+            FIXTURE_FUTURE_API_VERSION
+        ));
     }
 }

@@ -58,6 +58,12 @@ pub struct PluginModule {
     /// guards, tools and services on the context. Errors are data.
     #[sabi(last_prefix_field)]
     pub apply: extern "C" fn(ctx: HostContextBox, config: RString) -> RResult<(), RString>,
+    /// One line on what the plugin does; empty for none (since 1.1).
+    pub description: RStr<'static>,
+    /// Test-only: a field from a minor this crate has not reached.
+    #[cfg(feature = "__fixture-future-minor")]
+    #[doc(hidden)]
+    pub fixture_future: u64,
 }
 
 impl RootModule for PluginModuleRef {

@@ -62,6 +62,9 @@ impl Seam {
     pub const SubagentStart: Seam = Seam(9);
     /// `subagent/end`: notification.
     pub const SubagentEnd: Seam = Seam(10);
+    /// `agent/turn-end`: notification once a turn has ended, with how it
+    /// ended. Since 1.1.
+    pub const TurnEnd: Seam = Seam(11);
 }
 
 /// Every seam this build knows: its constant, its event name, whether it
@@ -78,6 +81,7 @@ const SEAMS: &[(Seam, &str, bool)] = &[
     (Seam::TurnContinuation, "agent/turn-continuation", false),
     (Seam::SubagentStart, "subagent/start", true),
     (Seam::SubagentEnd, "subagent/end", true),
+    (Seam::TurnEnd, "agent/turn-end", true),
 ];
 
 impl Seam {
@@ -306,6 +310,19 @@ pub struct SubagentInfo {
     pub result: ROption<RString>,
 }
 
+/// Snapshot for `agent/turn-end` (since 1.1).
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug)]
+pub struct TurnEndInput {
+    /// The session; its `turn_id` and `prompt_id` are the ended turn's.
+    pub session: SessionRef,
+    /// How the turn ended: `completed`, `aborted`, `error`, `disposed`,
+    /// `max-tokens` or `rejected` (the `reason` of its `turn/end` record).
+    pub reason: RString,
+    /// The ending's message, if any (an error, a halt or block reason).
+    pub message: ROption<RString>,
+}
+
 /// Any seam's input. It crosses the boundary as a [`SeamInput_NE`]
 /// (`NonExhaustive`): a variant added in a later minor sits in the same
 /// storage, and a build that does not know it gets an error from
@@ -337,6 +354,13 @@ pub enum SeamInput {
     SubagentStart(RArc<SubagentInfo>),
     /// `subagent/end`.
     SubagentEnd(RArc<SubagentInfo>),
+    /// `agent/turn-end` (since 1.1).
+    TurnEnd(RArc<TurnEndInput>),
+    /// Test-only: a seam from a minor this crate has not reached, for the
+    /// fixture that proves a newer plugin is refused.
+    #[cfg(feature = "__fixture-future-minor")]
+    #[doc(hidden)]
+    FixtureFuture(RArc<TurnEndInput>),
 }
 
 impl SeamInput {
@@ -353,6 +377,9 @@ impl SeamInput {
             SeamInput::TurnContinuation(_) => Seam::TurnContinuation,
             SeamInput::SubagentStart(_) => Seam::SubagentStart,
             SeamInput::SubagentEnd(_) => Seam::SubagentEnd,
+            SeamInput::TurnEnd(_) => Seam::TurnEnd,
+            #[cfg(feature = "__fixture-future-minor")]
+            SeamInput::FixtureFuture(_) => Seam(200),
         }
     }
 }

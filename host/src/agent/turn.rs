@@ -14,7 +14,7 @@ use std::sync::Arc;
 use abi_stable::std_types::{RArc, RResult, RString};
 use dsh_plugin_api::{
     ContinuationDecision, ContinuationInput, PromptDecision, PromptSubmitInput, SeamInput,
-    SeamOutput,
+    SeamOutput, SessionRef, TurnEndInput,
 };
 use futures::FutureExt as _;
 use tokio_util::sync::CancellationToken;
@@ -95,14 +95,17 @@ impl Session {
         self.flush_buffered();
         self.append(events::turn_end(&turn_id, reason, message.as_deref()));
         self.sync();
-        {
+        let ended = self.session_ref();
+        let view = {
             let mut state = self.state();
             state.phase = Phase::Idle;
             state.turn_id.clear();
             state.prompt_id.clear();
             state.halt = None;
-            state.view = None;
-        }
+            state.view.take()
+        };
+        self.turn_ended(ended, reason, message.as_deref(), view)
+            .await;
         self.flush_one_shot();
         let events = self.log().events()[first..].to_vec();
         TurnOutcome {
@@ -110,6 +113,27 @@ impl Session {
             reason,
             message,
             events,
+        }
+    }
+
+    /// `agent/turn-end`, through the plugins the turn ran with. The session
+    /// is idle by then, so context a listener adds opens its own one-shot
+    /// turn.
+    async fn turn_ended(
+        &self,
+        session: SessionRef,
+        reason: TurnEndReason,
+        message: Option<&str>,
+        view: Option<crate::plugins::HostView>,
+    ) {
+        let view = view.unwrap_or_else(|| self.core.view());
+        let input = TurnEndInput {
+            session,
+            reason: RString::from(reason.as_str()),
+            message: message.map(RString::from).into(),
+        };
+        for f in view.bus.notify(SeamInput::TurnEnd(RArc::new(input))).await {
+            tracing::warn!(plugin = %f.plugin, "agent/turn-end listener failed: {}", f.message);
         }
     }
 

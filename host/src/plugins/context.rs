@@ -9,10 +9,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use abi_stable::std_types::{ROption, RResult, RStr, RString};
+use abi_stable::std_types::{ROption, RResult, RStr, RString, RVec};
 use async_ffi::{FfiFuture, FutureExt as _};
 use dsh_plugin_api::ffi::{GuardBox, HostContext, ListenerBox, ServiceBox, ToolBodyBox};
-use dsh_plugin_api::{LogLevel, Seam, ToolSpec};
+use dsh_plugin_api::{LogLevel, Seam, SessionRef, ToolSpec};
 
 use super::services::{ServiceRegistry, ToolRegistry};
 use crate::seams::{Owner, SeamBus};
@@ -27,6 +27,10 @@ pub trait SessionControl: Send + Sync {
     fn halt_turn(&self, plugin: &str, session_id: &str, reason: String) -> Result<(), String>;
     /// Sends a live, unpersisted event to a session's subscribers.
     fn stream_event(&self, session_id: &str, event: serde_json::Value) -> Result<(), String>;
+    /// The open sessions, one snapshot each, by id.
+    fn sessions(&self) -> Vec<SessionRef> {
+        Vec::new()
+    }
 }
 
 /// Everything plugins register into, shared by all contexts.
@@ -136,6 +140,15 @@ impl HostContext for PluginContext {
         if seam == Seam::Guard {
             return RResult::RErr("guards are registered with `guard`, not `listen`".into());
         }
+        if !seam.is_known() {
+            return RResult::RErr(
+                format!(
+                    "this host (plugin API {}) has no {seam}",
+                    dsh_plugin_api::API_VERSION
+                )
+                .into(),
+            );
+        }
         self.core.bus.listen(self.owner.clone(), seam, listener);
         RResult::ROk(())
     }
@@ -221,5 +234,13 @@ impl HostContext for PluginContext {
 
     fn config_dir(&self) -> RString {
         self.config_dir.to_string_lossy().into_owned().into()
+    }
+
+    fn sessions(&self) -> RVec<SessionRef> {
+        // Without an agent (e.g. `dsh check`) there are no sessions.
+        self.core
+            .session_control()
+            .map(|s| s.sessions().into())
+            .unwrap_or_default()
     }
 }

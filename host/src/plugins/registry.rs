@@ -59,6 +59,9 @@ pub struct PluginRecord {
     pub name: String,
     /// The plugin's version.
     pub version: String,
+    /// What the plugin says it does (plugins built against API 1.1 on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
     /// Outcome.
     #[serde(flatten)]
     pub status: PluginStatus,
@@ -94,6 +97,7 @@ impl PluginRecord {
             source,
             name: String::new(),
             version: String::new(),
+            description: None,
             status: PluginStatus::Disabled,
             seams: Vec::new(),
             tools: Vec::new(),
@@ -291,6 +295,11 @@ impl PluginHost {
         let descriptor: PluginDescriptor = (module.describe())();
         record.name = descriptor.name.to_string();
         record.version = descriptor.version.to_string();
+        // A root-module field since API 1.1: `None` from older plugins.
+        record.description = module
+            .description()
+            .map(|d| d.to_string())
+            .filter(|d| !d.is_empty());
         if let Some(missing) = descriptor
             .required_services
             .iter()

@@ -28,6 +28,9 @@ pub fn plugin_module<P: Plugin>() -> PluginModuleRef {
         api_version: RStr::from_str(crate::API_VERSION),
         describe: describe::<P>,
         apply: apply::<P>,
+        description: RStr::from_str(P::DESCRIPTION),
+        #[cfg(feature = "__fixture-future-minor")]
+        fixture_future: 0,
     }
     .leak_into_prefix()
 }
@@ -108,6 +111,10 @@ pub fn listened<P: Plugin>() -> Vec<Seam> {
         (
             Seam::SubagentEnd,
             unheard(returns2(&P::subagent_end), TypeId::of::<Unheard<()>>()),
+        ),
+        (
+            Seam::TurnEnd,
+            unheard(returns2(&P::turn_end), TypeId::of::<Unheard<()>>()),
         ),
     ];
     rows.into_iter()
@@ -260,6 +267,9 @@ impl<P: Plugin> Listener for SeamAdapter<P> {
             ),
             SeamInput::SubagentStart(i) => boundary(|| p.subagent_start(i), observed, slot),
             SeamInput::SubagentEnd(i) => boundary(|| p.subagent_end(i), observed, slot),
+            SeamInput::TurnEnd(i) => boundary(|| p.turn_end(i), observed, slot),
+            #[cfg(feature = "__fixture-future-minor")]
+            SeamInput::FixtureFuture(_) => next.run(ROption::RNone),
         }
     }
 }

@@ -48,6 +48,11 @@ impl Host {
         self.ctx.plugin_id().into()
     }
 
+    /// The sessions open in this host, one snapshot each (since 1.1).
+    pub fn sessions(&self) -> Vec<crate::types::SessionRef> {
+        self.ctx.sessions().into_iter().collect()
+    }
+
     /// The host's state directory.
     pub fn state_dir(&self) -> String {
         self.ctx.state_dir().into()

@@ -100,6 +100,9 @@ pub trait Plugin: Sized + Send + Sync + 'static {
     const NAME: &'static str;
     /// The plugin's version.
     const VERSION: &'static str;
+    /// One line on what the plugin does, shown by `dsh plugins` (since
+    /// 1.1; empty shows nothing).
+    const DESCRIPTION: &'static str = "";
     /// Services the plugin cannot work without; missing ones skip it.
     const REQUIRES: &'static [&'static str] = &[];
     /// Services the plugin uses when present.
@@ -199,6 +202,16 @@ pub trait Plugin: Sized + Send + Sync + 'static {
     fn subagent_end(
         self: Arc<Self>,
         input: RArc<SubagentInfo>,
+    ) -> impl Future<Output = Result<(), String>> + Send {
+        let _ = input;
+        Unheard::observed()
+    }
+
+    /// `agent/turn-end` (since 1.1): the turn has ended; `input.reason`
+    /// says how.
+    fn turn_end(
+        self: Arc<Self>,
+        input: RArc<TurnEndInput>,
     ) -> impl Future<Output = Result<(), String>> + Send {
         let _ = input;
         Unheard::observed()

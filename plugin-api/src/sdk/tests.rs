@@ -298,6 +298,9 @@ impl Plugin for Everything {
     async fn subagent_end(self: Arc<Self>, _i: RArc<SubagentInfo>) -> Result<(), String> {
         Ok(())
     }
+    async fn turn_end(self: Arc<Self>, _i: RArc<TurnEndInput>) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 #[test]
@@ -492,6 +495,7 @@ mod newer {
         TurnContinuation(RArc<ContinuationInput>),
         SubagentStart(RArc<SubagentInfo>),
         SubagentEnd(RArc<SubagentInfo>),
+        TurnEnd(RArc<TurnEndInput>),
         Later(RArc<SessionEndInput>),
     }
 }

@@ -4,8 +4,11 @@
 //! - [`plugin_host`]: refusals (non-library, no root module, writable, ABI
 //!   changed, API major 2), panics in apply and in listeners, missing
 //!   services, drop-in folders, dispose;
-//! - [`cli`]: `dsh check` and `dsh plugins` over the real binary.
+//! - [`cli`]: `dsh check` and `dsh plugins` over the real binary;
+//! - [`abi_evolution`]: a plugin built against the frozen 1.0 API works in
+//!   this host, what 1.1 added works from a `.so`, a newer minor is refused.
 
+mod abi_evolution;
 mod cli;
 mod examples;
 mod plugin_host;
