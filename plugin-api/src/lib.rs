@@ -79,29 +79,45 @@
 //! host, or build the plugin against the host's minor.
 //!
 //! **Rebuilding** a plugin against a newer minor needs no change, except
-//! that the decision enums are not `#[non_exhaustive]` (the host must handle
-//! every decision it knows), so a plugin that matches a decision
-//! exhaustively may need an arm for a new variant. Its existing `.so` keeps
-//! working either way.
+//! that the enums a plugin builds and matches (decisions, content blocks,
+//! message sources) are not `#[non_exhaustive]`, so that the host must
+//! handle every variant it knows; a plugin that matches one exhaustively may
+//! need an arm for a new variant. ([`SeamInput`] and [`SeamAnswer`] are
+//! `#[non_exhaustive]`.) Its existing `.so` keeps working either way.
 //!
 //! # Adding a seam
 //!
-//! 1. [`seams`]: a [`Seam`] constant with the next free number and its row
+//! (`agent/turn-end` was added in 1.1 by following this list.)
+//!
+//! 1. `seams.rs`: a [`Seam`] constant with the next free number and its row
 //!    in the seam table (event name, notification or not); its snapshot
 //!    struct; a [`SeamInput`] variant at the end and its arm in
 //!    [`SeamInput::seam`].
-//! 2. For a waterfall with a new kind of answer, in [`decisions`]: the
-//!    decision enum, a [`SeamOutput`] and a [`SeamAnswer`] variant at the
-//!    end, both conversions; and its `seam_output!` line in `sdk/next.rs`.
-//! 3. [`sdk`]: a [`Plugin`] method whose default body returns `Unheard`,
-//!    its arm in `SeamAdapter::call` and its row in `sdk::listened`
-//!    (`sdk/adapter.rs`).
+//! 2. For a waterfall with a new kind of answer, in `decisions.rs`: the
+//!    decision enum (`WithNonExhaustive`), a [`SeamOutput`] and a
+//!    [`SeamAnswer`] variant at the end, both conversions; and its
+//!    `seam_output!` line in `sdk/next.rs`.
+//! 3. The SDK: a [`Plugin`] method whose default body returns `Unheard`
+//!    (`sdk/mod.rs`); its arm in `SeamAdapter::call` and its row in
+//!    [`listened`] (`sdk/adapter.rs`); override it in the `Everything` test
+//!    plugin (`sdk/tests.rs`), whose test fails until the row exists.
 //! 4. The host: dispatch it where it happens (`bus.notify` for a
-//!    notification, `bus.waterfall` for a waterfall), and map it in the hook
-//!    bridges if a hook event corresponds.
+//!    notification, `bus.waterfall` for a waterfall) with the registry the
+//!    turn holds, and map it in the hook bridges if a hook event corresponds.
 //! 5. Bump the minor in `plugin-api/Cargo.toml` and
-//!    `FIXTURE_FUTURE_API_VERSION` below, list the seam in the README, and
-//!    test that a listener on it fires.
+//!    [`FIXTURE_FUTURE_API_VERSION`], note it under "Versions" below and in
+//!    the README's "Plugin API versions", and test that a `.so` listener on
+//!    it fires (`tests/tests/suite/abi_evolution.rs`).
+//!
+//! # Versions
+//!
+//! - **1.0.0**: the first version under this policy (frozen in
+//!   `tests/fixtures/plugins/frozen-api-1.0`). Builds from before it, which
+//!   also said 1.0.0, have other layouts and are refused at load.
+//! - **1.1.0**: the `agent/turn-end` seam ([`TurnEndInput`],
+//!   [`Plugin::turn_end`]); [`ffi::HostContext::sessions`] and
+//!   [`Host::sessions`]; the root-module field `description`
+//!   ([`Plugin::DESCRIPTION`]).
 #![deny(missing_docs)]
 
 pub mod compat;

@@ -45,6 +45,7 @@ impl Plugin for Audit {
     type Config = Config;
     const NAME: &'static str = "audit";
     const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+    const DESCRIPTION: &'static str = "Appends one JSON line per tool result to a file";
 
     fn apply(host: &Host, config: Config) -> Result<Self, String> {
         let path = Path::new(&host.state_dir()).join(config.path);

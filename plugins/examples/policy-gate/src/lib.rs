@@ -30,6 +30,8 @@ impl Plugin for PolicyGate {
     type Config = Config;
     const NAME: &'static str = "policy-gate";
     const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+    const DESCRIPTION: &'static str =
+        "Denies tool calls whose command matches a configured pattern";
 
     fn apply(_host: &Host, config: Config) -> Result<Self, String> {
         match config.deny.iter().any(|p| p.trim().is_empty()) {

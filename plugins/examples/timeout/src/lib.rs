@@ -47,6 +47,7 @@ impl Plugin for Timeout {
     type Config = Config;
     const NAME: &'static str = "timeout";
     const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+    const DESCRIPTION: &'static str = "Gives every tool call a time limit, on the host's timer";
 
     fn apply(host: &Host, config: Config) -> Result<Self, String> {
         match config.millis {
