@@ -270,7 +270,7 @@ fn a_current_plugin_hears_turn_end_and_lists_the_hosts_sessions() {
     let first = h.turn(&session, "one");
     let second = h.turn(&session, "two");
     assert_eq!(second.reason.as_str(), "error");
-    let mut ids = vec![session.id.clone(), other.id.clone()];
+    let mut ids = [session.id.clone(), other.id.clone()];
     ids.sort();
     let sessions: Vec<Value> = ids
         .iter()
@@ -292,7 +292,10 @@ fn a_current_plugin_hears_turn_end_and_lists_the_hosts_sessions() {
 /// A host context that keeps what a plugin registers, for calling a `.so`'s
 /// listener directly.
 #[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<(Seam, Arc<ListenerBox>)>>>);
+struct Capture(Arc<Mutex<Listeners>>);
+
+/// Listeners by seam, in registration order.
+type Listeners = Vec<(Seam, Arc<ListenerBox>)>;
 
 impl HostContext for Capture {
     fn plugin_id(&self) -> RString {
