@@ -244,3 +244,51 @@ impl HostContext for PluginContext {
             .unwrap_or_default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use abi_stable::sabi_trait::TD_Opaque;
+    use async_ffi::FutureExt as _;
+    use dsh_plugin_api::SeamInput_NE;
+    use dsh_plugin_api::ffi::{Listener, Listener_TO, NextBox, WireResult};
+
+    use super::*;
+
+    struct Idle;
+
+    impl Listener for Idle {
+        fn call(&self, _input: SeamInput_NE, next: NextBox) -> FfiFuture<WireResult> {
+            async move { next.run(ROption::RNone).await }.into_ffi()
+        }
+    }
+
+    #[test]
+    fn a_listener_on_a_seam_this_host_does_not_know_is_refused() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a runtime");
+        let core = HostCore::new(PathBuf::from("/nonexistent"), runtime.handle().clone());
+        let ctx = PluginContext {
+            core: core.clone(),
+            owner: Owner::new("p", 0),
+            config_dir: PathBuf::new(),
+        };
+        let listener = || Listener_TO::from_value(Idle, TD_Opaque);
+        let unknown = Seam::from_number(200);
+        assert_eq!(
+            ctx.listen(unknown, listener()),
+            RResult::RErr(
+                format!(
+                    "this host (plugin API {}) has no unknown seam #200",
+                    dsh_plugin_api::API_VERSION
+                )
+                .into()
+            )
+        );
+        assert_eq!(core.bus.listener_count(unknown), 0);
+        assert_eq!(ctx.listen(Seam::TurnEnd, listener()), RResult::ROk(()));
+        assert_eq!(core.bus.listener_count(Seam::TurnEnd), 1);
+        // No agent: no sessions.
+        assert!(ctx.sessions().is_empty());
+    }
+}
