@@ -37,6 +37,14 @@ enum Command {
         json: bool,
     },
     /// Run one turn in-process and print it.
+    ///
+    /// Exit codes: 0 the turn completed (or hit max tokens); 1 it failed or
+    /// was aborted, or the session could not be opened; 2 bad arguments
+    /// (e.g. a session id not of the form [A-Za-z0-9_-]{1,128}); 3 every
+    /// prompt was blocked; 4 the session is in use by another dsh process
+    /// (it holds the log's lock); 130 / 143 stopped by SIGINT (Ctrl-C) /
+    /// SIGTERM: the running tool's and hooks' processes are killed and the
+    /// turn ends `aborted`.
     Prompt {
         /// The manifest.
         #[arg(long, default_value = "cordis.yml")]
@@ -44,8 +52,9 @@ enum Command {
         /// Working directory of the session (default: the current one).
         #[arg(long)]
         cwd: Option<PathBuf>,
-        /// Resume this session, or create it with this id.
-        #[arg(long)]
+        /// Resume this session, or create it with this id (1 to 128 of
+        /// A-Z a-z 0-9 _ -).
+        #[arg(long, value_parser = session_id)]
         session: Option<String>,
         /// Print the turn's session events as JSONL.
         #[arg(long)]
@@ -83,14 +92,51 @@ enum Command {
 enum SessionsCommand {
     /// One line per stored session.
     List,
-    /// A session's header and events as JSONL.
+    /// A session's header and events as JSONL. A session another process
+    /// has open is only read; otherwise the log is loaded as a resume would
+    /// (closing a turn a crash left open).
     Show {
         /// Session id.
+        #[arg(value_parser = session_id)]
         id: String,
+    },
+    /// Rewrite a damaged log keeping every readable event, in order; the
+    /// original is kept as `<id>.jsonl.damaged-<n>`. Exit 0 repaired (or
+    /// nothing to repair), 1 failed, 4 the session is in use.
+    Repair {
+        /// Session id.
+        #[arg(value_parser = session_id)]
+        id: String,
+        /// The working directory a regenerated header gets when the log no
+        /// longer says (default: the current one).
+        #[arg(long)]
+        cwd: Option<PathBuf>,
     },
 }
 
+/// Parses a session id: only dsh's form reaches the commands.
+fn session_id(id: &str) -> Result<String, String> {
+    dsh_host::session::check_session_id(id)
+        .map(|()| id.to_string())
+        .map_err(|e| e.to_string())
+}
+
+/// Makes dsh non-dumpable before anything else runs: no core dumps, and no
+/// process of the same user (a `Bash` command, a hook) can read
+/// `/proc/<dsh pid>/environ`, `mem` or `fd/`. The capabilities that would
+/// override this (`CAP_SYS_PTRACE`, `CAP_SYS_ADMIN`, `CAP_PERFMON`) are
+/// dropped by every child bash-local's runner starts.
+fn make_non_dumpable() {
+    if let Err(e) = nix::sys::prctl::set_dumpable(false) {
+        eprintln!(
+            "dsh: warning: cannot make the process non-dumpable ({e}); tools may read its \
+             environment through /proc"
+        );
+    }
+}
+
 fn main() -> ExitCode {
+    make_non_dumpable();
     let args = Args::parse();
     let result = match args.command {
         Command::Check { config } => cli::check(&config, false, true),
@@ -113,6 +159,7 @@ fn main() -> ExitCode {
         Command::Sessions { config, command } => match command {
             SessionsCommand::List => cli::sessions_list(&config),
             SessionsCommand::Show { id } => cli::sessions_show(&config, &id),
+            SessionsCommand::Repair { id, cwd } => cli::sessions_repair(&config, &id, cwd),
         },
     };
     match result {

@@ -37,7 +37,12 @@ async fn wait_for_file(path: &Path) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reload_disposes_removed_plugins_and_applies_new_and_changed_ones() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("hooks.json"), "{}").unwrap();
+    // A bridge with no usable hook is a config problem: give it one.
+    std::fs::write(
+        dir.path().join("hooks.json"),
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}}"#,
+    )
+    .unwrap();
     std::fs::write(dir.path().join("script.yml"), "[]").unwrap();
     let first = write_manifest(dir.path(), true, "");
     let core = HostCore::new(first.state_dir.clone(), tokio::runtime::Handle::current());

@@ -25,7 +25,7 @@ use async_ffi::FfiFuture;
 
 use crate::decisions::{GuardDecision_NE, SeamAnswer_NE, SeamOutput, ToolResult};
 use crate::seams::{Seam, SeamInput_NE, ToolCall};
-use crate::types::{LogLevel, SessionRef, ToolSpec};
+use crate::types::{ConfigProblem, LogLevel, SessionRef, ToolSpec};
 
 /// A seam's typed answer or a failure message: what the host's chain and
 /// the SDK work with. Never crosses the boundary; [`WireResult`] does.
@@ -154,6 +154,14 @@ pub trait HostContext: Clone + Send + Sync {
     /// finds its sessions here.
     fn sessions(&self) -> RVec<SessionRef> {
         RVec::new()
+    }
+    /// Reports a problem with the plugin's configuration (or a file it
+    /// names), since 1.1. While the plugin applies, the host lists it with
+    /// the plugin's problems (`dsh check`; an error makes the check fail);
+    /// afterwards it is logged. The default drops it: every host that
+    /// speaks 1.1 implements it.
+    fn report_problem(&self, problem: ConfigProblem) {
+        let _ = problem;
     }
 }
 

@@ -14,13 +14,17 @@
 //! - [`sdk`]: a safe SDK ([`Plugin`] with default methods and
 //!   [`export_plugin!`]) that catches panics at the boundary. A plugin needs
 //!   no other dependency for the boundary: the `R*` types it meets are
-//!   re-exported here.
+//!   re-exported here;
+//! - [`credentials`]: which environment variables hold credentials (the
+//!   process runner's scrub rule).
 //!
 //! Built-in plugins use exactly the same API as a `.so`: the host turns both
 //! into a [`root::PluginModuleRef`] and never special-cases either.
 //!
 //! This crate has no async runtime and performs no I/O. Plugins that need a
-//! timer, a process or the session log ask the host through [`sdk::Host`].
+//! timer, a process or the session log ask the host through [`sdk::Host`];
+//! a plugin never blocks its thread (see the SDK's
+//! [rules](sdk#what-a-plugin-must-not-do)).
 //!
 //! # Compatibility policy
 //!
@@ -31,11 +35,11 @@
 //! this policy needs ([`compat`]).
 //!
 //! Every enum that crosses the boundary can grow: the field-less ones
-//! ([`Seam`], [`SessionStartSource`], [`LogLevel`]) are numbers with named
-//! constants, the others (inputs, answers, decisions, content blocks,
-//! message sources) are abi_stable `WithNonExhaustive` enums that travel as
-//! their `_NE` form, which a build that does not know a variant can still
-//! hold, clone, compare and drop, but not decode.
+//! ([`Seam`], [`SessionStartSource`], [`LogLevel`], [`ProblemSeverity`]) are
+//! numbers with named constants, the others (inputs, answers, decisions,
+//! content blocks, message sources) are abi_stable `WithNonExhaustive` enums
+//! that travel as their `_NE` form, which a build that does not know a
+//! variant can still hold, clone, compare and drop, but not decode.
 //!
 //! **A minor may add**, always at the end, never reordering, renaming or
 //! removing anything:
@@ -117,10 +121,13 @@
 //! - **1.1.0**: the `agent/turn-end` seam ([`TurnEndInput`],
 //!   [`Plugin::turn_end`]); [`ffi::HostContext::sessions`] and
 //!   [`Host::sessions`]; the root-module field `description`
-//!   ([`Plugin::DESCRIPTION`]).
+//!   ([`Plugin::DESCRIPTION`]); [`ffi::HostContext::report_problem`] and
+//!   [`Host::report_problem`] with [`ConfigProblem`] and
+//!   [`ProblemSeverity`].
 #![deny(missing_docs)]
 
 pub mod compat;
+pub mod credentials;
 pub mod decisions;
 pub mod ffi;
 pub mod root;

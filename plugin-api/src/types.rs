@@ -148,6 +148,88 @@ pub struct ToolSpec {
     pub aliases: RVec<RString>,
 }
 
+/// How serious a [`ConfigProblem`] is (since 1.1): a number with named
+/// constants, like [`LogLevel`], so a minor may add one.
+#[repr(transparent)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ProblemSeverity(u8);
+
+// Named like the enum variants they replace.
+#[allow(non_upper_case_globals)]
+impl ProblemSeverity {
+    /// Something is off but nothing the user asked for is lost (an
+    /// unknown key the real tool also ignores, say).
+    pub const Warning: ProblemSeverity = ProblemSeverity(0);
+    /// Part of the configuration is not in effect (a file that does not
+    /// load, a hook that will never run): `dsh check` exits 1.
+    pub const Error: ProblemSeverity = ProblemSeverity(1);
+}
+
+/// A problem with a plugin's configuration, or with a file its
+/// configuration names, reported while the plugin applies
+/// ([`crate::Host::report_problem`]; since 1.1). `dsh check` and `dsh plugins` print
+/// it; `serve` and `prompt` log it as a warning.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
+pub struct ConfigProblem {
+    /// How serious it is.
+    pub severity: ProblemSeverity,
+    /// The file at fault; empty for the plugin's own config.
+    pub file: RString,
+    /// The key at fault, as a path such as `hooks.PreToolUse[0].matcher`;
+    /// empty for the whole file.
+    pub key: RString,
+    /// What is wrong, one line.
+    pub message: RString,
+}
+
+impl ConfigProblem {
+    /// An error about `key` of `file`.
+    pub fn error(
+        file: impl Into<String>,
+        key: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        Self::new(ProblemSeverity::Error, file, key, message)
+    }
+
+    /// A warning about `key` of `file`.
+    pub fn warning(
+        file: impl Into<String>,
+        key: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        Self::new(ProblemSeverity::Warning, file, key, message)
+    }
+
+    fn new(
+        severity: ProblemSeverity,
+        file: impl Into<String>,
+        key: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        ConfigProblem {
+            severity,
+            file: file.into().into(),
+            key: key.into().into(),
+            message: message.into().into(),
+        }
+    }
+}
+
+impl std::fmt::Display for ConfigProblem {
+    /// `<file>: key `<key>`: <message>`, leaving out what is empty.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if !self.file.is_empty() {
+            write!(f, "{}: ", self.file)?;
+        }
+        if !self.key.is_empty() {
+            write!(f, "key `{}`: ", self.key)?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
 /// Severity of a message a plugin logs through the host: a number with
 /// named constants (like [`Seam`](crate::Seam)), so a minor may add one.
 #[repr(transparent)]

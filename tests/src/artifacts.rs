@@ -127,6 +127,7 @@ const PLAIN_FIXTURES: &[&str] = &[
     "needs-service",
     "no-root",
     "panicky",
+    "stall",
 ];
 const FEATURE_FIXTURES: &[&str] = &["abi-changed", "api-major-2", "future-minor"];
 

@@ -7,21 +7,31 @@
 //! - [`host`]: a [`host::TestHost`] (a `PluginHost` on its own tokio runtime
 //!   in a throwaway state directory) with helpers to dispatch seams.
 //! - [`process`]: running a command with a timeout, and the `dsh` binary.
+//! - [`daemon`]: a running `dsh serve` (its notify socket and stderr in
+//!   reach) and a plain JSON-RPC client for its socket.
+//! - [`background`]: a process that runs while the test acts on it (to
+//!   signal, kill or race), and timed waits for what it does.
+//! - [`acp_stdio`]: a raw JSON-RPC client over `dsh acp`'s stdio.
+//! - [`openai_mock`]: a scripted OpenAI-compatible server on 127.0.0.1.
 //!
 //! Every wait here has a timeout; nothing sleeps to synchronize.
 
 // Test support: a broken fixture or build must stop the run loudly.
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::print_stderr)]
 
+pub mod acp_stdio;
 pub mod artifacts;
+pub mod background;
+pub mod daemon;
 pub mod host;
+pub mod openai_mock;
 pub mod process;
 
 use std::path::{Path, PathBuf};
 
 pub use artifacts::{Artifacts, example, fixture};
 pub use host::{TestHost, TestSignal};
-pub use process::{Outcome, run, run_dsh};
+pub use process::{Outcome, dsh_command, run, run_dsh};
 
 /// The workspace root (the folder holding `cordis.yml`).
 pub fn workspace_root() -> PathBuf {

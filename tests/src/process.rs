@@ -65,9 +65,9 @@ pub fn run(mut command: Command, timeout: Duration) -> Outcome {
     }
 }
 
-/// Runs the real `dsh` binary with `args` in `cwd`, with no `DSH_*`
-/// variables inherited from the caller's environment.
-pub fn run_dsh<I, S>(args: I, cwd: &Path) -> Outcome
+/// A command for the real `dsh` binary with `args` in `cwd`, with no
+/// `DSH_*` variables inherited from the caller's environment.
+pub fn dsh_command<I, S>(args: I, cwd: &Path) -> Command
 where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
@@ -79,5 +79,15 @@ where
             command.env_remove(key);
         }
     }
-    run(command, Duration::from_secs(60))
+    command
+}
+
+/// Runs the real `dsh` binary with `args` in `cwd`, with no `DSH_*`
+/// variables inherited from the caller's environment.
+pub fn run_dsh<I, S>(args: I, cwd: &Path) -> Outcome
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    run(dsh_command(args, cwd), Duration::from_secs(60))
 }

@@ -141,13 +141,15 @@ impl Connection {
     }
 
     /// Loads a stored session (without firing session-start) and attaches
-    /// it here, busy until [`Connection::loaded`]. A session another open
-    /// connection holds is refused.
+    /// it here, busy until [`Connection::loaded`]. An id not of dsh's form,
+    /// a session another open connection holds, and one another process has
+    /// open (its log's lock) are refused.
     pub(crate) async fn load(
         &self,
         id: &str,
         client: &ClientConnection,
     ) -> Result<Arc<Session>, AcpError> {
+        AcpError::check_id(id)?;
         if let Some(slot) = self.state().sessions.get_mut(id) {
             if slot.busy() {
                 return Err(AcpError::SessionBusy {
@@ -167,7 +169,7 @@ impl Connection {
             Ok(s) => s,
             Err(e) => {
                 self.routes.release(id, self.id);
-                return Err(e.into());
+                return Err(AcpError::loading(id, e));
             }
         };
         if let Err(e) = self.adopt(&session, true) {
@@ -183,6 +185,7 @@ impl Connection {
         &self,
         id: &str,
     ) -> Result<(Arc<Session>, Arc<RunningTurn>), AcpError> {
+        AcpError::check_id(id)?;
         let mut state = self.state();
         let Some(slot) = state.sessions.get_mut(id) else {
             return Err(AcpError::UnknownSession {
@@ -214,6 +217,10 @@ impl Connection {
 
     /// `session/cancel`: aborts the running prompt of `id`, if any.
     pub(crate) fn cancel(&self, id: &str) {
+        if let Err(e) = AcpError::check_id(id) {
+            tracing::info!("session/cancel ignored: {e}");
+            return;
+        }
         let state = self.state();
         match state.sessions.get(id) {
             Some(Slot {

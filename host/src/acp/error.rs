@@ -4,7 +4,7 @@
 use agent_client_protocol::{Error as RpcError, ErrorCode};
 use serde_json::json;
 
-use crate::session::LogError;
+use crate::session::{InvalidSessionId, LogError};
 
 /// A failure at the ACP boundary: a request the agent cannot serve, or a
 /// connection that ended badly.
@@ -14,6 +14,21 @@ pub enum AcpError {
     #[error("unknown session `{session_id}`: create it with session/new or load it first")]
     UnknownSession {
         /// The id the client sent.
+        session_id: String,
+    },
+    /// The session id is not of dsh's form; nothing was looked up.
+    #[error("{error}")]
+    InvalidSessionId {
+        /// The id the client sent.
+        session_id: String,
+        /// What is wrong with it.
+        error: InvalidSessionId,
+    },
+    /// Another process (a `dsh prompt`, another daemon) has the session
+    /// open: it holds the log's lock.
+    #[error("session `{session_id}` is in use by another dsh process")]
+    SessionInUse {
+        /// The session.
         session_id: String,
     },
     /// The session belongs to another open connection.
@@ -69,6 +84,28 @@ pub enum AcpError {
 }
 
 impl AcpError {
+    /// Checks a client-sent session id before it is used.
+    pub fn check_id(session_id: &str) -> Result<(), AcpError> {
+        crate::session::check_session_id(session_id).map_err(|error| AcpError::InvalidSessionId {
+            session_id: session_id.to_string(),
+            error,
+        })
+    }
+
+    /// A log error met while loading session `session_id`.
+    pub fn loading(session_id: &str, error: LogError) -> AcpError {
+        match error {
+            LogError::Locked { .. } => AcpError::SessionInUse {
+                session_id: session_id.to_string(),
+            },
+            LogError::InvalidId(error) => AcpError::InvalidSessionId {
+                session_id: session_id.to_string(),
+                error,
+            },
+            other => AcpError::SessionLog(other),
+        }
+    }
+
     /// The JSON-RPC error a request answering with `self` gets. Client
     /// mistakes are invalid params (with the offending id as data); agent
     /// failures are internal errors carrying their message.
@@ -76,6 +113,8 @@ impl AcpError {
         let message = self.to_string();
         match self {
             AcpError::UnknownSession { session_id }
+            | AcpError::InvalidSessionId { session_id, .. }
+            | AcpError::SessionInUse { session_id }
             | AcpError::SessionAttached { session_id }
             | AcpError::SessionBusy { session_id } => {
                 RpcError::new(ErrorCode::INVALID_PARAMS, message)
@@ -99,6 +138,28 @@ impl AcpError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_malformed_or_held_session_id_is_invalid_params_naming_it() {
+        let bad = AcpError::check_id("../../x").unwrap_err();
+        let rpc = bad.to_rpc();
+        assert_eq!(rpc.code, ErrorCode::INVALID_PARAMS);
+        assert_eq!(rpc.data, Some(json!({"sessionId": "../../x"})));
+        assert!(
+            rpc.message.starts_with("invalid session id"),
+            "{}",
+            rpc.message
+        );
+        let held = AcpError::loading(
+            "s1",
+            LogError::Locked {
+                path: "/state/sessions/s1.jsonl".into(),
+            },
+        )
+        .to_rpc();
+        assert_eq!(held.code, ErrorCode::INVALID_PARAMS);
+        assert!(held.message.contains("in use by another dsh process"));
+    }
 
     #[test]
     fn client_mistakes_are_invalid_params_and_failures_internal() {

@@ -137,4 +137,105 @@ mod tests {
         let mut buf = BytesMut::from(&b"a\xffb\n"[..]);
         assert_eq!(c.decode(&mut buf).unwrap().as_deref(), Some("a\u{fffd}b"));
     }
+
+    mod fuzz {
+        //! The frame reader under arbitrary bytes cut into arbitrary reads,
+        //! against a model written the obvious way. Part of the fuzz suite
+        //! (README, "Fuzzing"): `PROPTEST_CASES` sets the number of cases.
+        use super::*;
+        use proptest::prelude::*;
+
+        /// What the reader must yield: each line's text (`\r` dropped,
+        /// invalid UTF-8 replaced, blanks skipped), or an error at the first
+        /// line over the limit.
+        fn model(input: &[u8], limit: usize) -> (Vec<String>, bool) {
+            let mut frames = Vec::new();
+            let mut parts: Vec<&[u8]> = input.split(|b| *b == b'\n').collect();
+            if input.ends_with(b"\n") {
+                parts.pop();
+            }
+            for part in parts {
+                if part.len() > limit {
+                    return (frames, true);
+                }
+                let line = FrameCodec::line(part);
+                if !line.trim().is_empty() {
+                    frames.push(line);
+                }
+            }
+            (frames, false)
+        }
+
+        fn bytes() -> impl Strategy<Value = Vec<u8>> {
+            let piece = prop_oneof![
+                Just(b"\n".to_vec()),
+                Just(b"\r\n".to_vec()),
+                Just(b" ".to_vec()),
+                Just(br#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#.to_vec()),
+                prop::collection::vec(any::<u8>(), 0..24),
+            ];
+            prop::collection::vec(piece, 0..16).prop_map(|p| p.concat())
+        }
+
+        proptest! {
+            #[test]
+            fn any_bytes_in_any_reads_match_the_model(
+                input in bytes(),
+                cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..8),
+                limit in 1usize..64,
+            ) {
+                let (mut c, flag) = codec(limit);
+                let mut cuts: Vec<usize> = cuts.iter().map(|i| i.index(input.len() + 1)).collect();
+                cuts.push(input.len());
+                cuts.sort_unstable();
+                let (expected, oversized) = model(&input, limit);
+                let mut got = Vec::new();
+                let mut buf = BytesMut::new();
+                let mut from = 0;
+                let mut failed = false;
+                'read: for to in cuts {
+                    buf.extend_from_slice(&input[from..to]);
+                    from = to;
+                    loop {
+                        match c.decode(&mut buf) {
+                            Ok(Some(line)) => got.push(line),
+                            Ok(None) => break,
+                            Err(_) => { failed = true; break 'read; }
+                        }
+                    }
+                }
+                while !failed {
+                    match c.decode_eof(&mut buf) {
+                        Ok(Some(line)) => got.push(line),
+                        Ok(None) => break,
+                        Err(_) => failed = true,
+                    }
+                }
+                prop_assert_eq!(failed, oversized);
+                prop_assert_eq!(flag.load(Ordering::SeqCst), oversized);
+                prop_assert_eq!(got, expected);
+            }
+
+            #[test]
+            fn encoded_frames_decode_to_themselves(
+                // A frame is never blank (JSON-RPC text): blank lines are
+                // skipped by design, Unicode whitespace included.
+                lines in prop::collection::vec(
+                    "[^\n\r]*[^\n\r]".prop_filter("not blank", |l: &String| !l.trim().is_empty()),
+                    0..8,
+                ),
+            ) {
+                let (mut c, _) = codec(1 << 20);
+                let mut buf = BytesMut::new();
+                for line in &lines {
+                    c.encode(line.clone(), &mut buf).unwrap();
+                }
+                let mut got = Vec::new();
+                while let Some(line) = c.decode(&mut buf).unwrap() {
+                    got.push(line);
+                }
+                prop_assert_eq!(got, lines);
+            }
+        }
+    }
 }

@@ -26,7 +26,7 @@ use super::signal::TokenSignal;
 use super::turn::{default_terminal, originator, unless_cancelled};
 use crate::model::ModelToolCall;
 use crate::plugins::services::ToolsView;
-use crate::seams::{GuardVerdict, Terminal, TerminalFn};
+use crate::seams::{GuardVerdict, Terminal, TerminalFn, Traced};
 use crate::session::events;
 
 /// The name of the service that answers `ask`.
@@ -101,15 +101,22 @@ impl Session {
         // Phase 1: the pre-execute waterfall.
         let terminal = default_terminal(SeamOutput::PreTool(PreToolDecision::allow()));
         let pre = bus.waterfall_traced(SeamInput::PreExecute(sealed.clone()), terminal);
-        let (answer, trace) = unless_cancelled(cancel, pre).await.unwrap_or_else(|| {
-            let cancelled = RResult::RErr(RString::from("the turn was cancelled"));
-            (cancelled, Vec::new())
-        });
+        let Traced {
+            answer,
+            trace,
+            timed_out,
+        } = unless_cancelled(cancel, pre)
+            .await
+            .unwrap_or_else(|| Traced::failed(RString::from("the turn was cancelled")));
+        self.note_timed_out("tools/pre-execute", &timed_out, true);
         let mut exec = sealed.clone();
         let mut gate = match &answer {
+            // A gate that failed or did not decide in time denies.
             RResult::RErr(e) => Gate::Denied {
                 reason: format!("tools/pre-execute failed: {e}"),
-                by: "error".into(),
+                by: timed_out
+                    .first()
+                    .map_or_else(|| "error".into(), |f| f.plugin.to_string()),
             },
             RResult::ROk(SeamOutput::PreTool(PreToolDecision::Allow { updated_arguments })) => {
                 match updated_arguments.as_ref().into_option() {
@@ -160,7 +167,7 @@ impl Session {
 
         // Phase 2: guards, which can only deny.
         if let Gate::Run = gate
-            && let GuardVerdict::Deny { plugin, reason } = bus.check_guards(&exec)
+            && let GuardVerdict::Deny { plugin, reason } = bus.check_guards(&exec).await
         {
             gate = Gate::Denied {
                 reason,
@@ -179,11 +186,15 @@ impl Session {
                     call: exec.clone(),
                     signal: TokenSignal::boxed(cancel.child_token()),
                 };
-                let run = bus.waterfall(
+                let run = bus.waterfall_traced(
                     SeamInput::Execute(RArc::new(input)),
                     dispatch(view.tools.clone()),
                 );
-                match unless_cancelled(cancel, run).await {
+                let answer = unless_cancelled(cancel, run).await.map(|traced| {
+                    self.note_timed_out("tools/execute", &traced.timed_out, true);
+                    traced.answer
+                });
+                match answer {
                     None => ToolResult::error("the tool call was cancelled"),
                     Some(RResult::ROk(SeamOutput::Execute(r))) => json_safe(&call.name, r),
                     Some(RResult::ROk(other)) => {
@@ -205,10 +216,14 @@ impl Session {
         };
         let terminal = default_terminal(SeamOutput::PostTool(PostToolDecision::accept()));
         let post = bus.waterfall_traced(SeamInput::PostExecute(RArc::new(snapshot)), terminal);
-        let (answer, trace) = unless_cancelled(cancel, post).await.unwrap_or_else(|| {
-            let keep = SeamOutput::PostTool(PostToolDecision::accept());
-            (RResult::ROk(keep), Vec::new())
-        });
+        let Traced {
+            answer,
+            trace,
+            timed_out,
+        } = unless_cancelled(cancel, post)
+            .await
+            .unwrap_or_else(|| Traced::answered(SeamOutput::PostTool(PostToolDecision::accept())));
+        self.note_timed_out("tools/post-execute", &timed_out, true);
         let mut delivered = result.clone();
         let mut later: Vec<(String, String)> = attribution::contributions(&trace);
         match &answer {

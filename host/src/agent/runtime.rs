@@ -185,7 +185,7 @@ impl Agent {
         if let Some(live) = self.get(id) {
             return Ok(live);
         }
-        let log = SessionLog::open(&session_path(&self.state_dir, id))?;
+        let log = SessionLog::open(&session_path(&self.state_dir, id)?)?;
         let session = Session::new(self.core.clone(), log, self.options.max_steps);
         self.insert(session.clone());
         Ok(session)
@@ -202,9 +202,10 @@ impl Agent {
         &self.state_dir
     }
 
-    /// Whether a session with this id exists on disk.
+    /// Whether a session with this id exists on disk (never for an id
+    /// that is not of dsh's form).
     pub fn exists(&self, id: &str) -> bool {
-        session_path(&self.state_dir, id).exists()
+        session_path(&self.state_dir, id).is_ok_and(|p| p.symlink_metadata().is_ok())
     }
 
     /// Fires session-start; its context waits for the listeners and lands

@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use super::attribution;
 use super::session::{Phase, Prompt, Session, TurnOutcome, content_text, new_id, rvec};
 use crate::model::{MODEL_SERVICE, ModelReply, ModelRequest, StopReason, wire::ModelTool};
-use crate::seams::{TerminalFn, TraceEntry};
+use crate::seams::{ListenerFailure, TerminalFn, TraceEntry, Traced};
 use crate::session::{TurnEndReason, events, history};
 
 type Ending = (TurnEndReason, Option<String>);
@@ -67,6 +67,23 @@ pub(crate) fn default_terminal(answer: SeamOutput) -> Arc<dyn crate::seams::Term
 }
 
 impl Session {
+    /// Records each listener the host cut off on `seam` for going over its
+    /// time limit as `listener/failed`: now, or with `after_step` once every
+    /// tool result of the step is in (call/result adjacency).
+    pub(crate) fn note_timed_out(&self, seam: &str, cut: &[ListenerFailure], after_step: bool) {
+        for f in cut {
+            tracing::warn!(session = %self.id, plugin = %f.plugin, "{seam} listener failed: {}", f.message);
+            let record = events::listener_failed(seam, &f.plugin, &f.message);
+            if after_step {
+                self.state()
+                    .buffered
+                    .push(super::session::Buffered::Record(record));
+            } else {
+                self.append(record);
+            }
+        }
+    }
+
     /// Queues `prompt` and runs a turn.
     pub async fn prompt(self: &Arc<Self>, prompt: Prompt) -> TurnOutcome {
         self.enqueue(prompt);
@@ -186,14 +203,31 @@ impl Session {
             source: prompt.source.clone().into(),
         };
         let terminal = default_terminal(SeamOutput::Prompt(PromptDecision::allow()));
-        let (answer, trace) = self
+        let Traced {
+            answer,
+            trace,
+            timed_out,
+        } = self
             .view()
             .bus
             .waterfall_traced(SeamInput::PromptSubmit(RArc::new(input)), terminal)
             .await;
-        let answer = answer
-            .into_result()
-            .map_err(|e| format!("agent/prompt-submit failed: {e}"))?;
+        self.note_timed_out("agent/prompt-submit", &timed_out, false);
+        let answer = match (answer.into_result(), timed_out.first()) {
+            (Ok(answer), _) => answer,
+            // A prompt gate that did not decide in time blocks the prompt.
+            (Err(e), Some(cut)) => {
+                let reason = format!("agent/prompt-submit failed: {e}");
+                self.append(events::prompt_blocked(
+                    &original,
+                    source,
+                    &reason,
+                    Some(&cut.plugin),
+                ));
+                return Ok(Some(reason));
+            }
+            (Err(e), None) => return Err(format!("agent/prompt-submit failed: {e}")),
+        };
         match &answer {
             SeamOutput::Prompt(PromptDecision::Allow { content, .. }) => {
                 let rewritten = content.as_ref().map(|c| content_text(c)).into_option();
@@ -322,11 +356,18 @@ impl Session {
             last_assistant_message: RString::from(last_text),
         };
         let terminal = default_terminal(SeamOutput::Continuation(default));
-        let (answer, trace) = self
+        let Traced {
+            answer,
+            trace,
+            timed_out,
+        } = self
             .view()
             .bus
             .waterfall_traced(SeamInput::TurnContinuation(RArc::new(input)), terminal)
             .await;
+        // A continuation gate that did not decide in time stops the turn
+        // (it ends `error`, naming the plugin): no further model request.
+        self.note_timed_out("agent/turn-continuation", &timed_out, false);
         let answer = answer
             .into_result()
             .map_err(|e| format!("agent/turn-continuation failed: {e}"))?;

@@ -11,7 +11,7 @@ pub(crate) use acp::{AcpArgs, acp};
 pub(crate) use check::check;
 pub(crate) use prompt::{PromptArgs, prompt};
 pub(crate) use serve::serve;
-pub(crate) use sessions::{sessions_list, sessions_show};
+pub(crate) use sessions::{sessions_list, sessions_repair, sessions_show};
 
 use std::path::Path;
 use std::sync::Arc;
@@ -19,6 +19,10 @@ use std::sync::Arc;
 use dsh_host::agent::{Agent, AgentOptions};
 use dsh_host::config::Manifest;
 use dsh_host::plugins::{HostCore, PluginHost};
+
+/// Exit code of a command refused because another dsh process has the
+/// session open (holds its log's lock).
+pub(crate) const EXIT_IN_USE: u8 = 4;
 
 /// Logs go to stderr, colored only on a terminal (editors and journald
 /// read them raw); `DSH_LOG` overrides the level.
@@ -43,6 +47,8 @@ pub(crate) struct Booted {
 /// problems are logged as warnings and do not stop the command.
 pub(crate) fn boot(config: &Path, runtime: &tokio::runtime::Runtime) -> Result<Booted, String> {
     let manifest = Manifest::load(config).map_err(|e| e.to_string())?;
+    // Private from the start: plugins may write under it too.
+    dsh_host::session::create_state_dir(&manifest.state_dir).map_err(|e| e.to_string())?;
     let core = HostCore::new(manifest.state_dir.clone(), runtime.handle().clone());
     let agent = Agent::new(core.clone(), &manifest.state_dir, AgentOptions::default());
     let mut host = PluginHost::new(core, manifest.path.clone());

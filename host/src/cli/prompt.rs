@@ -1,11 +1,17 @@
-//! `dsh prompt`: one turn in-process, printed for a human or as JSONL.
+//! `dsh prompt`: one turn in-process, printed for a human or as JSONL;
+//! SIGINT and SIGTERM end the turn `aborted` and kill what it started.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, Ordering};
 
-use dsh_host::agent::Prompt;
-use dsh_host::session::{TurnEndReason, events};
+use dsh_host::agent::{Prompt, Session, TurnOutcome};
+use dsh_host::session::{LogError, TurnEndReason, events};
 use serde_json::Value;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::broadcast::error::RecvError;
+use tokio_util::sync::CancellationToken;
 
 /// Options of `dsh prompt`.
 pub(crate) struct PromptArgs {
@@ -67,11 +73,119 @@ fn print_human(event: &Value) {
     }
 }
 
+/// Ctrl-C and SIGTERM while `dsh prompt` runs. The first cancels the
+/// turn: the tool's and hooks' process groups are killed (their futures are
+/// dropped) and the turn ends `aborted`. A second stops at once, whatever
+/// is still running (a listener that ignores cancellation, session-end).
+struct Interrupts {
+    first: CancellationToken,
+    second: CancellationToken,
+    signal: Arc<AtomicI32>,
+}
+
+impl Interrupts {
+    /// Installs the handlers (inside `runtime`).
+    fn install(runtime: &tokio::runtime::Runtime) -> std::io::Result<Interrupts> {
+        let _inside = runtime.enter();
+        let mut interrupt = signal(SignalKind::interrupt())?;
+        let mut terminate = signal(SignalKind::terminate())?;
+        let caught = Interrupts {
+            first: CancellationToken::new(),
+            second: CancellationToken::new(),
+            signal: Arc::new(AtomicI32::new(0)),
+        };
+        let (first, second, number) = (
+            caught.first.clone(),
+            caught.second.clone(),
+            caught.signal.clone(),
+        );
+        runtime.spawn(async move {
+            loop {
+                let signo = tokio::select! {
+                    Some(()) = interrupt.recv() => libc::SIGINT,
+                    Some(()) = terminate.recv() => libc::SIGTERM,
+                    else => return,
+                };
+                if first.is_cancelled() {
+                    second.cancel();
+                } else {
+                    number.store(signo, Ordering::SeqCst);
+                    eprintln!("dsh: interrupted: stopping the turn");
+                    first.cancel();
+                }
+            }
+        });
+        Ok(caught)
+    }
+
+    /// 128 + the signal's number, once one arrived.
+    fn exit_code(&self) -> Option<u8> {
+        match self.signal.load(Ordering::SeqCst) {
+            0 => None,
+            n => u8::try_from(128 + n).ok(),
+        }
+    }
+}
+
+/// Runs one turn, cancelling it when the first signal arrives, whenever
+/// that is: a cancel before the turn has installed its token is repeated on
+/// each of its events (the first, `turn/start`, comes after the token). A
+/// second signal drops the turn at once (`None`): dropping kills every
+/// process it started, and the next load closes it `interrupted`.
+async fn run_until(
+    session: &Arc<Session>,
+    prompt: Prompt,
+    interrupts: &Interrupts,
+) -> Option<TurnOutcome> {
+    let mut events = session.subscribe();
+    let turn = session.prompt(prompt);
+    tokio::pin!(turn);
+    let mut stopping = false;
+    let mut listening = true;
+    loop {
+        tokio::select! {
+            outcome = &mut turn => return Some(outcome),
+            _ = interrupts.second.cancelled() => return None,
+            _ = interrupts.first.cancelled(), if !stopping => {
+                stopping = true;
+                session.cancel();
+            }
+            event = events.recv(), if stopping && listening => {
+                session.cancel();
+                listening = !matches!(event, Err(RecvError::Closed));
+            }
+        }
+    }
+}
+
+/// Why `dsh prompt` did not get to run its turn.
+enum Refused {
+    /// Another process has the session open.
+    InUse(String),
+    /// Anything else, already worded.
+    Failed(String),
+    /// A signal arrived first, or a second one stopped the turn at once.
+    Interrupted,
+}
+
+impl From<LogError> for Refused {
+    fn from(e: LogError) -> Self {
+        match e {
+            LogError::Locked { .. } => Refused::InUse(e.to_string()),
+            other => Refused::Failed(other.to_string()),
+        }
+    }
+}
+
 /// Runs one turn. Exit 0 when it completed (or hit max tokens), 1 when it
-/// failed or was aborted, 3 when every prompt was blocked.
+/// failed or was aborted, 3 when every prompt was blocked, 4 when another
+/// process has the session open, 128 + the signal's number when SIGINT or
+/// SIGTERM stopped it (see `dsh prompt --help`).
 pub(crate) fn prompt(args: PromptArgs) -> anyhow::Result<ExitCode> {
     super::init_tracing("warn");
     let runtime = tokio::runtime::Runtime::new()?;
+    // First of all: from here on a signal ends the turn cleanly.
+    let interrupts = Interrupts::install(&runtime)?;
     let booted = match super::boot(&args.config, &runtime) {
         Ok(b) => b,
         Err(e) => {
@@ -88,21 +202,41 @@ pub(crate) fn prompt(args: PromptArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     let agent = booted.agent.clone();
+    let stops = &interrupts;
     let outcome = runtime.block_on(async move {
-        let session = match args.session {
-            Some(id) if agent.exists(&id) => agent.resume_session(&id).await,
-            other => agent.create_session(&cwd, other).await,
+        let opening = async {
+            match args.session {
+                Some(id) if agent.exists(&id) => agent.resume_session(&id).await,
+                other => agent.create_session(&cwd, other).await,
+            }
+        };
+        let session = tokio::select! {
+            biased;
+            _ = stops.first.cancelled() => return Err(Refused::Interrupted),
+            session = opening => session?,
+        };
+        let Some(outcome) = run_until(&session, Prompt::user(args.text), stops).await else {
+            eprintln!("dsh: stopped at once; the turn is closed `interrupted` when the session is next loaded");
+            return Err(Refused::Interrupted);
+        };
+        tokio::select! {
+            _ = agent.close_session(&session.id, "other") => {}
+            _ = stops.second.cancelled() => {}
         }
-        .map_err(|e| e.to_string())?;
-        let outcome = session.prompt(Prompt::user(args.text)).await;
-        agent.close_session(&session.id, "other").await;
-        Ok::<_, String>((session.id.clone(), outcome))
+        Ok::<_, Refused>((session.id.clone(), outcome))
     });
     let (session_id, outcome) = match outcome {
         Ok(o) => o,
-        Err(e) => {
-            eprintln!("dsh: {e}");
+        Err(Refused::InUse(message)) => {
+            eprintln!("dsh: {message}");
+            return Ok(ExitCode::from(super::EXIT_IN_USE));
+        }
+        Err(Refused::Failed(message)) => {
+            eprintln!("dsh: {message}");
             return Ok(ExitCode::from(1));
+        }
+        Err(Refused::Interrupted) => {
+            return Ok(ExitCode::from(interrupts.exit_code().unwrap_or(1)));
         }
     };
     if args.json {
@@ -119,6 +253,9 @@ pub(crate) fn prompt(args: PromptArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let _ = &booted.host;
+    if let Some(code) = interrupts.exit_code() {
+        return Ok(ExitCode::from(code));
+    }
     Ok(match outcome.reason {
         TurnEndReason::Completed | TurnEndReason::MaxTokens => ExitCode::SUCCESS,
         TurnEndReason::Rejected => ExitCode::from(3),

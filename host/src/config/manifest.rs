@@ -1,11 +1,23 @@
 //! Parsing and validating the manifest.
+//!
+//! Before figment sees the text it is bounded ([`MAX_MANIFEST_BYTES`], read
+//! with a bounded reader so a huge file or an endless stream costs at most
+//! that much memory) and walked strictly ([`super::strict`]): an empty
+//! document and a key given twice in one mapping are errors, not defaults.
 
 use std::collections::HashSet;
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Yaml};
 use serde::{Deserialize, Serialize};
+
+use super::strict::{self, Finding};
+
+/// The largest manifest dsh reads (1 MiB); a bigger file is refused
+/// before it is parsed.
+pub const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
 
 /// A manifest problem, naming the file and (for entries) the id and key.
 #[derive(Debug, thiserror::Error)]
@@ -17,6 +29,32 @@ pub enum ConfigError {
         path: PathBuf,
         /// Why.
         message: String,
+    },
+    /// The file is larger than [`MAX_MANIFEST_BYTES`].
+    #[error("{path}: the manifest is larger than {limit} bytes (1 MiB); refused unparsed")]
+    TooLarge {
+        /// The manifest.
+        path: PathBuf,
+        /// The limit it broke.
+        limit: u64,
+    },
+    /// The document holds nothing: empty, whitespace, comments or `null`.
+    #[error(
+        "{path}: the manifest is empty (only whitespace or comments); write at least `plugins: []`"
+    )]
+    Empty {
+        /// The manifest.
+        path: PathBuf,
+    },
+    /// A key appears twice in one mapping (YAML would silently keep one).
+    #[error("{path}: duplicate key `{key}` in {}: a key may appear only once per mapping", mapping_name(.at))]
+    DuplicateKey {
+        /// The manifest.
+        path: PathBuf,
+        /// The key given twice.
+        key: String,
+        /// The mapping holding it (`plugins[1].config`; empty for the top level).
+        at: String,
     },
     /// The YAML or a setting is malformed.
     #[error("{path}: {message}")]
@@ -40,6 +78,13 @@ pub enum ConfigError {
         /// What is wrong.
         message: String,
     },
+}
+
+fn mapping_name(at: &str) -> String {
+    match at {
+        "" => "the top level".into(),
+        at => format!("`{at}`"),
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -76,6 +121,7 @@ struct RawEntry {
     config: Option<serde_json::Value>,
     #[serde(default)]
     disabled: bool,
+    listener_timeout_s: Option<f64>,
 }
 
 /// What a plugin entry loads.
@@ -100,7 +146,13 @@ pub struct PluginEntry {
     pub disabled: bool,
     /// Position in `plugins:`.
     pub index: usize,
+    /// How long one of its listener calls may take, not counting the time
+    /// it waits on `next` (`listener_timeout_s`); `None`: no limit.
+    pub listener_timeout: Option<std::time::Duration>,
 }
+
+/// The listener time limit of a `.so` plugin whose entry sets none.
+pub const DEFAULT_LISTENER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// A validated manifest.
 #[derive(Debug, Clone)]
@@ -158,15 +210,33 @@ impl Manifest {
             path: path.to_path_buf(),
             message: e.to_string(),
         })?;
-        let text = std::fs::read_to_string(&path).map_err(|e| ConfigError::Read {
-            path: path.clone(),
-            message: e.to_string(),
-        })?;
+        let text = read_bounded(&path)?;
         Self::from_yaml(&path, &text)
     }
 
     /// Parses manifest text as if read from `path`.
     pub fn from_yaml(path: &Path, text: &str) -> Result<Manifest, ConfigError> {
+        if text.len() as u64 > MAX_MANIFEST_BYTES {
+            return Err(ConfigError::TooLarge {
+                path: path.to_path_buf(),
+                limit: MAX_MANIFEST_BYTES,
+            });
+        }
+        match strict::check(text) {
+            Ok(()) | Err(Finding::Malformed) => {}
+            Err(Finding::Empty) => {
+                return Err(ConfigError::Empty {
+                    path: path.to_path_buf(),
+                });
+            }
+            Err(Finding::Duplicate(d)) => {
+                return Err(ConfigError::DuplicateKey {
+                    path: path.to_path_buf(),
+                    key: d.key,
+                    at: d.at,
+                });
+            }
+        }
         let raw: RawManifest = Figment::from(Serialized::defaults(RawManifest::default()))
             .merge(Yaml::string(text))
             .merge(Env::prefixed("DSH_").only(&[
@@ -268,14 +338,53 @@ impl Manifest {
             Some(v @ serde_json::Value::Object(_)) => v,
             Some(_) => return Err(err("config", "must be a mapping")),
         };
+        // `.so` plugins get a limit by default; built-ins (the hook bridges
+        // bound each hook by its own `timeout`) only when the entry sets one.
+        let listener_timeout = match raw.listener_timeout_s {
+            Some(s) => match std::time::Duration::try_from_secs_f64(s) {
+                Ok(limit) if !limit.is_zero() => Some(limit),
+                _ => {
+                    return Err(err(
+                        "listener_timeout_s",
+                        &format!("must be a number of seconds above 0, not {s}"),
+                    ));
+                }
+            },
+            None => matches!(plugin, PluginRef::Library(_)).then_some(DEFAULT_LISTENER_TIMEOUT),
+        };
         Ok(PluginEntry {
             id,
             plugin,
             config,
             disabled: raw.disabled,
             index,
+            listener_timeout,
         })
     }
+}
+
+/// Reads at most [`MAX_MANIFEST_BYTES`] + 1 bytes of `path`: one byte more
+/// than allowed tells a too-large file without reading the rest.
+fn read_bounded(path: &Path) -> Result<String, ConfigError> {
+    let read_error = |e: std::io::Error| ConfigError::Read {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    let file = std::fs::File::open(path).map_err(read_error)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_MANIFEST_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(read_error)?;
+    if bytes.len() as u64 > MAX_MANIFEST_BYTES {
+        return Err(ConfigError::TooLarge {
+            path: path.to_path_buf(),
+            limit: MAX_MANIFEST_BYTES,
+        });
+    }
+    String::from_utf8(bytes).map_err(|e| ConfigError::Read {
+        path: path.to_path_buf(),
+        message: format!("not UTF-8: {}", e.utf8_error()),
+    })
 }
 
 /// The id a drop-in library gets: its file stem without a `lib` prefix.
@@ -347,5 +456,74 @@ mod tests {
         );
         let e = parse("plugins: [").unwrap_err().to_string();
         assert!(e.starts_with("/etc/dsh/cordis.yml: "), "{e}");
+    }
+
+    #[test]
+    fn figment_alone_keeps_the_last_of_two_equal_keys() {
+        // Why `strict` exists: without it, the second `deny` wins silently.
+        let raw: serde_json::Value = Figment::from(Yaml::string("deny: [x]\ndeny: []\n"))
+            .extract()
+            .unwrap();
+        assert_eq!(raw, serde_json::json!({"deny": []}));
+    }
+
+    #[test]
+    fn duplicate_keys_empty_documents_and_oversize_text_are_errors_naming_the_file() {
+        let e = parse("plugins:\n  - name: g\n    config: {deny: [x], deny: []}\n")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "/etc/dsh/cordis.yml: duplicate key `deny` in `plugins[0].config`: a key may appear only once per mapping"
+        );
+        let e = parse("log_level: info\nlog_level: debug\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`log_level` in the top level"), "{e}");
+        for empty in ["", "  \n", "# nothing\n"] {
+            let e = parse(empty).unwrap_err().to_string();
+            assert_eq!(
+                e,
+                "/etc/dsh/cordis.yml: the manifest is empty (only whitespace or comments); write at least `plugins: []`"
+            );
+        }
+        let mut big = "plugins: []\n".to_string();
+        big.push_str(&"#".repeat(MAX_MANIFEST_BYTES as usize - big.len()));
+        assert!(parse(&big).is_ok());
+        big.push('#');
+        assert!(matches!(
+            parse(&big),
+            Err(ConfigError::TooLarge {
+                limit: MAX_MANIFEST_BYTES,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn listener_timeouts_default_for_libraries_and_must_be_positive() {
+        let m = parse(
+            "plugins:\n  - path: a.so\n  - path: b.so\n    listener_timeout_s: 2.5\n  - name: c\n  - name: d\n    listener_timeout_s: 7\n",
+        )
+        .unwrap();
+        let limits: Vec<_> = m.plugins.iter().map(|p| p.listener_timeout).collect();
+        use std::time::Duration;
+        assert_eq!(
+            limits,
+            [
+                Some(DEFAULT_LISTENER_TIMEOUT),
+                Some(Duration::from_millis(2500)),
+                None,
+                Some(Duration::from_secs(7)),
+            ]
+        );
+        for bad in ["0", "-1", ".nan", ".inf", "1e300", "soon"] {
+            let e = parse(&format!(
+                "plugins:\n  - id: x\n    path: a.so\n    listener_timeout_s: {bad}\n"
+            ))
+            .unwrap_err()
+            .to_string();
+            assert!(e.contains("listener_timeout_s"), "{bad}: {e}");
+        }
     }
 }

@@ -4,10 +4,13 @@
 //! the host settings (`DSH_STATE_DIR`, `DSH_SOCKET`, `DSH_LOG_LEVEL`,
 //! `DSH_PLUGIN_DIRS`, `DSH_SHUTDOWN_GRACE_S`). Relative paths resolve against the manifest's
 //! folder. Every error names the file, and for plugin entries the entry id
-//! and the key.
+//! and the key. A manifest is at most 1 MiB, and an empty one or one
+//! that gives a key twice in a mapping is refused (see `strict`).
 
 mod manifest;
+mod strict;
 
 pub use manifest::{
-    ConfigError, Manifest, PluginEntry, PluginRef, library_id as manifest_library_id,
+    ConfigError, DEFAULT_LISTENER_TIMEOUT, MAX_MANIFEST_BYTES, Manifest, PluginEntry, PluginRef,
+    library_id as manifest_library_id,
 };

@@ -4,28 +4,34 @@
 //! Unix socket that only its owner may use, handing each to a
 //! [`ConnectionHandler`] (the ACP server). It talks to systemd
 //! (`READY=1`, `STATUS=`, `RELOADING=1`, `STOPPING=1`), re-applies the
-//! manifest on SIGHUP (a bad manifest is rejected and the old one keeps
-//! running) and on SIGTERM stops accepting, lets running turns finish within
-//! a grace period, aborts the rest, and exits cleanly.
+//! manifest on SIGHUP on a task of its own (a bad manifest is rejected, the
+//! old one keeps running and `STATUS=` says so), backs off when `accept()`
+//! fails (out of file descriptors) instead of spinning, and on SIGTERM stops
+//! accepting, lets running turns finish within a grace period, aborts the
+//! rest, and exits cleanly.
 //!
 //! It may call: the config, plugins and agent subsystems, and the handler.
 
+mod backoff;
 mod notify;
+mod reload;
 mod shutdown;
 mod socket;
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
 use tokio::net::UnixStream;
 use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
 use crate::agent::Agent;
-use crate::config::Manifest;
 use crate::plugins::PluginHost;
+use backoff::AcceptBackoff;
+use reload::{Reloader, Summary};
 
 pub use socket::{SocketError, bind_socket};
 
@@ -68,81 +74,81 @@ pub struct Daemon {
 }
 
 impl Daemon {
-    fn status(&self, connections: usize) -> String {
-        let applied = self
-            .host
-            .records()
-            .iter()
-            .filter(|r| r.status == crate::plugins::PluginStatus::Applied)
-            .count();
-        format!(
-            "{applied}/{} plugins applied, {} sessions, {connections} connections",
-            self.host.records().len(),
-            self.agent.live_sessions().len()
-        )
-    }
-
-    fn reload(&mut self) {
-        notify::reloading();
-        match Manifest::load(&self.manifest_path) {
-            Ok(manifest) => {
-                if manifest.socket != self.socket {
-                    tracing::warn!(
-                        socket = %manifest.socket.display(),
-                        "the socket path changed; it takes effect at the next restart"
-                    );
-                }
-                let report = self.host.reload(&manifest);
-                tracing::info!(
-                    added = ?report.added,
-                    changed = ?report.changed,
-                    removed = ?report.removed,
-                    "manifest reloaded"
-                );
-                for problem in self.host.problems() {
-                    tracing::warn!("{problem}");
-                }
-            }
-            Err(e) => tracing::error!("reload rejected, the running manifest stays: {e}"),
-        }
-    }
-
     /// Serves until SIGTERM or SIGINT, then shuts down cleanly.
-    pub async fn run(mut self, handler: Arc<dyn ConnectionHandler>) -> Result<(), DaemonError> {
+    pub async fn run(self, handler: Arc<dyn ConnectionHandler>) -> Result<(), DaemonError> {
         let listener = bind_socket(&self.socket)?;
-        let mut hangup = signal(SignalKind::hangup()).map_err(DaemonError::Signals)?;
+        let hangup = signal(SignalKind::hangup()).map_err(DaemonError::Signals)?;
         let mut terminate = signal(SignalKind::terminate()).map_err(DaemonError::Signals)?;
         let mut interrupt = signal(SignalKind::interrupt()).map_err(DaemonError::Signals)?;
+        let (summary_tx, summary) = watch::channel(Summary::of(&self.host));
+        let (done_tx, mut reloaded) = mpsc::unbounded_channel();
+        let host = Arc::new(Mutex::new(self.host));
+        let reloader = Reloader {
+            manifest_path: self.manifest_path,
+            socket: self.socket.clone(),
+            host: host.clone(),
+            summary: summary_tx,
+            done: done_tx,
+        }
+        .spawn(hangup);
+        let status = |connections: usize| status_line(&summary.borrow(), &self.agent, connections);
         let mut connections: JoinSet<()> = JoinSet::new();
+        let mut backoff = AcceptBackoff::default();
+        let pause = tokio::time::sleep(Duration::ZERO);
+        tokio::pin!(pause);
+        let mut paused = false;
         tracing::info!(socket = %self.socket.display(), "dsh is serving");
-        notify::ready(&self.status(0));
+        notify::ready(&status(0));
         loop {
             tokio::select! {
-                accepted = listener.accept() => match accepted {
+                accepted = listener.accept(), if !paused => match accepted {
                     Ok((stream, _)) => {
+                        backoff.succeeded();
                         if let Some(stream) = socket::admit(stream) {
                             let handler = handler.clone();
                             connections.spawn(async move { handler.serve(stream).await });
                         }
                     }
-                    Err(e) => tracing::warn!("accept failed: {e}"),
+                    Err(e) => {
+                        let wait = backoff.failed(&e);
+                        pause.as_mut().reset(tokio::time::Instant::now() + wait);
+                        paused = true;
+                    }
                 },
+                () = &mut pause, if paused => paused = false,
                 Some(_) = connections.join_next(), if !connections.is_empty() => {}
-                _ = hangup.recv() => {
-                    self.reload();
-                    notify::ready(&self.status(connections.len()));
-                }
+                Some(()) = reloaded.recv() => notify::ready(&status(connections.len())),
                 _ = terminate.recv() => break,
                 _ = interrupt.recv() => break,
             }
-            notify::status(&self.status(connections.len()));
+            notify::status(&status(connections.len()));
         }
         notify::stopping();
+        reloader.abort();
         drop(listener);
         socket::remove(&self.socket);
         shutdown::finish_turns(&self.agent, self.options.shutdown_grace).await;
         connections.shutdown().await;
+        // The plugins go last: running turns needed them until now.
+        drop(host);
         tracing::info!("dsh stopped");
         Ok(())
     }
+}
+
+/// What `STATUS=` says: plugin, session and connection counts, and a
+/// rejected reload until the next one succeeds.
+fn status_line(summary: &Summary, agent: &Agent, connections: usize) -> String {
+    let mut line = format!(
+        "{}/{} plugins applied, {} sessions, {connections} connections",
+        summary.applied,
+        summary.total,
+        agent.live_sessions().len()
+    );
+    if let Some(error) = &summary.reload_failed {
+        // STATUS= is one line of the notify datagram.
+        let error = error.replace(['\n', '\r'], " ");
+        line.push_str(&format!("; reload failed, previous manifest kept: {error}"));
+    }
+    line
 }

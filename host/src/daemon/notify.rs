@@ -1,10 +1,28 @@
 //! Talking to systemd: silent no-ops when not started by it.
+//!
+//! Each notification opens a socket, so when the daemon is out of file
+//! descriptors every one fails; that is logged once until one succeeds
+//! again, not once per status line.
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use sd_notify::NotifyState;
 
+/// Whether the last notification failed (its warning already logged).
+static FAILING: AtomicBool = AtomicBool::new(false);
+
 fn send(states: &[NotifyState]) {
-    if let Err(e) = sd_notify::notify(false, states) {
-        tracing::warn!("cannot notify systemd: {e}");
+    match sd_notify::notify(false, states) {
+        Ok(()) => {
+            if FAILING.swap(false, Ordering::Relaxed) {
+                tracing::info!("systemd notifications go through again");
+            }
+        }
+        Err(e) => {
+            if !FAILING.swap(true, Ordering::Relaxed) {
+                tracing::warn!("cannot notify systemd: {e}");
+            }
+        }
     }
 }
 

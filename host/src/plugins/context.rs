@@ -6,16 +6,16 @@
 //! (e.g. `dsh check`) they fail with a clear message.
 
 use std::path::PathBuf;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use abi_stable::std_types::{ROption, RResult, RStr, RString, RVec};
 use async_ffi::{FfiFuture, FutureExt as _};
 use dsh_plugin_api::ffi::{GuardBox, HostContext, ListenerBox, ServiceBox, ToolBodyBox};
-use dsh_plugin_api::{LogLevel, Seam, SessionRef, ToolSpec};
+use dsh_plugin_api::{ConfigProblem, LogLevel, ProblemSeverity, Seam, SessionRef, ToolSpec};
 
 use super::services::{ServiceRegistry, ToolRegistry};
-use crate::seams::{Owner, SeamBus};
+use crate::seams::{Owner, PluginThreads, SeamBus};
 
 /// Session operations plugins may request; implemented by the agent layer.
 pub trait SessionControl: Send + Sync {
@@ -44,6 +44,7 @@ pub struct HostCore {
     sessions: RwLock<Option<Arc<dyn SessionControl>>>,
     state_dir: PathBuf,
     runtime: tokio::runtime::Handle,
+    threads: PluginThreads,
 }
 
 impl HostCore {
@@ -55,6 +56,7 @@ impl HostCore {
             services: ServiceRegistry::default(),
             sessions: RwLock::new(None),
             state_dir,
+            threads: PluginThreads::new(runtime.clone()),
             runtime,
         })
     }
@@ -70,6 +72,11 @@ impl HostCore {
             .unwrap_or_else(|p| p.into_inner())
             .clone()
             .ok_or_else(|| "no agent is running in this host".to_string())
+    }
+
+    /// The threads `.so` plugins' calls run on.
+    pub fn plugin_threads(&self) -> &PluginThreads {
+        &self.threads
     }
 
     /// The state directory.
@@ -116,12 +123,17 @@ impl HostCore {
     }
 }
 
+/// Config problems a plugin reports while it applies: `Some` until the
+/// registry takes them when `apply` returns; later reports are logged.
+pub(crate) type ProblemInbox = Arc<Mutex<Option<Vec<ConfigProblem>>>>;
+
 /// The context handed to one plugin.
 #[derive(Clone)]
 pub struct PluginContext {
     pub(crate) core: Arc<HostCore>,
     pub(crate) owner: Owner,
     pub(crate) config_dir: PathBuf,
+    pub(crate) problems: ProblemInbox,
 }
 
 fn unit(r: Result<(), String>) -> RResult<(), RString> {
@@ -243,6 +255,22 @@ impl HostContext for PluginContext {
             .map(|s| s.sessions().into())
             .unwrap_or_default()
     }
+
+    fn report_problem(&self, problem: ConfigProblem) {
+        let mut inbox = self.problems.lock().unwrap_or_else(|p| p.into_inner());
+        match inbox.as_mut() {
+            Some(pending) => pending.push(problem),
+            None => {
+                let plugin = &*self.owner.id;
+                match problem.severity {
+                    ProblemSeverity::Warning => tracing::warn!(plugin, "warning: {problem}"),
+                    // An error, or a severity added after this host was
+                    // built: said as plainly as an error.
+                    _ => tracing::warn!(plugin, "{problem}"),
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -272,6 +300,7 @@ mod tests {
             core: core.clone(),
             owner: Owner::new("p", 0),
             config_dir: PathBuf::new(),
+            problems: ProblemInbox::default(),
         };
         let listener = || Listener_TO::from_value(Idle, TD_Opaque);
         let unknown = Seam::from_number(200);

@@ -13,7 +13,8 @@ pub mod loader;
 mod registry;
 mod reload;
 pub mod services;
+mod trust;
 
 pub use context::{HostCore, HostView, SessionControl};
-pub use registry::{PluginHost, PluginRecord, PluginSource, PluginStatus, Problem};
+pub use registry::{PluginHost, PluginRecord, PluginSource, PluginStatus, Problem, Severity};
 pub use reload::ReloadReport;

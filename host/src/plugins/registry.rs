@@ -2,7 +2,7 @@
 //! one became.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::std_types::{RArc, RResult, RString};
@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::context::{HostCore, PluginContext};
 use super::{builtin, loader};
 use crate::config::{Manifest, PluginEntry, PluginRef};
-use crate::seams::Owner;
+use crate::seams::{CallPolicy, Owner};
 
 /// Where a plugin came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -110,6 +110,16 @@ impl PluginRecord {
     }
 }
 
+/// How serious a [`Problem`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Shown, but `dsh check` still passes.
+    Warning,
+    /// Something the manifest asks for is not in effect: `dsh check` fails.
+    Error,
+}
+
 /// A problem to show the operator: one line each.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Problem {
@@ -117,14 +127,19 @@ pub struct Problem {
     pub plugin: Option<String>,
     /// One line.
     pub message: String,
+    /// Error or warning.
+    pub severity: Severity,
 }
 
 impl std::fmt::Display for Problem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.plugin {
-            Some(id) => write!(f, "plugin `{id}`: {}", self.message),
-            None => f.write_str(&self.message),
+        if let Some(id) = &self.plugin {
+            write!(f, "plugin `{id}`: ")?;
         }
+        if self.severity == Severity::Warning {
+            f.write_str("warning: ")?;
+        }
+        f.write_str(&self.message)
     }
 }
 
@@ -165,9 +180,12 @@ impl PluginHost {
         &self.problems
     }
 
-    /// Whether every enabled plugin applied.
+    /// Whether every enabled plugin applied and no error (warnings aside)
+    /// was reported.
     pub fn all_applied(&self) -> bool {
-        self.problems.is_empty()
+        self.problems
+            .iter()
+            .all(|p| p.severity == Severity::Warning)
             && self
                 .records
                 .iter()
@@ -219,6 +237,7 @@ impl PluginHost {
                     config: serde_json::json!({}),
                     disabled: false,
                     index: position,
+                    listener_timeout: Some(crate::config::DEFAULT_LISTENER_TIMEOUT),
                 };
                 position += 1;
                 entries.push(entry);
@@ -228,14 +247,44 @@ impl PluginHost {
     }
 
     pub(crate) fn problem(&mut self, plugin: Option<&str>, message: String) {
-        match plugin {
-            Some(id) => tracing::warn!(plugin = %id, "{message}"),
-            None => tracing::warn!("{message}"),
-        }
-        self.problems.push(Problem {
+        self.push_problem(plugin, message, Severity::Error);
+    }
+
+    fn push_problem(&mut self, plugin: Option<&str>, message: String, severity: Severity) {
+        let problem = Problem {
             plugin: plugin.map(str::to_string),
             message,
-        });
+            severity,
+        };
+        let line = match (&problem.plugin, severity) {
+            // The plugin is a field of the log line; the rest is the message.
+            (Some(_), Severity::Warning) => format!("warning: {}", problem.message),
+            (Some(_), Severity::Error) => problem.message.clone(),
+            (None, _) => problem.to_string(),
+        };
+        match plugin {
+            Some(id) => tracing::warn!(plugin = %id, "{line}"),
+            None => tracing::warn!("{line}"),
+        }
+        self.problems.push(problem);
+    }
+
+    /// Lists the config problems a plugin reported while it applied.
+    fn take_reported(&mut self, plugin: &str, inbox: &super::context::ProblemInbox) {
+        let reported = inbox
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .unwrap_or_default();
+        for p in reported {
+            // A severity added after this host was built counts as an
+            // error: the check should not pass on what it cannot read.
+            let severity = match p.severity {
+                dsh_plugin_api::ProblemSeverity::Warning => Severity::Warning,
+                _ => Severity::Error,
+            };
+            self.push_problem(Some(plugin), p.to_string(), severity);
+        }
     }
 
     fn resolve(&self, entry: &PluginEntry) -> Result<(PluginSource, PluginModuleRef), String> {
@@ -313,7 +362,16 @@ impl PluginHost {
             return Ok(());
         }
         validate_config(&self.manifest_path, &descriptor, &entry.config)?;
-        let owner = Owner::new(&entry.id, entry.index as u32);
+        // A `.so` plugin's calls run on plugin threads: it may block one.
+        let threads = match entry.plugin {
+            PluginRef::Library(_) => Some(self.core.plugin_threads().clone()),
+            PluginRef::Builtin(_) => None,
+        };
+        let owner = Owner::new(&entry.id, entry.index as u32).with_calls(CallPolicy {
+            timeout: entry.listener_timeout,
+            threads,
+        });
+        let inbox: super::context::ProblemInbox = Arc::new(Mutex::new(Some(Vec::new())));
         let ctx = PluginContext {
             core: self.core.clone(),
             owner,
@@ -322,9 +380,11 @@ impl PluginHost {
                 .parent()
                 .map(PathBuf::from)
                 .unwrap_or_default(),
+            problems: inbox.clone(),
         };
         let ctx = HostContext_TO::from_ptr(RArc::new(ctx), TD_Opaque);
         let applied = (module.apply())(ctx, RString::from(entry.config.to_string()));
+        self.take_reported(&entry.id, &inbox);
         if let RResult::RErr(e) = applied {
             // Whatever it registered before failing goes with it.
             self.core.dispose(&entry.id);
@@ -352,6 +412,7 @@ impl PluginHost {
             config,
             disabled: false,
             index: self.records.len(),
+            listener_timeout: None,
         };
         let mut record = PluginRecord::pending(&entry);
         if let Err(message) = self.apply_module(&entry, module, &mut record) {

@@ -61,6 +61,7 @@ fn same_entry(old: &PluginEntry, new: &PluginEntry) -> bool {
         && old.config == new.config
         && old.disabled == new.disabled
         && old.index == new.index
+        && old.listener_timeout == new.listener_timeout
 }
 
 impl PluginHost {

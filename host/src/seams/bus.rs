@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
+use std::time::Duration;
 
 use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::std_types::{RArc, ROption, RResult, RString};
@@ -12,7 +13,9 @@ use dsh_plugin_api::ffi::{
 use dsh_plugin_api::{GuardDecision, GuardDecision_NE, Seam, SeamInput, SeamOutput, ToolCall};
 use tokio_util::sync::CancellationToken;
 
-use super::chain::{Chain, Terminal, Trace, TraceEntry};
+use super::call::{Budget, Cut, ListenerCall};
+use super::chain::{Chain, Terminal, Trace, Traced};
+use super::threads::PluginThreads;
 
 /// Who registered something: the plugin's manifest id and its position.
 #[derive(Clone, Debug)]
@@ -24,16 +27,43 @@ pub struct Owner {
     /// Fires when the plugin is disposed: its calls still in flight are
     /// dropped (killing what they spawned) and the chain goes on without it.
     pub disposed: CancellationToken,
+    /// How the host runs the plugin's listener and guard calls.
+    pub calls: CallPolicy,
+}
+
+/// How the host runs one plugin's listener and guard calls.
+#[derive(Clone, Debug, Default)]
+pub struct CallPolicy {
+    /// A call that takes longer than this, not counting the time it waits
+    /// on `next`, fails closed (`listener_timeout_s`). `None`: no limit.
+    pub timeout: Option<Duration>,
+    /// Run each call on a plugin thread of its own rather than on the
+    /// caller's task, so a plugin that blocks its thread stalls nothing
+    /// else (`.so` plugins). `None`: poll inline (built-in plugins).
+    pub threads: Option<PluginThreads>,
 }
 
 impl Owner {
-    /// An owner that has not been disposed.
+    /// An owner that has not been disposed, whose calls run inline with no
+    /// time limit.
     pub fn new(id: &str, position: u32) -> Owner {
         Owner {
             id: Arc::from(id),
             position,
             disposed: CancellationToken::new(),
+            calls: CallPolicy::default(),
         }
+    }
+
+    /// The same owner with `calls` as its call policy.
+    pub fn with_calls(mut self, calls: CallPolicy) -> Owner {
+        self.calls = calls;
+        self
+    }
+
+    /// The clock of one call, when the plugin has a time limit.
+    pub(crate) fn budget(&self) -> Option<Arc<Budget>> {
+        self.calls.timeout.map(Budget::start)
     }
 }
 
@@ -226,8 +256,8 @@ impl SeamBus {
     }
 
     /// Runs the guards of the current snapshot.
-    pub fn check_guards(&self, call: &RArc<ToolCall>) -> GuardVerdict {
-        self.view().check_guards(call)
+    pub async fn check_guards(&self, call: &RArc<ToolCall>) -> GuardVerdict {
+        self.view().check_guards(call).await
     }
 }
 
@@ -275,21 +305,21 @@ impl BusView {
         async move { typed_result(chain.await) }.into_ffi()
     }
 
-    /// Runs a waterfall and also returns what each listener answered.
-    pub async fn waterfall_traced(
-        &self,
-        input: SeamInput,
-        terminal: Arc<dyn Terminal>,
-    ) -> (SeamResult, Vec<TraceEntry>) {
+    /// Runs a waterfall and also returns what each listener answered and
+    /// which listeners the host cut off for taking too long.
+    pub async fn waterfall_traced(&self, input: SeamInput, terminal: Arc<dyn Terminal>) -> Traced {
         let listeners = self.snapshot(input.seam());
         let trace: Trace = Arc::default();
-        let result = Chain::new(listeners, input, terminal, Some(trace.clone()))
-            .start()
-            .await;
-        let result = typed_result(result);
+        let chain = Chain::new(listeners, input, terminal, Some(trace.clone()));
+        let run = chain.run.clone();
+        let answer = typed_result(chain.start().await);
         let mut entries = std::mem::take(&mut *trace.lock().unwrap_or_else(|p| p.into_inner()));
         entries.sort_by_key(|e| e.index);
-        (result, entries)
+        Traced {
+            answer,
+            trace: entries,
+            timed_out: run.take_timed_out(),
+        }
     }
 
     /// Runs a notification: every listener, in order, each with the same
@@ -299,31 +329,36 @@ impl BusView {
         let mut failures = Vec::new();
         for entry in listeners.iter() {
             let next = NextCall_TO::from_value(NoopNext, TD_Opaque);
-            let call = entry.listener.call(input.clone().into(), next);
-            let answer = tokio::select! {
-                biased;
-                answer = call => answer,
-                // A plugin disposed mid-call is reported; dropping the call
-                // ends whatever it was running.
-                _ = entry.owner.disposed.cancelled() => RResult::RErr(RString::from("the plugin was disposed during this call")),
+            let budget = entry.owner.budget();
+            let call = ListenerCall::start(
+                &entry.owner,
+                &entry.listener,
+                input.clone().into(),
+                next,
+                budget,
+            );
+            // A plugin disposed mid-call, or one over its time limit, is
+            // reported; dropping the call ends whatever it was running.
+            let message = match call.await {
+                Ok(RResult::ROk(_)) => continue,
+                Ok(RResult::RErr(e)) => e.into(),
+                Err(cut) => cut.message(),
             };
-            if let RResult::RErr(e) = answer {
-                failures.push(ListenerFailure {
-                    plugin: entry.owner.id.clone(),
-                    message: e.into(),
-                });
-            }
+            failures.push(ListenerFailure {
+                plugin: entry.owner.id.clone(),
+                message,
+            });
         }
         failures
     }
 
-    /// Runs every guard in order; the first deny wins. A failing guard is
-    /// reported and treated as a deny, since a guard that cannot answer
-    /// must not let a call through.
-    pub fn check_guards(&self, call: &RArc<ToolCall>) -> GuardVerdict {
+    /// Runs every guard in order; the first deny wins. A failing guard,
+    /// or one over its plugin's time limit, is reported and treated as a
+    /// deny, since a guard that cannot answer must not let a call through.
+    pub async fn check_guards(&self, call: &RArc<ToolCall>) -> GuardVerdict {
         let guards = self.state.guards.clone();
         for entry in guards.iter() {
-            match decode_guard(entry.guard.check(call.clone())) {
+            match decode_guard(check_guard(entry, call).await) {
                 RResult::ROk(GuardDecision::Abstain) => {}
                 RResult::ROk(GuardDecision::Deny { reason }) => {
                     return GuardVerdict::Deny {
@@ -353,6 +388,38 @@ fn decode_guard(answer: RResult<GuardDecision_NE, RString>) -> RResult<GuardDeci
             ),
         },
         RResult::RErr(e) => RResult::RErr(e),
+    }
+}
+
+/// Asks one guard, on a plugin thread and within its time limit when its
+/// plugin has them.
+async fn check_guard(
+    entry: &GuardEntry,
+    call: &RArc<ToolCall>,
+) -> RResult<GuardDecision_NE, RString> {
+    let Some(threads) = &entry.owner.calls.threads else {
+        return entry.guard.check(call.clone());
+    };
+    let (guard, call) = (entry.guard.clone(), call.clone());
+    let job = threads.run(move || std::future::ready(guard.check(call)));
+    let limit = entry.owner.calls.timeout;
+    let answer = match limit {
+        None => Ok(job.await),
+        Some(limit) => {
+            let timed = {
+                // The timer belongs to the host runtime, whoever polls it.
+                let _inside = threads.host().enter();
+                tokio::time::timeout(limit, job)
+            };
+            timed.await
+        }
+    };
+    match answer {
+        Ok(Ok(answer)) => answer,
+        Ok(Err(e)) => RResult::RErr(RString::from(e.0)),
+        Err(_) => RResult::RErr(RString::from(
+            Cut::TimedOut(limit.unwrap_or_default()).message(),
+        )),
     }
 }
 

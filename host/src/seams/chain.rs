@@ -11,9 +11,9 @@ use async_ffi::{FfiFuture, FutureExt as _};
 use dsh_plugin_api::ffi::{AbortSignalBox, NextCall, NextCall_TO, SeamResult, WireResult};
 use dsh_plugin_api::{ExecuteInput, SeamInput, SeamOutput};
 use futures::future::BoxFuture;
-use tokio_util::sync::WaitForCancellationFutureOwned;
 
-use super::bus::Entry;
+use super::bus::{Entry, ListenerFailure};
+use super::call::{Budget, Cut, InNext, ListenerCall};
 
 /// What a waterfall ends in once every listener delegated.
 pub trait Terminal: Send + Sync {
@@ -50,12 +50,53 @@ pub struct TraceEntry {
     pub output: dsh_plugin_api::SeamOutput,
 }
 
+/// A waterfall's answer with what the host learnt while running it.
+#[derive(Debug)]
+pub struct Traced {
+    /// The chain's answer.
+    pub answer: SeamResult,
+    /// What each listener answered, by chain position.
+    pub trace: Vec<TraceEntry>,
+    /// The listeners the host cut off for going over their time limit, in
+    /// the order it happened. The chain's answer is then usually their
+    /// failure, but a listener upstream may have caught it.
+    pub timed_out: Vec<ListenerFailure>,
+}
+
+impl Traced {
+    /// A waterfall that never ran and failed with `message`.
+    pub fn failed(message: RString) -> Traced {
+        Traced {
+            answer: RResult::RErr(message),
+            trace: Vec::new(),
+            timed_out: Vec::new(),
+        }
+    }
+
+    /// A waterfall that never ran and stands for `output`.
+    pub fn answered(output: dsh_plugin_api::SeamOutput) -> Traced {
+        Traced {
+            answer: RResult::ROk(output),
+            trace: Vec::new(),
+            timed_out: Vec::new(),
+        }
+    }
+}
+
 /// What every level of one waterfall shares, so a level costs one
 /// reference count instead of one per field.
 pub(crate) struct Waterfall {
     pub(crate) listeners: Arc<[Entry]>,
     pub(crate) terminal: Arc<dyn Terminal>,
     pub(crate) trace: Option<Trace>,
+    timed_out: std::sync::Mutex<Vec<ListenerFailure>>,
+}
+
+impl Waterfall {
+    /// The listeners cut off so far.
+    pub(crate) fn take_timed_out(&self) -> Vec<ListenerFailure> {
+        std::mem::take(&mut *self.timed_out.lock().unwrap_or_else(|p| p.into_inner()))
+    }
 }
 
 /// The rest of a waterfall from `index` on.
@@ -63,6 +104,9 @@ pub(crate) struct Chain {
     pub(crate) run: Arc<Waterfall>,
     pub(crate) index: usize,
     pub(crate) input: SeamInput,
+    /// The clock of the listener this is the `next` of, stopped while the
+    /// rest of the chain runs.
+    pub(crate) caller: Option<Arc<Budget>>,
 }
 
 impl Chain {
@@ -78,9 +122,11 @@ impl Chain {
                 listeners,
                 terminal,
                 trace,
+                timed_out: Default::default(),
             }),
             index: 0,
             input,
+            caller: None,
         }
     }
 }
@@ -116,7 +162,9 @@ impl Chain {
     /// Runs the chain from its current listener. Answers travel in their
     /// boundary form; the bus decodes the final one.
     pub(crate) fn start(self) -> FfiFuture<WireResult> {
-        let Chain { run, index, input } = self;
+        let Chain {
+            run, index, input, ..
+        } = self;
         let Some(entry) = run.listeners.get(index) else {
             let fut = run.terminal.run(input);
             return async move {
@@ -128,39 +176,32 @@ impl Chain {
             }
             .into_ffi();
         };
+        let budget = entry.owner.budget();
         let next = Chain {
             run: run.clone(),
             index: index + 1,
             input: input.clone(),
+            caller: budget.clone(),
         };
-        let fut = entry
-            .listener
-            .call(input.into(), NextCall_TO::from_value(next, TD_Opaque));
-        Level {
-            fut,
-            run,
-            index,
-            disposed: None,
-        }
-        .into_ffi()
+        let next = NextCall_TO::from_value(next, TD_Opaque);
+        let call = ListenerCall::start(&entry.owner, &entry.listener, input.into(), next, budget);
+        Level { call, run, index }.into_ffi()
     }
 }
 
 /// One listener's call in flight: attributes its failure to its plugin,
-/// records its answer when traced, and ends the call if the plugin is
-/// disposed meanwhile. A hand-written future so a listener that answers at
-/// once costs no more than polling it (the disposal watch is set up only
-/// when the call has to wait).
+/// records its answer when traced, and fails the chain if the plugin is
+/// disposed meanwhile or goes over its time limit. A hand-written future so
+/// a listener that answers at once costs no more than polling it.
 struct Level {
-    fut: FfiFuture<WireResult>,
+    call: ListenerCall,
     run: Arc<Waterfall>,
     index: usize,
-    disposed: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
 }
 
 impl Level {
     fn finish(&self, answer: WireResult) -> WireResult {
-        let owner = &self.run.listeners[self.index].owner;
+        let owner = self.call.owner();
         match answer {
             RResult::ROk(out) => {
                 if self.run.trace.is_some()
@@ -180,22 +221,26 @@ impl Future for Level {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<WireResult> {
         let this = self.get_mut();
-        if let Poll::Ready(answer) = Pin::new(&mut this.fut).poll(cx) {
-            return Poll::Ready(this.finish(answer));
+        let cut = match Pin::new(&mut this.call).poll(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(Ok(answer)) => return Poll::Ready(this.finish(answer)),
+            Poll::Ready(Err(cut)) => cut,
+        };
+        // The chain fails rather than going on without the listener: a gate
+        // that vanished or did not decide in time must not let a call through.
+        let owner = this.call.owner();
+        let message = cut.message();
+        if let Cut::TimedOut(_) = cut {
+            this.run
+                .timed_out
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(ListenerFailure {
+                    plugin: owner.id.clone(),
+                    message: message.clone(),
+                });
         }
-        let owner = &this.run.listeners[this.index].owner;
-        let disposed = this
-            .disposed
-            .get_or_insert_with(|| Box::pin(owner.disposed.clone().cancelled_owned()));
-        if disposed.as_mut().poll(cx).is_ready() {
-            // Returning drops the call, which ends what it spawned (hook
-            // processes die with their futures). The chain fails rather than
-            // going on without it: a gate that vanished mid-decision must
-            // not let a call through.
-            let gone = RString::from("the plugin was disposed during this call");
-            return Poll::Ready(RResult::RErr(attribute(&owner.id, gone)));
-        }
-        Poll::Pending
+        Poll::Ready(RResult::RErr(attribute(&owner.id, message.into())))
     }
 }
 
@@ -211,11 +256,21 @@ impl NextCall for Chain {
             }
             _ => self.input.clone(),
         };
-        Chain {
+        let rest = Chain {
             run: self.run.clone(),
             index: self.index,
             input,
+            caller: None,
         }
-        .start()
+        .start();
+        match &self.caller {
+            None => rest,
+            Some(budget) => InNext {
+                fut: rest,
+                budget: budget.clone(),
+                entered: false,
+            }
+            .into_ffi(),
+        }
     }
 }

@@ -14,14 +14,25 @@
 //! - **guards**: synchronous, in order, after the pre-execute waterfall;
 //!   the first deny wins and nothing can re-allow.
 //!
+//! Every call into a plugin runs under its [`CallPolicy`]: a `.so` plugin's
+//! calls run on [`PluginThreads`] (a plugin that blocks its thread stalls
+//! only its own call) and every listener call may have a time limit, which
+//! counts the listener's own time, not the time it waits on `next`. A call
+//! over its limit fails closed: a waterfall fails (each seam's caller turns
+//! that into its safe answer), a guard denies, a notification listener is
+//! reported like any failure.
+//!
 //! The bus calls only plugin code (through the ABI objects); it knows
 //! nothing about sessions or tools.
 
 mod bus;
+mod call;
 mod chain;
+mod threads;
 
-pub use bus::{BusView, GuardVerdict, ListenerFailure, Owner, SeamBus};
-pub use chain::{Terminal, TerminalFn, Trace, TraceEntry};
+pub use bus::{BusView, CallPolicy, GuardVerdict, ListenerFailure, Owner, SeamBus};
+pub use chain::{Terminal, TerminalFn, Trace, TraceEntry, Traced};
+pub use threads::PluginThreads;
 
 #[cfg(test)]
 mod tests;

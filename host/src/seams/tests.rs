@@ -32,6 +32,10 @@ enum Act {
     Fail(&'static str),
     /// Removes a plugin from the bus, then delegates.
     Remove(Arc<SeamBus>, &'static str),
+    /// Never answers.
+    Hang,
+    /// Sleeps on the runtime's timer for this long, then allows.
+    Slow(std::time::Duration),
 }
 
 struct Recorder {
@@ -56,6 +60,15 @@ impl Listener for Recorder {
             Act::Remove(bus, plugin) => {
                 bus.remove_owner(plugin);
                 next.run(ROption::RNone)
+            }
+            Act::Hang => std::future::pending().into_ffi(),
+            Act::Slow(wait) => {
+                let wait = *wait;
+                async move {
+                    tokio::time::sleep(wait).await;
+                    RResult::ROk(SeamOutput::PreTool(PreToolDecision::allow()).into())
+                }
+                .into_ffi()
             }
         }
     }
@@ -197,6 +210,81 @@ fn notify_runs_every_listener_and_contains_failures() {
     );
 }
 
+#[test]
+fn a_listener_over_its_limit_fails_the_chain_while_time_in_next_is_not_charged() {
+    use std::time::Duration;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let log = Log::default();
+    let limited = |id: &'static str, position, limit_ms| {
+        owner(id, position).with_calls(super::CallPolicy {
+            timeout: Some(Duration::from_millis(limit_ms)),
+            threads: None,
+        })
+    };
+    let add = |bus: &SeamBus, owner: Owner, act: Act| {
+        let listener = Recorder {
+            name: "x",
+            log: log.clone(),
+            act,
+        };
+        bus.listen(
+            owner,
+            Seam::PreExecute,
+            Listener_TO::from_value(listener, TD_Opaque),
+        );
+    };
+    let terminal = || -> Arc<dyn super::Terminal> {
+        Arc::new(TerminalFn(
+            |_| -> futures::future::BoxFuture<'static, SeamResult> {
+                Box::pin(async { RResult::ROk(SeamOutput::PreTool(PreToolDecision::allow())) })
+            },
+        ))
+    };
+
+    // A delegating listener with a 50 ms limit in front of one that takes
+    // 300 ms (its own limit is 10 s): the first one's clock is stopped.
+    let bus = SeamBus::new();
+    add(&bus, limited("front", 0, 50), Act::Delegate);
+    add(
+        &bus,
+        limited("slow", 1, 10_000),
+        Act::Slow(Duration::from_millis(300)),
+    );
+    let traced = runtime.block_on(
+        bus.view()
+            .waterfall_traced(SeamInput::PreExecute(call()), terminal()),
+    );
+    assert_eq!(
+        traced.answer,
+        RResult::ROk(SeamOutput::PreTool(PreToolDecision::allow()))
+    );
+    assert!(traced.timed_out.is_empty());
+
+    // One that never answers is cut off at its limit, named once.
+    let bus = SeamBus::new();
+    add(&bus, limited("front", 0, 10_000), Act::Delegate);
+    add(&bus, limited("hang", 1, 50), Act::Hang);
+    let traced = runtime.block_on(
+        bus.view()
+            .waterfall_traced(SeamInput::PreExecute(call()), terminal()),
+    );
+    let cut = "did not answer within 0.05 s (listener_timeout_s); the call failed closed";
+    assert_eq!(
+        traced.answer,
+        RResult::RErr(format!("plugin `hang`: {cut}").into())
+    );
+    assert_eq!(
+        traced.timed_out,
+        [ListenerFailure {
+            plugin: Arc::from("hang"),
+            message: cut.into()
+        }]
+    );
+}
+
 struct TestGuard(Result<GuardDecision, &'static str>);
 
 impl Guard for TestGuard {
@@ -224,13 +312,13 @@ fn deny(reason: &str) -> GuardDecision {
 #[test]
 fn guards_abstain_together_and_the_first_deny_wins() {
     let bus = SeamBus::new();
-    assert_eq!(bus.check_guards(&call()), GuardVerdict::Abstain);
+    assert_eq!(block_on(bus.check_guards(&call())), GuardVerdict::Abstain);
     guard(&bus, "quiet", 0, Ok(GuardDecision::Abstain));
-    assert_eq!(bus.check_guards(&call()), GuardVerdict::Abstain);
+    assert_eq!(block_on(bus.check_guards(&call())), GuardVerdict::Abstain);
     guard(&bus, "late", 5, Ok(deny("late")));
     guard(&bus, "early", 1, Ok(deny("early")));
     assert_eq!(
-        bus.check_guards(&call()),
+        block_on(bus.check_guards(&call())),
         GuardVerdict::Deny {
             plugin: Arc::from("early"),
             reason: "early".into()
@@ -246,7 +334,7 @@ fn a_failing_guard_denies() {
     guard(&bus, "broken", 1, Err("no answer"));
     guard(&bus, "later", 2, Ok(deny("later")));
     assert_eq!(
-        bus.check_guards(&call()),
+        block_on(bus.check_guards(&call())),
         GuardVerdict::Deny {
             plugin: Arc::from("broken"),
             reason: "guard of plugin `broken` failed: no answer".into()
@@ -271,7 +359,7 @@ fn remove_owner_removes_every_listener_and_guard_of_that_plugin_only() {
     assert_eq!(bus.seams_of("b"), [Seam::PreExecute]);
     assert_eq!(bus.listener_count(Seam::PreExecute), 1);
     assert_eq!(bus.listener_count(Seam::ToolResult), 0);
-    assert_eq!(bus.check_guards(&call()), GuardVerdict::Abstain);
+    assert_eq!(block_on(bus.check_guards(&call())), GuardVerdict::Abstain);
     pre_execute(&bus, &log);
     assert_eq!(taken(&log), ["b", "terminal"]);
     assert_eq!(bus.remove_owner("a"), 0);

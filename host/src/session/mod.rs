@@ -2,16 +2,36 @@
 //!
 //! `<state_dir>/sessions/<id>.jsonl` holds a header line, then one event per
 //! line. Every event lives inside an open turn. The file is fsynced at every
-//! turn end; on load a torn last line is cut away and a turn left open by a
-//! crash is closed with `turn/end {interrupted}`. History for the model is
-//! derived from the events ([`history`]), so replaying a log reproduces the
-//! conversation.
+//! turn end. History for the model is derived from the events ([`history`]),
+//! so replaying a log reproduces the conversation.
+//!
+//! - [`id`]: the one session-id form (`[A-Za-z0-9_-]{1,128}`); an id of any
+//!   other form never becomes a path ([`session_path`] refuses it).
+//! - [`files`]: the state folder and `sessions/` are 0700, logs 0600; the
+//!   process appending to a log holds an exclusive `flock` on it.
+//! - [`SessionLog`]: the writer. On load a crash-cut last line is cut (and
+//!   kept aside), and a turn left open by a crash gets an error
+//!   `tool/result` for each unanswered tool call, then
+//!   `turn/end {interrupted}`; other damage is refused with the line and
+//!   the way forward.
+//! - [`repair`]: `dsh sessions repair`: rewrite a damaged log with every
+//!   readable event, the original kept aside.
+//! - [`read_log`], [`list_sessions`]: reading as it stands, touching nothing.
 //!
 //! This module only reads and writes files; it calls nothing else.
 
 pub mod events;
+pub mod files;
 pub mod history;
+pub mod id;
 mod log;
+pub mod repair;
+mod scan;
+mod store;
 
 pub use events::TurnEndReason;
-pub use log::{LogError, SessionHeader, SessionLog, list_sessions, session_path};
+pub use files::create_state_dir;
+pub use id::{InvalidSessionId, check_session_id};
+pub use log::{INTERRUPTED_TOOL_RESULT, LogError, SessionHeader, SessionLog, now_ms, session_path};
+pub use scan::Damage;
+pub use store::{LogSnapshot, StoredSession, list_sessions, read_log};

@@ -9,7 +9,7 @@ use harness::{Harness, assert_balanced, bash, kinds, of_kind, read_jsonl, text};
 use serde_json::{Value, json};
 
 use dsh_host::agent::Prompt;
-use dsh_host::session::{SessionLog, TurnEndReason, history};
+use dsh_host::session::{TurnEndReason, history, read_log};
 
 fn user_texts(request: &Value) -> Vec<(String, Value)> {
     request["messages"]
@@ -442,8 +442,9 @@ async fn a_session_log_replays_to_the_same_history() {
     );
     let (session, _) = h.run("go").await;
     let live = history::derive(&session.events());
-    let reloaded = SessionLog::open(&session.log_path()).unwrap();
-    assert_eq!(history::derive(reloaded.events()), live);
+    // The live session holds the log's lock: read it as it stands.
+    let reloaded = read_log(&session.log_path()).unwrap();
+    assert_eq!(history::derive(&reloaded.events), live);
     // And the model's last request is exactly that history minus its reply.
     let last_request: Vec<dsh_host::model::ChatMessage> =
         serde_json::from_value(h.requests().last().unwrap()["messages"].clone()).unwrap();
@@ -504,12 +505,11 @@ async fn the_agent_tool_runs_a_linked_child_session_between_subagent_seams() {
     assert_eq!(seen[0]["parent"], Value::Null);
     assert_eq!(seen[4]["result"], "there are 3");
     // The child has its own log, linked to the parent.
-    let child_log =
-        SessionLog::open(&session.log_path().with_file_name(format!("{child}.jsonl"))).unwrap();
+    let child_log = read_log(&session.log_path().with_file_name(format!("{child}.jsonl"))).unwrap();
     assert_eq!(
-        child_log.header().parent_session_id.as_deref(),
+        child_log.header.unwrap().parent_session_id.as_deref(),
         Some(session.id.as_str())
     );
-    assert_balanced(child_log.events());
+    assert_balanced(&child_log.events);
     assert_balanced(&session.events());
 }

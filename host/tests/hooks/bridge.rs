@@ -291,7 +291,7 @@ async fn hooks_run_in_the_session_cwd_not_the_daemons() {
 async fn a_missing_config_file_loads_nothing_and_the_turn_runs() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("nowhere/settings.json");
-    let host = TestHost::new(
+    let host = TestHost::with_problems(
         dir.path(),
         vec![Load::builtin(
             "hooks-claude",
@@ -300,11 +300,22 @@ async fn a_missing_config_file_loads_nothing_and_the_turn_runs() {
         )],
         json!([bash("echo fine"), text("done")]),
     );
+    // A problem for the operator (`dsh check` fails), not a dead host.
+    let problems: Vec<String> = host
+        .plugins
+        .problems()
+        .iter()
+        .map(|p| p.to_string())
+        .collect();
+    assert_eq!(problems.len(), 1, "{problems:?}");
     assert!(
-        host.plugins.problems().is_empty(),
-        "{:?}",
-        host.plugins.problems()
+        problems[0].starts_with(&format!(
+            "plugin `hooks-claude`: {}: cannot read the hooks file",
+            missing.display()
+        )),
+        "{problems:?}"
     );
+    assert!(!host.plugins.all_applied());
     let session = host.session(dir.path()).await;
     let out = within("the turn", TURN, session.prompt(Prompt::user("go"))).await;
     assert_eq!(out.reason, TurnEndReason::Completed);

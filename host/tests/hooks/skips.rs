@@ -25,8 +25,6 @@ pub enum Aspect {
     ToolsRan,
     /// The tool results the model read (other than hook text).
     ToolResults,
-    /// A `hook_text_seen_by_model` string, replaced as the reason says.
-    HookText,
 }
 
 pub struct Row {
@@ -201,11 +199,5 @@ pub const ROWS: &[Row] = &[
         "C1-no-trust-bypass",
         ExtraCalls("*"),
         "Codex ran no hook without a trust entry; dsh's bridge runs the files it is given (trust is config discovery's job)",
-    ),
-    row(
-        Codex,
-        "C3-ups-large-additional-context",
-        HookText,
-        "Codex cuts a ~40 KB context to ~10 KB behind a warning; dsh passes the hook's whole additionalContext (compared with it)",
     ),
 ];

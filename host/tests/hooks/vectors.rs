@@ -147,7 +147,8 @@ fn bridge_config(v: &Vector, sb: &Sandbox, dialect: Dialect) -> Value {
                 .unwrap_or("mock-model");
             // An empty login home: the machine's profile must not talk
             // on the hooks' stderr (Codex runs them with `$SHELL -lc`).
-            json!({"config_path": files, "model": model, "env": {"HOME": sb.login_home()}})
+            json!({"config_path": files, "model": model, "env": {"HOME": sb.login_home()},
+                "hook_outputs_dir": sb.run().join("hook_outputs")})
         }
     }
 }
@@ -198,10 +199,11 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect) -> Produced {
         if k > 0 {
             // `codex exec resume --last`: the first run's process ended (its
             // session closed), the second loads the session from disk.
-            host.agent
-                .close_session(&session.id, &end_reason(k - 1))
-                .await;
-            session = host.agent.resume_session(&session.id).await.unwrap();
+            let id = session.id.clone();
+            host.agent.close_session(&id, &end_reason(k - 1)).await;
+            // The first process is gone, and with it its lock on the log.
+            drop(session);
+            session = host.agent.resume_session(&id).await.unwrap();
         }
         let prompt = inv["prompt"]
             .as_str()
@@ -236,7 +238,7 @@ async fn check(v: Vector, dialect: Dialect, used: Arc<Mutex<BTreeSet<usize>>>) -
     let mut fails = Vec::new();
     let mut b = Bindings::new(&v.json);
     check_calls(&v, &sb, dialect, &skips, &p, &mut b, &mut fails);
-    check_requests(&v, &sb, dialect, &skips, &p, &mut fails);
+    check_requests(&v, &sb, dialect, &p, &mut fails);
     check_tools(&v, &sb, &skips, &p, &mut fails);
     check_turn_ends(&v, &sb, dialect, &p, &mut fails);
     fails
@@ -447,7 +449,6 @@ fn check_requests(
     v: &Vector,
     sb: &Sandbox,
     dialect: Dialect,
-    skips: &Skips,
     p: &Produced,
     fails: &mut Vec<String>,
 ) {
@@ -465,14 +466,32 @@ fn check_requests(
         let r = t["request"].as_u64().unwrap_or(0) as usize;
         let placement = s(t, "placement");
         let mut text = sb.subst(&s(t, "text"));
-        if skips.has(Aspect::HookText) {
-            text = replaced_text(v, &text);
-        }
         let Some(req) = p.requests.get(r) else {
             fails.push(format!("request {r} (for {text:?}) was never made"));
             continue;
         };
         let msgs = req["messages"].as_array().cloned().unwrap_or_default();
+        // The recording kept only the head of a long text the CLI cut
+        // (`...[truncated N chars]`): the message starting with that head
+        // is the one, and the rest of it must be the CLI's own cut.
+        if let Some((head, _)) = text.split_once("...[truncated ") {
+            let found = msgs.iter().rev().find_map(|m| {
+                let c = m["content"].as_str()?;
+                (m.get("source").is_some() && c.starts_with(head)).then(|| c.to_string())
+            });
+            match found {
+                Some(full) => {
+                    if let Err(e) = check_spilled(v, sb, &full) {
+                        fails.push(format!("request {r}: {e}"));
+                    }
+                    text = full;
+                }
+                None => {
+                    fails.push(format!("request {r}: no hook message starting {head:?}"));
+                    continue;
+                }
+            }
+        }
         let is_user_prompt = |m: &Value| m["role"] == "user" && m.get("source").is_none();
         if placement.starts_with("content of the tool_result block")
             || placement == "output of the function_call_output item"
@@ -590,10 +609,11 @@ fn check_requests(
     }
 }
 
-/// The whole `additionalContext` a hook answered with (where the CLI
-/// showed a cut version).
-fn replaced_text(v: &Vector, _shown: &str) -> String {
-    v.json["hook_behaviors"]
+/// A text Codex cut (vector `C3-ups-large-additional-context`): its end
+/// names the file under the sandbox that holds the hook's whole
+/// `additionalContext`, and it stays near Codex's 10 KB.
+fn check_spilled(v: &Vector, sb: &Sandbox, shown: &str) -> Result<(), String> {
+    let whole = v.json["hook_behaviors"]
         .as_object()
         .into_iter()
         .flat_map(|o| o.values())
@@ -603,7 +623,21 @@ fn replaced_text(v: &Vector, _shown: &str) -> String {
                 .as_str()
                 .map(String::from)
         })
-        .unwrap_or_default()
+        .unwrap_or_default();
+    let (_, path) = shown
+        .rsplit_once("\n\nFull hook output saved to: ")
+        .ok_or_else(|| format!("no `Full hook output saved to:` footer in {shown:.300}"))?;
+    if !Path::new(path).starts_with(sb.run().join("hook_outputs")) {
+        return Err(format!("saved to {path}, not under the configured folder"));
+    }
+    let saved = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    if saved != whole {
+        return Err(format!("{path} does not hold the whole context"));
+    }
+    if shown.len() > 10_200 {
+        return Err(format!("the cut text is {} bytes", shown.len()));
+    }
+    Ok(())
 }
 
 fn check_tools(v: &Vector, sb: &Sandbox, skips: &Skips, p: &Produced, fails: &mut Vec<String>) {

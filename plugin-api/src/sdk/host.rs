@@ -14,7 +14,7 @@ use crate::ffi::{
     Service_TO, ServiceBox, ToolBody, ToolBody_TO,
 };
 use crate::seams::ToolCall;
-use crate::types::{LogLevel, ToolSpec};
+use crate::types::{ConfigProblem, LogLevel, ToolSpec};
 
 /// An abort signal of your own (e.g. one that also fires at a deadline), as
 /// it crosses the boundary.
@@ -82,6 +82,14 @@ impl Host {
     /// Logs a warning.
     pub fn warn(&self, message: impl Into<String>) {
         self.log(LogLevel::Warn, message);
+    }
+
+    /// Reports a problem with this plugin's configuration or a file it
+    /// names: call it from `apply` so `dsh check` lists it (an
+    /// [`ProblemSeverity::Error`](crate::ProblemSeverity::Error) fails the
+    /// check); later it is only logged (since 1.1).
+    pub fn report_problem(&self, problem: ConfigProblem) {
+        self.ctx.report_problem(problem);
     }
 
     /// Sleeps on the host's timer (plugins have no reactor of their own).

@@ -8,6 +8,29 @@
 //! it into a listener failure the host reports. Guards, tools and services
 //! are registered on the [`Host`] in [`Plugin::apply`].
 //!
+//! # What a plugin must not do
+//!
+//! - **Block its thread.** No `std::thread::sleep`, blocking file or socket
+//!   reads, `std::process::Command::output`, waits on a lock another call
+//!   may hold, or spinning in a listener, guard or tool. Await instead:
+//!   [`Host::sleep`] for timers, the host's services (the `process-runner`)
+//!   for processes.
+//! - **Do I/O that needs a runtime of its own.** A `.so` links its own copy
+//!   of any async runtime, and that copy has no reactor or timer driver:
+//!   `tokio::net`, `tokio::time` or `tokio::process` used directly from a
+//!   plugin panic or never wake. Ask the host.
+//! - **Take long.** Each listener and guard call has a time limit
+//!   (`listener_timeout_s` in the plugin's manifest entry; 30 s by default
+//!   for a `.so`). Only the listener's own time counts: the time it waits on
+//!   `next` is not charged to it.
+//!
+//! The host contains a plugin that does these anyway: each call of a `.so`
+//! listener or guard runs on a plugin thread of its own, so blocking it
+//! stalls only that call (never another session), and a call over its limit
+//! is cut off and fails closed (a gate denies or blocks, a notification is
+//! reported as failed). A thread blocked for good is abandoned, not
+//! reclaimed: a plugin that does this leaks a thread per call.
+//!
 //! ```ignore
 //! use dsh_plugin_api::*;
 //! use std::sync::Arc;

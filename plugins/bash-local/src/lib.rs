@@ -29,8 +29,10 @@ pub use runner::{RunOutcome, RunSpec, run, run_cancellable};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
-    /// Credential-like environment variables (names containing KEY,
-    /// SECRET, TOKEN or PASSWORD) that children may still inherit.
+    /// Credential-like environment variables that children may still
+    /// inherit, by exact name (the rule is [`runner::env`]: names with KEY,
+    /// SECRET, TOKEN, PASSWORD, PASSWD or WEBHOOK, `*_PAT`, `*_DSN`, and
+    /// `*_URL`/`*_URI` values with userinfo).
     pub env_allow: Vec<String>,
     /// Cap, in bytes, on the Bash output the model reads (the tail is kept).
     pub max_output_bytes: usize,

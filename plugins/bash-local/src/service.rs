@@ -99,6 +99,9 @@ pub fn parse_run_args(args: &Value, env_allow: &[String]) -> Result<RunSpec, Run
     if let Some(max) = field(obj, "max_output_bytes")? {
         spec.max_output_bytes = max;
     }
+    if let Some(policy) = field(obj, "on_overflow")? {
+        spec.on_overflow = policy;
+    }
     Ok(spec)
 }
 
@@ -131,7 +134,7 @@ mod tests {
     fn parses_every_key() {
         let args = json!({"program": ["/bin/sh", "-c", "true"], "cwd": "/tmp", "stdin": "in",
             "env": {"A": "1"}, "inherit_env": false, "allow_env": ["X_TOKEN"], "timeout_ms": 5,
-            "kill_grace_ms": 7, "max_output_bytes": 9, "future_key": true});
+            "kill_grace_ms": 7, "max_output_bytes": 9, "on_overflow": "kill", "future_key": true});
         let spec = parse_run_args(&args, &["CFG_KEY".to_string()]).expect("valid");
         assert_eq!(spec.program, ["/bin/sh", "-c", "true"]);
         assert_eq!(spec.cwd, std::path::PathBuf::from("/tmp"));
@@ -143,6 +146,7 @@ mod tests {
             (spec.timeout_ms, spec.kill_grace_ms, spec.max_output_bytes),
             (Some(5), 7, 9)
         );
+        assert_eq!(spec.on_overflow, runner::Overflow::Kill);
     }
 
     #[test]
@@ -176,6 +180,10 @@ mod tests {
             (
                 json!({"program": ["x"], "cwd": "/", "env": {"A": 1}}),
                 "key `env` is invalid",
+            ),
+            (
+                json!({"program": ["x"], "cwd": "/", "on_overflow": "truncate"}),
+                "key `on_overflow` is invalid",
             ),
         ];
         for (args, expected) in cases {

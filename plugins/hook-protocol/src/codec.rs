@@ -3,7 +3,11 @@
 //! - exit 0: stdout is the hook's answer ([`Stdout`]);
 //! - exit 2: block; stderr is the reason and stdout is ignored;
 //! - any other exit (127 included), a signal, a timeout or a spawn failure:
-//!   a non-blocking error, the hook has no say.
+//!   a non-blocking error, the hook has no say;
+//! - an output over [`crate::MAX_OUTPUT_BYTES`] ([`Exit::OutputTooLarge`]):
+//!   the hook was killed and its answer cannot be read whole, so it is taken
+//!   as a block (exit 2) whose stderr names the error. A gate whose answer
+//!   cannot be read fails closed, never open.
 //!
 //! Where the dialects differ the vectors decide: Claude also honours a JSON
 //! object printed by a hook that exits 1 (vector `S3-deny-exit1`), so
@@ -40,6 +44,22 @@ pub enum Exit {
         /// Why.
         message: String,
     },
+    /// An output stream passed the hard limit: the hook was killed, its
+    /// answer is unreadable, and it counts as a block.
+    OutputTooLarge {
+        /// `stdout` or `stderr`.
+        stream: &'static str,
+    },
+}
+
+/// The stderr a hook whose output passed the limit is read with: the reason
+/// of its block.
+pub fn output_too_large_message(stream: &str) -> String {
+    format!(
+        "hook {stream} exceeded the {} MiB output limit; the hook was killed and its answer \
+         taken as a blocking error",
+        crate::MAX_OUTPUT_BYTES / (1024 * 1024)
+    )
 }
 
 impl Exit {
@@ -49,6 +69,17 @@ impl Exit {
             return Exit::SpawnFailed {
                 message: message.clone(),
             };
+        }
+        // A cut stdout is never parsed: whatever a runner reports as not
+        // whole (killed at the limit, or an older runner's tail cut) is an
+        // unreadable answer.
+        if answer.output_limit_exceeded || answer.stdout_truncated {
+            let stream = if answer.stdout_truncated || !answer.stderr_truncated {
+                "stdout"
+            } else {
+                "stderr"
+            };
+            return Exit::OutputTooLarge { stream };
         }
         if answer.timed_out {
             return Exit::TimedOut;
@@ -61,6 +92,11 @@ impl Exit {
                 signal: answer.signal,
             },
         }
+    }
+
+    /// Whether the hook blocks: exit 2, or an output past the limit.
+    pub fn blocks(&self) -> bool {
+        matches!(self, Exit::Block | Exit::OutputTooLarge { .. })
     }
 
     /// Whether the hook's stdout is read as its answer.
@@ -201,6 +237,29 @@ mod tests {
             Exit::of(&RunAnswer::spawn_failure("no shell")),
             Exit::SpawnFailed { .. }
         ));
+    }
+
+    #[test]
+    fn an_output_past_the_limit_blocks_and_its_stdout_is_never_read() {
+        // A valid deny, cut: never parsed, whatever its exit code.
+        let mut cut = answer(Some(0), r#"{"decision":"block","reason":"x"#);
+        cut.stdout_truncated = true;
+        cut.output_limit_exceeded = true;
+        let (exit, out) = read_output(&cut, Dialect::Claude);
+        assert_eq!(exit, Exit::OutputTooLarge { stream: "stdout" });
+        assert!(exit.blocks());
+        assert_eq!(out, Stdout::Empty);
+        // An older runner that cut the head without killing: same.
+        let mut tail = answer(Some(0), "}");
+        tail.stdout_truncated = true;
+        assert!(Exit::of(&tail).blocks());
+        // stderr past the limit.
+        let mut err = answer(None, "");
+        err.stderr_truncated = true;
+        err.output_limit_exceeded = true;
+        assert_eq!(Exit::of(&err), Exit::OutputTooLarge { stream: "stderr" });
+        assert!(output_too_large_message("stdout").contains("16 MiB"));
+        assert!(!Exit::Success.blocks() && Exit::Block.blocks());
     }
 
     #[test]

@@ -6,9 +6,11 @@
 //! ```
 //!
 //! Parsing never fails the plugin: an unreadable or invalid file is a
-//! [`ConfigError`] the bridge logs as a warning (and registers nothing from
-//! that file); an unusable group or handler inside a good file is skipped
-//! with a warning naming it. Where a file lives and which outer key holds the
+//! [`ConfigError`] the bridge reports as a config problem (and registers
+//! nothing from that file); an unusable group or handler inside a good file
+//! is skipped with an error naming its key, and an unknown key is a warning
+//! that suggests the key it probably misspells (`matchr` → `matcher`). The
+//! host lists both in `dsh check`. Where a file lives and which outer key holds the
 //! event map is dialect business (settings files, plugin `hooks.json`,
 //! Codex `config.toml` tables); this module starts at the event map.
 
@@ -16,6 +18,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 use thiserror::Error;
+
+use dsh_plugin_api::ConfigProblem;
 
 use crate::matcher::{Matcher, MatcherSyntax};
 
@@ -78,6 +82,34 @@ pub struct HandlerShape {
     pub default_timeout_s: u64,
     /// Events whose matcher is ignored (it is neither validated nor used).
     pub ignores_matcher: fn(&str) -> bool,
+    /// Keys a handler may have; others are warned about.
+    pub handler_keys: &'static [&'static str],
+}
+
+impl ConfigError {
+    /// The error as a problem naming its file.
+    pub fn problem(&self) -> ConfigProblem {
+        let path = match self {
+            ConfigError::Read { path, .. }
+            | ConfigError::Parse { path, .. }
+            | ConfigError::Shape { path, .. } => path,
+        };
+        ConfigProblem::error(
+            path.display().to_string(),
+            "",
+            match self {
+                ConfigError::Read { source, .. } => {
+                    format!("cannot read the hooks file: {source}; no hooks loaded from it")
+                }
+                ConfigError::Parse { message, .. } => {
+                    format!("not valid: {message}; no hooks loaded from it")
+                }
+                ConfigError::Shape { message, .. } => {
+                    format!("{message}; no hooks loaded from it")
+                }
+            },
+        )
+    }
 }
 
 /// Reads a file to a string, as a [`ConfigError`] on failure.
@@ -104,114 +136,318 @@ pub fn read_json_object(path: &Path) -> Result<Map<String, Value>, ConfigError> 
     }
 }
 
-/// Parses an event map into hooks, in file order, pushing a warning for
-/// every group or handler it has to skip.
+/// Parses an event map into hooks, in file order, pushing a problem for
+/// every group or handler it has to skip (an error: a hook the user wrote
+/// will not run) and for every key it does not know (a warning: both CLIs
+/// ignore unknown keys, but a misspelling usually means something the user
+/// asked for is not in effect). `prefix` is the key path of the map in its
+/// file (`hooks`, or empty for a bare map).
 pub fn parse_event_map(
     map: &Map<String, Value>,
     shape: &HandlerShape,
     source: &str,
-    warnings: &mut Vec<String>,
+    prefix: &str,
+    problems: &mut Vec<ConfigProblem>,
 ) -> Vec<ConfiguredHook> {
     let mut hooks = Vec::new();
     for (event, groups) in map {
+        let at = key_path(prefix, event);
         let Some(groups) = groups.as_array() else {
-            warnings.push(format!(
-                "{source}: hooks for {event} are not a list of matcher groups; skipped"
+            problems.push(ConfigProblem::error(
+                source,
+                at,
+                "not a list of matcher groups; its hooks never run",
             ));
             continue;
         };
         for (group_index, group) in groups.iter().enumerate() {
-            parse_group(
+            let at = format!("{at}[{group_index}]");
+            let mut group_hooks = Group {
                 event,
-                group_index,
-                group,
+                index: group_index,
+                at: &at,
                 shape,
                 source,
-                warnings,
-                &mut hooks,
-            );
+                problems,
+            }
+            .parse(group);
+            hooks.append(&mut group_hooks);
         }
     }
     hooks
 }
 
-fn parse_group(
-    event: &str,
-    group_index: usize,
-    group: &Value,
-    shape: &HandlerShape,
-    source: &str,
-    warnings: &mut Vec<String>,
-    hooks: &mut Vec<ConfiguredHook>,
-) {
-    let Some(group) = group.as_object() else {
-        warnings.push(format!(
-            "{source}: a {event} matcher group is not an object; skipped"
-        ));
-        return;
-    };
-    let matcher_raw = match group.get("matcher") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(other) => {
-            warnings.push(format!(
-                "{source}: {event} matcher {other} is not a string; group skipped"
-            ));
-            return;
-        }
-    };
-    let matcher = if (shape.ignores_matcher)(event) {
-        Matcher::Any
+/// `prefix.key`, or `key` alone.
+pub fn key_path(prefix: &str, key: &str) -> String {
+    if prefix.is_empty() {
+        key.to_string()
     } else {
-        match Matcher::parse(matcher_raw.as_deref(), shape.syntax) {
-            Ok(m) => m,
-            Err(e) => {
-                warnings.push(format!(
-                    "{source}: invalid {event} matcher {:?}: {e}; group skipped",
-                    matcher_raw.as_deref().unwrap_or_default()
-                ));
-                return;
+        format!("{prefix}.{key}")
+    }
+}
+
+/// Keys of a matcher group both CLIs read.
+const GROUP_KEYS: [&str; 2] = ["matcher", "hooks"];
+/// Handler types the CLIs know; only `command` hooks run in dsh.
+const HANDLER_TYPES: [&str; 4] = ["command", "prompt", "agent", "http"];
+
+/// One matcher group being parsed.
+struct Group<'a> {
+    event: &'a str,
+    index: usize,
+    at: &'a str,
+    shape: &'a HandlerShape,
+    source: &'a str,
+    problems: &'a mut Vec<ConfigProblem>,
+}
+
+impl Group<'_> {
+    fn error(&mut self, key: String, message: String) {
+        self.problems
+            .push(ConfigProblem::error(self.source, key, message));
+    }
+
+    /// Warns about every key of `object` not in `known`, suggesting the
+    /// known key it is closest to; returns the suggestions made.
+    fn unknown_keys(
+        &mut self,
+        object: &Map<String, Value>,
+        at: &str,
+        known: &[&'static str],
+    ) -> Vec<(&'static str, String)> {
+        let mut suggested = Vec::new();
+        for key in object.keys().filter(|k| !known.contains(&k.as_str())) {
+            let hint = suggest(key, known);
+            let mut message = format!("unknown key `{key}` is ignored");
+            if let Some(hint) = hint {
+                message.push_str(&format!(" (did you mean `{hint}`?)"));
+                suggested.push((hint, key.clone()));
+            }
+            self.problems.push(ConfigProblem::warning(
+                self.source,
+                key_path(at, key),
+                message,
+            ));
+        }
+        suggested
+    }
+
+    fn parse(mut self, group: &Value) -> Vec<ConfiguredHook> {
+        let event = self.event;
+        let at = self.at.to_string();
+        let Some(group) = group.as_object() else {
+            self.error(
+                at,
+                "a matcher group must be an object; its hooks never run".into(),
+            );
+            return Vec::new();
+        };
+        let suggested = self.unknown_keys(group, &at, &GROUP_KEYS);
+        let misspelled = |known: &str| {
+            suggested
+                .iter()
+                .find(|(k, _)| *k == known)
+                .map(|(_, written)| format!(" (found `{written}`)"))
+                .unwrap_or_default()
+        };
+        let matcher_raw = match group.get("matcher") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(other) => {
+                self.error(
+                    key_path(&at, "matcher"),
+                    format!("matcher {other} is not a string; the group's hooks never run"),
+                );
+                return Vec::new();
+            }
+        };
+        let ignores_matcher = (self.shape.ignores_matcher)(event);
+        if matcher_raw.is_none() && !ignores_matcher && !misspelled("matcher").is_empty() {
+            self.problems.push(ConfigProblem::warning(
+                self.source,
+                &at,
+                format!(
+                    "no `matcher`{}: the group matches every {event} subject",
+                    misspelled("matcher")
+                ),
+            ));
+        }
+        let matcher = if ignores_matcher {
+            Matcher::Any
+        } else {
+            match Matcher::parse(matcher_raw.as_deref(), self.shape.syntax) {
+                Ok(m) => m,
+                Err(e) => {
+                    self.error(
+                        key_path(&at, "matcher"),
+                        format!(
+                            "invalid matcher {:?}: {e}; the group's hooks never run",
+                            matcher_raw.as_deref().unwrap_or_default()
+                        ),
+                    );
+                    return Vec::new();
+                }
+            }
+        };
+        let Some(handlers) = group.get("hooks").and_then(Value::as_array) else {
+            let what = if group.contains_key("hooks") {
+                "`hooks` is not a list".to_string()
+            } else {
+                format!("no `hooks` list{}", misspelled("hooks"))
+            };
+            self.error(at, format!("{what}; the group's hooks never run"));
+            return Vec::new();
+        };
+        let mut hooks = Vec::new();
+        for (handler_index, handler) in handlers.iter().enumerate() {
+            let at = format!("{at}.hooks[{handler_index}]");
+            if let Some(command) = self.handler(handler, &at) {
+                hooks.push(ConfiguredHook {
+                    event: event.to_string(),
+                    matcher: matcher.clone(),
+                    matcher_raw: matcher_raw.clone(),
+                    command,
+                    timeout_s: timeout_s(handler.get("timeout"), self.shape.default_timeout_s),
+                    source: self.source.to_string(),
+                    group_index: self.index,
+                    handler_index,
+                });
             }
         }
-    };
-    let Some(handlers) = group.get("hooks").and_then(Value::as_array) else {
-        warnings.push(format!(
-            "{source}: a {event} matcher group has no `hooks` list; skipped"
-        ));
-        return;
-    };
-    for (handler_index, handler) in handlers.iter().enumerate() {
-        let kind = handler
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("<none>");
-        if kind != "command" {
-            warnings.push(format!(
-                "{source}: skipping a `{kind}` hook for {event}: only command hooks are supported"
-            ));
-            continue;
+        hooks
+    }
+
+    /// The command of a usable command handler.
+    fn handler(&mut self, handler: &Value, at: &str) -> Option<String> {
+        let event = self.event;
+        let Some(object) = handler.as_object() else {
+            self.error(
+                at.to_string(),
+                "a hook must be an object; it never runs".into(),
+            );
+            return None;
+        };
+        let suggested = self.unknown_keys(object, at, self.shape.handler_keys);
+        let found = |known: &str| {
+            suggested
+                .iter()
+                .find(|(k, _)| *k == known)
+                .map(|(_, written)| format!(" (found `{written}`)"))
+                .unwrap_or_default()
+        };
+        match object.get("type") {
+            Some(Value::String(kind)) if kind == "command" => {}
+            Some(Value::String(kind)) if HANDLER_TYPES.contains(&kind.as_str()) => {
+                self.problems.push(ConfigProblem::warning(
+                    self.source,
+                    key_path(at, "type"),
+                    format!(
+                        "`{kind}` hooks are not supported, only `command` hooks: this {event} hook never runs"
+                    ),
+                ));
+                return None;
+            }
+            Some(other) => {
+                let hint = other
+                    .as_str()
+                    .and_then(|k| suggest(k, &HANDLER_TYPES))
+                    .map(|h| format!(" (did you mean `{h}`?)"))
+                    .unwrap_or_default();
+                self.error(
+                    key_path(at, "type"),
+                    format!("unknown hook type {other}{hint}; the hook never runs"),
+                );
+                return None;
+            }
+            None => {
+                self.error(
+                    at.to_string(),
+                    format!("no `type`{}; the hook never runs", found("type")),
+                );
+                return None;
+            }
         }
-        let command = handler
+        let command = object
             .get("command")
             .and_then(Value::as_str)
             .unwrap_or_default();
         if command.trim().is_empty() {
-            warnings.push(format!(
-                "{source}: skipping a {event} command hook with no command"
-            ));
-            continue;
+            let what = match object.get("command") {
+                None => format!("no `command`{}", found("command")),
+                Some(Value::String(_)) => "an empty `command`".to_string(),
+                Some(_) => "a `command` that is not a string".to_string(),
+            };
+            self.error(
+                at.to_string(),
+                format!("command hook with {what}; the hook never runs"),
+            );
+            return None;
         }
-        hooks.push(ConfiguredHook {
-            event: event.to_string(),
-            matcher: matcher.clone(),
-            matcher_raw: matcher_raw.clone(),
-            command: command.to_string(),
-            timeout_s: timeout_s(handler.get("timeout"), shape.default_timeout_s),
-            source: source.to_string(),
-            group_index,
-            handler_index,
-        });
+        if let Some(t) = object.get("timeout")
+            && !matches!(t, Value::Number(n) if n.as_f64().is_some_and(|f| f > 0.0))
+        {
+            self.problems.push(ConfigProblem::warning(
+                self.source,
+                key_path(at, "timeout"),
+                format!(
+                    "timeout {t} is not a positive number of seconds; {}s is used",
+                    self.shape.default_timeout_s
+                ),
+            ));
+        }
+        Some(command.to_string())
     }
+}
+
+/// The entry of `known` that `name` most likely misspells: the same
+/// ignoring case, or at most two edits away (one for short names).
+pub fn suggest(name: &str, known: &[&'static str]) -> Option<&'static str> {
+    let lower = name.to_ascii_lowercase();
+    known
+        .iter()
+        .map(|k| (edit_distance(&lower, &k.to_ascii_lowercase()), *k))
+        .filter(|(d, k)| *d <= if k.len() <= 4 { 1 } else { 2 })
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+/// Levenshtein distance, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = if ca == *cb {
+                prev
+            } else {
+                1 + prev.min(row[j]).min(cur)
+            };
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+/// A problem for an event name the CLI does not know: an error, since a
+/// misspelled event's hooks never run.
+pub fn unknown_event(
+    source: &str,
+    prefix: &str,
+    event: &str,
+    cli: &str,
+    known: &[&'static str],
+) -> ConfigProblem {
+    let hint = suggest(event, known)
+        .map(|k| format!(" (did you mean `{k}`?)"))
+        .unwrap_or_default();
+    ConfigProblem::error(
+        source,
+        key_path(prefix, event),
+        format!("unknown {cli} hook event `{event}`{hint}; its hooks never run"),
+    )
 }
 
 /// A `timeout` in seconds: a positive number (fractions round up), else the
@@ -229,6 +465,7 @@ fn timeout_s(raw: Option<&Value>, default: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dsh_plugin_api::ProblemSeverity;
     use serde_json::json;
 
     fn shape() -> HandlerShape {
@@ -236,13 +473,33 @@ mod tests {
             syntax: MatcherSyntax::Claude,
             default_timeout_s: 600,
             ignores_matcher: |e| e == "UserPromptSubmit" || e == "Stop",
+            handler_keys: &["type", "command", "timeout"],
         }
     }
 
+    /// Hooks, then problems as `E|W <key>: <message>`.
     fn parse(v: Value) -> (Vec<ConfiguredHook>, Vec<String>) {
-        let mut w = Vec::new();
-        let hooks = parse_event_map(v.as_object().unwrap(), &shape(), "/cfg.json", &mut w);
-        (hooks, w)
+        let mut p = Vec::new();
+        let hooks = parse_event_map(
+            v.as_object().unwrap(),
+            &shape(),
+            "/cfg.json",
+            "hooks",
+            &mut p,
+        );
+        let lines = p
+            .iter()
+            .map(|p| {
+                assert_eq!(p.file.as_str(), "/cfg.json");
+                let sev = match p.severity {
+                    ProblemSeverity::Error => "E",
+                    ProblemSeverity::Warning => "W",
+                    other => panic!("unexpected severity {other:?}"),
+                };
+                format!("{sev} {}: {}", p.key, p.message)
+            })
+            .collect();
+        (hooks, lines)
     }
 
     #[test]
@@ -289,15 +546,17 @@ mod tests {
     fn non_command_handlers_are_skipped_with_a_warning_naming_type_and_event() {
         let (hooks, w) = parse(json!({
             "PreToolUse": [{"hooks": [
-                {"type": "prompt", "prompt": "is this ok?"},
+                {"type": "prompt", "command": "is this ok?"},
                 {"type": "command", "command": "ok"}
             ]}]
         }));
         assert_eq!(hooks.len(), 1);
-        assert_eq!(w.len(), 1);
-        assert!(
-            w[0].contains("`prompt`") && w[0].contains("PreToolUse"),
-            "{w:?}"
+        assert_eq!(
+            w,
+            [
+                "W hooks.PreToolUse[0].hooks[0].type: `prompt` hooks are not supported, only \
+              `command` hooks: this PreToolUse hook never runs"
+            ]
         );
     }
 
@@ -313,29 +572,100 @@ mod tests {
             hooks.iter().map(|h| h.command.as_str()).collect::<Vec<_>>(),
             ["good"]
         );
-        assert!(w[0].contains("invalid PreToolUse matcher"), "{w:?}");
+        assert!(
+            w[0].starts_with("E hooks.PreToolUse[0].matcher: invalid matcher \"(\""),
+            "{w:?}"
+        );
     }
 
     #[test]
-    fn malformed_shapes_warn() {
+    fn malformed_shapes_are_errors() {
         let (hooks, w) = parse(json!({"PreToolUse": {"hooks": []}, "Stop": [{"matcher": 3}]}));
         assert!(hooks.is_empty());
-        assert_eq!(w.len(), 2, "{w:?}");
+        assert_eq!(
+            w,
+            [
+                "E hooks.PreToolUse: not a list of matcher groups; its hooks never run",
+                "E hooks.Stop[0].matcher: matcher 3 is not a string; the group's hooks never run",
+            ]
+        );
+    }
+
+    #[test]
+    fn misspelled_keys_are_named_with_the_key_they_misspell() {
+        let (hooks, w) = parse(json!({
+            "PreToolUse": [
+                {"matchr": "Bash", "hooks": [{"type": "command", "command": "broad"}]},
+                {"matcher": "Bash", "hook": [{"type": "command", "command": "lost"}]},
+                {"matcher": "Bash", "hooks": [
+                    {"type": "command", "comand": "lost"},
+                    {"typ": "command", "command": "lost"},
+                    {"type": "comand", "command": "lost"},
+                    {"type": "command", "command": "kept", "timeout": "soon"}
+                ]}
+            ]
+        }));
+        assert_eq!(
+            hooks.iter().map(|h| h.command.as_str()).collect::<Vec<_>>(),
+            ["broad", "kept"]
+        );
+        assert_eq!(
+            w,
+            [
+                "W hooks.PreToolUse[0].matchr: unknown key `matchr` is ignored (did you mean `matcher`?)",
+                "W hooks.PreToolUse[0]: no `matcher` (found `matchr`): the group matches every PreToolUse subject",
+                "W hooks.PreToolUse[1].hook: unknown key `hook` is ignored (did you mean `hooks`?)",
+                "E hooks.PreToolUse[1]: no `hooks` list (found `hook`); the group's hooks never run",
+                "W hooks.PreToolUse[2].hooks[0].comand: unknown key `comand` is ignored (did you mean `command`?)",
+                "E hooks.PreToolUse[2].hooks[0]: command hook with no `command` (found `comand`); the hook never runs",
+                "W hooks.PreToolUse[2].hooks[1].typ: unknown key `typ` is ignored (did you mean `type`?)",
+                "E hooks.PreToolUse[2].hooks[1]: no `type` (found `typ`); the hook never runs",
+                "E hooks.PreToolUse[2].hooks[2].type: unknown hook type \"comand\" (did you mean `command`?); the hook never runs",
+                "W hooks.PreToolUse[2].hooks[3].timeout: timeout \"soon\" is not a positive number of seconds; 600s is used",
+            ]
+        );
+    }
+
+    #[test]
+    fn suggestions_are_close_names_only() {
+        let events = ["PreToolUse", "PostToolUse", "Stop"];
+        assert_eq!(suggest("PreTooluse", &events), Some("PreToolUse"));
+        assert_eq!(suggest("pretooluse", &events), Some("PreToolUse"));
+        assert_eq!(suggest("PreToolUs", &events), Some("PreToolUse"));
+        assert_eq!(suggest("Stpo", &events), None);
+        assert_eq!(suggest("Notification", &events), None);
+        let p = unknown_event("/f", "hooks", "PreTooluse", "Claude Code", &events);
+        assert_eq!(p.severity, ProblemSeverity::Error);
+        assert_eq!(
+            p.to_string(),
+            "/f: key `hooks.PreTooluse`: unknown Claude Code hook event `PreTooluse` \
+             (did you mean `PreToolUse`?); its hooks never run"
+        );
     }
 
     #[test]
     fn unreadable_and_invalid_files_are_errors() {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("nope.json");
-        assert!(matches!(
-            read_json_object(&missing),
-            Err(ConfigError::Read { .. })
-        ));
+        let err = read_json_object(&missing).unwrap_err();
+        assert!(matches!(err, ConfigError::Read { .. }));
+        let p = err.problem();
+        assert_eq!(p.severity, ProblemSeverity::Error);
+        assert!(
+            p.to_string()
+                .contains("nope.json: cannot read the hooks file"),
+            "{p}"
+        );
         let bad = dir.path().join("bad.json");
         std::fs::write(&bad, "{ not json").unwrap();
         let err = read_json_object(&bad).unwrap_err();
         assert!(matches!(err, ConfigError::Parse { .. }));
         assert!(err.to_string().contains("bad.json"));
+        assert!(
+            err.problem().to_string().contains("line 1"),
+            "{}",
+            err.problem()
+        );
         let list = dir.path().join("list.json");
         std::fs::write(&list, "[]").unwrap();
         assert!(matches!(

@@ -76,5 +76,8 @@ impl Dialect {
 pub const DEFAULT_TIMEOUT_S: u64 = 600;
 /// Grace between SIGTERM and SIGKILL of a timed-out hook's process group.
 pub const KILL_GRACE_MS: u64 = 1500;
-/// Cap on each of stdout and stderr kept from one hook.
-pub const MAX_OUTPUT_BYTES: u64 = 1024 * 1024;
+/// Hard limit on each of stdout and stderr of one hook: 16 MiB, far above
+/// what a decision needs. A hook's output is read whole up to it; past it
+/// the hook is killed and its answer is a blocking error (see
+/// [`codec::Exit::OutputTooLarge`]), never a cut output parsed as if whole.
+pub const MAX_OUTPUT_BYTES: u64 = 16 * 1024 * 1024;

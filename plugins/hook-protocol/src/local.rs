@@ -3,8 +3,9 @@
 //! For tests only: the bridges' tests drive real `/bin/sh` processes through
 //! it while the host's `process-runner` service is built elsewhere. It
 //! follows the same contract as that service: the command in its own
-//! process group, stdin written then closed, both streams captured and
-//! capped, SIGTERM to the group on timeout and SIGKILL after the grace,
+//! process group, stdin written then closed, both streams captured up to
+//! the limit (past it, `on_overflow: kill` SIGKILLs the group), SIGTERM to
+//! the group on timeout and SIGKILL after the grace,
 //! credential-like variables scrubbed unless allowed, and no error ever
 //! escapes (a spawn failure is an answer). It also records every context,
 //! record, halt and warning the bridge produces so tests can assert on them.
@@ -31,6 +32,8 @@ pub struct Effects {
     pub halts: Vec<(String, String)>,
     /// Every warning.
     pub warnings: Vec<String>,
+    /// Every config problem reported.
+    pub problems: Vec<dsh_plugin_api::ConfigProblem>,
     /// Every process request, in start order.
     pub requests: Vec<RunRequest>,
 }
@@ -83,6 +86,10 @@ impl HookHost for LocalHost {
     fn warn(&self, message: &str) {
         self.with_effects(|e| e.warnings.push(message.into()));
     }
+
+    fn report_problem(&self, problem: dsh_plugin_api::ConfigProblem) {
+        self.with_effects(|e| e.problems.push(problem));
+    }
 }
 
 /// Kills the whole process group when dropped while armed, so a dropped
@@ -109,13 +116,6 @@ impl Drop for GroupGuard {
     }
 }
 
-fn credential_like(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    ["KEY", "SECRET", "TOKEN", "PASSWORD"]
-        .iter()
-        .any(|w| upper.contains(w))
-}
-
 /// Runs one request to completion, following the process-runner contract.
 pub async fn run_local(request: RunRequest) -> RunAnswer {
     let started = Instant::now();
@@ -130,9 +130,9 @@ pub async fn run_local(request: RunRequest) -> RunAnswer {
         .stderr(Stdio::piped())
         .process_group(0);
     if request.inherit_env {
-        for (name, _) in std::env::vars_os() {
+        for (name, value) in std::env::vars_os() {
             if let Some(name) = name.to_str()
-                && credential_like(name)
+                && dsh_plugin_api::credentials::is_credential(name, &value.to_string_lossy())
                 && !request.allow_env.iter().any(|a| a == name)
             {
                 cmd.env_remove(name);
@@ -162,8 +162,11 @@ pub async fn run_local(request: RunRequest) -> RunAnswer {
         pgid: child.id().map(|id| id as i32),
     };
     let cap = usize::try_from(request.max_output_bytes).unwrap_or(usize::MAX);
-    let stdout = tokio::spawn(read_capped(child.stdout.take(), cap));
-    let stderr = tokio::spawn(read_capped(child.stderr.take(), cap));
+    let kill_at_cap = (request.on_overflow == "kill")
+        .then_some(guard.pgid)
+        .flatten();
+    let stdout = tokio::spawn(read_capped(child.stdout.take(), cap, kill_at_cap));
+    let stderr = tokio::spawn(read_capped(child.stderr.take(), cap, kill_at_cap));
     if let Some(mut stdin) = child.stdin.take() {
         let bytes = request.stdin.clone().into_bytes();
         // A hook that never reads stdin closes the pipe: not an error.
@@ -195,8 +198,8 @@ pub async fn run_local(request: RunRequest) -> RunAnswer {
     // pipes close and the readers finish.
     guard.signal(libc::SIGKILL);
     guard.pgid = None;
-    let (out, out_cut) = stdout.await.unwrap_or_default();
-    let (err, err_cut) = stderr.await.unwrap_or_default();
+    let (out, out_cut, out_over) = stdout.await.unwrap_or_default();
+    let (err, err_cut, err_over) = stderr.await.unwrap_or_default();
     let (exit_code, signal) = match &status {
         Ok(s) => (s.code(), s.signal()),
         Err(_) => (None, None),
@@ -208,6 +211,7 @@ pub async fn run_local(request: RunRequest) -> RunAnswer {
         stderr: err,
         stdout_truncated: out_cut,
         stderr_truncated: err_cut,
+        output_limit_exceeded: out_over || err_over,
         timed_out,
         spawn_error: status
             .err()
@@ -216,9 +220,16 @@ pub async fn run_local(request: RunRequest) -> RunAnswer {
     }
 }
 
-async fn read_capped<R: AsyncRead + Unpin>(reader: Option<R>, cap: usize) -> (String, bool) {
+/// Reads a stream keeping at most `cap` bytes: `(text, cut, killed)`.
+/// With `kill` (a process group), passing the cap SIGKILLs the group and
+/// stops reading.
+async fn read_capped<R: AsyncRead + Unpin>(
+    reader: Option<R>,
+    cap: usize,
+    kill: Option<i32>,
+) -> (String, bool, bool) {
     let Some(mut reader) = reader else {
-        return (String::new(), false);
+        return (String::new(), false, false);
     };
     let mut kept = Vec::new();
     let mut chunk = [0u8; 8192];
@@ -232,10 +243,22 @@ async fn read_capped<R: AsyncRead + Unpin>(reader: Option<R>, cap: usize) -> (St
                     truncated = true;
                 }
                 kept.extend_from_slice(&chunk[..n.min(room)]);
+                if let (true, Some(pgid)) = (truncated, kill) {
+                    // SAFETY: killpg only sends a signal to the group this
+                    // run created; a stale id fails with ESRCH, ignored.
+                    unsafe {
+                        libc::killpg(pgid, libc::SIGKILL);
+                    }
+                    return (String::from_utf8_lossy(&kept).into_owned(), true, true);
+                }
             }
         }
     }
-    (String::from_utf8_lossy(&kept).into_owned(), truncated)
+    (
+        String::from_utf8_lossy(&kept).into_owned(),
+        truncated,
+        false,
+    )
 }
 
 #[cfg(test)]
@@ -296,12 +319,16 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn output_is_capped() {
-        let mut req = sh("head -c 5000 /dev/zero | tr '\\0' a", "/", "", 5);
+    async fn output_past_the_limit_kills_the_hook() {
+        let mut req = sh("sleep 30 & yes a", "/", "", 60);
         req.max_output_bytes = 100;
-        let a = run_local(req).await;
+        let a = run_local(req.clone()).await;
         assert_eq!(a.stdout.len(), 100);
-        assert!(a.stdout_truncated);
+        assert!(a.stdout_truncated && a.output_limit_exceeded && !a.timed_out);
+        req.on_overflow = "keep".into();
+        req.program[2] = "head -c 5000 /dev/zero | tr '\\0' a".into();
+        let a = run_local(req).await;
+        assert!(a.stdout_truncated && !a.output_limit_exceeded);
     }
 
     #[tokio::test]

@@ -1,13 +1,15 @@
 //! Running every hook of one point.
 //!
 //! All matching hooks start concurrently and the point waits for all of
-//! them (a timed-out hook is killed by the runner and fails open). The
+//! them (a timed-out hook is killed by the runner and fails open; one whose
+//! output passes the limit is killed and blocks, its stderr replaced by
+//! the error). The
 //! bridge then interprets each answer and calls [`record`], which appends
 //! the `hook/invoked` + `hook/result` pair of every hook, adjacent and in
 //! config order, whatever order the processes finished in.
 
 use futures::future::join_all;
-use tracing::debug;
+use tracing::{debug, warn};
 
 use crate::Dialect;
 use crate::codec::Exit;
@@ -62,7 +64,7 @@ impl Outcome {
     pub fn of_exit(exit: &Exit) -> Outcome {
         match exit {
             Exit::Success => Outcome::Success,
-            Exit::Block => Outcome::Blocked,
+            Exit::Block | Exit::OutputTooLarge { .. } => Outcome::Blocked,
             Exit::Failed { .. } | Exit::Signaled { .. } => Outcome::NonBlockingError,
             Exit::TimedOut => Outcome::TimedOut,
             Exit::SpawnFailed { .. } => Outcome::NotStarted,
@@ -116,8 +118,19 @@ pub async fn run_all(host: &dyn HookHost, invocations: Vec<Invocation>) -> Vec<H
             }
         };
         async move {
-            let answer = answer.await;
-            let outcome = Outcome::of_exit(&Exit::of(&answer));
+            let mut answer = answer.await;
+            let exit = Exit::of(&answer);
+            let outcome = Outcome::of_exit(&exit);
+            let mut detail = None;
+            if let Exit::OutputTooLarge { stream } = exit {
+                // The answer is unreadable: its stderr becomes the reason
+                // of the block, and the cut output is not kept around.
+                let message = crate::codec::output_too_large_message(stream);
+                warn!(command = %inv.command, "{message}");
+                answer.stdout.clear();
+                answer.stderr = message.clone();
+                detail = Some(message);
+            }
             HookRun {
                 index: inv.index,
                 command: inv.command,
@@ -125,7 +138,7 @@ pub async fn run_all(host: &dyn HookHost, invocations: Vec<Invocation>) -> Vec<H
                 source: inv.source,
                 answer,
                 outcome,
-                detail: None,
+                detail,
             }
         }
     });
@@ -194,6 +207,7 @@ mod tests {
             Ok(())
         }
         fn warn(&self, _: &str) {}
+        fn report_problem(&self, _: dsh_plugin_api::ConfigProblem) {}
     }
 
     fn inv(index: usize, cmd: &str) -> Invocation {

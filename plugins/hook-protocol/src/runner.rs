@@ -14,7 +14,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use dsh_plugin_api::Host;
+use dsh_plugin_api::{ConfigProblem, Host};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -43,8 +43,12 @@ pub struct RunRequest {
     pub timeout_ms: u64,
     /// Delay between SIGTERM and SIGKILL.
     pub kill_grace_ms: u64,
-    /// Cap on each output stream.
+    /// Hard limit on each output stream.
     pub max_output_bytes: u64,
+    /// `kill`: past `max_output_bytes` the runner kills the process group
+    /// and reports `output_limit_exceeded`, so a decision is read whole or
+    /// not at all (never cut, then parsed).
+    pub on_overflow: String,
 }
 
 impl RunRequest {
@@ -61,6 +65,7 @@ impl RunRequest {
             timeout_ms: timeout_s.saturating_mul(1000),
             kill_grace_ms: crate::KILL_GRACE_MS,
             max_output_bytes: crate::MAX_OUTPUT_BYTES,
+            on_overflow: "kill".to_string(),
         }
     }
 
@@ -73,7 +78,8 @@ impl RunRequest {
 }
 
 /// Names in this process's environment that the process runner would scrub
-/// (they contain KEY, SECRET, TOKEN or PASSWORD).
+/// ([`dsh_plugin_api::credentials`]: names with KEY, SECRET, TOKEN,
+/// PASSWORD, PASSWD or WEBHOOK, `*_PAT`, `*_DSN`, URLs with userinfo).
 ///
 /// Both real CLIs hand hooks their whole environment, credentials included,
 /// and a user's unmodified hook may rely on one (`gh` with `GH_TOKEN`, say).
@@ -82,12 +88,9 @@ impl RunRequest {
 /// would under the real CLI.
 pub fn credential_like_env_names() -> Vec<String> {
     let mut names: Vec<String> = std::env::vars_os()
-        .filter_map(|(k, _)| k.into_string().ok())
-        .filter(|k| {
-            let upper = k.to_ascii_uppercase();
-            ["KEY", "SECRET", "TOKEN", "PASSWORD"]
-                .iter()
-                .any(|word| upper.contains(word))
+        .filter_map(|(k, v)| {
+            let k = k.into_string().ok()?;
+            dsh_plugin_api::credentials::is_credential(&k, &v.to_string_lossy()).then_some(k)
         })
         .collect();
     names.sort();
@@ -102,14 +105,17 @@ pub struct RunAnswer {
     pub exit_code: Option<i32>,
     /// The signal that ended the process, if any.
     pub signal: Option<i32>,
-    /// Captured stdout (lossy UTF-8, capped).
+    /// Captured stdout (lossy UTF-8, at most the limit).
     pub stdout: String,
-    /// Captured stderr (lossy UTF-8, capped).
+    /// Captured stderr (lossy UTF-8, at most the limit).
     pub stderr: String,
-    /// Whether stdout hit the cap.
+    /// Whether stdout is not whole (it passed the limit).
     pub stdout_truncated: bool,
-    /// Whether stderr hit the cap.
+    /// Whether stderr is not whole.
     pub stderr_truncated: bool,
+    /// Whether the runner killed the hook because a stream passed
+    /// `max_output_bytes`.
+    pub output_limit_exceeded: bool,
     /// Whether the timeout fired.
     pub timed_out: bool,
     /// Why the process could not be started (or the runner could not be
@@ -139,8 +145,10 @@ pub trait HookHost: Send + Sync + 'static {
     fn append_record(&self, session_id: &str, record: &Value) -> Result<(), String>;
     /// Ends the session's open turn after the current step.
     fn halt_turn(&self, session_id: &str, reason: &str) -> Result<(), String>;
-    /// Reports a degraded condition (bad config, unusable hook) to the operator.
+    /// Reports a degraded condition at run time to the operator.
     fn warn(&self, message: &str);
+    /// Reports a problem with a hooks file (at load: `dsh check` lists it).
+    fn report_problem(&self, problem: ConfigProblem);
 }
 
 /// The production [`HookHost`]: the plugin SDK's [`Host`].
@@ -188,6 +196,10 @@ impl HookHost for PluginHost {
     fn warn(&self, message: &str) {
         self.host.warn(message);
     }
+
+    fn report_problem(&self, problem: ConfigProblem) {
+        self.host.report_problem(problem);
+    }
 }
 
 #[cfg(test)]
@@ -216,12 +228,40 @@ mod tests {
                 "allow_env",
                 "timeout_ms",
                 "kill_grace_ms",
-                "max_output_bytes"
+                "max_output_bytes",
+                "on_overflow"
             ]
         );
+        assert_eq!(v["on_overflow"], "kill");
+        assert_eq!(v["max_output_bytes"], 16 * 1024 * 1024);
         assert_eq!(v["timeout_ms"], 600_000);
         assert_eq!(v["kill_grace_ms"], 1500);
         assert_eq!(v["env"]["CLAUDECODE"], "1");
+    }
+
+    #[test]
+    fn hooks_keep_every_credential_the_runner_would_scrub() {
+        // SAFETY: set_var is unsound only with concurrent readers of the
+        // environment in other threads; these names are unique to this
+        // test and only read by the call below.
+        unsafe {
+            std::env::set_var("DSH_RUNNER_TEST_DB_URL", "postgres://u:pw@db/x");
+            std::env::set_var("DSH_RUNNER_TEST_SITE_URL", "https://example.com/x");
+            std::env::set_var("DSH_RUNNER_TEST_PAT", "ghp_x");
+        }
+        let names = credential_like_env_names();
+        assert!(
+            names.iter().any(|n| n == "DSH_RUNNER_TEST_DB_URL"),
+            "{names:?}"
+        );
+        assert!(
+            names.iter().any(|n| n == "DSH_RUNNER_TEST_PAT"),
+            "{names:?}"
+        );
+        assert!(
+            !names.iter().any(|n| n == "DSH_RUNNER_TEST_SITE_URL"),
+            "{names:?}"
+        );
     }
 
     #[test]

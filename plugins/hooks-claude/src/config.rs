@@ -4,10 +4,12 @@
 //! a settings file (`.claude/settings.json`: its `hooks` key), a plugin's
 //! `hooks/hooks.json` (same `hooks` key; a file under `plugin_root` makes
 //! its hooks plugin hooks, which get `CLAUDE_PLUGIN_ROOT` and
-//! `CLAUDE_PLUGIN_DATA`), or a bare event map. An unreadable or invalid file
-//! is a warning and contributes no hooks; so is every skipped group or
-//! handler. Hooks for events dsh does not fire are ignored with one warning
-//! per file.
+//! `CLAUDE_PLUGIN_DATA`), or a bare event map. Every problem is a typed
+//! [`ConfigProblem`] naming the file and the key (`dsh check` lists them):
+//! an unreadable or invalid file, an unknown (misspelled) event name, a
+//! group or handler that cannot run are errors; an unknown key Claude Code
+//! also ignores, a hook type dsh does not run and events dsh does not fire
+//! are warnings. A bridge that ends up with no hook at all is an error.
 
 use std::path::Path;
 
@@ -15,6 +17,7 @@ pub use dsh_hook_protocol::ConfigPaths;
 
 use dsh_hook_protocol::config::{self as shared, HandlerShape};
 use dsh_hook_protocol::{ConfiguredHook, MatcherSyntax};
+use dsh_plugin_api::{ConfigProblem, ProblemSeverity};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -29,6 +32,57 @@ pub const SUPPORTED_EVENTS: [&str; 9] = [
     "SubagentStart",
     "SubagentStop",
     "SessionEnd",
+];
+
+/// Every hook event Claude Code 2.1 knows (vector `S1-all-events`); a name
+/// outside this list is a misspelling, and its hooks never run.
+pub const KNOWN_EVENTS: [&str; 30] = [
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PostToolBatch",
+    "PermissionRequest",
+    "PermissionDenied",
+    "Notification",
+    "UserPromptSubmit",
+    "UserPromptExpansion",
+    "SessionStart",
+    "SessionEnd",
+    "Setup",
+    "Stop",
+    "StopFailure",
+    "SubagentStart",
+    "SubagentStop",
+    "PreCompact",
+    "PostCompact",
+    "CwdChanged",
+    "FileChanged",
+    "ConfigChange",
+    "InstructionsLoaded",
+    "MessageDisplay",
+    "TeammateIdle",
+    "TaskCreated",
+    "TaskCompleted",
+    "Elicitation",
+    "ElicitationResult",
+    "WorktreeCreate",
+    "WorktreeRemove",
+];
+
+/// Keys a Claude Code hook handler may have (command, prompt, agent and
+/// http hooks); any other is warned about.
+pub const HANDLER_KEYS: [&str; 11] = [
+    "type",
+    "command",
+    "timeout",
+    "async",
+    "statusMessage",
+    "once",
+    "prompt",
+    "model",
+    "url",
+    "headers",
+    "allowedEnvVars",
 ];
 
 /// Config of the `hooks-claude` plugin.
@@ -47,6 +101,9 @@ pub struct Config {
     /// The `effort.level` Claude Code reports in tool and Stop payloads (and
     /// as `CLAUDE_EFFORT`); `null` leaves both out.
     pub effort: Option<String>,
+    /// Where hook texts too long for the model are saved whole (default
+    /// `<state_dir>/hook-outputs`); see [`crate::persist`].
+    pub hook_outputs_dir: Option<String>,
 }
 
 impl Default for Config {
@@ -57,6 +114,7 @@ impl Default for Config {
             project_dir: None,
             default_timeout_s: dsh_hook_protocol::DEFAULT_TIMEOUT_S,
             effort: Some("high".into()),
+            hook_outputs_dir: None,
         }
     }
 }
@@ -84,8 +142,8 @@ pub struct ClaudeHook {
 pub struct Loaded {
     /// The hooks, in file order then config order.
     pub hooks: Vec<ClaudeHook>,
-    /// Every problem found, one line each.
-    pub warnings: Vec<String>,
+    /// Every problem found, naming its file and key.
+    pub problems: Vec<ConfigProblem>,
 }
 
 fn ignores_matcher(event: &str) -> bool {
@@ -98,77 +156,125 @@ pub fn load(config: &Config) -> Loaded {
         syntax: MatcherSyntax::Claude,
         default_timeout_s: config.default_timeout_s,
         ignores_matcher,
+        handler_keys: &HANDLER_KEYS,
     };
     let plugin = config.plugin_root.as_deref().map(plugin_dirs);
     let mut loaded = Loaded::default();
-    for path in config.config_path.paths() {
-        let map = match shared::read_json_object(&path) {
+    let paths = config.config_path.paths();
+    for path in &paths {
+        let map = match shared::read_json_object(path) {
             Ok(map) => map,
             Err(e) => {
-                loaded
-                    .warnings
-                    .push(format!("{e}; no hooks loaded from it"));
+                loaded.problems.push(e.problem());
                 continue;
             }
         };
-        let Some(events) = event_map(&map, &path, &mut loaded.warnings) else {
+        let source = path.display().to_string();
+        let Some((events, prefix)) = event_map(&map, &source, &mut loaded.problems) else {
             continue;
         };
-        let source = path.display().to_string();
-        let (supported, ignored): (Map<String, Value>, Vec<String>) = split_events(events);
-        if !ignored.is_empty() {
-            loaded.warnings.push(format!(
-                "{source}: dsh does not fire these Claude Code events, their hooks are ignored: {}",
-                ignored.join(", ")
-            ));
-        }
+        let supported = split_events(events, &source, prefix, &mut loaded.problems);
         let from_plugin = match (&plugin, &config.plugin_root) {
             (Some(dirs), Some(root)) if path.starts_with(root) => Some(dirs.clone()),
             _ => None,
         };
-        for hook in shared::parse_event_map(&supported, &shape, &source, &mut loaded.warnings) {
+        for hook in
+            shared::parse_event_map(&supported, &shape, &source, prefix, &mut loaded.problems)
+        {
             loaded.hooks.push(ClaudeHook {
                 hook,
                 plugin: from_plugin.clone(),
             });
         }
     }
+    no_hooks_is_an_error(&paths, loaded.hooks.is_empty(), &mut loaded.problems);
     loaded
 }
 
-/// The event map of a file: its `hooks` object, or the file itself when
-/// every value is a list (a bare map). A settings file without hooks has
-/// none, silently.
+/// A bridge that loads no hook runs nothing: an error (unless an error
+/// already says why).
+pub(crate) fn no_hooks_is_an_error(
+    paths: &[std::path::PathBuf],
+    empty: bool,
+    problems: &mut Vec<ConfigProblem>,
+) {
+    let explained = problems
+        .iter()
+        .any(|p| p.severity == ProblemSeverity::Error);
+    if !empty || explained {
+        return;
+    }
+    let message = if paths.is_empty() {
+        "no hooks file is configured; the bridge runs no hooks".to_string()
+    } else {
+        let files: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        format!(
+            "no usable hook in {}; the bridge runs no hooks",
+            files.join(", ")
+        )
+    };
+    problems.push(ConfigProblem::error("", "config_path", message));
+}
+
+/// The event map of a file and its key path: its `hooks` object, or the
+/// file itself when every value is a list (a bare map). A settings file
+/// without hooks has none, silently.
 fn event_map<'a>(
     map: &'a Map<String, Value>,
-    path: &Path,
-    warnings: &mut Vec<String>,
-) -> Option<&'a Map<String, Value>> {
+    source: &str,
+    problems: &mut Vec<ConfigProblem>,
+) -> Option<(&'a Map<String, Value>, &'static str)> {
     match map.get("hooks") {
-        Some(Value::Object(events)) => Some(events),
+        Some(Value::Object(events)) => Some((events, "hooks")),
         Some(_) => {
-            warnings.push(format!(
-                "invalid hooks config {}: `hooks` is not an object; no hooks loaded from it",
-                path.display()
+            problems.push(ConfigProblem::error(
+                source,
+                "hooks",
+                "`hooks` is not an object; no hooks loaded from the file",
             ));
             None
         }
-        None if map.values().all(Value::is_array) => Some(map),
+        None if map.values().all(Value::is_array) => Some((map, "")),
         None => None,
     }
 }
 
-fn split_events(events: &Map<String, Value>) -> (Map<String, Value>, Vec<String>) {
+/// The events dsh fires; a problem for each other one: a warning for an
+/// event dsh does not fire, an error for a name Claude Code does not know.
+fn split_events(
+    events: &Map<String, Value>,
+    source: &str,
+    prefix: &str,
+    problems: &mut Vec<ConfigProblem>,
+) -> Map<String, Value> {
     let mut supported = Map::new();
-    let mut ignored = Vec::new();
+    let mut not_fired = Vec::new();
     for (event, groups) in events {
         if SUPPORTED_EVENTS.contains(&event.as_str()) {
             supported.insert(event.clone(), groups.clone());
+        } else if KNOWN_EVENTS.contains(&event.as_str()) {
+            not_fired.push(event.clone());
         } else {
-            ignored.push(event.clone());
+            problems.push(shared::unknown_event(
+                source,
+                prefix,
+                event,
+                "Claude Code",
+                &KNOWN_EVENTS,
+            ));
         }
     }
-    (supported, ignored)
+    if !not_fired.is_empty() {
+        problems.push(ConfigProblem::warning(
+            source,
+            prefix,
+            format!(
+                "dsh does not fire these Claude Code events, their hooks never run: {}",
+                not_fired.join(", ")
+            ),
+        ));
+    }
+    supported
 }
 
 /// `CLAUDE_PLUGIN_ROOT` and `CLAUDE_PLUGIN_DATA` of a plugin folder.
@@ -237,7 +343,7 @@ mod tests {
             ..Config::default()
         };
         let loaded = load(&config);
-        assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+        assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
         let got: Vec<(&str, &str, bool)> = loaded
             .hooks
             .iter()
@@ -297,9 +403,83 @@ mod tests {
         };
         let loaded = load(&config);
         assert!(loaded.hooks.is_empty());
-        assert_eq!(loaded.warnings.len(), 3, "{:?}", loaded.warnings);
-        assert!(loaded.warnings[0].contains("missing.json"));
-        assert!(loaded.warnings[1].contains("broken.json"));
+        let lines: Vec<String> = loaded.problems.iter().map(|p| p.to_string()).collect();
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert!(lines[0].contains("missing.json: cannot read"), "{lines:?}");
+        assert!(lines[1].contains("broken.json: not valid"), "{lines:?}");
+        assert!(lines[2].contains("wrong.json: key `hooks`: `hooks` is not an object"));
+        assert!(
+            loaded
+                .problems
+                .iter()
+                .all(|p| p.severity == ProblemSeverity::Error)
+        );
+    }
+
+    #[test]
+    fn misspelled_events_are_errors_and_unfired_ones_warnings() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = write(
+            dir.path(),
+            "s.json",
+            &json!({"hooks": {"PreTooluse": hook("a"), "Notification": hook("n"), "Stop": hook("s")}}),
+        );
+        let loaded = load(&Config {
+            config_path: ConfigPaths::One(p.clone()),
+            ..Config::default()
+        });
+        assert_eq!(loaded.hooks.len(), 1);
+        let lines: Vec<(ProblemSeverity, String)> = loaded
+            .problems
+            .iter()
+            .map(|p| (p.severity, p.to_string()))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                (
+                    ProblemSeverity::Error,
+                    format!(
+                        "{p}: key `hooks.PreTooluse`: unknown Claude Code hook event `PreTooluse` \
+                         (did you mean `PreToolUse`?); its hooks never run"
+                    )
+                ),
+                (
+                    ProblemSeverity::Warning,
+                    format!(
+                        "{p}: key `hooks`: dsh does not fire these Claude Code events, their hooks \
+                         never run: Notification"
+                    )
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn no_hook_at_all_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = write(dir.path(), "s.json", &json!({"permissions": {}}));
+        let loaded = load(&Config {
+            config_path: ConfigPaths::One(p.clone()),
+            ..Config::default()
+        });
+        assert_eq!(
+            loaded
+                .problems
+                .iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>(),
+            [format!(
+                "key `config_path`: no usable hook in {p}; the bridge runs no hooks"
+            )]
+        );
+        let none = load(&Config::default());
+        assert_eq!(none.problems[0].severity, ProblemSeverity::Error);
+        assert!(
+            none.problems[0]
+                .to_string()
+                .contains("no hooks file is configured")
+        );
     }
 
     #[test]
@@ -318,12 +498,16 @@ mod tests {
             ..Config::default()
         });
         assert!(loaded.hooks.is_empty());
-        assert!(loaded.warnings.iter().any(|w| w.contains("Notification")));
+        let lines: Vec<String> = loaded.problems.iter().map(|p| p.to_string()).collect();
         assert!(
-            loaded
-                .warnings
+            lines.iter().any(|w| w.contains("Notification")),
+            "{lines:?}"
+        );
+        assert!(
+            lines
                 .iter()
-                .any(|w| w.contains("`prompt`") && w.contains("PreToolUse"))
+                .any(|w| w.contains("`prompt`") && w.contains("PreToolUse")),
+            "{lines:?}"
         );
     }
 

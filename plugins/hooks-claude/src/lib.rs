@@ -19,7 +19,8 @@
 //! the rest of the waterfall as a closure, so the bridge can be driven
 //! without a host. Model-facing texts (deny reasons, `<system-reminder>`
 //! blocks, `Stop hook feedback:`) are rendered here byte for byte as Claude
-//! Code renders them; where they land is the host's business.
+//! Code renders them, long hook texts replaced as Claude Code replaces them
+//! ([`persist`]); where they land is the host's business.
 #![cfg_attr(
     not(test),
     deny(
@@ -32,6 +33,7 @@
 
 pub mod config;
 pub mod events;
+pub mod persist;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -53,6 +55,8 @@ pub struct ClaudeBridge {
     hooks: Vec<ClaudeHook>,
     project_dir: Option<String>,
     effort: Option<String>,
+    /// Where long hook texts are saved ([`persist`]).
+    hook_outputs_dir: std::path::PathBuf,
     /// When each allowed tool call left pre-execute, for `duration_ms`.
     started: Mutex<HashMap<String, Instant>>,
     /// The last prompt id each session ran: Claude Code still reports it in
@@ -62,17 +66,21 @@ pub struct ClaudeBridge {
 
 impl ClaudeBridge {
     /// Loads the configured hook files (once) and reports every problem
-    /// through `host` as a warning.
+    /// through `host` (`dsh check` lists them).
     pub fn new(config: Config, host: Arc<dyn HookHost>) -> Self {
         let loaded = config::load(&config);
-        for w in &loaded.warnings {
-            host.warn(&format!("hooks-claude: {w}"));
+        for problem in loaded.problems {
+            host.report_problem(problem);
         }
         ClaudeBridge {
             host,
             hooks: loaded.hooks,
             project_dir: config.project_dir,
             effort: config.effort,
+            hook_outputs_dir: config
+                .hook_outputs_dir
+                .map(std::path::PathBuf::from)
+                .unwrap_or_else(|| persist::default_dir(&std::env::temp_dir().join("dsh"))),
             started: Mutex::new(HashMap::new()),
             last_prompt: Mutex::new(HashMap::new()),
         }
@@ -130,6 +138,12 @@ impl Plugin for ClaudeBridge {
         config.config_path = config.config_path.resolved(|p| host.resolve_path(p));
         config.plugin_root = config.plugin_root.as_deref().map(|p| resolve(p.as_ref()));
         config.project_dir = config.project_dir.as_deref().map(|p| resolve(p.as_ref()));
+        config.hook_outputs_dir = Some(match config.hook_outputs_dir.as_deref() {
+            Some(p) => resolve(p.as_ref()),
+            None => persist::default_dir(std::path::Path::new(&host.state_dir()))
+                .to_string_lossy()
+                .into_owned(),
+        });
 
         Ok(ClaudeBridge::new(
             config,

@@ -10,6 +10,12 @@
 //! rather than file order; the number appears in the `hook_run_id` of Stop
 //! continuations (`stop:2:/…/hooks.json`, vectors `C5-*`). The bridge counts
 //! the same way, including handlers of events dsh does not fire.
+//!
+//! Every problem is a typed [`ConfigProblem`] naming the file and the key
+//! (`dsh check` lists them): an unreadable or invalid file, an unknown
+//! (misspelled) event name, a group or handler that cannot run are errors;
+//! an unknown key and events dsh does not fire are warnings. A bridge that
+//! ends up with no hook at all is an error.
 
 use std::path::Path;
 
@@ -17,6 +23,7 @@ pub use dsh_hook_protocol::ConfigPaths;
 
 use dsh_hook_protocol::config::{self as shared, ConfigError, HandlerShape};
 use dsh_hook_protocol::{ConfiguredHook, MatcherSyntax};
+use dsh_plugin_api::{ConfigProblem, ProblemSeverity};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -50,6 +57,9 @@ pub const DISCOVERY_ORDER: [&str; 14] = [
     "Interrupt",
 ];
 
+/// Keys a Codex command handler may have; any other is warned about.
+pub const HANDLER_KEYS: [&str; 5] = ["type", "command", "timeout", "async", "statusMessage"];
+
 /// Config of the `hooks-codex` plugin.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
@@ -64,6 +74,9 @@ pub struct Config {
     /// Codex passes the environment unchanged), e.g. to give hooks a
     /// different `HOME` or `PATH`.
     pub env: std::collections::BTreeMap<String, String>,
+    /// Where hook texts too long for the model are saved whole (default
+    /// `$TMPDIR/hook_outputs`, as Codex).
+    pub hook_outputs_dir: Option<String>,
 }
 
 impl Default for Config {
@@ -73,6 +86,7 @@ impl Default for Config {
             model: String::new(),
             default_timeout_s: dsh_hook_protocol::DEFAULT_TIMEOUT_S,
             env: Default::default(),
+            hook_outputs_dir: None,
         }
     }
 }
@@ -119,8 +133,8 @@ pub fn event_label(event: &str) -> String {
 pub struct Loaded {
     /// The hooks of supported events, in discovery order.
     pub hooks: Vec<CodexHook>,
-    /// Every problem found, one line each.
-    pub warnings: Vec<String>,
+    /// Every problem found, naming its file and key.
+    pub problems: Vec<ConfigProblem>,
 }
 
 fn ignores_matcher(event: &str) -> bool {
@@ -133,31 +147,32 @@ pub fn load(config: &Config) -> Loaded {
         syntax: MatcherSyntax::Codex,
         default_timeout_s: config.default_timeout_s,
         ignores_matcher,
+        handler_keys: &HANDLER_KEYS,
     };
     let mut loaded = Loaded::default();
     let mut display_order = 0;
-    for path in config.config_path.paths() {
-        let events = match read_events(&path) {
+    let paths = config.config_path.paths();
+    for path in &paths {
+        let (events, prefix) = match read_events(path) {
             Ok(Some(events)) => events,
             Ok(None) => continue,
             Err(e) => {
-                loaded
-                    .warnings
-                    .push(format!("{e}; no hooks loaded from it"));
+                loaded.problems.push(e.problem());
                 continue;
             }
         };
-        let path = std::path::absolute(&path).unwrap_or(path);
+        let path = std::path::absolute(path).unwrap_or(path.clone());
         let source = path.display().to_string();
-        let unknown: Vec<&str> = events
+        for event in events
             .keys()
-            .map(String::as_str)
-            .filter(|e| !DISCOVERY_ORDER.contains(e))
-            .collect();
-        if !unknown.is_empty() {
-            loaded.warnings.push(format!(
-                "{source}: unknown Codex hook events ignored: {}",
-                unknown.join(", ")
+            .filter(|e| !DISCOVERY_ORDER.contains(&e.as_str()))
+        {
+            loaded.problems.push(shared::unknown_event(
+                &source,
+                prefix,
+                event,
+                "Codex",
+                &DISCOVERY_ORDER,
             ));
         }
         let mut not_fired = Vec::new();
@@ -167,7 +182,8 @@ pub fn load(config: &Config) -> Loaded {
             };
             let mut one = Map::new();
             one.insert(event.to_string(), groups.clone());
-            for hook in shared::parse_event_map(&one, &shape, &source, &mut loaded.warnings) {
+            for hook in shared::parse_event_map(&one, &shape, &source, prefix, &mut loaded.problems)
+            {
                 let order = display_order;
                 display_order += 1;
                 if SUPPORTED_EVENTS.contains(&event) {
@@ -181,17 +197,43 @@ pub fn load(config: &Config) -> Loaded {
             }
         }
         if !not_fired.is_empty() {
-            loaded.warnings.push(format!(
-                "{source}: dsh does not fire these Codex events, their hooks are ignored: {}",
-                not_fired.join(", ")
+            loaded.problems.push(ConfigProblem::warning(
+                &source,
+                prefix,
+                format!(
+                    "dsh does not fire these Codex events, their hooks never run: {}",
+                    not_fired.join(", ")
+                ),
             ));
         }
+    }
+    let explained = loaded
+        .problems
+        .iter()
+        .any(|p| p.severity == ProblemSeverity::Error);
+    if loaded.hooks.is_empty() && !explained {
+        let message = if paths.is_empty() {
+            "no hooks file is configured; the bridge runs no hooks".to_string()
+        } else {
+            let files: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+            format!(
+                "no usable hook in {}; the bridge runs no hooks",
+                files.join(", ")
+            )
+        };
+        loaded
+            .problems
+            .push(ConfigProblem::error("", "config_path", message));
     }
     loaded
 }
 
-/// The event map of one file, `None` when it has no hooks at all.
-fn read_events(path: &Path) -> Result<Option<Map<String, Value>>, ConfigError> {
+/// A file's event map and the key path it sits at (`hooks`, or empty).
+type Events = (Map<String, Value>, &'static str);
+
+/// The event map of one file and its key path, `None` when it has no
+/// hooks at all.
+fn read_events(path: &Path) -> Result<Option<Events>, ConfigError> {
     let shape_error = |message: &str| ConfigError::Shape {
         path: path.to_path_buf(),
         message: message.into(),
@@ -210,9 +252,9 @@ fn read_events(path: &Path) -> Result<Option<Map<String, Value>>, ConfigError> {
         shared::read_json_object(path)?
     };
     match top.get("hooks") {
-        Some(Value::Object(events)) => Ok(Some(events.clone())),
-        Some(_) => Err(shape_error("`hooks` is not a table of events")),
-        None if top.values().all(Value::is_array) && !top.is_empty() => Ok(Some(top)),
+        Some(Value::Object(events)) => Ok(Some((events.clone(), "hooks"))),
+        Some(_) => Err(shape_error("key `hooks`: not a table of events")),
+        None if top.values().all(Value::is_array) && !top.is_empty() => Ok(Some((top, ""))),
         None => Ok(None),
     }
 }
@@ -256,9 +298,10 @@ mod tests {
         assert_eq!(loaded.hooks[1].run_id(), format!("stop:2:{p}"));
         assert!(
             loaded
-                .warnings
+                .problems
                 .iter()
-                .any(|w| w.contains("PreModelRequest"))
+                .any(|w| w.severity == ProblemSeverity::Warning
+                    && w.to_string().contains("PreModelRequest"))
         );
     }
 
@@ -282,7 +325,7 @@ Stop = [{ hooks = [{ type = "command", command = "stop" }] }]
 "#,
         );
         let loaded = load_one(p);
-        assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+        assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
         let got: Vec<(&str, &str, u64)> = loaded
             .hooks
             .iter()
@@ -306,26 +349,81 @@ Stop = [{ hooks = [{ type = "command", command = "stop" }] }]
             "hooks.json",
             r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "s", "timeoutSec": 3}]}]}}"#,
         );
-        assert_eq!(load_one(p).hooks[0].hook.timeout_s, 600);
+        let loaded = load_one(p.clone());
+        assert_eq!(loaded.hooks[0].hook.timeout_s, 600);
+        assert_eq!(
+            loaded
+                .problems
+                .iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>(),
+            [format!(
+                "{p}: key `hooks.Stop[0].hooks[0].timeoutSec`: unknown key `timeoutSec` is ignored"
+            )]
+        );
     }
 
     #[test]
-    fn toml_without_hooks_is_silent_and_broken_files_warn() {
+    fn a_toml_without_hooks_loads_nothing_and_broken_files_are_errors() {
         let dir = tempfile::tempdir().unwrap();
         let plain = write(dir.path(), "config.toml", "model = \"m\"\n");
-        let loaded = load_one(plain);
-        assert!(loaded.hooks.is_empty() && loaded.warnings.is_empty());
+        let loaded = load_one(plain.clone());
+        assert!(loaded.hooks.is_empty());
+        assert_eq!(
+            loaded
+                .problems
+                .iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>(),
+            [format!(
+                "key `config_path`: no usable hook in {plain}; the bridge runs no hooks"
+            )]
+        );
         let broken = write(dir.path(), "bad.toml", "[hooks\n");
         let loaded = load_one(broken);
         assert!(
-            loaded.warnings[0].contains("bad.toml"),
+            loaded.problems[0].to_string().contains("bad.toml"),
             "{:?}",
-            loaded.warnings
+            loaded.problems
         );
         let missing = dir.path().join("nope.json").display().to_string();
-        assert!(load_one(missing).warnings[0].contains("nope.json"));
+        assert!(
+            load_one(missing).problems[0]
+                .to_string()
+                .contains("nope.json")
+        );
         let wrong = write(dir.path(), "hooks.json", r#"{"hooks": 3}"#);
-        assert_eq!(load_one(wrong).warnings.len(), 1);
+        let problems = load_one(wrong).problems;
+        assert_eq!(problems.len(), 1);
+        assert!(
+            problems[0].to_string().contains("key `hooks`"),
+            "{problems:?}"
+        );
+        assert!(
+            problems
+                .iter()
+                .all(|p| p.severity == ProblemSeverity::Error)
+        );
+    }
+
+    #[test]
+    fn a_misspelled_event_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = write(
+            dir.path(),
+            "hooks.json",
+            r#"{"hooks": {"PreTooluse": [{"hooks": [{"type": "command", "command": "x"}]}]}}"#,
+        );
+        let problems = load_one(p.clone()).problems;
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].severity, ProblemSeverity::Error);
+        assert_eq!(
+            problems[0].to_string(),
+            format!(
+                "{p}: key `hooks.PreTooluse`: unknown Codex hook event `PreTooluse` \
+                 (did you mean `PreToolUse`?); its hooks never run"
+            )
+        );
     }
 
     #[test]

@@ -14,7 +14,8 @@
 //!
 //! The bridge is config parse ([`config`]) + payload build + outcome map
 //! (one module per event in [`events`], Codex's strict output schemas in
-//! [`output`], the shell-tool mapping in [`tool`]); running hooks, the
+//! [`output`], the shell-tool mapping in [`tool`], Codex's cap on hook text
+//! the model reads in [`spill`]); running hooks, the
 //! exit-code contract, matchers and records are `dsh-hook-protocol`'s.
 //! Every entry point is public and takes the rest of the waterfall as a
 //! closure, so the bridge can be driven without a host.
@@ -31,6 +32,7 @@
 pub mod config;
 pub mod events;
 pub mod output;
+pub mod spill;
 pub mod tool;
 
 use std::sync::Arc;
@@ -51,21 +53,39 @@ pub struct CodexBridge {
     hooks: Vec<CodexHook>,
     model: String,
     env: std::collections::BTreeMap<String, String>,
+    /// Where over-long hook texts are saved whole ([`spill`]).
+    hook_outputs_dir: std::path::PathBuf,
 }
 
 impl CodexBridge {
     /// Loads the configured hook files (once) and reports every problem
-    /// through `host` as a warning.
+    /// through `host` (`dsh check` lists them).
     pub fn new(config: Config, host: Arc<dyn HookHost>) -> Self {
         let loaded = config::load(&config);
-        for w in &loaded.warnings {
-            host.warn(&format!("hooks-codex: {w}"));
+        for problem in loaded.problems {
+            host.report_problem(problem);
         }
         CodexBridge {
             host,
             hooks: loaded.hooks,
             model: config.model,
             env: config.env,
+            hook_outputs_dir: config
+                .hook_outputs_dir
+                .map(std::path::PathBuf::from)
+                .unwrap_or_else(spill::default_dir),
+        }
+    }
+
+    /// `text` as Codex lets the model read it ([`spill::cap`]): whole, or
+    /// cut with its whole saved to a file.
+    pub(crate) fn cap(&self, session_id: &str, text: String) -> String {
+        match spill::cap(&self.hook_outputs_dir, session_id, text) {
+            Ok(text) => text,
+            Err((text, why)) => {
+                self.host.warn(&format!("hooks-codex: {why}"));
+                text
+            }
         }
     }
 
@@ -84,6 +104,10 @@ impl Plugin for CodexBridge {
     fn apply(host: &Host, mut config: Config) -> Result<Self, String> {
         // Relative paths in the manifest resolve against its folder.
         config.config_path = config.config_path.resolved(|p| host.resolve_path(p));
+        config.hook_outputs_dir = config
+            .hook_outputs_dir
+            .as_deref()
+            .map(|p| host.resolve_path(p).to_string_lossy().into_owned());
 
         Ok(CodexBridge::new(
             config,

@@ -6,9 +6,11 @@
 //!   services, drop-in folders, dispose;
 //! - [`cli`]: `dsh check` and `dsh plugins` over the real binary;
 //! - [`abi_evolution`]: a plugin built against the frozen 1.0 API works in
-//!   this host, what 1.1 added works from a `.so`, a newer minor is refused.
+//!   this host, what 1.1 added works from a `.so`, a newer minor is refused;
+//! - [`hostile`]: the hostile-input suite.
 
 mod abi_evolution;
 mod cli;
 mod examples;
+mod hostile;
 mod plugin_host;

@@ -3,7 +3,9 @@
 //! A runaway command can print gigabytes; the runner keeps memory bounded by
 //! holding only the last `cap` bytes of each stream (the end of a build log
 //! is where the error is). The cut is moved forward to a UTF-8 boundary so
-//! the kept text never starts with half a character.
+//! the kept text never starts with half a character. A caller for whom the
+//! cap is a hard limit uses [`TailBuffer::push_within_cap`] instead, which
+//! keeps the head and says when the limit was passed.
 
 /// The last `cap` bytes written to one stream.
 #[derive(Debug)]
@@ -11,6 +13,8 @@ pub(crate) struct TailBuffer {
     cap: usize,
     buf: Vec<u8>,
     dropped: u64,
+    /// Bytes refused by [`TailBuffer::push_within_cap`].
+    refused: bool,
 }
 
 impl TailBuffer {
@@ -20,7 +24,22 @@ impl TailBuffer {
             cap,
             buf: Vec::new(),
             dropped: 0,
+            refused: false,
         }
+    }
+
+    /// Appends what fits under the cap and nothing more. Returns false when
+    /// some of `bytes` did not fit: the stream passed the cap, and the kept
+    /// text is its head.
+    pub(crate) fn push_within_cap(&mut self, bytes: &[u8]) -> bool {
+        let room = self.cap.saturating_sub(self.buf.len());
+        if bytes.len() <= room {
+            self.buf.extend_from_slice(bytes);
+            return true;
+        }
+        self.buf.extend_from_slice(&bytes[..room]);
+        self.refused = true;
+        false
     }
 
     /// Appends bytes, forgetting the oldest ones past the cap.
@@ -42,10 +61,11 @@ impl TailBuffer {
         }
     }
 
-    /// The kept text (decoded lossily) and whether anything was dropped.
+    /// The kept text (decoded lossily) and whether anything was dropped
+    /// or refused.
     pub(crate) fn finish(mut self) -> (String, bool) {
         self.compact();
-        let truncated = self.dropped > 0;
+        let truncated = self.dropped > 0 || self.refused;
         let mut start = 0;
         if truncated {
             // Skip continuation bytes (10xxxxxx) of a character whose lead
@@ -101,6 +121,18 @@ mod tests {
         assert!(truncated);
         assert!(text.ends_with("099999\n"));
         assert!(text.len() <= 100);
+    }
+
+    #[test]
+    fn within_cap_keeps_the_head_and_reports_the_overflow() {
+        let mut b = TailBuffer::new(4);
+        assert!(b.push_within_cap(b"ab"));
+        assert!(b.push_within_cap(b"cd"));
+        assert!(!b.push_within_cap(b"e"));
+        assert_eq!(b.finish(), ("abcd".to_string(), true));
+        let mut exact = TailBuffer::new(2);
+        assert!(exact.push_within_cap(b"ab"));
+        assert_eq!(exact.finish(), ("ab".to_string(), false));
     }
 
     #[test]

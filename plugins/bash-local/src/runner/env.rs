@@ -1,22 +1,18 @@
 //! The child's environment: the host's, minus credentials, plus overrides.
 //!
 //! Hooks and model-driven shell commands must not see the daemon's API keys
-//! by accident. Any inherited variable whose name looks like a credential
-//! (contains `KEY`, `SECRET`, `TOKEN` or `PASSWORD`, case-insensitively) is
-//! dropped unless allow-listed. Variables the caller passes explicitly are
-//! always kept: asking for them is the allow-listing.
+//! by accident. Any inherited variable that holds a credential is dropped
+//! unless allow-listed (`env_allow`, or the call's `allow_env`): its name,
+//! case-insensitively, contains `KEY`, `SECRET`, `TOKEN`, `PASSWORD`,
+//! `PASSWD` or `WEBHOOK`, or ends with `_PAT` or `_DSN`, or it is a `*_URL`
+//! / `*_URI` whose value holds userinfo (`postgres://app:pw@db`); the rule
+//! is [`dsh_plugin_api::credentials`]. Variables the caller passes
+//! explicitly are always kept: asking for them is the allow-listing.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 
-/// Substrings that mark a variable name as a credential.
-const CREDENTIAL_MARKERS: [&str; 4] = ["KEY", "SECRET", "TOKEN", "PASSWORD"];
-
-/// Whether an environment variable name looks like a credential.
-pub fn is_credential_name(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    CREDENTIAL_MARKERS.iter().any(|m| upper.contains(m))
-}
+pub use dsh_plugin_api::credentials::{is_credential, is_credential_name};
 
 /// The full environment of a child.
 ///
@@ -35,7 +31,9 @@ pub fn child_env(
             // A name that is not UTF-8 cannot be checked by its spelling;
             // it cannot be a credential we know of either, so keep it.
             let keep = match name.to_str() {
-                Some(n) => !is_credential_name(n) || allow.iter().any(|a| a == n),
+                Some(n) => {
+                    !is_credential(n, &value.to_string_lossy()) || allow.iter().any(|a| a == n)
+                }
                 None => true,
             };
             if keep {
@@ -80,6 +78,23 @@ mod tests {
         for name in ["PATH", "HOME", "LANG", "TERM", "PWD"] {
             assert!(!is_credential_name(name), "{name}");
         }
+    }
+
+    #[test]
+    fn urls_with_userinfo_pats_dsns_and_webhooks_are_scrubbed_unless_allowed() {
+        let host = os(&[
+            ("DATABASE_URL", "postgres://app:hunter2@db/app"),
+            ("REDIS_URL", "redis://:pw@cache:6379"),
+            ("PUBLIC_URL", "https://example.com/app"),
+            ("GITHUB_PAT", "ghp_x"),
+            ("SENTRY_DSN", "https://k@o.ingest.sentry.io/1"),
+            ("MYSQL_PASSWD", "pw"),
+            ("SLACK_WEBHOOK", "https://hooks.slack.com/services/T/B/X"),
+        ]);
+        let env = child_env(host.clone(), true, &[], &BTreeMap::new());
+        assert_eq!(names(&env), ["PUBLIC_URL"]);
+        let env = child_env(host, true, &["DATABASE_URL".to_string()], &BTreeMap::new());
+        assert_eq!(names(&env), ["DATABASE_URL", "PUBLIC_URL"]);
     }
 
     #[test]

@@ -2,20 +2,24 @@
 //!
 //! This is the plain async API behind the `process-runner` service and the
 //! `Bash` tool. [`run`] (or [`run_cancellable`]) spawns the program as the
-//! leader of a new process group, writes `stdin` fully and closes it, reads
+//! leader of a new process group (without the capabilities that read
+//! other processes' memory: see `caps.rs`), writes `stdin` fully and closes it, reads
 //! stdout and stderr concurrently (so a chatty child can never deadlock on
 //! a full pipe), keeps the tail of each stream up to a cap, and returns a
 //! [`RunOutcome`]. It never fails for process problems: a program that
 //! cannot be started is a [`RunOutcome::spawn_error`], not an `Err`.
 //!
 //! Termination: on timeout the group gets SIGTERM, then SIGKILL after
-//! `kill_grace_ms`; on cancellation it gets SIGKILL at once; if the future
+//! `kill_grace_ms`; on cancellation it gets SIGKILL at once; with
+//! [`Overflow::Kill`], a stream passing `max_output_bytes` SIGKILLs it at
+//! once (memory stays bounded by the cap); if the future
 //! is dropped, the [`group::ProcessGroup`] guard SIGKILLs it. Either way
 //! grandchildren die with the shell. A run that ends on its own leaves the
 //! group alone. Without a timeout the runner waits until the child exits
 //! *and* both pipes close, as a Node `close` event would: a background job
 //! still holding stdout keeps the run open.
 
+mod caps;
 mod capture;
 pub mod env;
 mod group;
@@ -33,7 +37,7 @@ use tokio::time::Instant;
 use capture::TailBuffer;
 use group::ProcessGroup;
 use spec::elapsed_ms;
-pub use spec::{DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_OUTPUT_BYTES, RunOutcome, RunSpec};
+pub use spec::{DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_OUTPUT_BYTES, Overflow, RunOutcome, RunSpec};
 
 /// How long to keep draining pipes after the group was SIGKILLed. Only a
 /// process that escaped the group (its own `setsid`) can hold them longer;
@@ -91,6 +95,13 @@ fn spawn(spec: &RunSpec) -> Result<(Child, ProcessGroup), String> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
+    if caps::must_drop() {
+        // SAFETY: the hook runs in the child between fork and exec and only
+        // makes async-signal-safe system calls (see `caps`).
+        unsafe {
+            command.pre_exec(caps::drop_capabilities);
+        }
+    }
     let mut child = command
         .spawn()
         .map_err(|e| format!("cannot run `{program}`: {e}"))?;
@@ -160,6 +171,8 @@ async fn supervise(
     let mut phase = Phase::Running;
     let mut timed_out = false;
     let mut interrupted = false;
+    let mut over_limit = false;
+    let hard_limit = spec.on_overflow == Overflow::Kill;
     let mut cancel = std::pin::pin!(cancel);
 
     loop {
@@ -171,12 +184,21 @@ async fn supervise(
             Phase::Terminating { kill_at } => (Some(kill_at), false),
             Phase::Killed { abandon_at } => (Some(abandon_at), false),
         };
+        let mut overflowed = false;
         tokio::select! {
             read = read_from(&mut pipes.stdout, &mut out_chunk) => match read {
+                Some(n) if hard_limit => if !out.push_within_cap(&out_chunk[..n]) {
+                    overflowed = true;
+                    pipes.stdout = None;
+                },
                 Some(n) => out.push(&out_chunk[..n]),
                 None => pipes.stdout = None,
             },
             read = read_from(&mut pipes.stderr, &mut err_chunk) => match read {
+                Some(n) if hard_limit => if !err.push_within_cap(&err_chunk[..n]) {
+                    overflowed = true;
+                    pipes.stderr = None;
+                },
                 Some(n) => err.push(&err_chunk[..n]),
                 None => pipes.stderr = None,
             },
@@ -224,6 +246,20 @@ async fn supervise(
                 }
             },
         }
+        if overflowed && !over_limit {
+            tracing::info!(
+                pgid = group.id(),
+                limit = spec.max_output_bytes,
+                "process-runner: output passed its hard limit, killing group"
+            );
+            over_limit = true;
+            group.signal_logged(libc::SIGKILL);
+            if !matches!(phase, Phase::Killed { .. }) {
+                phase = Phase::Killed {
+                    abandon_at: Instant::now() + DRAIN_AFTER_KILL,
+                };
+            }
+        }
     }
 
     match phase {
@@ -260,6 +296,7 @@ async fn supervise(
         spawn_error: None,
         duration_ms: elapsed_ms(started),
         interrupted,
+        output_limit_exceeded: over_limit,
     }
 }
 

@@ -38,9 +38,28 @@ pub struct RunSpec {
     /// Time between SIGTERM and SIGKILL on timeout.
     #[serde(default = "default_kill_grace_ms")]
     pub kill_grace_ms: u64,
-    /// Per-stream cap; past it the tail is kept.
+    /// Per-stream cap; past it the tail is kept (or, with
+    /// [`Overflow::Kill`], the run is killed).
     #[serde(default = "default_max_output_bytes")]
     pub max_output_bytes: usize,
+    /// What happens when a stream passes `max_output_bytes`.
+    #[serde(default)]
+    pub on_overflow: Overflow,
+}
+
+/// What the runner does when a stream passes `max_output_bytes`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Overflow {
+    /// Keep reading and keep the last `max_output_bytes` (a build log's end
+    /// is where the error is). The `Bash` tool's choice.
+    #[default]
+    KeepTail,
+    /// The cap is a hard limit: SIGKILL the process group at once, keep
+    /// what fit, and report [`RunOutcome::output_limit_exceeded`]. For
+    /// callers that must read an output whole or not at all (hook
+    /// decisions).
+    Kill,
 }
 
 fn default_true() -> bool {
@@ -66,6 +85,7 @@ impl RunSpec {
             timeout_ms: None,
             kill_grace_ms: DEFAULT_KILL_GRACE_MS,
             max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
+            on_overflow: Overflow::KeepTail,
         }
     }
 }
@@ -81,9 +101,10 @@ pub struct RunOutcome {
     pub stdout: String,
     /// Standard error, lossily decoded, tail-kept past the cap.
     pub stderr: String,
-    /// Whether stdout lost its beginning to the cap.
+    /// Whether stdout is not whole: it lost its beginning to the cap, or
+    /// (with [`Overflow::Kill`]) its end.
     pub stdout_truncated: bool,
-    /// Whether stderr lost its beginning to the cap.
+    /// Whether stderr is not whole (as for stdout).
     pub stderr_truncated: bool,
     /// Whether the timeout fired.
     pub timed_out: bool,
@@ -96,6 +117,11 @@ pub struct RunOutcome {
     /// answer unless true.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// Whether the run was killed because a stream passed
+    /// `max_output_bytes` under [`Overflow::Kill`]. Left out of the JSON
+    /// answer unless true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub output_limit_exceeded: bool,
 }
 
 impl RunOutcome {
@@ -112,6 +138,7 @@ impl RunOutcome {
             spawn_error: Some(message),
             duration_ms: elapsed_ms(started),
             interrupted: false,
+            output_limit_exceeded: false,
         }
     }
 }

@@ -269,3 +269,37 @@ async fn an_already_finished_run_leaves_detached_processes_alone() {
         .arg(pid.to_string())
         .status();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hard_limit_kills_the_group_and_keeps_the_head() {
+    let (_d, dir) = temp_dir();
+    // An endless writer (and a background sleeper holding both pipes):
+    // without the kill this run would not end before its timeout, and
+    // memory would grow all the while.
+    let mut spec = sh("sleep 60 & yes head", &dir);
+    spec.max_output_bytes = 64 * 1024;
+    spec.on_overflow = dsh_bash_local::runner::Overflow::Kill;
+    spec.timeout_ms = Some(60_000);
+    let out = run(spec).await;
+    assert!(out.output_limit_exceeded, "{out:?}");
+    assert!(!out.timed_out);
+    assert_eq!(out.signal, Some(libc::SIGKILL));
+    assert!(out.stdout_truncated);
+    assert!(out.stdout.len() <= 64 * 1024 && out.stderr.len() <= 64 * 1024);
+    assert!(
+        out.stdout.starts_with("head\nhead\n"),
+        "{:?}",
+        &out.stdout[..20]
+    );
+
+    // Under the limit nothing changes: whole output, no flag.
+    let mut spec = sh("printf 'exact'", &dir);
+    spec.max_output_bytes = 5;
+    spec.on_overflow = dsh_bash_local::runner::Overflow::Kill;
+    let out = run(spec).await;
+    assert_eq!(
+        (out.stdout.as_str(), out.stdout_truncated),
+        ("exact", false)
+    );
+    assert!(!out.output_limit_exceeded && out.exit_code == Some(0));
+}

@@ -27,6 +27,7 @@ use dsh_plugin_api::SessionRef;
 use serde_json::{Map, Value};
 
 use crate::ClaudeBridge;
+use crate::persist::{Kind, Spill};
 
 /// Claude Code's own refusal of `${CLAUDE_PLUGIN_ROOT}` outside a plugin
 /// (vector `S12-plugin-root-in-settings`).
@@ -104,7 +105,8 @@ pub(crate) fn tool_subjects(tool: &str) -> Vec<&str> {
 /// One hook's answer, read the Claude Code way.
 #[derive(Debug, Default)]
 pub(crate) struct Reading {
-    /// Exit 2: the hook blocks; its stderr is the reason.
+    /// Exit 2 (or an output past the limit): the hook blocks; its stderr
+    /// is the reason.
     pub blocked: bool,
     /// A JSON object answer (exit 0, or another exit except 2), event name
     /// checked.
@@ -146,7 +148,7 @@ impl Reading {
 pub(crate) fn read(run: &mut HookRun, event: &str) -> Reading {
     let (exit, stdout) = codec::read_output(&run.answer, Dialect::Claude);
     let mut reading = Reading {
-        blocked: exit == Exit::Block,
+        blocked: exit.blocks(),
         ..Reading::default()
     };
     match stdout {
@@ -161,6 +163,37 @@ pub(crate) fn read(run: &mut HookRun, event: &str) -> Reading {
         _ => {}
     }
     reading
+}
+
+/// A fresh id (a hook run, or a batch without a tool use id).
+pub(crate) fn fresh_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// Counts the JSON answers of one batch, for the names of saved texts.
+#[derive(Debug, Default)]
+pub(crate) struct JsonCount(usize);
+
+impl JsonCount {
+    /// Counts `reading` if it is a JSON answer; the count so far.
+    pub(crate) fn count(&mut self, reading: &Reading) -> usize {
+        if reading.json.is_some() {
+            self.0 += 1;
+        }
+        self.0
+    }
+}
+
+/// The plain stdout of `reading`, capped ([`crate::persist`]).
+pub(crate) fn capped_plain(spill: &Spill<'_>, reading: &Reading) -> Option<String> {
+    let text = reading.plain.as_deref()?;
+    Some(spill.cap(text, Kind::Stdout, &fresh_id(), 0))
+}
+
+/// The `additionalContext` of `reading`, capped; `nth` from [`JsonCount`].
+pub(crate) fn capped_context(spill: &Spill<'_>, reading: &Reading, nth: usize) -> Option<String> {
+    let text = reading.additional_context()?;
+    Some(spill.cap(text, Kind::AdditionalContext, "", nth))
 }
 
 /// `[command]: stderr`: how Claude Code quotes a blocking hook's stderr.
@@ -245,6 +278,16 @@ impl ClaudeBridge {
             event,
             runs,
         );
+    }
+
+    /// Where the long texts of one batch of hooks are saved: `batch_id` is
+    /// the tool use id of a tool event, else a fresh id ([`fresh_id`]).
+    pub(crate) fn spill<'a>(&'a self, session_id: &'a str, batch_id: &'a str) -> Spill<'a> {
+        Spill {
+            dir: &self.hook_outputs_dir,
+            session_id,
+            batch_id,
+        }
     }
 
     /// Injects context, logging (not failing) when the host refuses.

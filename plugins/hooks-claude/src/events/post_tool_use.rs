@@ -9,7 +9,9 @@
 //! even `updatedMCPToolOutput` on a built-in tool replaces it). Blocking
 //! feedback (exit 2: `[command]: stderr`; `decision: "block"`: the reason)
 //! and `additionalContext` are added after it as Claude Code's
-//! `<system-reminder>` blocks (vectors `S5-*`); plain stdout is ignored.
+//! `<system-reminder>` blocks (vectors `S5-*`), a context over 10,000
+//! characters saved and replaced ([`crate::persist`]); plain stdout is
+//! ignored.
 //! `continue: false` ends the turn after this step.
 
 use std::future::Future;
@@ -21,7 +23,8 @@ use serde_json::Value;
 
 use super::pre_tool_use::tool_input;
 use super::{
-    claude_tool_name, effort, head, permission_mode, prompt_id, quoted_stderr, read, tool_subjects,
+    JsonCount, capped_context, claude_tool_name, effort, head, permission_mode, prompt_id,
+    quoted_stderr, read, tool_subjects,
 };
 use crate::ClaudeBridge;
 
@@ -111,10 +114,12 @@ impl ClaudeBridge {
         let mut feedback = Vec::new();
         let mut contexts = Vec::new();
         let mut halt: Option<String> = None;
+        let spill = self.spill(&call.session.session_id, &call.call_id);
+        let mut answers = JsonCount::default();
         for run in &mut runs {
             let reading = read(run, event);
-            let context = reading
-                .additional_context()
+            let nth = answers.count(&reading);
+            let context = capped_context(&spill, &reading, nth)
                 .map(|ctx| reminder(&format!("{event}:{tool} hook additional context: {ctx}")));
             let why = if reading.blocked {
                 Some(quoted_stderr(run))

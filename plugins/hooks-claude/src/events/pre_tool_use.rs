@@ -10,7 +10,8 @@
 //! - `updatedInput` replaces the whole argument object
 //!   ([`PreToolDecision::Allow`] `updated_arguments`);
 //! - `additionalContext`: a `<system-reminder>` the host delivers after the
-//!   step's tool results (`S3-allow-additional-context`);
+//!   step's tool results (`S3-allow-additional-context`); over 10,000
+//!   characters it is saved and replaced ([`crate::persist`]);
 //! - `continue: false`: the call's outcome stands and the turn ends after
 //!   this step (`Host::halt_turn`);
 //! - a `hookEventName` naming another event voids the output
@@ -29,7 +30,8 @@ use dsh_plugin_api::{PreToolDecision, ToolCall};
 use serde_json::Value;
 
 use super::{
-    claude_tool_name, effort, head, permission_mode, prompt_id, quoted_stderr, read, tool_subjects,
+    JsonCount, capped_context, claude_tool_name, effort, head, permission_mode, prompt_id,
+    quoted_stderr, read, tool_subjects,
 };
 use crate::ClaudeBridge;
 
@@ -108,8 +110,11 @@ impl ClaudeBridge {
         let mut updated: Option<Value> = None;
         let mut contexts = Vec::new();
         let mut halt: Option<String> = None;
+        let spill = self.spill(&session.session_id, &call.call_id);
+        let mut answers = JsonCount::default();
         for run in &mut runs {
             let reading = read(run, EVENT);
+            let nth = answers.count(&reading);
             if reading.blocked {
                 let reason = format!("{EVENT}:{tool} hook error: {}", quoted_stderr(run));
                 votes.push(Vote::new(Permission::Deny, Some(reason)));
@@ -131,7 +136,7 @@ impl ClaudeBridge {
             {
                 updated = Some(input.clone());
             }
-            if let Some(ctx) = reading.additional_context() {
+            if let Some(ctx) = capped_context(&spill, &reading, nth) {
                 contexts.push(format!(
                     "<system-reminder>\n{EVENT}:{tool} hook additional context: {ctx}\n</system-reminder>"
                 ));

@@ -4,12 +4,13 @@
 //! context (vectors `S7-plain-stdout`, `S7-json-additional-context`), in
 //! Claude Code's wording; an exit 2 blocks nothing (`S7-exit2`). The host
 //! awaits session-start listeners, so the context reaches the first request.
+//! A text over 10,000 characters is saved and replaced ([`crate::persist`]).
 //! Matcher subject: the `source` (`startup`, `resume`, `clear`, `compact`).
 
 use dsh_plugin_api::SessionStartInput;
 use serde_json::Value;
 
-use super::{head, read};
+use super::{JsonCount, capped_context, capped_plain, fresh_id, head, read};
 use crate::ClaudeBridge;
 
 /// The event name.
@@ -34,12 +35,16 @@ impl ClaudeBridge {
             .fire(EVENT, &input.session, &[source], &payload(input))
             .await;
         let mut contexts = Vec::new();
+        let batch = fresh_id();
+        let spill = self.spill(&input.session.session_id, &batch);
+        let mut answers = JsonCount::default();
         for run in &mut runs {
             let reading = read(run, EVENT);
-            if let Some(text) = reading.plain.as_deref() {
+            let nth = answers.count(&reading);
+            if let Some(text) = capped_plain(&spill, &reading) {
                 contexts.push(format!("{EVENT}:{source} hook success: {text}"));
             }
-            if let Some(ctx) = reading.additional_context() {
+            if let Some(ctx) = capped_context(&spill, &reading, nth) {
                 contexts.push(format!("{EVENT} hook additional context: {ctx}"));
             }
         }

@@ -9,7 +9,7 @@ use dsh_hook_protocol::point::Outcome;
 use dsh_plugin_api::SubagentInfo;
 use serde_json::{Value, json};
 
-use super::{effort, head, permission_mode, prompt_id, read};
+use super::{JsonCount, capped_context, effort, fresh_id, head, permission_mode, prompt_id, read};
 use crate::ClaudeBridge;
 
 /// The start event name.
@@ -64,8 +64,13 @@ impl ClaudeBridge {
             .fire(START, &info.parent, &[subject], &start_payload(info))
             .await;
         let mut contexts = Vec::new();
+        let batch = fresh_id();
+        let spill = self.spill(&info.child_session_id, &batch);
+        let mut answers = JsonCount::default();
         for run in &mut runs {
-            if let Some(ctx) = read(run, START).additional_context() {
+            let reading = read(run, START);
+            let nth = answers.count(&reading);
+            if let Some(ctx) = capped_context(&spill, &reading, nth) {
                 contexts.push(format!("{START} hook additional context: {ctx}"));
             }
         }

@@ -8,7 +8,8 @@
 //! - plain stdout of an exit-0 hook or `additionalContext`: context after
 //!   the prompt (`UserPromptSubmit hook success: ...` / `... additional
 //!   context: ...`, vectors `S4-plain-stdout`, `S4-json-additional-context`);
-//!   `systemMessage` is not model context (`S4-system-message`).
+//!   `systemMessage` is not model context (`S4-system-message`); a text
+//!   over 10,000 characters is saved and replaced ([`crate::persist`]).
 //!
 //! A hook that only adds context is not a veto: later plugins still see
 //! the prompt, and the context is folded onto their decision.
@@ -20,7 +21,10 @@ use dsh_plugin_api::abi_stable::std_types::{ROption, RString};
 use dsh_plugin_api::{PromptDecision, PromptSubmitInput, blocks_text};
 use serde_json::Value;
 
-use super::{head, permission_mode, prompt_id, quoted_stderr, read};
+use super::{
+    JsonCount, capped_context, capped_plain, fresh_id, head, permission_mode, prompt_id,
+    quoted_stderr, read,
+};
 use crate::ClaudeBridge;
 
 /// The event name.
@@ -64,8 +68,12 @@ impl ClaudeBridge {
         let mut blocks = Vec::new();
         let mut stop: Option<String> = None;
         let mut contexts = Vec::new();
+        let batch = fresh_id();
+        let spill = self.spill(&input.session.session_id, &batch);
+        let mut answers = JsonCount::default();
         for run in &mut runs {
             let reading = read(run, EVENT);
+            let nth = answers.count(&reading);
             if reading.blocked {
                 blocks.push(quoted_stderr(run));
                 continue;
@@ -82,10 +90,10 @@ impl ClaudeBridge {
                 run.outcome = Outcome::Blocked;
                 blocks.push(reading.reason().unwrap_or_default().to_string());
             }
-            if let Some(text) = reading.plain.as_deref() {
+            if let Some(text) = capped_plain(&spill, &reading) {
                 contexts.push(format!("{EVENT} hook success: {text}"));
             }
-            if let Some(ctx) = reading.additional_context() {
+            if let Some(ctx) = capped_context(&spill, &reading, nth) {
                 contexts.push(format!("{EVENT} hook additional context: {ctx}"));
             }
         }

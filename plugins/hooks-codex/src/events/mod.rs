@@ -16,7 +16,7 @@ pub mod session_start;
 pub mod stop;
 pub mod user_prompt_submit;
 
-use dsh_hook_protocol::codec::{self, Exit, Stdout};
+use dsh_hook_protocol::codec::{self, Stdout};
 use dsh_hook_protocol::point::{self, HookRun, Invocation, Outcome};
 use dsh_hook_protocol::{Dialect, RunRequest};
 use dsh_plugin_api::SessionRef;
@@ -69,7 +69,8 @@ pub(crate) fn permission_mode(session: &SessionRef) -> &str {
 /// One hook's answer, read the Codex way.
 #[derive(Debug, Default)]
 pub(crate) struct Reading {
-    /// Exit 2 with a non-empty stderr: its trimmed text.
+    /// Exit 2 with a non-empty stderr (or an output past the limit, whose
+    /// stderr names the error): its trimmed text.
     pub block: Option<String>,
     /// An exit-0 JSON object.
     pub json: Option<Map<String, Value>>,
@@ -81,7 +82,7 @@ pub(crate) struct Reading {
 pub(crate) fn read(run: &mut HookRun) -> Reading {
     let (exit, stdout) = codec::read_output(&run.answer, Dialect::Codex);
     let mut reading = Reading::default();
-    if exit == Exit::Block {
+    if exit.blocks() {
         match run.answer.stderr.trim() {
             "" => {
                 run.outcome = Outcome::NonBlockingError;

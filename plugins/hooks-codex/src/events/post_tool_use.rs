@@ -8,7 +8,9 @@
 //! `decision: "block"` with a reason, or `continue: false` (its
 //! `stopReason`; the turn goes on, `C4-continue-false`). `additionalContext`
 //! is added after the step's results; plain stdout, other exits and
-//! `updatedMCPToolOutput` on a built-in tool change nothing.
+//! `updatedMCPToolOutput` on a built-in tool change nothing. The
+//! replacement and each context are capped as Codex caps them
+//! ([`crate::spill`]).
 
 use std::future::Future;
 
@@ -130,7 +132,13 @@ impl CodexBridge {
             }
         }
         self.record(&call.session, EVENT, &runs);
-        let replaced = replacement.map(|text| RVec::from(vec![ContentBlock::text(text)]));
+        let session_id = &call.session.session_id;
+        let contexts: Vec<String> = contexts
+            .into_iter()
+            .map(|text| self.cap(session_id, text))
+            .collect();
+        let replaced = replacement
+            .map(|text| RVec::from(vec![ContentBlock::text(self.cap(session_id, text))]));
         let fold = |theirs: ROption<RString>| -> ROption<RString> {
             let parts: Vec<String> = contexts
                 .iter()

@@ -12,7 +12,8 @@
 //! `stopReason`, `suppressOutput`, unknown keys. `allow` with
 //! `updatedInput.command` rewrites the command (without a string `command`
 //! the call fails with Codex's message, `C2-allow-updated-input-cmd-key`).
-//! `additionalContext` reaches the model even when the call is blocked.
+//! `additionalContext` reaches the model even when the call is blocked,
+//! capped as Codex caps it ([`crate::spill`]).
 
 use std::future::Future;
 
@@ -168,8 +169,9 @@ impl CodexBridge {
             }
         }
         self.record(&call.session, EVENT, &runs);
-        for text in &contexts {
-            self.inject(&call.session.session_id, text);
+        for text in contexts {
+            let text = self.cap(&call.session.session_id, text);
+            self.inject(&call.session.session_id, &text);
         }
         if let Some(reason) = block {
             return Ok(PreToolDecision::Deny {

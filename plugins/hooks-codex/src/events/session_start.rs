@@ -5,7 +5,8 @@
 //! `C3-ss-json-additional`); other exits, exit 2 included, change nothing.
 //! `continue: false` ends the first turn before any model request
 //! (`C3-ss-continue-false`): the bridge halts the session's turn.
-//! Matcher subject: the `source`.
+//! Matcher subject: the `source`. Each context is capped as Codex caps it
+//! ([`crate::spill`]).
 
 use dsh_plugin_api::SessionStartInput;
 use serde_json::{Map, Value};
@@ -65,6 +66,7 @@ impl CodexBridge {
         self.record(&input.session, EVENT, &runs);
         let session_id = &input.session.session_id;
         for text in contexts {
+            let text = self.cap(session_id, text);
             self.inject(session_id, &text);
         }
         if let Some(reason) = halt

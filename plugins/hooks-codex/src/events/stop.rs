@@ -8,7 +8,7 @@
 //! `stop_hook_active: true`. Codex sets no cap (`C5-block-4-times`). A
 //! reason-less block is invalid and ignored (`C5-block-no-reason`);
 //! `continue: false` ends the turn. Several blockers: the first in config
-//! order gives the text.
+//! order gives the text, capped as Codex caps it ([`crate::spill`]).
 
 use std::future::Future;
 
@@ -80,7 +80,10 @@ impl CodexBridge {
                 .map(|h| h.run_id())
                 .unwrap_or_default();
             if let Some(reason) = reading.block {
-                continuation.get_or_insert_with(|| hook_prompt(&run_id, &reason));
+                if continuation.is_none() {
+                    let reason = self.cap(&input.session.session_id, reason);
+                    continuation = Some(hook_prompt(&run_id, &reason));
+                }
                 continue;
             }
             let Some(json) = reading.json else { continue };
@@ -98,7 +101,10 @@ impl CodexBridge {
                 match trimmed(out.reason.as_deref()) {
                     Some(reason) => {
                         run.outcome = Outcome::Blocked;
-                        continuation.get_or_insert_with(|| hook_prompt(&run_id, &reason));
+                        if continuation.is_none() {
+                            let reason = self.cap(&input.session.session_id, reason);
+                            continuation = Some(hook_prompt(&run_id, &reason));
+                        }
                     }
                     None => invalid(
                         run,

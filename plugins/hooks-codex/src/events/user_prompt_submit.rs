@@ -9,6 +9,8 @@
 //!   (`C3-ups-plain-stdout`, `C3-ups-json-additional`); a valid JSON answer
 //!   is never plain text and `systemMessage` is not model context.
 //!
+//! Each context is capped as Codex caps it ([`crate::spill`]).
+//!
 //! Context-only hooks are not a veto: the rest of the waterfall runs and
 //! the context is folded onto its decision.
 
@@ -97,8 +99,10 @@ impl CodexBridge {
                 content,
                 additional_context,
             } => {
+                let session_id = &input.session.session_id;
                 let parts: Vec<String> = contexts
                     .into_iter()
+                    .map(|text| self.cap(session_id, text))
                     .chain(additional_context.into_option().map(String::from))
                     .collect();
                 Ok(PromptDecision::Allow {

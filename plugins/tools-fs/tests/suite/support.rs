@@ -164,4 +164,5 @@ impl HostContext for FakeHost {
     fn config_dir(&self) -> RString {
         std::env::temp_dir().to_string_lossy().as_ref().into()
     }
+    fn report_problem(&self, _problem: dsh_plugin_api::ConfigProblem) {}
 }

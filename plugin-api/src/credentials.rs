@@ -1,0 +1,111 @@
+//! Which environment variables hold credentials: the one rule dsh's process
+//! runner scrubs children's environments by, and the bridges use to hand
+//! hooks the environment the real CLIs give them.
+//!
+//! A variable is a credential when its name, compared case-insensitively,
+//! - contains `KEY`, `SECRET`, `TOKEN`, `PASSWORD`, `PASSWD` or `WEBHOOK`;
+//! - ends with `_PAT` or `_DSN` (or is `PAT` or `DSN`);
+//! - ends with `_URL` or `_URI` (or is `URL` or `URI`) and its value holds
+//!   userinfo: `scheme://user:pass@host`, or `scheme://token@host`.
+//!
+//! A pure function of the name and value: no I/O, nothing crosses the ABI.
+
+/// Substrings of a name that mark a credential.
+const NAME_MARKERS: [&str; 6] = ["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "WEBHOOK"];
+/// Name suffixes (after `_`, or the whole name) that mark a credential.
+const NAME_SUFFIXES: [&str; 2] = ["PAT", "DSN"];
+/// Name suffixes that mark a credential when the value holds userinfo.
+const URL_SUFFIXES: [&str; 2] = ["URL", "URI"];
+
+/// Whether `name` ends with `_<suffix>` or is `suffix` (upper-cased input).
+fn has_suffix(upper: &str, suffix: &str) -> bool {
+    upper == suffix
+        || upper
+            .strip_suffix(suffix)
+            .is_some_and(|rest| rest.ends_with('_'))
+}
+
+/// Whether the name alone marks a credential.
+pub fn is_credential_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    NAME_MARKERS.iter().any(|m| upper.contains(m))
+        || NAME_SUFFIXES.iter().any(|s| has_suffix(&upper, s))
+}
+
+/// Whether `value` is a URL with userinfo (`scheme://user[:pass]@host`).
+pub fn has_userinfo(value: &str) -> bool {
+    let Some((scheme, rest)) = value.split_once("://") else {
+        return false;
+    };
+    if scheme.is_empty() {
+        return false;
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    authority
+        .rsplit_once('@')
+        .is_some_and(|(userinfo, _)| !userinfo.is_empty())
+}
+
+/// Whether the variable `name=value` holds a credential.
+pub fn is_credential(name: &str, value: &str) -> bool {
+    if is_credential_name(name) {
+        return true;
+    }
+    let upper = name.to_ascii_uppercase();
+    URL_SUFFIXES.iter().any(|s| has_suffix(&upper, s)) && has_userinfo(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_that_are_credentials() {
+        for name in [
+            "ANTHROPIC_API_KEY",
+            "github_token",
+            "Db_Password",
+            "AWS_SECRET_ACCESS_KEY",
+            "apikey",
+            "MYSQL_PASSWD",
+            "GITHUB_PAT",
+            "pat",
+            "SENTRY_DSN",
+            "SLACK_WEBHOOK_URL",
+            "discord_webhook",
+        ] {
+            assert!(is_credential(name, ""), "{name}");
+        }
+        for name in [
+            "PATH", "HOME", "LANG", "TERM", "PWD", "PATTERN", "SPATIAL", "DSN_HOST", "OLDPWD",
+        ] {
+            assert!(!is_credential(name, "x"), "{name}");
+        }
+    }
+
+    #[test]
+    fn urls_are_credentials_only_with_userinfo() {
+        for (name, value) in [
+            ("DATABASE_URL", "postgres://app:hunter2@db:5432/app"),
+            ("REDIS_URL", "redis://:s3cret@cache:6379/0"),
+            (
+                "MONGO_URI",
+                "mongodb+srv://u:p@cluster0.example.net/?retryWrites=true",
+            ),
+            ("GIT_URL", "https://ghp_abc@github.com/o/r.git"),
+            ("url", "amqp://guest:guest@mq"),
+        ] {
+            assert!(is_credential(name, value), "{name}={value}");
+        }
+        for (name, value) in [
+            ("DATABASE_URL", "postgres://db:5432/app"),
+            ("API_BASE_URL", "https://example.com/path@v2"),
+            ("HOMEPAGE_URL", "https://example.com/?q=a@b"),
+            ("REDIS_URL", "redis://@cache"),
+            ("SOME_URL", "not a url user:pass@host"),
+            ("CURL_HOME", "https://u:p@h"), // not an `_URL` name
+        ] {
+            assert!(!is_credential(name, value), "{name}={value}");
+        }
+    }
+}

@@ -1,0 +1,367 @@
+//! Claude Code's cap on hook text that reaches the model, reproduced
+//! (recorded from Claude Code 2.1.197, scenario S21; the CLI's own rule).
+//!
+//! A hook text (the trimmed plain stdout of an exit-0 hook, or one
+//! `additionalContext`) longer than 10,000 UTF-16 code units is not cut:
+//! it is saved whole to a file and the model reads, in its place (after the
+//! usual lead-in such as `UserPromptSubmit hook success: `):
+//!
+//! ```text
+//! <persisted-output>
+//! Output too large (48.8KB). Full output saved to: <path>
+//!
+//! Preview (first 2KB):
+//! <the first 2,000 units, ended before the last newline past unit 1,000>
+//! ...
+//! </persisted-output>
+//! ```
+//!
+//! The file is `<dir>/<session id>/tool-results/<name>.txt`, `<name>` being
+//! `hook-<hook run id>-stdout` for plain stdout and
+//! `hook-<tool use id or batch id>-<n>-<field>` for a JSON field (`n`
+//! counts the JSON answers of the batch, from 1). Claude Code's `<dir>` is
+//! `~/.claude/projects/<project slug>`; dsh's is under its state directory
+//! (`<state_dir>/hook-outputs`). If the file
+//! cannot be written, the text is cut at 10,000 units and the model reads
+//! [`persist_failed_notice`]. An existing file is kept (exclusive create),
+//! as in Claude Code; dsh creates it 0600 in 0700 folders.
+
+use std::io::Write as _;
+use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+use std::path::{Path, PathBuf};
+
+/// Longest hook text the model reads as is, in UTF-16 code units.
+pub const MAX_INLINE_UNITS: usize = 10_000;
+/// Length of the preview, in UTF-16 code units.
+pub const PREVIEW_UNITS: usize = 2_000;
+/// A newline past this index ends the preview early.
+const PREVIEW_MIN_UNITS: usize = 1_000;
+
+/// What kind of text a hook produced, as Claude Code names it in files and
+/// notices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Plain stdout of an exit-0 hook.
+    Stdout,
+    /// `hookSpecificOutput.additionalContext`.
+    AdditionalContext,
+}
+
+impl Kind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Kind::Stdout => "stdout",
+            Kind::AdditionalContext => "additionalContext",
+        }
+    }
+}
+
+/// Where a text of one batch of hooks is saved when it is too long.
+#[derive(Clone, Debug)]
+pub struct Spill<'a> {
+    /// The root folder (`<state_dir>/hook-outputs` by default).
+    pub dir: &'a Path,
+    /// The session.
+    pub session_id: &'a str,
+    /// The tool use id for tool events, a fresh id per batch otherwise.
+    pub batch_id: &'a str,
+}
+
+impl Spill<'_> {
+    /// `text` as the model reads it. `hook_id` names the hook run (plain
+    /// stdout); `nth` is the 1-based count of JSON answers in the batch.
+    pub fn cap(&self, text: &str, kind: Kind, hook_id: &str, nth: usize) -> String {
+        let units = text.encode_utf16().count();
+        if units <= MAX_INLINE_UNITS {
+            return text.to_string();
+        }
+        let name = match kind {
+            Kind::Stdout => format!("hook-{hook_id}-stdout"),
+            Kind::AdditionalContext => format!("hook-{}-{nth}-{}", self.batch_id, kind.as_str()),
+        };
+        let path = self
+            .dir
+            .join(self.session_id)
+            .join("tool-results")
+            .join(format!("{name}.txt"));
+        // One plain path component, never `..` or a path of its own.
+        let saved = if matches!(self.session_id, "" | "." | "..")
+            || self.session_id.contains(['/', '\0'])
+        {
+            Err(format!(
+                "session id {:?} is not a file name",
+                self.session_id
+            ))
+        } else {
+            save(&path, text)
+        };
+        match saved {
+            Ok(()) => wrapper(text, units, &path),
+            Err(e) => format!(
+                "{}{}",
+                utf16_prefix(text, MAX_INLINE_UNITS),
+                persist_failed_notice(kind, &e)
+            ),
+        }
+    }
+}
+
+/// What follows the first 10,000 units of a text that could not be saved.
+/// Claude Code's wording (the dash is U+2014).
+pub fn persist_failed_notice(kind: Kind, error: &str) -> String {
+    format!(
+        "\n\n[Hook {} truncated at {MAX_INLINE_UNITS} chars — persist-to-disk failed: {error}]",
+        kind.as_str()
+    )
+}
+
+/// The `<persisted-output>` block the model reads instead of `text`.
+pub fn wrapper(text: &str, units: usize, path: &Path) -> String {
+    format!(
+        "<persisted-output>\nOutput too large ({}). Full output saved to: {}\n\n\
+         Preview (first 2KB):\n{}\n...\n</persisted-output>",
+        size(units),
+        path.display(),
+        preview(text)
+    )
+}
+
+/// The first 2,000 units, ended before the last newline among them when
+/// that newline is past unit 1,000. A surrogate pair the cut would split
+/// is left out whole (Claude Code would keep its first half).
+pub fn preview(text: &str) -> &str {
+    let head = utf16_prefix(text, PREVIEW_UNITS);
+    let mut units = 0;
+    let mut last_newline = None;
+    for (i, c) in head.char_indices() {
+        if c == '\n' {
+            last_newline = Some((i, units));
+        }
+        units += c.len_utf16();
+    }
+    match last_newline {
+        Some((byte, unit)) if unit > PREVIEW_MIN_UNITS => &head[..byte],
+        _ => head,
+    }
+}
+
+/// The longest prefix of `text` of at most `max` UTF-16 units.
+fn utf16_prefix(text: &str, max: usize) -> &str {
+    let mut units = 0;
+    for (i, c) in text.char_indices() {
+        units += c.len_utf16();
+        if units > max {
+            return &text[..i];
+        }
+    }
+    text
+}
+
+/// Claude Code's size label: `N bytes` under 1 KB, else one decimal
+/// (`.0` dropped) in KB, MB or GB. The length counted is the text's UTF-16
+/// units; halves round up, as JavaScript's `toFixed` does for them.
+pub fn size(units: usize) -> String {
+    let n = units as u128;
+    let (unit, scale) = if n < 1024 {
+        return format!("{units} bytes");
+    } else if n < 1024 * 1024 {
+        ("KB", 1024u128)
+    } else if n < 1024 * 1024 * 1024 {
+        ("MB", 1024 * 1024)
+    } else {
+        ("GB", 1024 * 1024 * 1024)
+    };
+    // round(10 n / scale), halves up, in integers.
+    let tenths = (20 * n + scale) / (2 * scale);
+    let (whole, frac) = (tenths / 10, tenths % 10);
+    if frac == 0 {
+        format!("{whole}{unit}")
+    } else {
+        format!("{whole}.{frac}{unit}")
+    }
+}
+
+/// Saves `text` at `path` (exclusive create; an existing file is kept).
+/// The folders are made as far as possible; whatever stops the file is
+/// reported the way Claude Code (Bun) words it, e.g. `ENOTDIR: ENOTDIR: not
+/// a directory, open '<path>'`.
+fn save(path: &Path, text: &str) -> Result<(), String> {
+    let results_dir = path.parent().unwrap_or(Path::new("."));
+    // A failure here shows as the open's error, as in Claude Code.
+    let _ = std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(results_dir);
+    let mut file = match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(()),
+        Err(e) => return Err(bun_error(&e, "open", path)),
+    };
+    file.write_all(text.as_bytes())
+        .map_err(|e| bun_error(&e, "write", path))
+}
+
+/// `<CODE>: <CODE>: <message>, <syscall> '<path>'`, Bun's wording of a
+/// failed file operation.
+fn bun_error(e: &std::io::Error, syscall: &str, path: &Path) -> String {
+    let code = match e.raw_os_error() {
+        Some(libc_code) => errno_name(libc_code),
+        None => "EIO",
+    };
+    let shown = e.to_string();
+    let message = shown.split(" (os error").next().unwrap_or(&shown);
+    let mut chars = message.chars();
+    let message: String = match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => String::new(),
+    };
+    format!("{code}: {code}: {message}, {syscall} '{}'", path.display())
+}
+
+/// The symbolic name of the errno values a file write meets.
+fn errno_name(code: i32) -> &'static str {
+    match code {
+        1 => "EPERM",
+        2 => "ENOENT",
+        5 => "EIO",
+        13 => "EACCES",
+        17 => "EEXIST",
+        20 => "ENOTDIR",
+        21 => "EISDIR",
+        24 => "EMFILE",
+        28 => "ENOSPC",
+        30 => "EROFS",
+        36 => "ENAMETOOLONG",
+        40 => "ELOOP",
+        122 => "EDQUOT",
+        _ => "EIO",
+    }
+}
+
+/// The default root folder under a state directory.
+pub fn default_dir(state_dir: &Path) -> PathBuf {
+    state_dir.join("hook-outputs")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spill(dir: &Path) -> Spill<'_> {
+        Spill {
+            dir,
+            session_id: "ses_1",
+            batch_id: "toolu_1",
+        }
+    }
+
+    #[test]
+    fn sizes_as_recorded() {
+        for (units, label) in [
+            (50_000, "48.8KB"),
+            (10_001, "9.8KB"),
+            (10_227, "10KB"),
+            (20_501, "20KB"),
+            (50_026, "48.9KB"),
+            (1023, "1023 bytes"),
+            (1280, "1.3KB"), // 1.25: toFixed rounds the half up
+            (5 * 1024 * 1024, "5MB"),
+        ] {
+            assert_eq!(size(units), label, "{units}");
+        }
+    }
+
+    #[test]
+    fn exactly_the_limit_is_inline_and_one_more_is_saved() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = spill(dir.path());
+        let inline = "a".repeat(10_000);
+        assert_eq!(s.cap(&inline, Kind::Stdout, "h1", 1), inline);
+        // Multibyte counts by UTF-16 units, not bytes: 9,028 é inline.
+        let e = "é".repeat(9_028);
+        assert_eq!(s.cap(&e, Kind::AdditionalContext, "h1", 1), e);
+        let over = "a".repeat(10_001);
+        let shown = s.cap(&over, Kind::Stdout, "h1", 1);
+        let path = dir.path().join("ses_1/tool-results/hook-h1-stdout.txt");
+        assert_eq!(
+            shown,
+            format!(
+                "<persisted-output>\nOutput too large (9.8KB). Full output saved to: {}\n\n\
+                 Preview (first 2KB):\n{}\n...\n</persisted-output>",
+                path.display(),
+                "a".repeat(2000)
+            )
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), over);
+    }
+
+    #[test]
+    fn emoji_count_twice_and_json_fields_are_named_by_batch_and_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = format!("{}{}", "x".repeat(27), "😀".repeat(5_100)); // 10,227 units
+        let shown = spill(dir.path()).cap(&text, Kind::AdditionalContext, "h", 2);
+        assert!(shown.contains("Output too large (10KB)."), "{shown:.200}");
+        let path = dir
+            .path()
+            .join("ses_1/tool-results/hook-toolu_1-2-additionalContext.txt");
+        assert_eq!(std::fs::read_to_string(path).unwrap(), text);
+        // 27 + 986 emoji = 1,999 units; the next one would split.
+        let p = preview(&text);
+        assert_eq!(p.encode_utf16().count(), 1_999);
+    }
+
+    #[test]
+    fn preview_ends_before_a_late_newline_only() {
+        let lines = format!("{}\n", "l".repeat(99)).repeat(200);
+        // The last newline among the first 2,000 units is at 1,999.
+        assert_eq!(preview(&lines).len(), 1_999);
+        assert!(preview(&lines).ends_with('l'));
+        let text: String = "a".repeat(500) + "\n" + &"b".repeat(20_000);
+        assert_eq!(preview(&text).encode_utf16().count(), 2_000);
+    }
+
+    #[test]
+    fn a_session_id_never_leaves_the_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        let spill = Spill {
+            dir: &root,
+            session_id: "../escape",
+            batch_id: "b",
+        };
+        let shown = spill.cap(&"x".repeat(10_001), Kind::Stdout, "h", 0);
+        assert!(
+            shown.contains("persist-to-disk failed: session id"),
+            "{shown:.100}"
+        );
+        assert!(!dir.path().join("escape").exists());
+    }
+
+    #[test]
+    fn a_failed_save_cuts_at_the_limit_with_the_notice() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("ses_1"), "a file, not a folder").unwrap();
+        let text = "w".repeat(12_000);
+        let shown = spill(dir.path()).cap(&text, Kind::AdditionalContext, "h", 1);
+        let (head, notice) = shown.split_at(10_000);
+        assert_eq!(head, "w".repeat(10_000));
+        // Claude Code's wording, with Bun's error text (recorded in
+        // `S21-ups-json-persist-fails`, where a file stood in the way).
+        let path = dir
+            .path()
+            .join("ses_1/tool-results/hook-toolu_1-1-additionalContext.txt");
+        assert_eq!(
+            notice,
+            format!(
+                "\n\n[Hook additionalContext truncated at 10000 chars — persist-to-disk failed: \
+                 ENOTDIR: ENOTDIR: not a directory, open '{}']",
+                path.display()
+            )
+        );
+    }
+}

@@ -1,0 +1,28 @@
+//! The hostile-input suite (issue 8): what an attacker, a careless user or
+//! a crashing machine does to dsh, driven through the real binary with real
+//! files, sockets and processes; only the model is scripted. Each test fails
+//! on the code before its fix.
+//!
+//! - [`daemon`]: what sits at the socket path is never deleted unless it is
+//!   a stale socket; `accept()` failures back off and recover; a reload
+//!   stuck in a plugin's apply does not stop new connections.
+//! - [`manifest`]: empty, comment-only, duplicate-key and oversized
+//!   manifests are refused by `dsh check` and by a SIGHUP reload, which
+//!   keeps the running plugins.
+//! - [`sessions`]: session ids that are paths, private state, damaged logs
+//!   and `dsh sessions repair`;
+//! - [`session_processes`]: one writer per log, a crash mid-tool resumed
+//!   into a valid conversation, SIGINT and SIGTERM to `dsh prompt`.
+//! - [`plugins`]: plugin trust over the whole path, listener time limits,
+//!   listeners that block their thread.
+//! - [`hooks`]: hook decisions read whole, oversized hook text replaced as
+//!   each CLI does, hook-file problems in `dsh check`, secrets kept from
+//!   tools.
+
+mod daemon;
+mod hooks;
+mod manifest;
+mod plugins;
+mod session_processes;
+mod session_support;
+mod sessions;
