@@ -208,7 +208,9 @@ struct RawOutput<'a> {
 /// dsh content for an ACP prompt: text as is, resource links as markdown
 /// links, embedded text resources inside a `<context>` block. Images, audio
 /// and binary resources are refused (the agent does not advertise them).
-pub(crate) fn prompt_content(blocks: &[ContentBlock]) -> Result<Vec<DshBlock>, AcpError> {
+pub(crate) fn prompt_content(
+    blocks: &[ContentBlock],
+) -> Result<Vec<dsh_plugin_api::ContentBlock_NE>, AcpError> {
     let mut out = Vec::with_capacity(blocks.len());
     for block in blocks {
         let text = match block {

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
 use abi_stable::std_types::{RArc, RString};
-use dsh_plugin_api::{SeamInput, SessionEndInput, SessionStartInput, SessionStartSource};
+use dsh_plugin_api::{
+    SeamInput, SessionEndInput, SessionRef, SessionStartInput, SessionStartSource,
+};
 
 use super::session::{Phase, Session, new_id};
 use crate::plugins::{HostCore, SessionControl};
@@ -91,6 +93,21 @@ impl SessionControl for Control {
             .feed
             .publish(LoggedEvent::live(event));
         Ok(())
+    }
+
+    fn sessions(&self) -> Vec<SessionRef> {
+        let Some(agent) = self.0.upgrade() else {
+            return Vec::new();
+        };
+        let mut live: Vec<Arc<Session>> = agent
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        live.sort_by(|a, b| a.id.cmp(&b.id));
+        live.iter().map(|s| s.session_ref()).collect()
     }
 }
 

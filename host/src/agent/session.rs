@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use abi_stable::std_types::{RString, RVec};
-use dsh_plugin_api::{ContentBlock, MessageSource, SessionRef};
+use dsh_plugin_api::{ContentBlock, ContentBlock_NE, MessageSource, SessionRef};
 use tokio_util::sync::CancellationToken;
 
 use super::feed::{EventFeed, EventStream, FEED_CAPACITY};
@@ -16,7 +16,7 @@ use crate::session::{LoggedEvent, SessionEvent, SessionLog, TurnEndReason, TurnK
 #[derive(Debug, Clone)]
 pub struct Prompt {
     /// Its content.
-    pub content: Vec<ContentBlock>,
+    pub content: Vec<ContentBlock_NE>,
     /// Who sent it.
     pub source: MessageSource,
 }
@@ -345,10 +345,10 @@ pub(crate) fn new_id(prefix: &str) -> String {
 }
 
 /// Text of content blocks.
-pub(crate) fn content_text(blocks: &[ContentBlock]) -> String {
+pub(crate) fn content_text(blocks: &[ContentBlock_NE]) -> String {
     dsh_plugin_api::blocks_text(blocks)
 }
 
-pub(crate) fn rvec(blocks: &[ContentBlock]) -> RVec<ContentBlock> {
+pub(crate) fn rvec(blocks: &[ContentBlock_NE]) -> RVec<ContentBlock_NE> {
     blocks.iter().cloned().collect()
 }

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use abi_stable::std_types::{RArc, RResult, RString};
 use dsh_plugin_api::{
     ContinuationDecision, ContinuationInput, PromptDecision, PromptSubmitInput, SeamInput,
-    SeamOutput,
+    SeamOutput, SessionRef, TurnEndInput,
 };
 use futures::FutureExt as _;
 use tokio_util::sync::CancellationToken;
@@ -130,24 +130,48 @@ impl Session {
             tracing::Instrument::instrument(self.turn_body(&cancel), span).await;
         self.flush_buffered();
         self.append(SessionEvent::turn_end(&turn_id, reason, message.as_deref()));
-        {
+        // The turn end's fsync, off the runtime's workers: durable before
+        // any plugin hears the turn ended, and once the turn returns.
+        self.sync().await;
+        let ended = self.session_ref();
+        let view = {
             let mut state = self.state();
             state.phase = Phase::Idle;
             state.turn_id.clear();
             state.prompt_id.clear();
             state.halt = None;
-            state.view = None;
-        }
+            state.view.take()
+        };
+        self.turn_ended(ended, reason, message.as_deref(), view)
+            .await;
         self.flush_one_shot();
-        // The turn end's fsync, off the runtime's workers: once the turn
-        // returns, its events are on disk.
-        self.sync().await;
         let events = self.log().events()[first..].to_vec();
         TurnOutcome {
             turn_id,
             reason,
             message,
             events,
+        }
+    }
+
+    /// `agent/turn-end`, through the plugins the turn ran with. The session
+    /// is idle by then, so context a listener adds opens its own one-shot
+    /// turn.
+    async fn turn_ended(
+        &self,
+        session: SessionRef,
+        reason: TurnEndReason,
+        message: Option<&str>,
+        view: Option<crate::plugins::HostView>,
+    ) {
+        let view = view.unwrap_or_else(|| self.core.view());
+        let input = TurnEndInput {
+            session,
+            reason: RString::from(reason.as_str()),
+            message: message.map(RString::from).into(),
+        };
+        for f in view.bus.notify(SeamInput::TurnEnd(RArc::new(input))).await {
+            tracing::warn!(plugin = %f.plugin, "agent/turn-end listener failed: {}", f.message);
         }
     }
 
@@ -198,7 +222,7 @@ impl Session {
         let input = PromptSubmitInput {
             session: self.session_ref(),
             content: rvec(&prompt.content),
-            source: prompt.source.clone(),
+            source: prompt.source.clone().into(),
         };
         let terminal = default_terminal(SeamOutput::Prompt(PromptDecision::allow()));
         let Traced {
@@ -362,7 +386,7 @@ impl Session {
         let input = ContinuationInput {
             session: self.session_ref(),
             step_count: step,
-            default: default.clone(),
+            default: default.clone().into(),
             consecutive_continues: consecutive,
             last_assistant_message: RString::from(last_text),
         };

@@ -11,10 +11,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use abi_stable::std_types::{ROption, RResult, RStr, RString};
+use abi_stable::std_types::{ROption, RResult, RStr, RString, RVec};
 use async_ffi::{FfiFuture, FutureExt as _};
 use dsh_plugin_api::ffi::{GuardBox, HostContext, ListenerBox, ServiceBox, ToolBodyBox};
-use dsh_plugin_api::{ConfigProblem, LogLevel, ProblemSeverity, Seam, ToolSpec};
+use dsh_plugin_api::{ConfigProblem, LogLevel, ProblemSeverity, Seam, SessionRef, ToolSpec};
 
 use arc_swap::ArcSwap;
 
@@ -32,6 +32,10 @@ pub trait SessionControl: Send + Sync {
     fn halt_turn(&self, plugin: &str, session_id: &str, reason: String) -> Result<(), String>;
     /// Sends a live, unpersisted event to a session's subscribers.
     fn stream_event(&self, session_id: &str, event: serde_json::Value) -> Result<(), String>;
+    /// The open sessions, one snapshot each, by id.
+    fn sessions(&self) -> Vec<SessionRef> {
+        Vec::new()
+    }
 }
 
 /// The host's shared state: the published plugin registry and what
@@ -235,6 +239,18 @@ impl HostContext for PluginContext {
     }
 
     fn listen(&self, seam: Seam, listener: ListenerBox) -> RResult<(), RString> {
+        if seam == Seam::Guard {
+            return RResult::RErr("guards are registered with `guard`, not `listen`".into());
+        }
+        if !seam.is_known() {
+            return RResult::RErr(
+                format!(
+                    "this host (plugin API {}) has no {seam}",
+                    dsh_plugin_api::API_VERSION
+                )
+                .into(),
+            );
+        }
         self.register(|draft| draft.instance.listen(seam, listener))
     }
 
@@ -286,6 +302,9 @@ impl HostContext for PluginContext {
             LogLevel::Info => tracing::info!(plugin, "{message}"),
             LogLevel::Warn => tracing::warn!(plugin, "{message}"),
             LogLevel::Error => tracing::error!(plugin, "{message}"),
+            // A level added after this host was built: the message matters
+            // more than its exact severity.
+            _ => tracing::info!(plugin, "{message}"),
         }
     }
 
@@ -342,6 +361,14 @@ impl HostContext for PluginContext {
         self.config_dir.to_string_lossy().into_owned().into()
     }
 
+    fn sessions(&self) -> RVec<SessionRef> {
+        // Without an agent (e.g. `dsh check`) there are no sessions.
+        self.core
+            .session_control()
+            .map(|s| s.sessions().into())
+            .unwrap_or_default()
+    }
+
     fn report_problem(&self, problem: ConfigProblem) {
         let mut inbox = self.problems.lock().unwrap_or_else(|p| p.into_inner());
         match inbox.as_mut() {
@@ -350,9 +377,73 @@ impl HostContext for PluginContext {
                 let plugin = &*self.owner.id;
                 match problem.severity {
                     ProblemSeverity::Warning => tracing::warn!(plugin, "warning: {problem}"),
-                    ProblemSeverity::Error => tracing::warn!(plugin, "{problem}"),
+                    // An error, or a severity added after this host was
+                    // built: said as plainly as an error.
+                    _ => tracing::warn!(plugin, "{problem}"),
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use abi_stable::sabi_trait::TD_Opaque;
+    use async_ffi::FutureExt as _;
+    use dsh_plugin_api::SeamInput_NE;
+    use dsh_plugin_api::ffi::{Listener, Listener_TO, NextBox, WireResult};
+
+    use super::*;
+
+    struct Idle;
+
+    impl Listener for Idle {
+        fn call(&self, _input: SeamInput_NE, next: NextBox) -> FfiFuture<WireResult> {
+            async move { next.run(ROption::RNone).await }.into_ffi()
+        }
+    }
+
+    #[test]
+    fn a_listener_on_a_seam_this_host_does_not_know_is_refused() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a runtime");
+        let core = HostCore::new(PathBuf::from("/nonexistent"), runtime.handle().clone());
+        let owner = Owner::new("p", 0);
+        let draft = Arc::new(Mutex::new(Some(Draft {
+            before: Arc::new(Registry::build(Vec::new())),
+            instance: Instance::new(owner.clone()),
+        })));
+        let ctx = PluginContext {
+            core: core.clone(),
+            owner,
+            config_dir: PathBuf::new(),
+            problems: ProblemInbox::default(),
+            draft: draft.clone(),
+        };
+        let seams = || {
+            let draft = draft.lock().unwrap_or_else(|p| p.into_inner());
+            draft
+                .as_ref()
+                .map(|d| d.instance.seams())
+                .unwrap_or_default()
+        };
+        let listener = || Listener_TO::from_value(Idle, TD_Opaque);
+        let unknown = Seam::from_number(200);
+        assert_eq!(
+            ctx.listen(unknown, listener()),
+            RResult::RErr(
+                format!(
+                    "this host (plugin API {}) has no unknown seam #200",
+                    dsh_plugin_api::API_VERSION
+                )
+                .into()
+            )
+        );
+        assert!(seams().is_empty());
+        assert_eq!(ctx.listen(Seam::TurnEnd, listener()), RResult::ROk(()));
+        assert_eq!(seams(), [Seam::TurnEnd]);
+        // No agent: no sessions.
+        assert!(ctx.sessions().is_empty());
     }
 }

@@ -72,6 +72,9 @@ pub struct PluginRecord {
     pub name: String,
     /// The plugin's version.
     pub version: String,
+    /// What the plugin says it does (plugins built against API 1.1 on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
     /// Outcome.
     #[serde(flatten)]
     pub status: PluginStatus,
@@ -110,6 +113,7 @@ impl PluginRecord {
             source,
             name: String::new(),
             version: String::new(),
+            description: None,
             status: PluginStatus::Disabled,
             seams: Vec::new(),
             tools: Vec::new(),
@@ -356,9 +360,11 @@ impl PluginHost {
             .take()
             .unwrap_or_default();
         for p in reported {
+            // A severity added after this host was built counts as an
+            // error: the check should not pass on what it cannot read.
             let severity = match p.severity {
                 dsh_plugin_api::ProblemSeverity::Warning => Severity::Warning,
-                dsh_plugin_api::ProblemSeverity::Error => Severity::Error,
+                _ => Severity::Error,
             };
             self.push_problem(Some(plugin), p.to_string(), severity);
         }
@@ -436,6 +442,11 @@ impl PluginHost {
         let descriptor: PluginDescriptor = (module.describe())();
         record.name = descriptor.name.to_string();
         record.version = descriptor.version.to_string();
+        // A root-module field since API 1.1: `None` from older plugins.
+        record.description = module
+            .description()
+            .map(|d| d.to_string())
+            .filter(|d| !d.is_empty());
         if let Some(missing) = descriptor
             .required_services
             .iter()

@@ -9,8 +9,10 @@ use std::time::Duration;
 use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::std_types::{RArc, ROption, RResult, RString};
 use async_ffi::{FfiFuture, FutureExt as _};
-use dsh_plugin_api::ffi::{GuardBox, ListenerBox, NextCall, NextCall_TO, SeamResult};
-use dsh_plugin_api::{GuardDecision, Seam, SeamInput, SeamOutput, ToolCall};
+use dsh_plugin_api::ffi::{
+    GuardBox, ListenerBox, NextCall, NextCall_TO, SeamResult, WireResult, typed_result,
+};
+use dsh_plugin_api::{GuardDecision, GuardDecision_NE, Seam, SeamInput, SeamOutput, ToolCall};
 use tokio_util::sync::CancellationToken;
 
 use super::call::{Budget, Cut, ListenerCall};
@@ -135,8 +137,8 @@ pub struct SeamBus {
 struct NoopNext;
 
 impl NextCall for NoopNext {
-    fn run(&self, _signal: ROption<dsh_plugin_api::ffi::AbortSignalBox>) -> FfiFuture<SeamResult> {
-        async { RResult::ROk(SeamOutput::Observed) }.into_ffi()
+    fn run(&self, _signal: ROption<dsh_plugin_api::ffi::AbortSignalBox>) -> FfiFuture<WireResult> {
+        async { RResult::ROk(SeamOutput::Observed.into()) }.into_ffi()
     }
 }
 
@@ -213,7 +215,8 @@ impl SeamBus {
         terminal: Arc<dyn Terminal>,
     ) -> FfiFuture<SeamResult> {
         let listeners = self.snapshot(input.seam());
-        Chain::new(listeners, input, terminal, None).start()
+        let chain = Chain::new(listeners, input, terminal, None).start();
+        async move { typed_result(chain.await) }.into_ffi()
     }
 
     /// Runs a waterfall and also returns what each listener answered and
@@ -223,7 +226,7 @@ impl SeamBus {
         let trace: Trace = Arc::default();
         let chain = Chain::new(listeners, input, terminal, Some(trace.clone()));
         let run = chain.run.clone();
-        let answer = chain.start().await;
+        let answer = typed_result(chain.start().await);
         let mut entries = std::mem::take(&mut *trace.lock().unwrap_or_else(|p| p.into_inner()));
         entries.sort_by_key(|e| e.index);
         Traced {
@@ -241,8 +244,13 @@ impl SeamBus {
         for entry in listeners.iter() {
             let next = NextCall_TO::from_value(NoopNext, TD_Opaque);
             let budget = entry.owner.budget();
-            let call =
-                ListenerCall::start(&entry.owner, &entry.listener, input.clone(), next, budget);
+            let call = ListenerCall::start(
+                &entry.owner,
+                &entry.listener,
+                input.clone().into(),
+                next,
+                budget,
+            );
             // A plugin disposed mid-call, or one over its time limit, is
             // reported; dropping the call ends whatever it was running.
             let message = match call.await {
@@ -263,7 +271,7 @@ impl SeamBus {
     /// deny, since a guard that cannot answer must not let a call through.
     pub async fn check_guards(&self, call: &RArc<ToolCall>) -> GuardVerdict {
         for entry in self.guards.iter() {
-            match check_guard(entry, call).await {
+            match decode_guard(check_guard(entry, call).await) {
                 RResult::ROk(GuardDecision::Abstain) => {}
                 RResult::ROk(GuardDecision::Deny { reason }) => {
                     return GuardVerdict::Deny {
@@ -283,9 +291,25 @@ impl SeamBus {
     }
 }
 
+/// A guard's answer, typed; one this host does not know is a failure.
+fn decode_guard(answer: RResult<GuardDecision_NE, RString>) -> RResult<GuardDecision, RString> {
+    match answer {
+        RResult::ROk(decision) => match decision.into_enum() {
+            Ok(decision) => RResult::ROk(decision),
+            Err(e) => RResult::RErr(
+                format!("answered with a decision this host does not know: {e}").into(),
+            ),
+        },
+        RResult::RErr(e) => RResult::RErr(e),
+    }
+}
+
 /// Asks one guard, on a plugin thread and within its time limit when its
 /// plugin has them.
-async fn check_guard(entry: &GuardEntry, call: &RArc<ToolCall>) -> RResult<GuardDecision, RString> {
+async fn check_guard(
+    entry: &GuardEntry,
+    call: &RArc<ToolCall>,
+) -> RResult<GuardDecision_NE, RString> {
     let Some(threads) = &entry.owner.calls.threads else {
         return entry.guard.check(call.clone());
     };

@@ -7,10 +7,12 @@ use std::sync::{Arc, Mutex};
 use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::std_types::{RArc, ROption, RResult, RString};
 use async_ffi::{FfiFuture, FutureExt as _};
-use dsh_plugin_api::ffi::{Guard, Guard_TO, Listener, Listener_TO, NextBox, SeamResult};
+use dsh_plugin_api::ffi::{
+    Guard, Guard_TO, Listener, Listener_TO, NextBox, SeamResult, WireResult,
+};
 use dsh_plugin_api::{
-    GuardDecision, PostExecuteInput, PreToolDecision, Seam, SeamInput, SeamOutput, SessionRef,
-    ToolCall, ToolResult,
+    GuardDecision, GuardDecision_NE, PostExecuteInput, PreToolDecision, Seam, SeamInput,
+    SeamInput_NE, SeamOutput, SessionRef, ToolCall, ToolResult,
 };
 use futures::executor::block_on;
 
@@ -74,13 +76,13 @@ struct Recorder {
 }
 
 impl Listener for Recorder {
-    fn call(&self, _input: SeamInput, next: NextBox) -> FfiFuture<SeamResult> {
+    fn call(&self, _input: SeamInput_NE, next: NextBox) -> FfiFuture<WireResult> {
         self.log.lock().unwrap().push(self.name.to_string());
         match &self.act {
             Act::Delegate => next.run(ROption::RNone),
             Act::Answer(decision) => {
                 let decision = decision.clone();
-                async move { RResult::ROk(SeamOutput::PreTool(decision)) }.into_ffi()
+                async move { RResult::ROk(SeamOutput::PreTool(decision).into()) }.into_ffi()
             }
             Act::Fail(message) => {
                 let message = RString::from(*message);
@@ -91,7 +93,7 @@ impl Listener for Recorder {
                 let wait = *wait;
                 async move {
                     tokio::time::sleep(wait).await;
-                    RResult::ROk(SeamOutput::PreTool(PreToolDecision::allow()))
+                    RResult::ROk(SeamOutput::PreTool(PreToolDecision::allow()).into())
                 }
                 .into_ffi()
             }
@@ -316,9 +318,9 @@ fn a_listener_over_its_limit_fails_the_chain_while_time_in_next_is_not_charged()
 struct TestGuard(Result<GuardDecision, &'static str>);
 
 impl Guard for TestGuard {
-    fn check(&self, _call: RArc<ToolCall>) -> RResult<GuardDecision, RString> {
+    fn check(&self, _call: RArc<ToolCall>) -> RResult<GuardDecision_NE, RString> {
         match &self.0 {
-            Ok(decision) => RResult::ROk(decision.clone()),
+            Ok(decision) => RResult::ROk(decision.clone().into()),
             Err(message) => RResult::RErr((*message).into()),
         }
     }

@@ -99,8 +99,9 @@ fn bad_files_are_refused_naming_file_and_reason_while_the_rest_load() {
     assert_eq!(
         failed_message(&host, "api-major-2"),
         format!(
-            "{}built against plugin API 2.0.0, this host speaks 1.0.0",
-            refused(&fixture("api-major-2"))
+            "{}built against plugin API 2.0.0, this host speaks {}",
+            refused(&fixture("api-major-2")),
+            dsh_plugin_api::API_VERSION
         )
     );
     // One problem per refused file, each one line naming the plugin.
@@ -129,7 +130,8 @@ fn the_loader_names_the_kind_of_incompatibility() {
         .map(|_| ())
         .expect_err("refused");
     assert!(
-        matches!(&api, PluginLoadError::ApiVersion { found, expected: "1.0.0", .. } if found == "2.0.0"),
+        matches!(&api, PluginLoadError::ApiVersion { found, expected, .. }
+            if found == "2.0.0" && *expected == dsh_plugin_api::API_VERSION),
         "{api:?}"
     );
     let missing = load_library(Path::new("/nonexistent/libx.so"))
