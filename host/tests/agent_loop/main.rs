@@ -299,7 +299,7 @@ async fn pre_execute_deny_never_runs_the_body_and_returns_an_error_result() {
     let result = of_kind(&out.events, "tool/result")[0];
     assert_eq!(result["is_error"], true);
     assert_eq!(result["content"], "no touching");
-    assert_eq!(of_kind(&out.events, "tool/denied")[0]["by"], "probe2");
+    assert_eq!(of_kind(&out.events, "tool/denied")[0]["by"], "probe1");
     let tool_msg = h.requests()[1]["messages"]
         .as_array()
         .unwrap()
