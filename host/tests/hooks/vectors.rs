@@ -145,9 +145,7 @@ fn bridge_config(v: &Vector, sb: &Sandbox, dialect: Dialect) -> Value {
                 .iter()
                 .find_map(|c| c["stdin_json"]["model"].as_str())
                 .unwrap_or("mock-model");
-            // An empty login home: the machine's profile must not talk
-            // on the hooks' stderr (Codex runs them with `$SHELL -lc`).
-            json!({"config_path": files, "model": model, "env": {"HOME": sb.login_home()},
+            json!({"config_path": files, "model": model,
                 "hook_outputs_dir": sb.run().join("hook_outputs")})
         }
     }

@@ -197,7 +197,6 @@ fn bridge_for(v: &Vector, sb: &Sandbox, host: Arc<LocalHost>) -> CodexBridge {
     let config = Config {
         config_path: ConfigPaths::Many(files.iter().map(|p| p.display().to_string()).collect()),
         model: MODEL.into(),
-        env: [("HOME".to_string(), sb.login_home().display().to_string())].into(),
         hook_outputs_dir: Some(sb.run().join("hook_outputs").display().to_string()),
         ..Config::default()
     };

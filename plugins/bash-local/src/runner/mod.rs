@@ -83,6 +83,7 @@ fn spawn(spec: &RunSpec) -> Result<(Child, ProcessGroup), String> {
         std::env::vars_os(),
         spec.inherit_env,
         &spec.allow_env,
+        &spec.env_remove_prefixes,
         &spec.env,
     );
     let mut command = Command::new(program);
