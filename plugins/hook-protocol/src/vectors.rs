@@ -264,6 +264,53 @@ impl Sandbox {
     }
 }
 
+/// Names [`set_launch_env`] put into this process's environment.
+static LAUNCHED: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+
+/// Puts the launch environment of the environment recordings (vectors
+/// whose hook calls have `env_removed` or `env_PATH`: S20, C20) into this
+/// process's environment, once: telemetry variables and credentials that
+/// the hooks inherit unless the bridge drops them. Base variables (`HOME`,
+/// `PATH`, `SHELL`, `LANG`, `TERM`), values with placeholders and names
+/// already set are left alone. Call it before any hook runs.
+pub fn set_launch_env(all: &[Vector]) {
+    LAUNCHED.get_or_init(|| {
+        let mut set = Vec::new();
+        for v in all {
+            let recorded = v
+                .calls()
+                .iter()
+                .any(|c| c.get("env_removed").is_some() || c.get("env_PATH").is_some());
+            let Some(env) = v.json["launch_env"].as_object().filter(|_| recorded) else {
+                continue;
+            };
+            for (name, value) in env {
+                let Some(value) = value.as_str() else { continue };
+                let base = ["HOME", "PATH", "SHELL", "LANG", "TERM"].contains(&name.as_str());
+                if base || value.contains('$') || std::env::var_os(name).is_some() {
+                    continue;
+                }
+                // SAFETY: done once, before the vectors run any hook; the
+                // names are the recordings' own (OTEL_*, *_TOKEN, MARK_*),
+                // read by no other code of the test binary.
+                unsafe { std::env::set_var(name, value) };
+                set.push(name.clone());
+            }
+        }
+        set
+    });
+}
+
+/// Whether `name` was put into this process's environment by
+/// [`set_launch_env`] for another vector than `v` (so it is not part of
+/// `v`'s launch environment).
+pub fn foreign_to(v: &Vector, name: &str) -> bool {
+    LAUNCHED
+        .get()
+        .is_some_and(|set| set.iter().any(|n| n == name))
+        && v.json["launch_env"].get(name).is_none()
+}
+
 /// Claude Code's folder name for a project: the absolute path with every
 /// character other than `[A-Za-z0-9]` replaced by `-`.
 pub fn project_slug(path: &str) -> String {

@@ -19,7 +19,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use dsh_hook_protocol::local::LocalHost;
-use dsh_hook_protocol::vectors::{Sandbox, Vector, behavior, load_dir, matches_with_uuids};
+use dsh_hook_protocol::vectors::{
+    Sandbox, Vector, behavior, foreign_to, load_dir, matches_with_uuids, set_launch_env,
+};
 use dsh_hooks_claude::events::{
     self, post_tool_use, pre_tool_use, session_end, session_start, stop, subagent,
     user_prompt_submit,
@@ -35,34 +37,13 @@ const NOT_REPRODUCED: [&str; 3] = ["PostToolBatch", "MessageDisplay", "CwdChange
 fn vectors() -> Vec<Vector> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/vectors/claude");
     let v = load_dir(&dir);
-    launch_env(&v);
+    set_launch_env(&v);
     assert!(
         v.len() >= 47,
         "expected every Claude vector, found {}",
         v.len()
     );
     v
-}
-
-/// Puts every variable a vector says the CLI removed from its hooks
-/// (`env_removed`, S20's `OTEL_*`) into this process's environment, with
-/// its launch value, so that the hooks would inherit it unless the bridge
-/// drops it.
-fn launch_env(all: &[Vector]) {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        for v in all {
-            for call in v.calls() {
-                for name in call["env_removed"].as_array().into_iter().flatten() {
-                    let name = name.as_str().unwrap();
-                    let value = v.json["launch_env"][name].as_str().unwrap();
-                    // SAFETY: set once, before any vector runs a hook, with
-                    // names no other test of this binary reads.
-                    unsafe { std::env::set_var(name, value) };
-                }
-            }
-        }
-    });
 }
 
 /// `want` with its fresh-id placeholders (`$UUID`, `$HOOK_ID`) taken from
@@ -352,7 +333,7 @@ fn check_env(
         .collect();
     for (k, val) in std::env::vars() {
         // Variables set for another vector's launch are not this one's.
-        let foreign = k.starts_with("OTEL_") && v.json["launch_env"].get(&k).is_none();
+        let foreign = foreign_to(v, &k);
         if shells.contains(&k.as_str())
             || removed.contains(&k.as_str())
             || val.contains('\n')
