@@ -21,8 +21,8 @@
 
 pub mod acp_stdio;
 pub mod artifacts;
-pub mod daemon;
 pub mod background;
+pub mod daemon;
 pub mod host;
 pub mod openai_mock;
 pub mod process;

@@ -152,17 +152,19 @@ pub fn answer() -> impl Strategy<Value = RunAnswer> {
         prop::bool::weighted(0.02),
     )
         .prop_map(
-            |(exit_code, signal, stdout, stderr, truncated, spawn_error, timed_out, over_limit)| RunAnswer {
-                exit_code,
-                signal: if exit_code.is_none() { signal } else { None },
-                stdout,
-                stderr,
-                stdout_truncated: truncated,
-                stderr_truncated: false,
-                timed_out,
-                spawn_error,
-                output_limit_exceeded: over_limit,
-                duration_ms: 1,
+            |(exit_code, signal, stdout, stderr, truncated, spawn_error, timed_out, over_limit)| {
+                RunAnswer {
+                    exit_code,
+                    signal: if exit_code.is_none() { signal } else { None },
+                    stdout,
+                    stderr,
+                    stdout_truncated: truncated,
+                    stderr_truncated: false,
+                    timed_out,
+                    spawn_error,
+                    output_limit_exceeded: over_limit,
+                    duration_ms: 1,
+                }
             },
         )
 }

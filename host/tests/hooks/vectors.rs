@@ -488,7 +488,10 @@ fn check_env(
             || val.contains('\n')
             || foreign_to(v, &k);
         if !skip && g.env_var(&k).as_deref() != Some(val.as_str()) {
-            fails.push(format!("{at}: env {k} want {val:?} got {:?}", g.env_var(&k)));
+            fails.push(format!(
+                "{at}: env {k} want {val:?} got {:?}",
+                g.env_var(&k)
+            ));
         }
     }
     for line in g.env.lines() {
@@ -496,7 +499,11 @@ fn check_env(
             continue;
         };
         let is_name = !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if is_name && !shells.contains(&k) && !added.contains_key(k) && std::env::var_os(k).is_none() {
+        if is_name
+            && !shells.contains(&k)
+            && !added.contains_key(k)
+            && std::env::var_os(k).is_none()
+        {
             fails.push(format!("{at}: env {k} added, not by the CLI"));
         }
     }
@@ -514,7 +521,11 @@ fn check_saved_files(
     b: &mut Bindings,
     fails: &mut Vec<String>,
 ) {
-    for f in v.json["outcome"]["saved_files"].as_array().into_iter().flatten() {
+    for f in v.json["outcome"]["saved_files"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
         let want = p.map_paths(sb, &s(f, "path"));
         let Some(dir) = Path::new(&want).parent() else {
             continue;
@@ -572,17 +583,27 @@ fn check_saved_files(
             fails.push(format!("{}: does not hold {content}", path.display()));
         }
         if saved.len() as u64 != f["bytes"].as_u64().unwrap_or(0) {
-            fails.push(format!("{}: {} bytes, want {}", path.display(), saved.len(), f["bytes"]));
+            fails.push(format!(
+                "{}: {} bytes, want {}",
+                path.display(),
+                saved.len(),
+                f["bytes"]
+            ));
         }
         use std::os::unix::fs::PermissionsExt as _;
-        let mode = std::fs::metadata(path).map(|m| m.permissions().mode() & 0o777).unwrap_or(0);
+        let mode = std::fs::metadata(path)
+            .map(|m| m.permissions().mode() & 0o777)
+            .unwrap_or(0);
         let want_mode = if skips.has(Aspect::Mapped("saved file mode")) {
             0o600
         } else {
             u32::from_str_radix(s(f, "mode").trim_start_matches("0o"), 8).unwrap_or(0)
         };
         if mode != want_mode {
-            fails.push(format!("{}: mode {mode:o}, want {want_mode:o}", path.display()));
+            fails.push(format!(
+                "{}: mode {mode:o}, want {want_mode:o}",
+                path.display()
+            ));
         }
     }
 }
@@ -677,7 +698,12 @@ fn check_requests(
                     .to_string()
             };
             let want = stripped(&text);
-            if let Some(got) = msgs.into_iter().flatten().filter_map(|m| m["content"].as_str()).find(|c| b.match_str(&want, c)) {
+            if let Some(got) = msgs
+                .into_iter()
+                .flatten()
+                .filter_map(|m| m["content"].as_str())
+                .find(|c| b.match_str(&want, c))
+            {
                 text = text.replace(&want, got);
             }
         }

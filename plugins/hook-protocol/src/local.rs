@@ -132,8 +132,9 @@ pub async fn run_local(request: RunRequest) -> RunAnswer {
     if request.inherit_env {
         for (name, value) in std::env::vars_os() {
             let Some(name) = name.to_str() else { continue };
-            let scrubbed = dsh_plugin_api::credentials::is_credential(name, &value.to_string_lossy())
-                && !request.allow_env.iter().any(|a| a == name);
+            let scrubbed =
+                dsh_plugin_api::credentials::is_credential(name, &value.to_string_lossy())
+                    && !request.allow_env.iter().any(|a| a == name);
             let removed = request
                 .env_remove_prefixes
                 .iter()

@@ -285,7 +285,9 @@ pub fn set_launch_env(all: &[Vector]) {
                 continue;
             };
             for (name, value) in env {
-                let Some(value) = value.as_str() else { continue };
+                let Some(value) = value.as_str() else {
+                    continue;
+                };
                 let base = ["HOME", "PATH", "SHELL", "LANG", "TERM"].contains(&name.as_str());
                 if base || value.contains('$') || std::env::var_os(name).is_some() {
                     continue;

@@ -307,21 +307,22 @@ fn check_received(
 /// variable with its value (placeholders mapped), every `env_removed` one
 /// absent, and nothing else added, changed or removed (the shells' own
 /// `PWD`, `SHLVL`, `_` aside).
-fn check_env(
-    v: &Vector,
-    sb: &Sandbox,
-    call: &Value,
-    got: &dsh_hook_protocol::vectors::Captured,
-) {
+fn check_env(v: &Vector, sb: &Sandbox, call: &Value, got: &dsh_hook_protocol::vectors::Captured) {
     let added = call["env_added"].as_object().unwrap();
     for (k, val) in added {
         let want = sb.subst(val.as_str().unwrap());
-        let got_v = got.env_var(k).unwrap_or_else(|| panic!("{}: env {k} missing", v.name));
+        let got_v = got
+            .env_var(k)
+            .unwrap_or_else(|| panic!("{}: env {k} missing", v.name));
         assert_eq!(unified(&want, &got_v), got_v, "{}: env {k}", v.name);
     }
     for k in call["env_removed"].as_array().into_iter().flatten() {
         let k = k.as_str().unwrap();
-        assert!(std::env::var_os(k).is_some(), "{}: {k} not in the launch env", v.name);
+        assert!(
+            std::env::var_os(k).is_some(),
+            "{}: {k} not in the launch env",
+            v.name
+        );
         assert_eq!(got.env_var(k), None, "{}: env {k} must be removed", v.name);
     }
     let shells = ["PWD", "SHLVL", "_", "OLDPWD"];
@@ -344,7 +345,12 @@ fn check_env(
         let want = added.get(&k).and_then(Value::as_str).map(|w| sb.subst(w));
         let got_v = got.env_var(&k);
         match want {
-            Some(w) => assert_eq!(got_v.map(|g| unified(&w, &g)), Some(w), "{}: env {k}", v.name),
+            Some(w) => assert_eq!(
+                got_v.map(|g| unified(&w, &g)),
+                Some(w),
+                "{}: env {k}",
+                v.name
+            ),
             None => assert_eq!(got_v, Some(val), "{}: env {k} changed", v.name),
         }
     }
@@ -354,7 +360,11 @@ fn check_env(
         };
         let is_name = !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if is_name && !shells.contains(&k) && std::env::var_os(k).is_none() {
-            assert!(added.contains_key(k), "{}: env {k} added, not by the CLI", v.name);
+            assert!(
+                added.contains_key(k),
+                "{}: env {k} added, not by the CLI",
+                v.name
+            );
         }
     }
 }
@@ -363,7 +373,9 @@ fn check_env(
 /// says the CLI could not save there (`S21-ups-json-persist-fails`).
 fn block_tool_results(texts: &[(String, String)]) {
     for (t, _) in texts {
-        let Some((_, rest)) = t.split_once("persist-to-disk failed: ENOTDIR: ENOTDIR: not a directory, open '") else {
+        let Some((_, rest)) =
+            t.split_once("persist-to-disk failed: ENOTDIR: ENOTDIR: not a directory, open '")
+        else {
             continue;
         };
         let path = rest.split('\'').next().unwrap();
@@ -377,7 +389,11 @@ fn block_tool_results(texts: &[(String, String)]) {
 /// Every file the CLI saved (`outcome.saved_files`) is where dsh saved it,
 /// holding the same hook text, byte for byte.
 fn check_saved_files(v: &Vector, sb: &Sandbox) {
-    for f in v.json["outcome"]["saved_files"].as_array().into_iter().flatten() {
+    for f in v.json["outcome"]["saved_files"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
         let want = sb.subst(&s(f, "path"));
         let dir = Path::new(&want).parent().unwrap();
         let found: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -385,20 +401,38 @@ fn check_saved_files(v: &Vector, sb: &Sandbox) {
             .map(|e| e.unwrap().path())
             .filter(|p| matches_with_uuids(&want, &p.display().to_string()))
             .collect();
-        assert_eq!(found.len(), 1, "{}: saved file {want}: found {found:?}", v.name);
+        assert_eq!(
+            found.len(),
+            1,
+            "{}: saved file {want}: found {found:?}",
+            v.name
+        );
         let content = s(f, "content");
         let label = content.split('\'').nth(1).unwrap();
         let stdout = s(&v.json["hook_behaviors"][label], "stdout");
         let text = if content.ends_with("additionalContext of its JSON output") {
             let out: Value = serde_json::from_str(&stdout).unwrap();
-            out["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_string()
+            out["hookSpecificOutput"]["additionalContext"]
+                .as_str()
+                .unwrap()
+                .to_string()
         } else {
             assert!(content.ends_with("its stdout, trimmed"), "{content}");
             stdout.trim().to_string()
         };
         let saved = std::fs::read_to_string(&found[0]).unwrap();
-        assert_eq!(saved.len() as u64, f["bytes"].as_u64().unwrap(), "{}: bytes", v.name);
-        assert!(saved == text, "{}: {} does not hold {content}", v.name, want);
+        assert_eq!(
+            saved.len() as u64,
+            f["bytes"].as_u64().unwrap(),
+            "{}: bytes",
+            v.name
+        );
+        assert!(
+            saved == text,
+            "{}: {} does not hold {content}",
+            v.name,
+            want
+        );
         // dsh keeps hook output private (NOT_REPRODUCED.md: 0600, not 0644).
         use std::os::unix::fs::PermissionsExt as _;
         let mode = std::fs::metadata(&found[0]).unwrap().permissions().mode() & 0o777;
@@ -421,9 +455,21 @@ async fn every_vector_replays_through_real_hooks() {
     .buffer_unordered(8)
     .collect()
     .await;
-    let failed: Vec<&String> = results.iter().filter(|(_, ok)| !ok).map(|(n, _)| n).collect();
-    println!("claude vectors: {} passed, {} failed", total - failed.len(), failed.len());
-    assert!(failed.is_empty(), "{} of {total} vectors failed: {failed:?}", failed.len());
+    let failed: Vec<&String> = results
+        .iter()
+        .filter(|(_, ok)| !ok)
+        .map(|(n, _)| n)
+        .collect();
+    println!(
+        "claude vectors: {} passed, {} failed",
+        total - failed.len(),
+        failed.len()
+    );
+    assert!(
+        failed.is_empty(),
+        "{} of {total} vectors failed: {failed:?}",
+        failed.len()
+    );
 }
 
 async fn replay(v: &Vector) {

@@ -180,6 +180,25 @@ mod tests {
     }
 
     #[test]
+    fn a_huge_block_message_is_cut_as_codex_cuts_tool_output() {
+        // C21-deny-1mb: 1,100,119 bytes become the first and last 6,000
+        // around `…272030 tokens truncated…` (12,025 characters).
+        let reason = format!(
+            "MARK_HUGE_DENY_HEAD {}MARK_HUGE_DENY_TAIL",
+            "pad ".repeat(275_000)
+        );
+        let text = format!(
+            "Command blocked by PreToolUse hook: {reason}. Command: touch made_by_bash.txt && echo hi"
+        );
+        assert_eq!(text.len(), 1_100_119);
+        let shown = truncate_middle(&text, DEFAULT_TOOL_OUTPUT_TOKENS);
+        let (head, rest) = shown.split_once("…272030 tokens truncated…").unwrap();
+        assert_eq!(head, &text[..6_000]);
+        assert_eq!(rest, &text[text.len() - 6_000..]);
+        assert_eq!(shown.chars().count(), 12_025);
+    }
+
+    #[test]
     fn the_recorded_cut_is_reproduced() {
         // The recording shows the first 300 characters of what the model
         // read and its length, 10102, with a path under /tmp holding two

@@ -185,8 +185,15 @@ async fn hooks_run_in_bin_bash_c_with_compact_stdin() {
     assert_eq!(shell, "/bin/bash\n");
     // Codex adds no variables; only the fixture's configured `env` is there.
     let added: Vec<&String> = request.env.keys().collect();
-    assert_eq!(added, ["DSH_TEST_MARK"], "Codex adds no variables of its own");
-    assert!(request.env_remove_prefixes.is_empty(), "Codex removes nothing");
+    assert_eq!(
+        added,
+        ["DSH_TEST_MARK"],
+        "Codex adds no variables of its own"
+    );
+    assert!(
+        request.env_remove_prefixes.is_empty(),
+        "Codex removes nothing"
+    );
 }
 
 #[tokio::test]

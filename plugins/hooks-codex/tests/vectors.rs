@@ -250,7 +250,11 @@ fn check_env(v: &Vector, call: &Value, got: &dsh_hook_protocol::vectors::Capture
         call["env_removed"]
     );
     if let Some(path) = call["env_PATH"].as_str() {
-        assert!(path.starts_with("$CODEX_VENDOR/codex-path:"), "{}: {path}", v.name);
+        assert!(
+            path.starts_with("$CODEX_VENDOR/codex-path:"),
+            "{}: {path}",
+            v.name
+        );
     }
     let shells = ["PWD", "SHLVL", "_", "OLDPWD"];
     for (k, val) in std::env::vars() {
@@ -343,7 +347,11 @@ fn outputs_dir(v: &Vector) -> Outputs {
     let tmp = std::env::temp_dir();
     let fixed = tmp.display().to_string().len() + "/ho".len() + session_len;
     let want = "/tmp/hook_outputs".len() + 36;
-    assert!(fixed + 6 <= want, "the temp dir {} is too long to pad", tmp.display());
+    assert!(
+        fixed + 6 <= want,
+        "the temp dir {} is too long to pad",
+        tmp.display()
+    );
     Outputs(
         tempfile::Builder::new()
             .prefix("ho")
@@ -375,7 +383,8 @@ async fn replay(v: &Vector) {
     let mut nth: HashMap<String, usize> = HashMap::new();
     let mut consecutive = 0;
     let mut prompts_seen = 0;
-    let mut continuations = texts(v, &sb, &outs, "user message, after the assistant message").into_iter();
+    let mut continuations =
+        texts(v, &sb, &outs, "user message, after the assistant message").into_iter();
     let mut tool_contexts: Vec<String> = Vec::new();
     for (i, call) in calls.iter().enumerate() {
         let event = s(call, "event");
@@ -402,7 +411,12 @@ async fn replay(v: &Vector) {
                     .await;
                 let effects = host.take();
                 let got: Vec<String> = effects.contexts.into_iter().map(|(_, t)| t).collect();
-                let want = texts(v, &sb, &outs, "developer message, after the environment_context");
+                let want = texts(
+                    v,
+                    &sb,
+                    &outs,
+                    "developer message, after the environment_context",
+                );
                 assert_eq!(got, unified(&want, &got), "{}", v.name);
                 // The turn went on when any hook of it fired next.
                 let prompt_follows = calls
@@ -434,7 +448,8 @@ async fn replay(v: &Vector) {
                         additional_context, ..
                     } => {
                         assert!(answered, "{}: let through a prompt Codex blocked", v.name);
-                        let want = texts(v, &sb, &outs, "developer message, after the user message");
+                        let want =
+                            texts(v, &sb, &outs, "developer message, after the user message");
                         let got = additional_context.into_option().map(String::from);
                         match want.first() {
                             // The recording kept the first 300 characters of
@@ -445,9 +460,7 @@ async fn replay(v: &Vector) {
                             }
                             _ => {
                                 let want = (!want.is_empty()).then(|| want.join("\n\n"));
-                                let want = want.map(|w| {
-                                    unified(&[w], got.as_slice()).remove(0)
-                                });
+                                let want = want.map(|w| unified(&[w], got.as_slice()).remove(0));
                                 assert_eq!(got, want, "{}", v.name)
                             }
                         }
@@ -572,7 +585,12 @@ async fn replay(v: &Vector) {
             .unwrap_or_else(|| panic!("{}: hook {label} did not run", v.name));
         check_received(v, &sb, call, &got);
     }
-    let want = texts(v, &sb, &outs, "developer message, after the function_call item");
+    let want = texts(
+        v,
+        &sb,
+        &outs,
+        "developer message, after the function_call item",
+    );
     let want = unified(&want, &tool_contexts);
     assert_eq!(tool_contexts, want, "{}: tool-step context", v.name);
 }

@@ -327,8 +327,9 @@ fn a_five_megabyte_prompt_hook_output_is_saved_and_replaced_as_each_cli_does() {
                     rest,
                     format!("{}\n...\n</persisted-output>", &whole[..2000])
                 );
-                // Under the state directory, named after the hook run.
-                let state = project.root().join("state").join("hook-outputs");
+                // Beside the session log (as Claude Code puts them beside
+                // its transcript), named after the hook run.
+                let state = project.root().join("state").join("sessions");
                 assert!(Path::new(path).starts_with(&state), "{path}");
                 assert!(path.ends_with("-stdout.txt"), "{path}");
                 (std::fs::read_to_string(path).unwrap(), size)
