@@ -1,5 +1,8 @@
 //! Re-applying a changed manifest to a live host: what is disposed, what is
-//! applied again, and why a running turn keeps the plugins it started with.
+//! applied again, why a running turn keeps the plugins it started with, and
+//! that a plugin registers only while it applies. (The atomic-swap
+//! properties under concurrent turns are in the dsh-tests suite,
+//! `reload_atomic`.)
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 use std::path::Path;
@@ -66,8 +69,8 @@ async fn reload_disposes_removed_plugins_and_applies_new_and_changed_ones() {
     );
     assert_eq!(host.reload(&third).changed, ["tools-fs"]);
     assert!(host.seams_of("hooks-claude").is_empty());
-    assert_eq!(core.bus.listener_count(Seam::PromptSubmit), 0);
-    assert!(core.tools.get("Read").is_some());
+    assert_eq!(core.view().bus.listener_count(Seam::PromptSubmit), 0);
+    assert!(core.view().tools.get("Read").is_some());
 
     // A bad manifest never reaches `reload`: loading it fails and names the file.
     std::fs::write(dir.path().join("cordis.yml"), "plugins: [").unwrap();
@@ -75,7 +78,7 @@ async fn reload_disposes_removed_plugins_and_applies_new_and_changed_ones() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("cordis.yml"), "{err}");
-    assert!(core.tools.get("Read").is_some());
+    assert!(core.view().tools.get("Read").is_some());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -137,4 +140,46 @@ async fn a_running_turn_finishes_on_the_plugins_it_started_with() {
     assert_eq!(second.message, None);
     // The next turn started after the reload: no bridge, no hook.
     assert_eq!(std::fs::read_to_string(&marker).unwrap(), "run\n");
+}
+
+/// A plugin that keeps its host handle, to try registering after `apply`.
+struct Keeper;
+
+static KEPT_HOST: std::sync::OnceLock<dsh_plugin_api::Host> = std::sync::OnceLock::new();
+
+impl dsh_plugin_api::Plugin for Keeper {
+    type Config = dsh_plugin_api::NoConfig;
+    const NAME: &'static str = "keeper";
+    const VERSION: &'static str = "0.0.0";
+
+    fn apply(host: &dsh_plugin_api::Host, _config: Self::Config) -> Result<Self, String> {
+        let _ = KEPT_HOST.set(host.clone());
+        host.provide_service("kept", |_, _| async { Ok(serde_json::json!("kept")) })?;
+        Ok(Keeper)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugin_registers_only_while_it_applies() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = HostCore::new(dir.path().join("state"), tokio::runtime::Handle::current());
+    let mut host = PluginHost::new(core.clone(), dir.path().join("cordis.yml"));
+    host.load_module(
+        "keeper",
+        dsh_plugin_api::plugin_module::<Keeper>(),
+        serde_json::json!({}),
+    );
+    assert!(host.all_applied(), "{:?}", host.problems());
+    assert!(core.view().services.get("kept").is_some());
+    let kept = KEPT_HOST.get().unwrap();
+    // Looking services up still works; registering does not.
+    assert!(kept.has_service("kept"));
+    let late = kept
+        .provide_service("late", |_, _| async { Ok(serde_json::json!(null)) })
+        .unwrap_err();
+    assert!(
+        late.contains("keeper") && late.contains("only be registered while the plugin applies"),
+        "{late}"
+    );
+    assert!(core.view().services.get("late").is_none());
 }

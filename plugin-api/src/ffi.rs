@@ -5,6 +5,12 @@
 //! [`FfiFuture`](async_ffi::FfiFuture); every fallible call returns an
 //! `RResult` whose error is a message (errors are data, never panics).
 //!
+//! Each trait marks with `#[sabi(last_prefix_field)]` the last method the
+//! first version of its major had: methods a minor adds go after it, each
+//! with a default body, which is what a caller gets from an object made by
+//! an older build whose vtable lacks the method (see the crate's
+//! compatibility policy). Never move the marker within a major.
+//!
 //! Plugin authors rarely touch these directly: [`crate::sdk`] wraps them.
 
 // sabi_trait generates undocumented companion items and impls inside
@@ -13,15 +19,20 @@
 
 use abi_stable::{
     sabi_trait,
-    std_types::{RArc, RBox, ROption, RResult, RStr, RString},
+    std_types::{RArc, RBox, ROption, RResult, RStr, RString, RVec},
 };
 use async_ffi::FfiFuture;
 
-use crate::seams::{GuardDecision, Seam, SeamInput, SeamOutput, ToolCall, ToolResult};
-use crate::types::{ConfigProblem, LogLevel, ToolSpec};
+use crate::decisions::{GuardDecision_NE, SeamAnswer_NE, SeamOutput, ToolResult};
+use crate::seams::{Seam, SeamInput_NE, ToolCall};
+use crate::types::{ConfigProblem, LogLevel, SessionRef, ToolSpec};
 
-/// Result of a listener or of `next`: the seam's answer or a failure message.
+/// A seam's typed answer or a failure message: what the host's chain and
+/// the SDK work with. Never crosses the boundary; [`WireResult`] does.
 pub type SeamResult = RResult<SeamOutput, RString>;
+
+/// A listener's or `next`'s answer as it crosses the boundary.
+pub type WireResult = RResult<SeamAnswer_NE, RString>;
 
 /// The rest of a waterfall after the current listener.
 ///
@@ -32,7 +43,8 @@ pub type SeamResult = RResult<SeamOutput, RString>;
 pub trait NextCall: Send + Sync {
     /// Runs the rest of the chain. `signal` replaces the abort signal for
     /// the rest of a `tools/execute` chain and is ignored elsewhere.
-    fn run(&self, signal: ROption<AbortSignalBox>) -> FfiFuture<SeamResult>;
+    #[sabi(last_prefix_field)]
+    fn run(&self, signal: ROption<AbortSignalBox>) -> FfiFuture<WireResult>;
 }
 
 /// Owned handle to the rest of a chain.
@@ -42,7 +54,8 @@ pub type NextBox = NextCall_TO<'static, RBox<()>>;
 #[sabi_trait]
 pub trait Listener: Send + Sync {
     /// Handles one seam event.
-    fn call(&self, input: SeamInput, next: NextBox) -> FfiFuture<SeamResult>;
+    #[sabi(last_prefix_field)]
+    fn call(&self, input: SeamInput_NE, next: NextBox) -> FfiFuture<WireResult>;
 }
 
 /// Owned listener handle.
@@ -52,7 +65,8 @@ pub type ListenerBox = Listener_TO<'static, RBox<()>>;
 #[sabi_trait]
 pub trait Guard: Send + Sync {
     /// Deny or abstain; a guard can never re-allow.
-    fn check(&self, call: RArc<ToolCall>) -> RResult<GuardDecision, RString>;
+    #[sabi(last_prefix_field)]
+    fn check(&self, call: RArc<ToolCall>) -> RResult<GuardDecision_NE, RString>;
 }
 
 /// Owned guard handle.
@@ -64,6 +78,7 @@ pub trait AbortSignal: Clone + Send + Sync {
     /// Whether the signal has fired.
     fn is_aborted(&self) -> bool;
     /// Resolves once the signal fires.
+    #[sabi(last_prefix_field)]
     fn aborted(&self) -> FfiFuture<()>;
 }
 
@@ -74,6 +89,7 @@ pub type AbortSignalBox = AbortSignal_TO<'static, RArc<()>>;
 #[sabi_trait]
 pub trait ToolBody: Send + Sync {
     /// Runs the tool. Failures are results with `is_error`, never panics.
+    #[sabi(last_prefix_field)]
     fn run(&self, call: RArc<ToolCall>, signal: AbortSignalBox) -> FfiFuture<ToolResult>;
 }
 
@@ -84,6 +100,7 @@ pub type ToolBodyBox = ToolBody_TO<'static, RBox<()>>;
 #[sabi_trait]
 pub trait Service: Clone + Send + Sync {
     /// Calls `method` with JSON `args`; the answer is JSON text or an error.
+    #[sabi(last_prefix_field)]
     fn call(&self, method: RString, args: RString) -> FfiFuture<RResult<RString, RString>>;
 }
 
@@ -130,13 +147,40 @@ pub trait HostContext: Clone + Send + Sync {
     fn stream_event(&self, session_id: RString, event: RString) -> RResult<(), RString>;
     /// The folder of the manifest that loaded this plugin: relative paths
     /// in a plugin's config resolve against it.
+    #[sabi(last_prefix_field)]
     fn config_dir(&self) -> RString;
+    /// The sessions open in this host, one snapshot each, by id (since
+    /// 1.1). A plugin working outside a seam (a tool, a service, a timer)
+    /// finds its sessions here.
+    fn sessions(&self) -> RVec<SessionRef> {
+        RVec::new()
+    }
     /// Reports a problem with the plugin's configuration (or a file it
-    /// names). While the plugin applies, the host lists it with the
-    /// plugin's problems (`dsh check`; an error makes the check fail);
-    /// afterwards it is logged.
-    fn report_problem(&self, problem: ConfigProblem);
+    /// names), since 1.1. While the plugin applies, the host lists it with
+    /// the plugin's problems (`dsh check`; an error makes the check fail);
+    /// afterwards it is logged. The default drops it: every host that
+    /// speaks 1.1 implements it.
+    fn report_problem(&self, problem: ConfigProblem) {
+        let _ = problem;
+    }
 }
 
 /// Shared host-context handle.
 pub type HostContextBox = HostContext_TO<'static, RArc<()>>;
+
+/// A typed result as it crosses the boundary.
+pub fn wire_result(result: SeamResult) -> WireResult {
+    result.map(SeamAnswer_NE::from)
+}
+
+/// A result from across the boundary, typed. An answer this build does not
+/// know becomes a failure naming it.
+pub fn typed_result(result: WireResult) -> SeamResult {
+    match result {
+        RResult::ROk(answer) => match SeamOutput::try_from(answer) {
+            Ok(output) => RResult::ROk(output),
+            Err(unknown) => RResult::RErr(format!("a listener answered with {unknown}").into()),
+        },
+        RResult::RErr(e) => RResult::RErr(e),
+    }
+}

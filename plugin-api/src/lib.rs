@@ -4,14 +4,17 @@
 //! agent) and answers with small typed decisions. This crate owns everything
 //! that crosses the boundary between the host and a plugin:
 //!
-//! - [`types`] and [`seams`]: ABI-stable content blocks, message sources, the
-//!   input snapshot of every seam and every seam's decision;
+//! - [`types`], [`seams`] and [`decisions`]: ABI-stable content blocks,
+//!   message sources, every seam, its input snapshot and its decision;
 //! - [`ffi`]: the `#[sabi_trait]` objects the host and plugins call across
 //!   the boundary (host context, listeners, `next`, guards, tools, services,
 //!   abort signals), all async calls as FFI-safe futures;
 //! - [`root`]: the plugin root module, carrying [`API_VERSION`];
+//! - [`compat`]: the load-time check that applies the policy below;
 //! - [`sdk`]: a safe SDK ([`Plugin`] with default methods and
-//!   [`export_plugin!`]) that catches panics at the boundary;
+//!   [`export_plugin!`]) that catches panics at the boundary. A plugin needs
+//!   no other dependency for the boundary: the `R*` types it meets are
+//!   re-exported here;
 //! - [`credentials`]: which environment variables hold credentials (the
 //!   process runner's scrub rule).
 //!
@@ -22,9 +25,110 @@
 //! timer, a process or the session log ask the host through [`sdk::Host`];
 //! a plugin never blocks its thread (see the SDK's
 //! [rules](sdk#what-a-plugin-must-not-do)).
+//!
+//! # Compatibility policy
+//!
+//! [`API_VERSION`] is this crate's version, `major.minor.patch`. A host
+//! loads a plugin built against its own major and a minor no newer than its
+//! own; it refuses every other plugin at load, with one line naming both
+//! versions. abi_stable checks every type layout at load, in the direction
+//! this policy needs ([`compat`]).
+//!
+//! Every enum that crosses the boundary can grow: the field-less ones
+//! ([`Seam`], [`SessionStartSource`], [`LogLevel`], [`ProblemSeverity`]) are
+//! numbers with named constants, the others (inputs, answers, decisions,
+//! content blocks, message sources) are abi_stable `WithNonExhaustive` enums
+//! that travel as their `_NE` form, which a build that does not know a
+//! variant can still hold, clone, compare and drop, but not decode.
+//!
+//! **A minor may add**, always at the end, never reordering, renaming or
+//! removing anything:
+//!
+//! - a seam: a [`Seam`] constant with the next free number, a [`SeamInput`]
+//!   variant, a [`Plugin`] method with a default body, and its dispatch in
+//!   the host;
+//! - a variant to any boundary enum: a decision, a content block kind, a
+//!   message source, a session-start reason, a log level; or a new kind of
+//!   decision as a [`SeamAnswer`] variant;
+//! - a method on a `#[sabi_trait]` object, after the method marked
+//!   `#[sabi(last_prefix_field)]`, with a default body (a host method goes on
+//!   [`ffi::HostContext`]);
+//! - a root-module field after `apply`, which the host reads through its
+//!   `Option` accessor ([`root`]);
+//! - new types, functions and SDK conveniences.
+//!
+//! **Only a major may** change or remove any of the above; add a field to a
+//! plain `#[repr(C)]` struct (the snapshots such as [`SessionRef`],
+//! [`ToolCall`] and the `*Input` types, [`ToolResult`],
+//! [`PluginDescriptor`]); move a `last_prefix_field` marker; change the
+//! storage size or trait set of a non-exhaustive enum; or change a seam's
+//! number or name. New data for an existing seam arrives in a minor through
+//! a host method the plugin asks, or with the next major.
+//!
+//! **An old plugin in a newer host** (built against `1.x`, host `1.y`,
+//! `x < y`) loads and works, and never sees what it does not know. It
+//! cannot name a newer seam, so it is never called for one (and if a newer
+//! input reached it anyway, the SDK would delegate to `next`, or observe for
+//! a notification). If the rest of a chain answers with a decision it
+//! cannot decode, [`Next::run`] returns an error, and if the listener
+//! returns that error the SDK passes the undecoded answer on unchanged, as
+//! if the plugin had delegated. Root-module fields it lacks read as `None`
+//! in the host.
+//!
+//! **A newer plugin in an older host** (built against `1.y`, host `1.x`,
+//! `x < y`) is refused at load: *built against plugin API 1.y.0, this host
+//! speaks 1.x.0*. It may rely on a seam, a host method or a decision the
+//! host lacks, and a plugin silently doing less than its author intended (a
+//! gate that never gates) is worse than one that does not load: upgrade the
+//! host, or build the plugin against the host's minor.
+//!
+//! **Rebuilding** a plugin against a newer minor needs no change, except
+//! that the enums a plugin builds and matches (decisions, content blocks,
+//! message sources) are not `#[non_exhaustive]`, so that the host must
+//! handle every variant it knows; a plugin that matches one exhaustively may
+//! need an arm for a new variant. ([`SeamInput`] and [`SeamAnswer`] are
+//! `#[non_exhaustive]`.) Its existing `.so` keeps working either way.
+//!
+//! # Adding a seam
+//!
+//! (`agent/turn-end` was added in 1.1 by following this list.)
+//!
+//! 1. `seams.rs`: a [`Seam`] constant with the next free number and its row
+//!    in the seam table (event name, notification or not); its snapshot
+//!    struct; a [`SeamInput`] variant at the end and its arm in
+//!    [`SeamInput::seam`].
+//! 2. For a waterfall with a new kind of answer, in `decisions.rs`: the
+//!    decision enum (`WithNonExhaustive`), a [`SeamOutput`] and a
+//!    [`SeamAnswer`] variant at the end, both conversions; and its
+//!    `seam_output!` line in `sdk/next.rs`.
+//! 3. The SDK: a [`Plugin`] method whose default body returns `Unheard`
+//!    (`sdk/mod.rs`); its arm in `SeamAdapter::call` and its row in
+//!    [`listened`] (`sdk/adapter.rs`); override it in the `Everything` test
+//!    plugin (`sdk/tests.rs`), whose test fails until the row exists.
+//! 4. The host: dispatch it where it happens (`bus.notify` for a
+//!    notification, `bus.waterfall` for a waterfall) with the registry the
+//!    turn holds, and map it in the hook bridges if a hook event corresponds.
+//! 5. Bump the minor in `plugin-api/Cargo.toml` and
+//!    [`FIXTURE_FUTURE_API_VERSION`], note it under "Versions" below and in
+//!    the README's "Plugin API versions", and test that a `.so` listener on
+//!    it fires (`tests/tests/suite/abi_evolution.rs`).
+//!
+//! # Versions
+//!
+//! - **1.0.0**: the first version under this policy (frozen in
+//!   `tests/fixtures/plugins/frozen-api-1.0`). Builds from before it, which
+//!   also said 1.0.0, have other layouts and are refused at load.
+//! - **1.1.0**: the `agent/turn-end` seam ([`TurnEndInput`],
+//!   [`Plugin::turn_end`]); [`ffi::HostContext::sessions`] and
+//!   [`Host::sessions`]; the root-module field `description`
+//!   ([`Plugin::DESCRIPTION`]); [`ffi::HostContext::report_problem`] and
+//!   [`Host::report_problem`] with [`ConfigProblem`] and
+//!   [`ProblemSeverity`].
 #![deny(missing_docs)]
 
+pub mod compat;
 pub mod credentials;
+pub mod decisions;
 pub mod ffi;
 pub mod root;
 pub mod sdk;
@@ -32,28 +136,71 @@ pub mod seams;
 pub mod types;
 
 pub use abi_stable;
+pub use abi_stable::std_types::{RArc, RBox, ROption, RResult, RStr, RString, RVec};
 pub use async_ffi;
 pub use schemars;
 pub use serde;
 pub use serde_json;
 
+pub use decisions::*;
 pub use root::{PluginDescriptor, PluginModule, PluginModuleRef};
-pub use sdk::{ExecuteNext, Host, Next, NoConfig, Plugin, plugin_module};
+pub use sdk::{ExecuteNext, Host, Next, NoConfig, Plugin, abort_signal, listened, plugin_module};
 pub use seams::*;
 pub use types::*;
 
-/// The version of the host/plugin contract (semver).
+/// The version of the host/plugin contract (semver): this crate's version.
 ///
-/// A plugin built against another major version is refused at load; the
-/// host accepts plugins built against any minor of its own major.
-#[cfg(not(feature = "__fixture-api-major-2"))]
-pub const API_VERSION: &str = "1.0.0";
+/// A plugin built against another major, or a newer minor, is refused at
+/// load; the host accepts plugins built against any older minor of its
+/// major (see the crate's compatibility policy).
+#[cfg(not(any(feature = "__fixture-api-major-2", feature = "__fixture-future-minor")))]
+pub const API_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Deliberately wrong API version, used only by the loader's refusal tests.
 #[cfg(feature = "__fixture-api-major-2")]
 pub const API_VERSION: &str = "2.0.0";
 
+/// The next minor, claimed (with an extra seam input and root-module field)
+/// by the fixture that proves a plugin from a newer minor is
+/// refused. Bump it with the crate's minor.
+#[doc(hidden)]
+pub const FIXTURE_FUTURE_API_VERSION: &str = "1.2.0";
+
+/// The API version the future-minor fixture claims.
+#[cfg(feature = "__fixture-future-minor")]
+pub const API_VERSION: &str = FIXTURE_FUTURE_API_VERSION;
+
 /// The major component of a semver string, if it has one.
 pub fn api_major(version: &str) -> Option<u64> {
     version.split('.').next()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_api_version_is_semver_with_a_major() {
+        let parts: Vec<&str> = API_VERSION.split('.').collect();
+        assert_eq!(parts.len(), 3, "{API_VERSION}");
+        assert!(
+            parts.iter().all(|p| p.parse::<u64>().is_ok()),
+            "{API_VERSION}"
+        );
+        assert_eq!(api_major(API_VERSION), parts[0].parse().ok());
+    }
+
+    #[test]
+    fn the_future_minor_fixture_claims_the_next_minor() {
+        let minor = |v: &str| -> (u64, u64) {
+            let mut parts = v.split('.').map(|p| p.parse::<u64>().unwrap_or(u64::MAX));
+            (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
+        };
+        let (major, this) = minor(env!("CARGO_PKG_VERSION"));
+        assert_eq!(minor(FIXTURE_FUTURE_API_VERSION), (major, this + 1));
+        assert!(!compat::api_accepts(
+            env!("CARGO_PKG_VERSION"),
+            FIXTURE_FUTURE_API_VERSION
+        ));
+    }
 }

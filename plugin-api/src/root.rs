@@ -1,6 +1,14 @@
 //! The plugin root module: what a `.so` exports and what a built-in hands
-//! the host. The loader checks its layout (abi_stable) and [`API_VERSION`]
-//! before calling anything in it.
+//! the host. The loader checks its layout and [`API_VERSION`] (see
+//! [`crate::compat`]) before calling anything in it.
+//!
+//! The module is an abi_stable prefix type: fields up to the one marked
+//! `#[sabi(last_prefix_field)]` exist in every plugin of the major; a minor
+//! appends fields after it, and their accessors on [`PluginModuleRef`]
+//! return `None` for a plugin built before the field existed
+//! (`missing_field(option)`). [`PluginDescriptor`] is a plain struct and
+//! never changes within a major: what a plugin declares about itself in a
+//! later minor goes into a new root-module field.
 //!
 //! [`API_VERSION`]: crate::API_VERSION
 
@@ -40,7 +48,7 @@ pub struct PluginDescriptor {
 #[repr(C)]
 #[derive(StableAbi)]
 #[sabi(kind(Prefix(prefix_ref = PluginModuleRef)))]
-#[sabi(missing_field(panic))]
+#[sabi(missing_field(option))]
 pub struct PluginModule {
     /// The [`API_VERSION`](crate::API_VERSION) the plugin was built against.
     pub api_version: RStr<'static>,
@@ -50,6 +58,12 @@ pub struct PluginModule {
     /// guards, tools and services on the context. Errors are data.
     #[sabi(last_prefix_field)]
     pub apply: extern "C" fn(ctx: HostContextBox, config: RString) -> RResult<(), RString>,
+    /// One line on what the plugin does; empty for none (since 1.1).
+    pub description: RStr<'static>,
+    /// Test-only: a field from a minor this crate has not reached.
+    #[cfg(feature = "__fixture-future-minor")]
+    #[doc(hidden)]
+    pub fixture_future: u64,
 }
 
 impl RootModule for PluginModuleRef {

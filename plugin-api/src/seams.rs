@@ -1,120 +1,194 @@
-//! Every seam, its input snapshot and its decision (DESIGN §3).
+//! Every seam and the input snapshot each one carries (ARCHITECTURE.md §3).
 //!
 //! Snapshots travel as `RArc`s: listeners share one immutable copy and
-//! cannot change what the next listener sees. Decisions are enums, never
-//! flags. Tool arguments and structured results cross as canonical JSON text.
+//! cannot change what the next listener sees. Tool arguments and structured
+//! results cross as canonical JSON text. What a listener answers lives in
+//! [`crate::decisions`].
+//!
+//! Both ways of naming a seam can grow in a minor version (see the crate's
+//! compatibility policy): [`Seam`] is a number with named constants, not a
+//! Rust enum, and [`SeamInput`] crosses the boundary as a
+//! [`SeamInput_NE`], which a build that does not know a variant can still
+//! hold, clone and drop.
+
+// `WithNonExhaustive` generates its storage and interface types with
+// impls inside anonymous consts; nothing a plugin author can act on.
+#![allow(non_local_definitions)]
 
 use abi_stable::{
     StableAbi,
+    nonexhaustive_enum::NonExhaustive,
     std_types::{RArc, ROption, RString, RVec},
 };
 
+use crate::decisions::{ContinuationDecision, ContinuationDecision_NE, ToolResult};
 use crate::ffi::AbortSignalBox;
-use crate::types::{ContentBlock, MessageSource, SessionRef};
+use crate::types::{ContentBlock_NE, MessageSource_NE, SessionRef};
 
-/// The interception points of an agent. Names are the contract.
-#[repr(u8)]
-#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Seam {
+/// An interception point of an agent. Names are the contract.
+///
+/// A seam is a number with named constants rather than a Rust enum, so a
+/// minor version can add seams without changing its layout: a plugin built
+/// before a seam existed never names it, and a host refuses to register a
+/// listener on a number it does not know. The constants are named like
+/// enum variants (`Seam::PreExecute`) and work in patterns.
+#[repr(transparent)]
+#[derive(StableAbi, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Seam(u8);
+
+// The constants read like the enum variants they replace, so code matching
+// on `Seam::PreExecute` keeps reading as it did.
+#[allow(non_upper_case_globals)]
+impl Seam {
     /// `agent/session-start`: notification; may inject context.
-    SessionStart,
+    pub const SessionStart: Seam = Seam(0);
     /// `agent/session-end`: notification when a session closes.
-    SessionEnd,
+    pub const SessionEnd: Seam = Seam(1);
     /// `agent/prompt-submit`: waterfall per drained prompt.
-    PromptSubmit,
+    pub const PromptSubmit: Seam = Seam(2);
     /// `tools/pre-execute`: waterfall gate.
-    PreExecute,
+    pub const PreExecute: Seam = Seam(3);
     /// Guards: synchronous deny-or-abstain after the pre-execute waterfall.
-    Guard,
+    pub const Guard: Seam = Seam(4);
     /// `tools/execute`: around-dispatch waterfall.
-    Execute,
+    pub const Execute: Seam = Seam(5);
     /// `tools/post-execute`: waterfall that may transform the result.
-    PostExecute,
+    pub const PostExecute: Seam = Seam(6);
     /// `tools/result`: notification after everything.
-    ToolResult,
+    pub const ToolResult: Seam = Seam(7);
     /// `agent/turn-continuation`: waterfall deciding stop or continue.
-    TurnContinuation,
+    pub const TurnContinuation: Seam = Seam(8);
     /// `subagent/start`: notification.
-    SubagentStart,
+    pub const SubagentStart: Seam = Seam(9);
     /// `subagent/end`: notification.
-    SubagentEnd,
+    pub const SubagentEnd: Seam = Seam(10);
+    /// `agent/turn-end`: notification once a turn has ended, with how it
+    /// ended. Since 1.1.
+    pub const TurnEnd: Seam = Seam(11);
 }
 
-impl Seam {
-    /// Every seam, in pipeline order.
-    pub const ALL: [Seam; 11] = [
-        Seam::SessionStart,
-        Seam::SessionEnd,
-        Seam::PromptSubmit,
-        Seam::PreExecute,
-        Seam::Guard,
-        Seam::Execute,
-        Seam::PostExecute,
-        Seam::ToolResult,
-        Seam::TurnContinuation,
-        Seam::SubagentStart,
-        Seam::SubagentEnd,
-    ];
+/// Every seam this build knows: its constant, its event name, whether it
+/// is a notification. Append only; a seam's number never changes.
+const SEAMS: &[(Seam, &str, bool)] = &[
+    (Seam::SessionStart, "agent/session-start", true),
+    (Seam::SessionEnd, "agent/session-end", true),
+    (Seam::PromptSubmit, "agent/prompt-submit", false),
+    (Seam::PreExecute, "tools/pre-execute", false),
+    (Seam::Guard, "tools/guard", false),
+    (Seam::Execute, "tools/execute", false),
+    (Seam::PostExecute, "tools/post-execute", false),
+    (Seam::ToolResult, "tools/result", true),
+    (Seam::TurnContinuation, "agent/turn-continuation", false),
+    (Seam::SubagentStart, "subagent/start", true),
+    (Seam::SubagentEnd, "subagent/end", true),
+    (Seam::TurnEnd, "agent/turn-end", true),
+];
 
-    /// The seam's event name, as written in the design.
-    pub fn name(self) -> &'static str {
-        match self {
-            Seam::SessionStart => "agent/session-start",
-            Seam::SessionEnd => "agent/session-end",
-            Seam::PromptSubmit => "agent/prompt-submit",
-            Seam::PreExecute => "tools/pre-execute",
-            Seam::Guard => "tools/guard",
-            Seam::Execute => "tools/execute",
-            Seam::PostExecute => "tools/post-execute",
-            Seam::ToolResult => "tools/result",
-            Seam::TurnContinuation => "agent/turn-continuation",
-            Seam::SubagentStart => "subagent/start",
-            Seam::SubagentEnd => "subagent/end",
+impl Seam {
+    /// Every seam this build knows, in pipeline order.
+    pub const ALL: &'static [Seam] = &{
+        let mut all = [Seam(0); SEAMS.len()];
+        let mut i = 0;
+        while i < SEAMS.len() {
+            all[i] = SEAMS[i].0;
+            i += 1;
         }
+        all
+    };
+
+    fn entry(self) -> Option<&'static (Seam, &'static str, bool)> {
+        SEAMS.iter().find(|(seam, _, _)| *seam == self)
+    }
+
+    /// Whether this build knows the seam (a number from a newer build
+    /// may not be).
+    pub fn is_known(self) -> bool {
+        self.entry().is_some()
+    }
+
+    /// The seam's event name, e.g. `tools/pre-execute`; `unknown` for a
+    /// seam this build does not know.
+    pub fn name(self) -> &'static str {
+        self.entry().map_or("unknown", |(_, name, _)| name)
+    }
+
+    /// The seam called `name` (e.g. `tools/pre-execute`), if this build
+    /// knows it.
+    pub fn from_name(name: &str) -> Option<Seam> {
+        SEAMS
+            .iter()
+            .find(|(_, n, _)| *n == name)
+            .map(|(s, _, _)| *s)
+    }
+
+    /// The seam's number, stable across versions.
+    pub fn number(self) -> u8 {
+        self.0
+    }
+
+    /// The seam with number `number`, whether this build knows it or not.
+    pub const fn from_number(number: u8) -> Seam {
+        Seam(number)
     }
 
     /// Whether listeners on this seam only observe.
     pub fn is_notification(self) -> bool {
-        matches!(
-            self,
-            Seam::SessionStart
-                | Seam::SessionEnd
-                | Seam::ToolResult
-                | Seam::SubagentStart
-                | Seam::SubagentEnd
-        )
+        self.entry()
+            .is_some_and(|(_, _, notification)| *notification)
     }
 }
 
 impl std::fmt::Display for Seam {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
+        match self.entry() {
+            Some((_, name, _)) => f.write_str(name),
+            None => write!(f, "unknown seam #{}", self.0),
+        }
     }
 }
 
-/// Why `agent/session-start` fired.
-#[repr(u8)]
-#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SessionStartSource {
+impl std::fmt::Debug for Seam {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Seam({self})")
+    }
+}
+
+/// Why `agent/session-start` fired: a number with named constants (like
+/// [`Seam`]), so a minor may add reasons.
+#[repr(transparent)]
+#[derive(StableAbi, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SessionStartSource(u8);
+
+// Named like the enum variants they replace.
+#[allow(non_upper_case_globals)]
+impl SessionStartSource {
     /// A fresh or forked session.
-    Startup,
+    pub const Startup: SessionStartSource = SessionStartSource(0);
     /// A session reloaded from disk.
-    Resume,
+    pub const Resume: SessionStartSource = SessionStartSource(1);
     /// The conversation was cleared.
-    Clear,
+    pub const Clear: SessionStartSource = SessionStartSource(2);
     /// The conversation was compacted.
-    Compact,
+    pub const Compact: SessionStartSource = SessionStartSource(3);
 }
 
 impl SessionStartSource {
-    /// Wire name (`startup`, `resume`, `clear`, `compact`).
+    /// Wire name (`startup`, `resume`, `clear`, `compact`), `unknown` for a
+    /// reason this build does not know.
     pub fn as_str(self) -> &'static str {
         match self {
             SessionStartSource::Startup => "startup",
             SessionStartSource::Resume => "resume",
             SessionStartSource::Clear => "clear",
             SessionStartSource::Compact => "compact",
+            _ => "unknown",
         }
+    }
+}
+
+impl std::fmt::Debug for SessionStartSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SessionStartSource({})", self.as_str())
     }
 }
 
@@ -145,37 +219,9 @@ pub struct PromptSubmitInput {
     /// The session (its turn is already open).
     pub session: SessionRef,
     /// The prompt as submitted.
-    pub content: RVec<ContentBlock>,
+    pub content: RVec<ContentBlock_NE>,
     /// Who submitted it.
-    pub source: MessageSource,
-}
-
-/// Decision of `agent/prompt-submit`.
-#[repr(C, u8)]
-#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
-pub enum PromptDecision {
-    /// Let the prompt through, optionally rewritten and with added context.
-    Allow {
-        /// Replacement content; `None` keeps the prompt.
-        content: ROption<RVec<ContentBlock>>,
-        /// Context appended after the prompt, attributed to the plugin.
-        additional_context: ROption<RString>,
-    },
-    /// Veto the prompt.
-    Block {
-        /// Why; recorded in `prompt/blocked`.
-        reason: RString,
-    },
-}
-
-impl PromptDecision {
-    /// Allow unchanged.
-    pub fn allow() -> Self {
-        PromptDecision::Allow {
-            content: ROption::RNone,
-            additional_context: ROption::RNone,
-        }
-    }
+    pub source: MessageSource_NE,
 }
 
 /// The sealed identity of one tool call, immutable for the whole pipeline.
@@ -192,63 +238,6 @@ pub struct ToolCall {
     pub arguments: RString,
     /// Opaque token of the parent call when this call is nested.
     pub parent: ROption<RString>,
-}
-
-/// Decision of `tools/pre-execute`.
-#[repr(C, u8)]
-#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
-pub enum PreToolDecision {
-    /// Run the tool.
-    Allow {
-        /// A replacement for the whole argument object (canonical JSON),
-        /// applied as one unit: history, audit and presentation all see it,
-        /// and the log keeps the original call too. `None` runs as called.
-        updated_arguments: ROption<RString>,
-    },
-    /// Do not run it; the model gets an error result with the reason.
-    Deny {
-        /// Why.
-        reason: RString,
-    },
-    /// Ask the approval service.
-    Ask {
-        /// Why approval is needed.
-        reason: ROption<RString>,
-    },
-}
-
-impl PreToolDecision {
-    /// Allow as called.
-    pub fn allow() -> Self {
-        PreToolDecision::Allow {
-            updated_arguments: ROption::RNone,
-        }
-    }
-}
-
-/// Decision of a guard.
-#[repr(C, u8)]
-#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
-pub enum GuardDecision {
-    /// No opinion.
-    Abstain,
-    /// Deny, whatever the waterfall said.
-    Deny {
-        /// Why.
-        reason: RString,
-    },
-}
-
-/// A normalized tool result: always JSON-safe.
-#[repr(C)]
-#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
-pub struct ToolResult {
-    /// What the model reads.
-    pub content: RVec<ContentBlock>,
-    /// Whether the call failed.
-    pub is_error: bool,
-    /// The tool's structured response (canonical JSON), when it has one.
-    pub structured: ROption<RString>,
 }
 
 /// Snapshot for `tools/execute`: the call plus the current abort signal.
@@ -273,36 +262,6 @@ pub struct PostExecuteInput {
     pub denied: bool,
 }
 
-/// Decision of `tools/post-execute`.
-#[repr(C, u8)]
-#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
-pub enum PostToolDecision {
-    /// Keep the result, optionally replacing its content.
-    Accept {
-        /// Replacement content the model sees.
-        content: ROption<RVec<ContentBlock>>,
-        /// Context appended after every result of the step.
-        additional_context: ROption<RString>,
-    },
-    /// Feed back to the model as a blocking error alongside the result.
-    Block {
-        /// Feedback for the model.
-        feedback: RString,
-        /// Context appended after every result of the step.
-        additional_context: ROption<RString>,
-    },
-}
-
-impl PostToolDecision {
-    /// Accept unchanged.
-    pub fn accept() -> Self {
-        PostToolDecision::Accept {
-            content: ROption::RNone,
-            additional_context: ROption::RNone,
-        }
-    }
-}
-
 /// Snapshot for `agent/turn-continuation`.
 #[repr(C)]
 #[derive(StableAbi, Clone, Debug)]
@@ -311,8 +270,9 @@ pub struct ContinuationInput {
     pub session: SessionRef,
     /// Steps run so far in this turn.
     pub step_count: u32,
-    /// What the loop would do on its own.
-    pub default: ContinuationDecision,
+    /// What the loop would do on its own (see
+    /// [`ContinuationInput::default_decision`]).
+    pub default: ContinuationDecision_NE,
     /// How many continues were forced in a row just before this one
     /// (non-zero means a continuation hook is already active).
     pub consecutive_continues: u32,
@@ -320,17 +280,12 @@ pub struct ContinuationInput {
     pub last_assistant_message: RString,
 }
 
-/// Decision of `agent/turn-continuation`.
-#[repr(C, u8)]
-#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
-pub enum ContinuationDecision {
-    /// End the turn.
-    Stop,
-    /// Run another step; the reason is recorded as steering the model reads.
-    Continue {
-        /// Model-facing steering text.
-        reason: ROption<RString>,
-    },
+impl ContinuationInput {
+    /// What the loop would do on its own, if this build knows that
+    /// decision.
+    pub fn default_decision(&self) -> Option<ContinuationDecision> {
+        self.default.as_enum().ok().cloned()
+    }
 }
 
 /// Snapshot for `subagent/start` and `subagent/end`.
@@ -355,9 +310,29 @@ pub struct SubagentInfo {
     pub result: ROption<RString>,
 }
 
-/// Any seam's input, as it crosses the boundary.
-#[repr(C, u8)]
+/// Snapshot for `agent/turn-end` (since 1.1).
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug)]
+pub struct TurnEndInput {
+    /// The session; its `turn_id` and `prompt_id` are the ended turn's.
+    pub session: SessionRef,
+    /// How the turn ended: `completed`, `aborted`, `error`, `disposed`,
+    /// `max-tokens` or `rejected` (the `reason` of its `turn/end` record).
+    pub reason: RString,
+    /// The ending's message, if any (an error, a halt or block reason).
+    pub message: ROption<RString>,
+}
+
+/// Any seam's input. It crosses the boundary as a [`SeamInput_NE`]
+/// (`NonExhaustive`): a variant added in a later minor sits in the same
+/// storage, and a build that does not know it gets an error from
+/// `as_enum`/`into_enum` instead of undefined behaviour.
+///
+/// Append variants only; the storage size is fixed for the major.
+#[repr(u8)]
 #[derive(StableAbi, Clone)]
+#[sabi(kind(WithNonExhaustive(size = [usize; 8], traits(Clone))))]
+#[non_exhaustive]
 pub enum SeamInput {
     /// `agent/session-start`.
     SessionStart(RArc<SessionStartInput>),
@@ -379,6 +354,13 @@ pub enum SeamInput {
     SubagentStart(RArc<SubagentInfo>),
     /// `subagent/end`.
     SubagentEnd(RArc<SubagentInfo>),
+    /// `agent/turn-end` (since 1.1).
+    TurnEnd(RArc<TurnEndInput>),
+    /// Test-only: a seam from a minor this crate has not reached, for the
+    /// fixture that proves a newer plugin is refused.
+    #[cfg(feature = "__fixture-future-minor")]
+    #[doc(hidden)]
+    FixtureFuture(RArc<TurnEndInput>),
 }
 
 impl SeamInput {
@@ -395,55 +377,15 @@ impl SeamInput {
             SeamInput::TurnContinuation(_) => Seam::TurnContinuation,
             SeamInput::SubagentStart(_) => Seam::SubagentStart,
             SeamInput::SubagentEnd(_) => Seam::SubagentEnd,
+            SeamInput::TurnEnd(_) => Seam::TurnEnd,
+            #[cfg(feature = "__fixture-future-minor")]
+            SeamInput::FixtureFuture(_) => Seam(200),
         }
     }
 }
 
-/// Any seam's answer, as it crosses the boundary.
-#[repr(C, u8)]
-#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
-pub enum SeamOutput {
-    /// A notification listener observed.
-    Observed,
-    /// `agent/prompt-submit`.
-    Prompt(PromptDecision),
-    /// `tools/pre-execute`.
-    PreTool(PreToolDecision),
-    /// `tools/execute`.
-    Execute(ToolResult),
-    /// `tools/post-execute`.
-    PostTool(PostToolDecision),
-    /// `agent/turn-continuation`.
-    Continuation(ContinuationDecision),
-}
-
-impl ToolResult {
-    /// A successful text result.
-    pub fn text(text: impl Into<String>) -> Self {
-        ToolResult {
-            content: RVec::from(vec![ContentBlock::text(text)]),
-            is_error: false,
-            structured: ROption::RNone,
-        }
-    }
-
-    /// A failed result whose text explains the failure.
-    pub fn error(text: impl Into<String>) -> Self {
-        ToolResult {
-            content: RVec::from(vec![ContentBlock::text(text)]),
-            is_error: true,
-            structured: ROption::RNone,
-        }
-    }
-
-    /// Attaches a structured response (canonical JSON text).
-    pub fn with_structured(mut self, json: impl Into<String>) -> Self {
-        self.structured = ROption::RSome(RString::from(json.into()));
-        self
-    }
-
-    /// The text of every text block, joined by newlines.
-    pub fn text_content(&self) -> String {
-        crate::types::blocks_text(&self.content)
+impl From<SeamInput> for SeamInput_NE {
+    fn from(input: SeamInput) -> Self {
+        NonExhaustive::new(input)
     }
 }

@@ -1,14 +1,26 @@
 //! ABI-stable building blocks shared by every seam: content blocks, message
 //! sources and the session reference every snapshot carries.
 
+// `WithNonExhaustive` generates its storage and interface types with
+// impls inside anonymous consts; nothing a plugin author can act on.
+#![allow(non_local_definitions)]
+
 use abi_stable::{
     StableAbi,
+    nonexhaustive_enum::NonExhaustive,
     std_types::{ROption, RString, RVec},
 };
 
-/// One block of message content.
-#[repr(C, u8)]
+/// One block of message content. Every container holds blocks in their
+/// boundary form, [`ContentBlock_NE`], so a minor may add kinds of content;
+/// the constructors return that form, and `block.as_enum()` gives the
+/// block back when this build knows its kind.
+#[repr(u8)]
 #[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
+#[sabi(kind(WithNonExhaustive(
+    size = [usize; 16],
+    traits(Clone, Debug, PartialEq, Eq)
+)))]
 pub enum ContentBlock {
     /// Plain text.
     Text {
@@ -26,18 +38,33 @@ pub enum ContentBlock {
 
 impl ContentBlock {
     /// A text block.
-    pub fn text(text: impl Into<String>) -> Self {
-        ContentBlock::Text {
+    pub fn text(text: impl Into<String>) -> ContentBlock_NE {
+        NonExhaustive::new(ContentBlock::Text {
             text: RString::from(text.into()),
-        }
+        })
+    }
+
+    /// An image block: MIME type and base64 payload.
+    pub fn image(mime_type: impl Into<String>, data: impl Into<String>) -> ContentBlock_NE {
+        NonExhaustive::new(ContentBlock::Image {
+            mime_type: RString::from(mime_type.into()),
+            data: RString::from(data.into()),
+        })
     }
 }
 
-/// Joins the text of every text block with newlines.
-pub fn blocks_text(blocks: &[ContentBlock]) -> String {
+impl From<ContentBlock> for ContentBlock_NE {
+    fn from(block: ContentBlock) -> Self {
+        NonExhaustive::new(block)
+    }
+}
+
+/// Joins the text of every text block with newlines; blocks of other or
+/// unknown kinds are skipped.
+pub fn blocks_text(blocks: &[ContentBlock_NE]) -> String {
     let mut out = String::new();
     for block in blocks {
-        if let ContentBlock::Text { text } = block {
+        if let Ok(ContentBlock::Text { text }) = block.as_enum() {
             if !out.is_empty() {
                 out.push('\n');
             }
@@ -47,9 +74,14 @@ pub fn blocks_text(blocks: &[ContentBlock]) -> String {
     out
 }
 
-/// Who put a message into the conversation.
-#[repr(C, u8)]
+/// Who put a message into the conversation. Crosses the boundary as
+/// [`MessageSource_NE`], so a minor may add sources.
+#[repr(u8)]
 #[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
+#[sabi(kind(WithNonExhaustive(
+    size = [usize; 8],
+    traits(Clone, Debug, PartialEq, Eq)
+)))]
 pub enum MessageSource {
     /// The human user (an editor, the CLI).
     User,
@@ -71,6 +103,12 @@ impl MessageSource {
         MessageSource::Plugin {
             plugin: RString::from(name.into()),
         }
+    }
+}
+
+impl From<MessageSource> for MessageSource_NE {
+    fn from(source: MessageSource) -> Self {
+        NonExhaustive::new(source)
     }
 }
 
@@ -110,21 +148,26 @@ pub struct ToolSpec {
     pub aliases: RVec<RString>,
 }
 
-/// How serious a [`ConfigProblem`] is.
-#[repr(u8)]
-#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ProblemSeverity {
+/// How serious a [`ConfigProblem`] is (since 1.1): a number with named
+/// constants, like [`LogLevel`], so a minor may add one.
+#[repr(transparent)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ProblemSeverity(u8);
+
+// Named like the enum variants they replace.
+#[allow(non_upper_case_globals)]
+impl ProblemSeverity {
     /// Something is off but nothing the user asked for is lost (an
     /// unknown key the real tool also ignores, say).
-    Warning,
+    pub const Warning: ProblemSeverity = ProblemSeverity(0);
     /// Part of the configuration is not in effect (a file that does not
     /// load, a hook that will never run): `dsh check` exits 1.
-    Error,
+    pub const Error: ProblemSeverity = ProblemSeverity(1);
 }
 
 /// A problem with a plugin's configuration, or with a file its
 /// configuration names, reported while the plugin applies
-/// ([`crate::Host::report_problem`]). `dsh check` and `dsh plugins` print
+/// ([`crate::Host::report_problem`]; since 1.1). `dsh check` and `dsh plugins` print
 /// it; `serve` and `prompt` log it as a warning.
 #[repr(C)]
 #[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
@@ -187,16 +230,21 @@ impl std::fmt::Display for ConfigProblem {
     }
 }
 
-/// Severity of a message a plugin logs through the host.
-#[repr(u8)]
-#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LogLevel {
+/// Severity of a message a plugin logs through the host: a number with
+/// named constants (like [`Seam`](crate::Seam)), so a minor may add one.
+#[repr(transparent)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LogLevel(u8);
+
+// Named like the enum variants they replace.
+#[allow(non_upper_case_globals)]
+impl LogLevel {
     /// Diagnostic detail.
-    Debug,
+    pub const Debug: LogLevel = LogLevel(0);
     /// Lifecycle.
-    Info,
+    pub const Info: LogLevel = LogLevel(1);
     /// Degraded but working.
-    Warn,
+    pub const Warn: LogLevel = LogLevel(2);
     /// An operator must act.
-    Error,
+    pub const Error: LogLevel = LogLevel(3);
 }

@@ -38,21 +38,29 @@ use dsh_host::plugins::{HostCore, PluginHost};
 use dsh_host::seams::Terminal;
 use dsh_plugin_api::ffi::SeamResult;
 use dsh_plugin_api::{
-    Host, NoConfig, Plugin, PreToolDecision, Seam, SeamInput, SeamOutput, ToolCall, plugin_module,
+    Host, Next, NoConfig, Plugin, PreToolDecision, Seam, SeamInput, SeamOutput, ToolCall,
+    plugin_module,
 };
 use dsh_tests::host::{terminal, tool_call};
 
-/// The in-process listener: the SDK's default pre-execute, which delegates.
+/// The in-process listener: a pre-execute that only delegates.
 struct InProcessDelegate;
 
 impl Plugin for InProcessDelegate {
     type Config = NoConfig;
     const NAME: &'static str = "in-process-delegate";
     const VERSION: &'static str = "0.0.0";
-    const SEAMS: &'static [Seam] = &[Seam::PreExecute];
 
     fn apply(_host: &Host, _config: NoConfig) -> Result<Self, String> {
         Ok(InProcessDelegate)
+    }
+
+    async fn pre_execute(
+        self: Arc<Self>,
+        _call: RArc<ToolCall>,
+        next: Next<PreToolDecision>,
+    ) -> Result<PreToolDecision, String> {
+        next.run().await
     }
 }
 
@@ -112,7 +120,7 @@ fn pipeline(side: Side, n: usize, library: &Path) -> Pipeline {
         }
     }
     assert!(host.all_applied(), "{:?}", host.problems());
-    assert_eq!(host.core().bus.listener_count(Seam::PreExecute), n);
+    assert_eq!(host.core().view().bus.listener_count(Seam::PreExecute), n);
     Pipeline {
         host,
         runtime,
@@ -125,6 +133,7 @@ fn dispatch(pipeline: &Pipeline, call: &RArc<ToolCall>, end: &Arc<dyn Terminal>)
         pipeline
             .host
             .core()
+            .view()
             .bus
             .waterfall(SeamInput::PreExecute(call.clone()), end.clone()),
     )

@@ -11,9 +11,10 @@
 //!   its binary, so the suite builds it itself (a no-op when up to date).
 //! - [`fixture`]: the fixture workspace `tests/fixtures/plugins`, built into
 //!   `<target>/fixture-plugins` so it never contends with the main build.
-//!   abi_stable compiles once for every fixture; the two that switch on a
+//!   abi_stable compiles once for every fixture; those that switch on a
 //!   `__fixture-*` feature of dsh-plugin-api get builds of their own, since
-//!   cargo unifies features within one build.
+//!   cargo unifies features within one build. `frozen-v1` builds against the
+//!   frozen copy of the 1.0 API kept in that workspace.
 //!
 //! Each build runs at most once per process behind a `OnceLock`; a failed
 //! build fails every test that needs it, with cargo's own output.
@@ -119,8 +120,16 @@ pub fn example(name: &str) -> PathBuf {
 }
 
 /// The fixtures built together; the others each need a build of their own.
-const PLAIN_FIXTURES: &[&str] = &["delegate", "needs-service", "no-root", "panicky", "stall"];
-const FEATURE_FIXTURES: &[&str] = &["abi-changed", "api-major-2"];
+const PLAIN_FIXTURES: &[&str] = &[
+    "current",
+    "delegate",
+    "frozen-v1",
+    "needs-service",
+    "no-root",
+    "panicky",
+    "stall",
+];
+const FEATURE_FIXTURES: &[&str] = &["abi-changed", "api-major-2", "future-minor"];
 
 /// The fixture plugin `name` (a folder of `tests/fixtures/plugins`).
 pub fn fixture(name: &str) -> PathBuf {

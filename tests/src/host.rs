@@ -97,6 +97,7 @@ impl TestHost {
             terminal(|_| async { RResult::ROk(SeamOutput::PreTool(PreToolDecision::allow())) });
         let out = self.block_on(
             self.core()
+                .view()
                 .bus
                 .waterfall(SeamInput::PreExecute(call.clone()), terminal),
         );
@@ -117,6 +118,7 @@ impl TestHost {
         };
         let out = self.block_on(
             self.core()
+                .view()
                 .bus
                 .waterfall(SeamInput::Execute(RArc::new(input)), dispatch),
         );
@@ -137,6 +139,7 @@ impl TestHost {
         };
         self.block_on(
             self.core()
+                .view()
                 .bus
                 .notify(SeamInput::ToolResult(RArc::new(input))),
         )

@@ -165,7 +165,7 @@ impl Connection {
             });
         }
         self.routes.claim(id, self.id, client)?;
-        let session = match self.agent.load_session(id) {
+        let session = match self.agent.load_session(id).await {
             Ok(s) => s,
             Err(e) => {
                 self.routes.release(id, self.id);

@@ -144,7 +144,7 @@ fn load_session(
                 }
                 let mut translator = Translator::new(Mode::Replay);
                 for event in session.events() {
-                    for update in translator.updates(&event) {
+                    for update in translator.updates(&event.event) {
                         let note = SessionNotification::new(SessionId::new(id.as_str()), update);
                         if let Err(e) = cx.send_notification(note) {
                             tracing::debug!(session = %id, "replay stopped: {}", e.message);

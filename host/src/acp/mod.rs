@@ -65,12 +65,7 @@ impl AcpServer {
     pub fn new(agent: Arc<Agent>) -> Arc<AcpServer> {
         let routes = Arc::new(Routes::default());
         let service = ApprovalService::boxed(routes.clone());
-        let owner: Arc<str> = Arc::from(OWNER);
-        let mounted = match agent
-            .core()
-            .services
-            .provide(&owner, APPROVAL_SERVICE, service)
-        {
+        let mounted = match agent.core().mount_service(OWNER, APPROVAL_SERVICE, service) {
             Ok(()) => true,
             Err(e) => {
                 tracing::warn!("ACP permission requests are off: {e}");
@@ -163,7 +158,7 @@ fn peer_gone(e: &std::io::Error) -> bool {
 impl Drop for AcpServer {
     fn drop(&mut self) {
         if self.mounted {
-            self.agent.core().services.remove_owner(OWNER);
+            self.agent.core().dispose(OWNER);
         }
     }
 }

@@ -17,16 +17,15 @@ use agent_client_protocol::v1::schema::{
     PromptRequest, PromptResponse, SessionId, SessionNotification,
 };
 use dsh_plugin_api::MessageSource;
-use serde_json::Value;
-use tokio::sync::broadcast::error::{RecvError, TryRecvError};
-use tokio::sync::{broadcast, oneshot};
+use tokio::sync::oneshot;
 use tracing::Instrument as _;
 
 use super::approval::ClientConnection;
 use super::connection::{Connection, RunningTurn};
 use super::error::AcpError;
 use super::updates::{Mode, Translator, prompt_content, stop_reason};
-use crate::agent::{Prompt, Session, TurnOutcome};
+use crate::agent::{EventStream, Prompt, Session, TurnOutcome};
+use crate::session::SessionEvent;
 
 /// Starts the prompt, or answers it with an error at once.
 pub(crate) fn start(
@@ -64,28 +63,14 @@ pub(crate) fn start(
     cx.spawn(forwarder.run(events, done_rx, responder).in_current_span())
 }
 
-/// Runs the turn to its end, repeating a cancel that arrived before the
-/// turn had installed its cancellation token.
+/// Runs the turn to its end. A `session/cancel` that arrives before the
+/// turn opens is kept by the session for this turn ([`Session::cancel`]).
 async fn drive(
     session: Arc<Session>,
     running: Arc<RunningTurn>,
     done: oneshot::Sender<TurnOutcome>,
 ) {
-    let mut events = session.subscribe();
-    let turn = session.run_turn();
-    tokio::pin!(turn);
-    let mut watching = true;
-    let outcome = loop {
-        tokio::select! {
-            outcome = &mut turn => break outcome,
-            event = events.recv(), if watching => {
-                if running.cancel_requested() {
-                    session.cancel();
-                }
-                watching = !matches!(event, Err(RecvError::Closed));
-            }
-        }
-    };
+    let outcome = session.run_turn().await;
     tracing::info!(session = %session.id, reason = outcome.reason.as_str(), "prompt turn ended");
     // The forwarder may be gone with its connection; the turn ended anyway.
     let _ = done.send(outcome);
@@ -100,7 +85,7 @@ struct Forwarder {
 }
 
 impl Forwarder {
-    fn send(&self, translator: &mut Translator, event: &Value) {
+    fn send(&self, translator: &mut Translator, event: &SessionEvent) {
         for update in translator.updates(event) {
             let note = SessionNotification::new(SessionId::new(self.id.as_str()), update);
             if let Err(e) = self.cx.send_notification(note) {
@@ -113,7 +98,7 @@ impl Forwarder {
     /// here would shut the whole connection down.
     async fn run(
         self,
-        mut events: broadcast::Receiver<Value>,
+        mut events: EventStream,
         mut done: oneshot::Receiver<TurnOutcome>,
         responder: Responder<PromptResponse>,
     ) -> Result<(), RpcError> {
@@ -122,23 +107,18 @@ impl Forwarder {
             tokio::select! {
                 biased;
                 event = events.recv() => match event {
-                    Ok(event) => self.send(&mut translator, &event),
-                    Err(RecvError::Lagged(missed)) => {
-                        tracing::warn!(session = %self.id, "{missed} session events were not forwarded");
-                    }
-                    Err(RecvError::Closed) => break (&mut done).await,
+                    Some(event) => self.send(&mut translator, &event.event),
+                    None => break (&mut done).await,
                 },
                 outcome = &mut done => break outcome,
             }
         };
-        // Everything the turn appended was broadcast before it returned.
-        loop {
-            match events.try_recv() {
-                Ok(event) => self.send(&mut translator, &event),
-                Err(TryRecvError::Lagged(_)) => continue,
-                Err(_) => break,
-            }
+        // Everything the turn appended was published before it returned;
+        // the feed skips nothing, so this is all of it.
+        while let Some(event) = events.try_recv() {
+            self.send(&mut translator, &event.event);
         }
+        drop(events);
         self.conn.end_prompt(&self.id, &self.running);
         let answer = match &outcome {
             Ok(outcome) => stop_reason(outcome, self.running.cancel_requested()),

@@ -15,11 +15,11 @@ use agent_client_protocol::v1::schema::{
     ToolCallUpdateFields, ToolKind,
 };
 use dsh_plugin_api::ContentBlock as DshBlock;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::error::AcpError;
 use crate::agent::TurnOutcome;
-use crate::session::{TurnEndReason, events};
+use crate::session::{SessionEvent, TurnEndReason};
 
 /// Which events a [`Translator`] sees.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,10 +39,6 @@ pub(crate) struct Translator {
     denied: HashSet<String>,
     /// Tool names by call id, for titles of rewritten calls.
     names: HashMap<String, String>,
-}
-
-fn s<'a>(event: &'a Value, key: &str) -> &'a str {
-    event.get(key).and_then(Value::as_str).unwrap_or_default()
 }
 
 fn text_chunk(text: &str) -> ContentChunk {
@@ -98,100 +94,100 @@ impl Translator {
     }
 
     /// The updates one event produces (often none).
-    pub(crate) fn updates(&mut self, event: &Value) -> Vec<SessionUpdate> {
-        match events::kind(event) {
-            "user/message" if self.mode == Mode::Replay => {
-                vec![SessionUpdate::UserMessageChunk(text_chunk(s(
-                    event, "content",
-                )))]
+    pub(crate) fn updates(&mut self, event: &SessionEvent) -> Vec<SessionUpdate> {
+        match event {
+            SessionEvent::UserMessage { content, .. } if self.mode == Mode::Replay => {
+                vec![SessionUpdate::UserMessageChunk(text_chunk(content))]
             }
-            "step/start" => {
+            SessionEvent::StepStart { .. } => {
                 self.streamed = false;
                 Vec::new()
             }
-            "stream/text" => {
-                let text = s(event, "text");
+            SessionEvent::StreamText { text } => {
                 if text.is_empty() {
                     return Vec::new();
                 }
                 self.streamed = true;
                 vec![SessionUpdate::AgentMessageChunk(text_chunk(text))]
             }
-            "assistant/message" => {
+            SessionEvent::AssistantMessage { content, .. } => {
                 let already_shown = std::mem::take(&mut self.streamed);
-                let text = s(event, "content");
-                if already_shown || text.is_empty() {
+                if already_shown || content.is_empty() {
                     return Vec::new();
                 }
-                vec![SessionUpdate::AgentMessageChunk(text_chunk(text))]
+                vec![SessionUpdate::AgentMessageChunk(text_chunk(content))]
             }
-            "tool/call" => {
-                let name = s(event, "name");
-                let arguments = event.get("arguments").cloned().unwrap_or(json!({}));
-                self.names
-                    .insert(s(event, "call_id").to_string(), name.to_string());
-                let call = ToolCall::new(
-                    s(event, "call_id").to_string(),
-                    tool_title(name, &arguments),
-                )
-                .kind(tool_kind(name))
-                .status(ToolCallStatus::InProgress)
-                .locations(locations(&arguments))
-                .raw_input(arguments);
+            SessionEvent::ToolCall {
+                call_id,
+                name,
+                arguments,
+            } => {
+                self.names.insert(call_id.clone(), name.clone());
+                let call = ToolCall::new(call_id.clone(), tool_title(name, arguments))
+                    .kind(tool_kind(name))
+                    .status(ToolCallStatus::InProgress)
+                    .locations(locations(arguments))
+                    .raw_input(arguments.clone());
                 vec![SessionUpdate::ToolCall(call)]
             }
-            "tool/updated" => {
+            SessionEvent::ToolUpdated {
+                call_id, arguments, ..
+            } => {
                 // A plugin rewrote the arguments; the title follows them.
-                let arguments = event.get("arguments").cloned().unwrap_or(json!({}));
                 let name = self
                     .names
-                    .get(s(event, "call_id"))
+                    .get(call_id)
                     .map(String::as_str)
                     .unwrap_or_default();
-                let mut fields = ToolCallUpdateFields::new().title(tool_title(name, &arguments));
-                let places = locations(&arguments);
+                let mut fields = ToolCallUpdateFields::new().title(tool_title(name, arguments));
+                let places = locations(arguments);
                 if !places.is_empty() {
                     fields = fields.locations(places);
                 }
-                let fields = fields.raw_input(arguments);
+                let fields = fields.raw_input(arguments.clone());
                 vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
-                    s(event, "call_id").to_string(),
+                    call_id.clone(),
                     fields,
                 ))]
             }
-            "tool/denied" => {
-                let id = s(event, "call_id");
-                self.denied.insert(id.to_string());
+            SessionEvent::ToolDenied {
+                call_id, reason, ..
+            } => {
+                self.denied.insert(call_id.clone());
                 let fields = ToolCallUpdateFields::new()
                     .status(ToolCallStatus::Failed)
-                    .content(text_content(s(event, "reason")));
+                    .content(text_content(reason));
                 vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
-                    id.to_string(),
+                    call_id.clone(),
                     fields,
                 ))]
             }
-            "tool/result" => {
-                let id = s(event, "call_id");
-                if self.denied.remove(id) {
+            SessionEvent::ToolResult {
+                call_id,
+                content,
+                is_error,
+                structured,
+                ..
+            } => {
+                if self.denied.remove(call_id) {
                     // Its failure (and reason) was already reported.
                     return Vec::new();
                 }
-                let is_error = event["is_error"].as_bool().unwrap_or(false);
-                let content = s(event, "content");
-                let mut raw = json!({"content": content, "is_error": is_error});
-                if let Some(structured) = event.get("structured") {
-                    raw["structured"] = structured.clone();
-                }
+                let raw = RawOutput {
+                    content,
+                    is_error: *is_error,
+                    structured: structured.as_ref(),
+                };
                 let fields = ToolCallUpdateFields::new()
-                    .status(if is_error {
+                    .status(if *is_error {
                         ToolCallStatus::Failed
                     } else {
                         ToolCallStatus::Completed
                     })
                     .content(text_content(content))
-                    .raw_output(raw);
+                    .raw_output(serde_json::to_value(raw).unwrap_or(Value::Null));
                 vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
-                    id.to_string(),
+                    call_id.clone(),
                     fields,
                 ))]
             }
@@ -200,10 +196,21 @@ impl Translator {
     }
 }
 
+/// A tool call's `rawOutput`: the result as the log keeps it.
+#[derive(serde::Serialize)]
+struct RawOutput<'a> {
+    content: &'a str,
+    is_error: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    structured: Option<&'a Value>,
+}
+
 /// dsh content for an ACP prompt: text as is, resource links as markdown
 /// links, embedded text resources inside a `<context>` block. Images, audio
 /// and binary resources are refused (the agent does not advertise them).
-pub(crate) fn prompt_content(blocks: &[ContentBlock]) -> Result<Vec<DshBlock>, AcpError> {
+pub(crate) fn prompt_content(
+    blocks: &[ContentBlock],
+) -> Result<Vec<dsh_plugin_api::ContentBlock_NE>, AcpError> {
     let mut out = Vec::with_capacity(blocks.len());
     for block in blocks {
         let text = match block {
@@ -257,6 +264,13 @@ pub(crate) fn stop_reason(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use serde_json::json;
+
+    fn ev(line: Value) -> SessionEvent {
+        let event = SessionEvent::from_value(line);
+        assert!(!matches!(event, SessionEvent::Other(_)), "{event:?}");
+        event
+    }
 
     fn wire(updates: Vec<SessionUpdate>) -> Vec<Value> {
         updates
@@ -277,7 +291,7 @@ mod tests {
             json!({"type": "step/start", "step": 2}),
             json!({"type": "assistant/message", "content": "unstreamed", "tool_calls": []}),
         ] {
-            out.extend(wire(t.updates(&event)));
+            out.extend(wire(t.updates(&ev(event))));
         }
         let texts: Vec<&str> = out
             .iter()
@@ -289,8 +303,12 @@ mod tests {
     #[test]
     fn tool_events_become_a_call_and_its_final_update() {
         let mut t = Translator::new(Mode::Live);
-        let call = json!({"type": "tool/call", "call_id": "c1", "name": "Bash", "arguments": {"command": "ls"}});
-        let result = json!({"type": "tool/result", "call_id": "c1", "name": "Bash", "content": "a\nb", "is_error": false});
+        let call = ev(
+            json!({"type": "tool/call", "call_id": "c1", "name": "Bash", "arguments": {"command": "ls"}}),
+        );
+        let result = ev(
+            json!({"type": "tool/result", "call_id": "c1", "name": "Bash", "content": "a\nb", "is_error": false}),
+        );
         assert_eq!(
             wire(t.updates(&call)),
             [json!({
@@ -311,8 +329,12 @@ mod tests {
     #[test]
     fn a_rewritten_call_gets_a_new_title_and_input() {
         let mut t = Translator::new(Mode::Live);
-        t.updates(&json!({"type": "tool/call", "call_id": "c1", "name": "Bash", "arguments": {"command": "rm -rf /"}}));
-        let rewritten = json!({"type": "tool/updated", "call_id": "c1", "arguments": {"command": "echo no"}, "plugin": "p"});
+        t.updates(&ev(
+            json!({"type": "tool/call", "call_id": "c1", "name": "Bash", "arguments": {"command": "rm -rf /"}}),
+        ));
+        let rewritten = ev(
+            json!({"type": "tool/updated", "call_id": "c1", "arguments": {"command": "echo no"}, "plugin": "p"}),
+        );
         assert_eq!(
             wire(t.updates(&rewritten)),
             [json!({
@@ -325,9 +347,10 @@ mod tests {
     #[test]
     fn a_denied_call_fails_once_with_its_reason() {
         let mut t = Translator::new(Mode::Live);
-        let denied = json!({"type": "tool/denied", "call_id": "c1", "reason": "no", "by": "p"});
-        let result =
-            json!({"type": "tool/result", "call_id": "c1", "content": "no", "is_error": true});
+        let denied = ev(json!({"type": "tool/denied", "call_id": "c1", "reason": "no", "by": "p"}));
+        let result = ev(
+            json!({"type": "tool/result", "call_id": "c1", "name": "Bash", "content": "no", "is_error": true}),
+        );
         let first = wire(t.updates(&denied));
         assert_eq!(first[0]["status"], "failed");
         assert_eq!(first[0]["content"][0]["content"]["text"], "no");
@@ -336,7 +359,7 @@ mod tests {
 
     #[test]
     fn user_messages_only_replay() {
-        let user = json!({"type": "user/message", "content": "hi"});
+        let user = ev(json!({"type": "user/message", "content": "hi", "source": {"kind": "user"}}));
         assert!(Translator::new(Mode::Live).updates(&user).is_empty());
         let replayed = wire(Translator::new(Mode::Replay).updates(&user));
         assert_eq!(replayed[0]["sessionUpdate"], "user_message_chunk");

@@ -5,13 +5,14 @@
 //! [`Session`] runs one turn at a time: the turn opens first, every drained
 //! prompt goes through `agent/prompt-submit`, then steps alternate model
 //! requests and tool calls until `agent/turn-continuation` says stop. The
-//! loop's three load-bearing decisions (DESIGN §3) live in [`turn`]; the
+//! loop's three load-bearing decisions (ARCHITECTURE.md §4) live in [`turn`]; the
 //! five-phase tool pipeline in [`pipeline`].
 //!
 //! It may call: the seam bus, the tool and service registries (through
 //! [`crate::plugins::HostCore`]), the session log, and the `model` service.
 
 mod attribution;
+mod feed;
 mod pipeline;
 mod runtime;
 mod session;
@@ -19,6 +20,7 @@ mod signal;
 mod subagent;
 mod turn;
 
+pub use feed::{EventStream, FEED_CAPACITY};
 pub use pipeline::APPROVAL_SERVICE;
 pub use runtime::{Agent, AgentOptions};
 pub use session::{Prompt, Session, TurnOutcome};

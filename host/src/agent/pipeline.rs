@@ -27,7 +27,7 @@ use super::turn::{default_terminal, originator, unless_cancelled};
 use crate::model::ModelToolCall;
 use crate::plugins::services::ToolsView;
 use crate::seams::{GuardVerdict, Terminal, TerminalFn, Traced};
-use crate::session::events;
+use crate::session::SessionEvent;
 
 /// The name of the service that answers `ask`.
 pub const APPROVAL_SERVICE: &str = "approval";
@@ -85,7 +85,13 @@ impl Session {
             Value::Null => json!({}),
             other => other.clone(),
         };
-        self.append(events::tool_call(&call.id, &call.name, &arguments));
+        // Back-pressure: a reader far behind holds the turn here.
+        unless_cancelled(cancel, self.feed.room()).await;
+        self.append(SessionEvent::ToolCall {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: arguments.clone(),
+        });
         let sealed = RArc::new(ToolCall {
             session: self.session_ref(),
             call_id: RString::from(call.id.as_str()),
@@ -98,6 +104,7 @@ impl Session {
                 .into(),
         });
 
+        self.written().await;
         // Phase 1: the pre-execute waterfall.
         let terminal = default_terminal(SeamOutput::PreTool(PreToolDecision::allow()));
         let pre = bus.waterfall_traced(SeamInput::PreExecute(sealed.clone()), terminal);
@@ -110,6 +117,9 @@ impl Session {
             .unwrap_or_else(|| Traced::failed(RString::from("the turn was cancelled")));
         self.note_timed_out("tools/pre-execute", &timed_out, true);
         let mut exec = sealed.clone();
+        // An `ask` waits for the guards: nobody is asked to approve a call
+        // a guard would deny anyway.
+        let mut ask: Option<Option<String>> = None;
         let mut gate = match &answer {
             // A gate that failed or did not decide in time denies.
             RResult::RErr(e) => Gate::Denied {
@@ -127,7 +137,11 @@ impl Session {
                                 .unwrap_or_default();
                         match serde_json::from_str::<Value>(text) {
                             Ok(args @ Value::Object(_)) => {
-                                self.append(events::tool_updated(&call.id, &args, &by));
+                                self.append(SessionEvent::ToolUpdated {
+                                    call_id: call.id.clone(),
+                                    arguments: args.clone(),
+                                    plugin: by.clone(),
+                                });
                                 let mut rewritten = (*sealed).clone();
                                 rewritten.arguments = RString::from(args.to_string());
                                 exec = RArc::new(rewritten);
@@ -150,14 +164,8 @@ impl Session {
                 }
             }
             RResult::ROk(SeamOutput::PreTool(PreToolDecision::Ask { reason })) => {
-                let asked =
-                    self.ask_approval(&exec, reason.as_ref().map(|r| r.as_str()).into_option());
-                unless_cancelled(cancel, asked)
-                    .await
-                    .unwrap_or_else(|| Gate::Denied {
-                        reason: "the approval request was cancelled".into(),
-                        by: "approval".into(),
-                    })
+                ask = Some(reason.as_ref().map(|r| r.to_string()).into_option());
+                Gate::Run
             }
             RResult::ROk(other) => Gate::Denied {
                 reason: format!("tools/pre-execute answered with {other:?}"),
@@ -165,7 +173,8 @@ impl Session {
             },
         };
 
-        // Phase 2: guards, which can only deny.
+        // Phase 2: guards, which can only deny; then an `ask` is approved or
+        // not.
         if let Gate::Run = gate
             && let GuardVerdict::Deny { plugin, reason } = bus.check_guards(&exec).await
         {
@@ -174,11 +183,24 @@ impl Session {
                 by: plugin.to_string(),
             };
         }
+        if let (Gate::Run, Some(reason)) = (&gate, ask) {
+            let asked = self.ask_approval(&exec, reason.as_deref());
+            gate = unless_cancelled(cancel, asked)
+                .await
+                .unwrap_or_else(|| Gate::Denied {
+                    reason: "the approval request was cancelled".into(),
+                    by: "approval".into(),
+                });
+        }
 
         // Phase 3: around-dispatch waterfall and the core dispatch.
         let result = match &gate {
             Gate::Denied { reason, by } => {
-                self.append(events::tool_denied(&call.id, reason, by));
+                self.append(SessionEvent::ToolDenied {
+                    call_id: call.id.clone(),
+                    reason: reason.clone(),
+                    by: by.clone(),
+                });
                 ToolResult::error(reason.clone())
             }
             Gate::Run => {
@@ -207,6 +229,7 @@ impl Session {
             }
         };
 
+        self.written().await;
         // Phase 4: post-execute, from a protected snapshot plus the decision.
         let denied = matches!(gate, Gate::Denied { .. });
         let snapshot = PostExecuteInput {
@@ -248,6 +271,7 @@ impl Session {
             }
         }
 
+        self.written().await;
         // Phase 5: observers see exactly what the model and the log get.
         let final_input = PostExecuteInput {
             call: exec.clone(),
@@ -262,19 +286,19 @@ impl Session {
             .as_ref()
             .into_option()
             .and_then(|s| serde_json::from_str::<Value>(s).ok());
-        self.append(events::tool_result(
-            &call.id,
-            &call.name,
-            &delivered.text_content(),
-            delivered.is_error,
-            structured.as_ref(),
-        ));
+        self.append(SessionEvent::ToolResult {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            content: delivered.text_content(),
+            is_error: delivered.is_error,
+            structured,
+        });
         let mut state = self.state();
         for f in failures {
             tracing::warn!(session = %self.id, plugin = %f.plugin, "tools/result listener failed: {}", f.message);
             state
                 .buffered
-                .push(Buffered::Record(events::listener_failed(
+                .push(Buffered::Record(SessionEvent::listener_failed(
                     "tools/result",
                     &f.plugin,
                     &f.message,
@@ -288,11 +312,11 @@ impl Session {
     async fn ask_approval(self: &Arc<Self>, call: &RArc<ToolCall>, reason: Option<&str>) -> Gate {
         let Some(service) = self.view().services.get(APPROVAL_SERVICE) else {
             let reason = "approval unavailable: no approval service is mounted".to_string();
-            self.append(events::tool_approval(
-                &call.call_id,
-                "unavailable",
-                Some(&reason),
-            ));
+            self.append(SessionEvent::ToolApproval {
+                call_id: call.call_id.to_string(),
+                outcome: "unavailable".into(),
+                reason: Some(reason.clone()),
+            });
             return Gate::Denied {
                 reason,
                 by: "approval".into(),
@@ -321,11 +345,11 @@ impl Session {
             ),
             Err(e) => ("unavailable".to_string(), Some(e.clone())),
         };
-        self.append(events::tool_approval(
-            &call.call_id,
-            &outcome,
-            why.as_deref(),
-        ));
+        self.append(SessionEvent::ToolApproval {
+            call_id: call.call_id.to_string(),
+            outcome: outcome.clone(),
+            reason: why.clone(),
+        });
         match outcome.as_str() {
             "allow_once" | "allow" | "allow_always" => Gate::Run,
             "reject" => Gate::Denied {

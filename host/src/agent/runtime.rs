@@ -6,11 +6,15 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
 use abi_stable::std_types::{RArc, RString};
-use dsh_plugin_api::{SeamInput, SessionEndInput, SessionStartInput, SessionStartSource};
+use dsh_plugin_api::{
+    SeamInput, SessionEndInput, SessionRef, SessionStartInput, SessionStartSource,
+};
 
 use super::session::{Phase, Session, new_id};
 use crate::plugins::{HostCore, SessionControl};
-use crate::session::{LogError, SessionHeader, SessionLog, events, session_path};
+use crate::session::{
+    LogError, LoggedEvent, SessionEvent, SessionHeader, SessionLog, session_path,
+};
 
 /// Loop settings.
 #[derive(Debug, Clone)]
@@ -23,6 +27,19 @@ impl Default for AgentOptions {
     fn default() -> Self {
         AgentOptions { max_steps: 64 }
     }
+}
+
+/// Runs a log's blocking file work (create, read, repair on load) on the
+/// runtime's blocking pool, not on a worker thread.
+async fn off_the_runtime<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, LogError> + Send + 'static,
+) -> Result<T, LogError> {
+    tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
+        Err(LogError::Io {
+            path: std::path::PathBuf::new(),
+            message: format!("the session log's file work did not finish: {e}"),
+        })
+    })
 }
 
 /// The live sessions of one host.
@@ -54,7 +71,8 @@ impl SessionControl for Control {
     }
 
     fn append_record(&self, session_id: &str, record: serde_json::Value) -> Result<(), String> {
-        if events::kind(&record).is_empty() {
+        let record = SessionEvent::from_value(record);
+        if record.kind().is_empty() {
             return Err("a record needs a string `type`".into());
         }
         self.session(session_id)?.record(record);
@@ -66,12 +84,30 @@ impl SessionControl for Control {
     }
 
     fn stream_event(&self, session_id: &str, event: serde_json::Value) -> Result<(), String> {
-        if events::kind(&event).is_empty() {
+        let event = SessionEvent::from_value(event);
+        if event.kind().is_empty() {
             return Err("a stream event needs a string `type`".into());
         }
-        // Nobody listening is fine: streaming is best-effort by nature.
-        let _ = self.session(session_id)?.events_tx.send(event);
+        // Live only: never logged, never waited for.
+        self.session(session_id)?
+            .feed
+            .publish(LoggedEvent::live(event));
         Ok(())
+    }
+
+    fn sessions(&self) -> Vec<SessionRef> {
+        let Some(agent) = self.0.upgrade() else {
+            return Vec::new();
+        };
+        let mut live: Vec<Arc<Session>> = agent
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        live.sort_by(|a, b| a.id.cmp(&b.id));
+        live.iter().map(|s| s.session_ref()).collect()
     }
 }
 
@@ -141,7 +177,8 @@ impl Agent {
         let mut header = SessionHeader::new(&id, &cwd.to_string_lossy());
         header.parent_session_id = parent.clone();
         header.agent_type = agent_type;
-        let log = SessionLog::create(&self.state_dir, header)?;
+        let state_dir = self.state_dir.clone();
+        let log = off_the_runtime(move || SessionLog::create(&state_dir, header)).await?;
         let session = Session::new(self.core.clone(), log, self.options.max_steps);
         self.insert(session.clone());
         if parent.is_none() {
@@ -156,7 +193,7 @@ impl Agent {
         if let Some(live) = self.get(id) {
             return Ok(live);
         }
-        let session = self.load_session(id)?;
+        let session = self.load_session(id).await?;
         self.start(&session, SessionStartSource::Resume).await;
         Ok(session)
     }
@@ -164,11 +201,16 @@ impl Agent {
     /// Loads a session from disk (repairing it) without firing
     /// session-start, for callers that replay it first (ACP `session/load`);
     /// they then call [`Agent::fire_session_start`] with `Resume`.
-    pub fn load_session(&self, id: &str) -> Result<Arc<Session>, LogError> {
+    pub async fn load_session(&self, id: &str) -> Result<Arc<Session>, LogError> {
         if let Some(live) = self.get(id) {
             return Ok(live);
         }
-        let log = SessionLog::open(&session_path(&self.state_dir, id)?)?;
+        let path = session_path(&self.state_dir, id)?;
+        let log = off_the_runtime(move || SessionLog::open(&path)).await?;
+        // Another load of the same id may have finished meanwhile.
+        if let Some(live) = self.get(id) {
+            return Ok(live);
+        }
         let session = Session::new(self.core.clone(), log, self.options.max_steps);
         self.insert(session.clone());
         Ok(session)
@@ -194,6 +236,7 @@ impl Agent {
     /// Fires session-start; its context waits for the listeners and lands
     /// in a one-shot turn, so it is in history before the first request.
     async fn start(&self, session: &Arc<Session>, source: SessionStartSource) {
+        session.written().await;
         session.state().phase = Phase::StartingUp;
         let input = SessionStartInput {
             session: session.session_ref(),
@@ -201,6 +244,7 @@ impl Agent {
         };
         let failures = self
             .core
+            .view()
             .bus
             .notify(SeamInput::SessionStart(RArc::new(input)))
             .await;
@@ -208,13 +252,9 @@ impl Agent {
             let mut state = session.state();
             for f in failures {
                 tracing::warn!(session = %session.id, plugin = %f.plugin, "session-start listener failed: {}", f.message);
-                state
-                    .buffered
-                    .push(super::session::Buffered::Record(events::listener_failed(
-                        "agent/session-start",
-                        &f.plugin,
-                        &f.message,
-                    )));
+                state.buffered.push(super::session::Buffered::Record(
+                    SessionEvent::listener_failed("agent/session-start", &f.plugin, &f.message),
+                ));
             }
             state.phase = Phase::Idle;
         }
@@ -226,12 +266,14 @@ impl Agent {
         let Some(session) = self.get(id) else {
             return;
         };
+        session.written().await;
         let input = SessionEndInput {
             session: session.session_ref(),
             reason: RString::from(reason),
         };
         for f in self
             .core
+            .view()
             .bus
             .notify(SeamInput::SessionEnd(RArc::new(input)))
             .await

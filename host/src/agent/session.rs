@@ -5,19 +5,18 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use abi_stable::std_types::{RString, RVec};
-use dsh_plugin_api::{ContentBlock, MessageSource, SessionRef};
-use serde_json::Value;
-use tokio::sync::broadcast;
+use dsh_plugin_api::{ContentBlock, ContentBlock_NE, MessageSource, SessionRef};
 use tokio_util::sync::CancellationToken;
 
+use super::feed::{EventFeed, EventStream, FEED_CAPACITY};
 use crate::plugins::HostCore;
-use crate::session::{SessionLog, TurnEndReason, events};
+use crate::session::{LoggedEvent, SessionEvent, SessionLog, TurnEndReason, TurnKind};
 
 /// A prompt waiting in a session's inbox.
 #[derive(Debug, Clone)]
 pub struct Prompt {
     /// Its content.
-    pub content: Vec<ContentBlock>,
+    pub content: Vec<ContentBlock_NE>,
     /// Who sent it.
     pub source: MessageSource,
 }
@@ -42,7 +41,7 @@ pub struct TurnOutcome {
     /// The end message (the rejection or error reason), if any.
     pub message: Option<String>,
     /// Every event of the turn, `turn/start` to `turn/end`.
-    pub events: Vec<Value>,
+    pub events: Vec<LoggedEvent>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,7 +56,7 @@ pub(crate) enum Phase {
 
 pub(crate) enum Buffered {
     Context { plugin: String, text: String },
-    Record(Value),
+    Record(SessionEvent),
 }
 
 pub(crate) struct SessionState {
@@ -73,6 +72,11 @@ pub(crate) struct SessionState {
     pub(crate) cancel: CancellationToken,
     /// What the open turn dispatches through (fixed at turn start).
     pub(crate) view: Option<crate::plugins::HostView>,
+    /// Turns asked for (`prompt`, `run_turn`) that have not started yet.
+    pub(crate) waiting: usize,
+    /// A cancel that arrived while a turn was asked for but not started:
+    /// the next turn starts cancelled.
+    pub(crate) cancel_next: bool,
 }
 
 /// One conversation.
@@ -93,13 +97,18 @@ pub struct Session {
     pub(crate) log: Mutex<SessionLog>,
     pub(crate) state: Mutex<SessionState>,
     pub(crate) turn_lock: tokio::sync::Mutex<()>,
-    pub(crate) events_tx: broadcast::Sender<Value>,
+    pub(crate) feed: Arc<EventFeed>,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.feed.close();
+    }
 }
 
 impl Session {
     pub(crate) fn new(core: Arc<HostCore>, log: SessionLog, max_steps: u32) -> Arc<Session> {
         let header = log.header().clone();
-        let (events_tx, _) = broadcast::channel(1024);
         Arc::new(Session {
             id: header.session_id.clone(),
             cwd: PathBuf::from(&header.cwd),
@@ -120,9 +129,11 @@ impl Session {
                 prompt_id: String::new(),
                 cancel: CancellationToken::new(),
                 view: None,
+                waiting: 0,
+                cancel_next: false,
             }),
             turn_lock: tokio::sync::Mutex::new(()),
-            events_tx,
+            feed: EventFeed::new(FEED_CAPACITY),
         })
     }
 
@@ -140,30 +151,59 @@ impl Session {
     }
 
     /// Every event so far.
-    pub fn events(&self) -> Vec<Value> {
+    pub fn events(&self) -> Vec<LoggedEvent> {
         self.log().events().to_vec()
     }
 
     /// Live events as they are appended, plus unpersisted stream events
-    /// (`stream/*`) that providers send while a request runs.
-    pub fn subscribe(&self) -> broadcast::Receiver<Value> {
-        self.events_tx.subscribe()
+    /// (`stream/*`) that providers send while a request runs. Nothing is
+    /// dropped for a slow reader: the turn waits for it instead (see
+    /// [`super::feed`]); drop the stream when done reading.
+    pub fn subscribe(&self) -> EventStream {
+        self.feed.subscribe()
     }
 
     /// Appends an event, logging (not propagating) a file-system failure:
-    /// the turn goes on and the failure is visible to operators.
-    pub(crate) fn append(&self, event: Value) {
+    /// the turn goes on and the failure is visible to operators. Published
+    /// under the log's lock, so readers see the log's order.
+    pub(crate) fn append(&self, event: SessionEvent) {
         let mut log = self.log();
-        match log.append(event.clone()) {
-            Ok(()) => {
-                let _ = self.events_tx.send(event);
-            }
+        match log.append(event) {
+            Ok(logged) => self.feed.publish(logged),
             Err(e) => tracing::error!(session = %self.id, "session log append failed: {e}"),
         }
     }
 
-    pub(crate) fn sync(&self) {
-        if let Err(e) = self.log().sync() {
+    /// Syncs the log on its writer thread and waits for it off the
+    /// runtime's workers.
+    pub(crate) async fn sync(&self) {
+        let pending = self.log().sync_later();
+        let synced = match pending {
+            Ok(pending) => pending.done().await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = synced {
+            tracing::error!(session = %self.id, "session log sync failed: {e}");
+        }
+    }
+
+    /// Waits until every event appended so far is in the log file, so a
+    /// listener or hook handed the log's path reads all of it.
+    pub(crate) async fn written(&self) {
+        let pending = self.log().written_later();
+        let done = match pending {
+            Ok(pending) => pending.done().await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = done {
+            tracing::error!(session = %self.id, "session log write failed: {e}");
+        }
+    }
+
+    /// Queues a sync without waiting for it (from code that cannot await);
+    /// a failure is logged by the log's writer.
+    fn sync_soon(&self) {
+        if let Err(e) = self.log().sync_later() {
             tracing::error!(session = %self.id, "session log sync failed: {e}");
         }
     }
@@ -202,10 +242,19 @@ impl Session {
         self.state().inbox.push_back(prompt);
     }
 
-    /// Cancels the running turn, if any: its model request and tool calls
-    /// stop and it ends `aborted`.
+    /// Cancels the running turn: its model request and tool calls stop and
+    /// it ends `aborted`. With no turn running but one asked for (a
+    /// `prompt` or `run_turn` waiting to start, or prompts queued), that
+    /// next turn starts cancelled: a cancel is never lost to the moment
+    /// before a turn opens. With nothing running or asked for, it does
+    /// nothing.
     pub fn cancel(&self) {
-        self.state().cancel.cancel();
+        let mut state = self.state();
+        if state.phase == Phase::InTurn {
+            state.cancel.cancel();
+        } else if state.waiting > 0 || !state.inbox.is_empty() {
+            state.cancel_next = true;
+        }
     }
 
     /// Adds plugin context (see `HostContext::inject_context`).
@@ -218,7 +267,7 @@ impl Session {
     }
 
     /// Appends a plugin record (e.g. `hook/invoked`).
-    pub(crate) fn record(&self, record: Value) {
+    pub(crate) fn record(&self, record: SessionEvent) {
         if self.state().phase == Phase::InTurn {
             self.append(record);
         } else {
@@ -247,10 +296,14 @@ impl Session {
             std::mem::take(&mut state.buffered)
         };
         let turn_id = new_id("turn");
-        self.append(events::turn_start(&turn_id, "injection"));
+        self.append(SessionEvent::turn_start(&turn_id, TurnKind::Injection));
         self.write_items(items);
-        self.append(events::turn_end(&turn_id, TurnEndReason::Completed, None));
-        self.sync();
+        self.append(SessionEvent::turn_end(
+            &turn_id,
+            TurnEndReason::Completed,
+            None,
+        ));
+        self.sync_soon();
     }
 
     /// Writes buffered context and records into the open turn.
@@ -263,7 +316,7 @@ impl Session {
         for item in items {
             match item {
                 Buffered::Context { plugin, text } => {
-                    self.append(events::context_message(&text, &plugin))
+                    self.append(SessionEvent::context(text, plugin))
                 }
                 Buffered::Record(r) => self.append(r),
             }
@@ -292,10 +345,10 @@ pub(crate) fn new_id(prefix: &str) -> String {
 }
 
 /// Text of content blocks.
-pub(crate) fn content_text(blocks: &[ContentBlock]) -> String {
+pub(crate) fn content_text(blocks: &[ContentBlock_NE]) -> String {
     dsh_plugin_api::blocks_text(blocks)
 }
 
-pub(crate) fn rvec(blocks: &[ContentBlock]) -> RVec<ContentBlock> {
+pub(crate) fn rvec(blocks: &[ContentBlock_NE]) -> RVec<ContentBlock_NE> {
     blocks.iter().cloned().collect()
 }

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use super::runtime::Agent;
 use super::session::Prompt;
-use crate::session::{TurnEndReason, events};
+use crate::session::{SessionEvent, TurnEndReason};
 
 /// Who owns the tools the agent core registers itself.
 pub const CORE_OWNER: &str = "dsh";
@@ -45,11 +45,7 @@ pub(crate) fn register_tool(agent: &Arc<Agent>) {
         aliases: RVec::from(vec![RString::from("Task")]),
     };
     let body = ToolBody_TO::from_value(AgentTool(Arc::downgrade(agent)), TD_Opaque);
-    if let Err(e) = agent
-        .core
-        .tools
-        .register(&Arc::from(CORE_OWNER), spec, body)
-    {
+    if let Err(e) = agent.core.mount_tool(CORE_OWNER, spec, body) {
         tracing::warn!("the Agent tool is not available: {e}");
     }
 }
@@ -111,6 +107,7 @@ async fn run_subagent(agent: &Arc<Agent>, call: &ToolCall, signal: AbortSignalBo
     };
     for f in agent
         .core
+        .view()
         .bus
         .notify(SeamInput::SubagentStart(RArc::new(info.clone())))
         .await
@@ -137,18 +134,20 @@ async fn run_subagent(agent: &Arc<Agent>, call: &ToolCall, signal: AbortSignalBo
         .events
         .iter()
         .rev()
-        .find(|e| events::kind(e) == "assistant/message")
-        .and_then(|e| e.get("content").and_then(Value::as_str))
-        .unwrap_or_default()
-        .to_string();
+        .find_map(|e| match &e.event {
+            SessionEvent::AssistantMessage { content, .. } => Some(content.clone()),
+            _ => None,
+        })
+        .unwrap_or_default();
     let tool_uses = outcome
         .events
         .iter()
-        .filter(|e| events::kind(e) == "tool/call")
+        .filter(|e| matches!(e.event, SessionEvent::ToolCall { .. }))
         .count();
     info.result = ROption::RSome(RString::from(last_text.as_str()));
     for f in agent
         .core
+        .view()
         .bus
         .notify(SeamInput::SubagentEnd(RArc::new(info)))
         .await

@@ -1,4 +1,4 @@
-//! One turn: the loop's three load-bearing decisions (DESIGN §3).
+//! One turn: the loop's three load-bearing decisions (ARCHITECTURE.md §4).
 //!
 //! 1. The turn opens first; each drained prompt goes through
 //!    `agent/prompt-submit`; a veto is recorded as `prompt/blocked`, and a
@@ -14,7 +14,7 @@ use std::sync::Arc;
 use abi_stable::std_types::{RArc, RResult, RString};
 use dsh_plugin_api::{
     ContinuationDecision, ContinuationInput, PromptDecision, PromptSubmitInput, SeamInput,
-    SeamOutput,
+    SeamOutput, SessionRef, TurnEndInput,
 };
 use futures::FutureExt as _;
 use tokio_util::sync::CancellationToken;
@@ -23,7 +23,7 @@ use super::attribution;
 use super::session::{Phase, Prompt, Session, TurnOutcome, content_text, new_id, rvec};
 use crate::model::{MODEL_SERVICE, ModelReply, ModelRequest, StopReason, wire::ModelTool};
 use crate::seams::{ListenerFailure, TerminalFn, TraceEntry, Traced};
-use crate::session::{TurnEndReason, events, history};
+use crate::session::{EventSource, SessionEvent, TurnEndReason, TurnKind, history};
 
 type Ending = (TurnEndReason, Option<String>);
 
@@ -73,7 +73,7 @@ impl Session {
     pub(crate) fn note_timed_out(&self, seam: &str, cut: &[ListenerFailure], after_step: bool) {
         for f in cut {
             tracing::warn!(session = %self.id, plugin = %f.plugin, "{seam} listener failed: {}", f.message);
-            let record = events::listener_failed(seam, &f.plugin, &f.message);
+            let record = SessionEvent::listener_failed(seam, &f.plugin, &f.message);
             if after_step {
                 self.state()
                     .buffered
@@ -84,20 +84,39 @@ impl Session {
         }
     }
 
-    /// Queues `prompt` and runs a turn.
+    /// Runs a turn for `prompt`. Calls on one session are serialized by
+    /// the session itself: each waits for the turn before it to end, then
+    /// runs its own prompt (with anything else queued meanwhile) in a turn
+    /// of its own.
     pub async fn prompt(self: &Arc<Self>, prompt: Prompt) -> TurnOutcome {
+        let waiting = Waiting::new(self);
+        let one_at_a_time = self.turn_lock.lock().await;
         self.enqueue(prompt);
-        self.run_turn().await
+        self.run_locked(one_at_a_time, waiting).await
     }
 
-    /// Runs one turn over every queued prompt.
+    /// Runs one turn over every queued prompt (after the running turn, if
+    /// any, has ended).
     pub async fn run_turn(self: &Arc<Self>) -> TurnOutcome {
-        let _one_at_a_time = self.turn_lock.lock().await;
+        let waiting = Waiting::new(self);
+        let one_at_a_time = self.turn_lock.lock().await;
+        self.run_locked(one_at_a_time, waiting).await
+    }
+
+    async fn run_locked(
+        self: &Arc<Self>,
+        _one_at_a_time: tokio::sync::MutexGuard<'_, ()>,
+        waiting: Waiting<'_>,
+    ) -> TurnOutcome {
         let turn_id = new_id("turn");
         let first = self.log().events().len();
         let cancel = CancellationToken::new();
         {
             let mut state = self.state();
+            waiting.started(&mut state);
+            if std::mem::take(&mut state.cancel_next) {
+                cancel.cancel();
+            }
             state.phase = Phase::InTurn;
             state.turn_id = turn_id.clone();
             state.prompt_id = new_id("prompt");
@@ -105,21 +124,26 @@ impl Session {
             state.cancel = cancel.clone();
             state.view = Some(self.core.view());
         }
-        self.append(events::turn_start(&turn_id, "prompt"));
+        self.append(SessionEvent::turn_start(&turn_id, TurnKind::Prompt));
         let span = tracing::info_span!("turn", session = %self.id, turn = %turn_id);
         let (reason, message) =
             tracing::Instrument::instrument(self.turn_body(&cancel), span).await;
         self.flush_buffered();
-        self.append(events::turn_end(&turn_id, reason, message.as_deref()));
-        self.sync();
-        {
+        self.append(SessionEvent::turn_end(&turn_id, reason, message.as_deref()));
+        // The turn end's fsync, off the runtime's workers: durable before
+        // any plugin hears the turn ended, and once the turn returns.
+        self.sync().await;
+        let ended = self.session_ref();
+        let view = {
             let mut state = self.state();
             state.phase = Phase::Idle;
             state.turn_id.clear();
             state.prompt_id.clear();
             state.halt = None;
-            state.view = None;
-        }
+            state.view.take()
+        };
+        self.turn_ended(ended, reason, message.as_deref(), view)
+            .await;
         self.flush_one_shot();
         let events = self.log().events()[first..].to_vec();
         TurnOutcome {
@@ -127,6 +151,27 @@ impl Session {
             reason,
             message,
             events,
+        }
+    }
+
+    /// `agent/turn-end`, through the plugins the turn ran with. The session
+    /// is idle by then, so context a listener adds opens its own one-shot
+    /// turn.
+    async fn turn_ended(
+        &self,
+        session: SessionRef,
+        reason: TurnEndReason,
+        message: Option<&str>,
+        view: Option<crate::plugins::HostView>,
+    ) {
+        let view = view.unwrap_or_else(|| self.core.view());
+        let input = TurnEndInput {
+            session,
+            reason: RString::from(reason.as_str()),
+            message: message.map(RString::from).into(),
+        };
+        for f in view.bus.notify(SeamInput::TurnEnd(RArc::new(input))).await {
+            tracing::warn!(plugin = %f.plugin, "agent/turn-end listener failed: {}", f.message);
         }
     }
 
@@ -143,12 +188,12 @@ impl Session {
             // Halted before it began: no prompt is submitted, none reaches
             // the model; the log keeps them as blocked by that plugin.
             for prompt in &drained {
-                self.append(events::prompt_blocked(
-                    &content_text(&prompt.content),
-                    events::source_json(&prompt.source),
-                    &reason,
-                    Some(&plugin),
-                ));
+                self.append(SessionEvent::PromptBlocked {
+                    content: content_text(&prompt.content),
+                    source: EventSource::from(&prompt.source),
+                    reason: reason.clone(),
+                    plugin: Some(plugin.clone()),
+                });
             }
             return (TurnEndReason::Rejected, Some(reason));
         }
@@ -171,12 +216,13 @@ impl Session {
 
     /// Runs prompt-submit for one prompt; `Some(reason)` when vetoed.
     async fn submit_prompt(self: &Arc<Self>, prompt: &Prompt) -> Result<Option<String>, String> {
+        self.written().await;
         let original = content_text(&prompt.content);
-        let source = events::source_json(&prompt.source);
+        let source = EventSource::from(&prompt.source);
         let input = PromptSubmitInput {
             session: self.session_ref(),
             content: rvec(&prompt.content),
-            source: prompt.source.clone(),
+            source: prompt.source.clone().into(),
         };
         let terminal = default_terminal(SeamOutput::Prompt(PromptDecision::allow()));
         let Traced {
@@ -194,12 +240,12 @@ impl Session {
             // A prompt gate that did not decide in time blocks the prompt.
             (Err(e), Some(cut)) => {
                 let reason = format!("agent/prompt-submit failed: {e}");
-                self.append(events::prompt_blocked(
-                    &original,
+                self.append(SessionEvent::PromptBlocked {
+                    content: original,
                     source,
-                    &reason,
-                    Some(&cut.plugin),
-                ));
+                    reason: reason.clone(),
+                    plugin: Some(cut.plugin.to_string()),
+                });
                 return Ok(Some(reason));
             }
             (Err(e), None) => return Err(format!("agent/prompt-submit failed: {e}")),
@@ -208,21 +254,25 @@ impl Session {
             SeamOutput::Prompt(PromptDecision::Allow { content, .. }) => {
                 let rewritten = content.as_ref().map(|c| content_text(c)).into_option();
                 let text = rewritten.clone().unwrap_or_else(|| original.clone());
-                let original = rewritten.is_some().then_some(original.as_str());
-                self.append(events::user_message(&text, source, original));
+                let original = rewritten.is_some().then_some(original);
+                self.append(SessionEvent::UserMessage {
+                    content: text,
+                    source,
+                    original_content: original,
+                });
                 for (plugin, text) in attribution::contributions(&trace) {
-                    self.append(events::context_message(&text, &plugin));
+                    self.append(SessionEvent::context(text, plugin));
                 }
                 Ok(None)
             }
             SeamOutput::Prompt(PromptDecision::Block { reason }) => {
                 let by = originator(&trace, &answer);
-                self.append(events::prompt_blocked(
-                    &original,
+                self.append(SessionEvent::PromptBlocked {
+                    content: original,
                     source,
-                    reason,
-                    by.as_deref(),
-                ));
+                    reason: reason.to_string(),
+                    plugin: by,
+                });
                 Ok(Some(reason.to_string()))
             }
             other => Err(format!("agent/prompt-submit answered with {other:?}")),
@@ -244,9 +294,14 @@ impl Session {
                     )),
                 );
             }
-            self.append(events::step_start(step));
+            // Back-pressure: a reader far behind holds the turn here.
+            unless_cancelled(cancel, self.feed.room()).await;
+            self.append(SessionEvent::StepStart { step });
             if let Some((plugin, text)) = steering.take() {
-                self.append(events::steering_message(&text, plugin.as_deref()));
+                self.append(SessionEvent::SteeringMessage {
+                    content: text,
+                    source: plugin.map_or(EventSource::User, EventSource::plugin),
+                });
             }
             let reply = tokio::select! {
                 _ = cancel.cancelled() => Err(None),
@@ -255,7 +310,7 @@ impl Session {
             let mut reply = match reply {
                 Ok(reply) => reply,
                 Err(e) => {
-                    self.append(events::step_end(step));
+                    self.append(SessionEvent::StepEnd { step });
                     return match e {
                         None => cancelled(),
                         Some(e) => (TurnEndReason::Error, Some(e)),
@@ -267,13 +322,16 @@ impl Session {
                     call.id = new_id("call");
                 }
             }
-            self.append(events::assistant_message(&reply.text, &reply.tool_calls));
+            self.append(SessionEvent::AssistantMessage {
+                content: reply.text.clone(),
+                tool_calls: reply.tool_calls.clone(),
+            });
             for call in &reply.tool_calls {
                 self.run_tool(call, cancel).await;
             }
             // Decision 2: context from the step's tools goes after every result.
             self.flush_buffered();
-            self.append(events::step_end(step));
+            self.append(SessionEvent::StepEnd { step });
             if cancel.is_cancelled() {
                 return cancelled();
             }
@@ -324,10 +382,11 @@ impl Session {
         consecutive: u32,
         last_text: &str,
     ) -> Result<(ContinuationDecision, Option<String>), String> {
+        self.written().await;
         let input = ContinuationInput {
             session: self.session_ref(),
             step_count: step,
-            default: default.clone(),
+            default: default.clone().into(),
             consecutive_continues: consecutive,
             last_assistant_message: RString::from(last_text),
         };
@@ -387,5 +446,40 @@ impl Session {
                 }
             })?;
         serde_json::from_str(&answer).map_err(|e| format!("the model's reply is malformed: {e}"))
+    }
+}
+
+/// A turn asked for and not started yet: counted so that a cancel arriving
+/// meanwhile is kept for it ([`Session::cancel`]); uncounted when it starts
+/// or when the caller gives up waiting (the future is dropped).
+struct Waiting<'a> {
+    session: &'a Session,
+    counted: bool,
+}
+
+impl<'a> Waiting<'a> {
+    fn new(session: &'a Session) -> Self {
+        session.state().waiting += 1;
+        Waiting {
+            session,
+            counted: true,
+        }
+    }
+
+    fn started(mut self, state: &mut super::session::SessionState) {
+        state.waiting = state.waiting.saturating_sub(1);
+        self.counted = false;
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        if self.counted {
+            let mut state = self.session.state();
+            state.waiting = state.waiting.saturating_sub(1);
+            if state.waiting == 0 && state.inbox.is_empty() {
+                state.cancel_next = false;
+            }
+        }
     }
 }

@@ -71,6 +71,7 @@ fn table(records: &[PluginRecord]) -> String {
             PluginStatus::Disabled => "disabled",
             PluginStatus::Skipped(_) => "skipped",
             PluginStatus::Failed(_) => "failed",
+            PluginStatus::Kept(_) => "kept",
         };
         let mut what: Vec<String> = r.seams.clone();
         what.extend(r.tools.iter().map(|t| format!("tool:{t}")));

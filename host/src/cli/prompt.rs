@@ -7,10 +7,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use dsh_host::agent::{Prompt, Session, TurnOutcome};
-use dsh_host::session::{LogError, TurnEndReason, events};
-use serde_json::Value;
+use dsh_host::session::{EventSource, LogError, SessionEvent, TurnEndReason};
 use tokio::signal::unix::{SignalKind, signal};
-use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
 /// Options of `dsh prompt`.
@@ -22,53 +20,44 @@ pub(crate) struct PromptArgs {
     pub(crate) text: String,
 }
 
-fn s<'a>(event: &'a Value, key: &str) -> &'a str {
-    event.get(key).and_then(Value::as_str).unwrap_or_default()
-}
-
 fn indent(text: &str) -> String {
     text.lines().collect::<Vec<_>>().join("\n    ")
 }
 
-fn print_human(event: &Value) {
-    match events::kind(event) {
-        "user/message" => println!("> {}", s(event, "content")),
-        "prompt/blocked" => println!("[prompt blocked] {}", s(event, "reason")),
-        "context/message" => println!(
-            "[context from {}] {}",
-            event["source"]["plugin"].as_str().unwrap_or("?"),
-            s(event, "content")
-        ),
-        "steering/message" => println!("[steering] {}", s(event, "content")),
-        "assistant/message" => {
-            let text = s(event, "content");
-            if !text.is_empty() {
-                println!("{text}");
-            }
-        }
-        "tool/call" => println!("* {} {}", s(event, "name"), event["arguments"]),
-        "tool/updated" => println!(
-            "  (arguments rewritten by {}) {}",
-            s(event, "plugin"),
-            event["arguments"]
-        ),
-        "tool/denied" => println!("  denied by {}: {}", s(event, "by"), s(event, "reason")),
-        "tool/result" => {
-            let mark = if event["is_error"].as_bool().unwrap_or(false) {
-                "error"
-            } else {
-                "result"
+fn print_human(event: &SessionEvent) {
+    match event {
+        SessionEvent::UserMessage { content, .. } => println!("> {content}"),
+        SessionEvent::PromptBlocked { reason, .. } => println!("[prompt blocked] {reason}"),
+        SessionEvent::ContextMessage { content, source } => {
+            let plugin = match source {
+                EventSource::Plugin { plugin } => plugin.as_str(),
+                _ => "?",
             };
-            println!("  {mark}: {}", indent(s(event, "content")));
+            println!("[context from {plugin}] {content}");
         }
-        "turn/end" => {
-            let msg = s(event, "message");
-            if msg.is_empty() {
-                println!("[turn {}]", s(event, "reason"));
-            } else {
-                println!("[turn {}: {}]", s(event, "reason"), msg);
-            }
+        SessionEvent::SteeringMessage { content, .. } => println!("[steering] {content}"),
+        SessionEvent::AssistantMessage { content, .. } if !content.is_empty() => {
+            println!("{content}")
         }
+        SessionEvent::ToolCall {
+            name, arguments, ..
+        } => println!("* {name} {arguments}"),
+        SessionEvent::ToolUpdated {
+            arguments, plugin, ..
+        } => println!("  (arguments rewritten by {plugin}) {arguments}"),
+        SessionEvent::ToolDenied { reason, by, .. } => println!("  denied by {by}: {reason}"),
+        SessionEvent::ToolResult {
+            content, is_error, ..
+        } => {
+            let mark = if *is_error { "error" } else { "result" };
+            println!("  {mark}: {}", indent(content));
+        }
+        SessionEvent::TurnEnd {
+            reason, message, ..
+        } => match message.as_deref() {
+            None | Some("") => println!("[turn {}]", reason.as_str()),
+            Some(msg) => println!("[turn {}: {msg}]", reason.as_str()),
+        },
         _ => {}
     }
 }
@@ -128,20 +117,18 @@ impl Interrupts {
 }
 
 /// Runs one turn, cancelling it when the first signal arrives, whenever
-/// that is: a cancel before the turn has installed its token is repeated on
-/// each of its events (the first, `turn/start`, comes after the token). A
-/// second signal drops the turn at once (`None`): dropping kills every
-/// process it started, and the next load closes it `interrupted`.
+/// that is: a cancel before the turn has opened is kept by the session for
+/// it ([`Session::cancel`]). A second signal drops the turn at once
+/// (`None`): dropping kills every process it started, and the next load
+/// closes it `interrupted`.
 async fn run_until(
     session: &Arc<Session>,
     prompt: Prompt,
     interrupts: &Interrupts,
 ) -> Option<TurnOutcome> {
-    let mut events = session.subscribe();
     let turn = session.prompt(prompt);
     tokio::pin!(turn);
     let mut stopping = false;
-    let mut listening = true;
     loop {
         tokio::select! {
             outcome = &mut turn => return Some(outcome),
@@ -149,10 +136,6 @@ async fn run_until(
             _ = interrupts.first.cancelled(), if !stopping => {
                 stopping = true;
                 session.cancel();
-            }
-            event = events.recv(), if stopping && listening => {
-                session.cancel();
-                listening = !matches!(event, Err(RecvError::Closed));
             }
         }
     }
@@ -245,7 +228,7 @@ pub(crate) fn prompt(args: PromptArgs) -> anyhow::Result<ExitCode> {
         }
     } else {
         for event in &outcome.events {
-            print_human(event);
+            print_human(&event.event);
         }
         eprintln!(
             "session {session_id} ({})",

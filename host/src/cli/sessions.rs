@@ -5,7 +5,9 @@ use std::process::ExitCode;
 
 use dsh_host::config::Manifest;
 use dsh_host::session::repair::{HeaderFix, repair};
-use dsh_host::session::{LogError, SessionLog, events, list_sessions, read_log, session_path};
+use dsh_host::session::{
+    LogError, LoggedEvent, SessionEvent, SessionLog, list_sessions, read_log, session_path,
+};
 
 use super::EXIT_IN_USE;
 
@@ -38,16 +40,18 @@ pub(crate) fn sessions_list(config: &Path) -> anyhow::Result<ExitCode> {
             }
         };
         let text = std::fs::read_to_string(&stored.path).unwrap_or_default();
-        let ends: Vec<serde_json::Value> = text
+        // A `turn/end` this dsh cannot type (a newer reason) still counts.
+        let ends: Vec<String> = text
             .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .filter(|e: &serde_json::Value| events::kind(e) == "turn/end")
+            .filter_map(|l| serde_json::from_str::<LoggedEvent>(l).ok())
+            .filter(|e| e.kind() == "turn/end")
+            .map(|e| match &e.event {
+                SessionEvent::TurnEnd { reason, .. } => reason.as_str().to_string(),
+                SessionEvent::Other(raw) => raw["reason"].as_str().unwrap_or("?").to_string(),
+                _ => "?".to_string(),
+            })
             .collect();
-        let last = ends
-            .last()
-            .and_then(|e| e["reason"].as_str())
-            .unwrap_or("-")
-            .to_string();
+        let last = ends.last().map_or("-", String::as_str).to_string();
         println!(
             "{:<40} {:>5} {:<12} {}",
             header.session_id,

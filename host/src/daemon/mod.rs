@@ -150,5 +150,11 @@ fn status_line(summary: &Summary, agent: &Agent, connections: usize) -> String {
         let error = error.replace(['\n', '\r'], " ");
         line.push_str(&format!("; reload failed, previous manifest kept: {error}"));
     }
+    if !summary.kept.is_empty() {
+        line.push_str(&format!(
+            "; new config failed, previous instance kept: {}",
+            summary.kept.join(", ")
+        ));
+    }
     line
 }

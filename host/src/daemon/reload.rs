@@ -9,7 +9,10 @@
 //! A manifest that cannot be loaded (unreadable, too large, empty, a
 //! duplicate key, a bad entry) is rejected as a whole: the running plugins
 //! stay, the error is logged, and `STATUS=` says the reload failed until a
-//! later one succeeds.
+//! later one succeeds. A manifest that loads is applied as one atomic swap
+//! of the plugin registry; a changed plugin whose new entry fails to apply
+//! keeps its previous instance, which is logged at warn and named in
+//! `STATUS=` until a later reload applies it.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -30,6 +33,9 @@ pub(crate) struct Summary {
     pub(crate) total: usize,
     /// Why the last reload was rejected, until one succeeds.
     pub(crate) reload_failed: Option<String>,
+    /// Plugins whose new entry failed at the last reload and that run on
+    /// with their previous instance.
+    pub(crate) kept: Vec<String>,
 }
 
 impl Summary {
@@ -38,10 +44,16 @@ impl Summary {
             applied: host
                 .records()
                 .iter()
-                .filter(|r| r.status == PluginStatus::Applied)
+                .filter(|r| r.status.is_running())
                 .count(),
             total: host.records().len(),
             reload_failed: None,
+            kept: host
+                .records()
+                .iter()
+                .filter(|r| matches!(r.status, PluginStatus::Kept(_)))
+                .map(|r| r.id.clone())
+                .collect(),
         }
     }
 }
@@ -105,8 +117,15 @@ fn reload(path: &Path, socket: &Path, host: &Mutex<PluginHost>) -> Summary {
                 added = ?report.added,
                 changed = ?report.changed,
                 removed = ?report.removed,
+                kept = ?report.kept,
                 "manifest reloaded"
             );
+            if !report.kept.is_empty() {
+                tracing::warn!(
+                    kept = ?report.kept,
+                    "the new entries of these plugins did not apply; their previous instances keep running"
+                );
+            }
             for problem in host.problems() {
                 tracing::warn!("{problem}");
             }

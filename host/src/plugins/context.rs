@@ -1,7 +1,9 @@
 //! The host side of `HostContext`: what a plugin may ask of the host.
 //!
-//! One context per applied plugin; it attributes every registration to its
-//! plugin so dispose can remove all of it. Session operations are forwarded
+//! One context per applied plugin. What the plugin registers while it
+//! applies goes into its own [`Instance`], checked against the plugins
+//! before it in the registry being built; the registry is published whole
+//! afterwards (see [`HostCore::publish`]). Session operations are forwarded
 //! to whatever [`SessionControl`] the agent layer installed; without one
 //! (e.g. `dsh check`) they fail with a clear message.
 
@@ -9,13 +11,16 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use abi_stable::std_types::{ROption, RResult, RStr, RString};
+use abi_stable::std_types::{ROption, RResult, RStr, RString, RVec};
 use async_ffi::{FfiFuture, FutureExt as _};
 use dsh_plugin_api::ffi::{GuardBox, HostContext, ListenerBox, ServiceBox, ToolBodyBox};
-use dsh_plugin_api::{ConfigProblem, LogLevel, ProblemSeverity, Seam, ToolSpec};
+use dsh_plugin_api::{ConfigProblem, LogLevel, ProblemSeverity, Seam, SessionRef, ToolSpec};
 
-use super::services::{ServiceRegistry, ToolRegistry};
-use crate::seams::{Owner, PluginThreads, SeamBus};
+use arc_swap::ArcSwap;
+
+use super::instance::Instance;
+use super::snapshot::{HostView, Registry};
+use crate::seams::{Owner, PluginThreads};
 
 /// Session operations plugins may request; implemented by the agent layer.
 pub trait SessionControl: Send + Sync {
@@ -27,16 +32,19 @@ pub trait SessionControl: Send + Sync {
     fn halt_turn(&self, plugin: &str, session_id: &str, reason: String) -> Result<(), String>;
     /// Sends a live, unpersisted event to a session's subscribers.
     fn stream_event(&self, session_id: &str, event: serde_json::Value) -> Result<(), String>;
+    /// The open sessions, one snapshot each, by id.
+    fn sessions(&self) -> Vec<SessionRef> {
+        Vec::new()
+    }
 }
 
-/// Everything plugins register into, shared by all contexts.
+/// The host's shared state: the published plugin registry and what
+/// plugin contexts need (session operations, state dir, runtime, threads).
 pub struct HostCore {
-    /// The seam bus.
-    pub bus: SeamBus,
-    /// Registered tools.
-    pub tools: ToolRegistry,
-    /// Mounted services.
-    pub services: ServiceRegistry,
+    /// The registry turns start on; replaced whole, never edited.
+    registry: ArcSwap<Registry>,
+    /// Serializes publishers, so none loses another's change.
+    publishing: Mutex<()>,
     sessions: RwLock<Option<Arc<dyn SessionControl>>>,
     state_dir: PathBuf,
     runtime: tokio::runtime::Handle,
@@ -44,12 +52,11 @@ pub struct HostCore {
 }
 
 impl HostCore {
-    /// A core whose timers run on `runtime`.
+    /// A core with an empty registry whose timers run on `runtime`.
     pub fn new(state_dir: PathBuf, runtime: tokio::runtime::Handle) -> Arc<Self> {
         Arc::new(HostCore {
-            bus: SeamBus::new(),
-            tools: ToolRegistry::default(),
-            services: ServiceRegistry::default(),
+            registry: ArcSwap::from_pointee(Registry::default()),
+            publishing: Mutex::new(()),
             sessions: RwLock::new(None),
             state_dir,
             threads: PluginThreads::new(runtime.clone()),
@@ -80,43 +87,109 @@ impl HostCore {
         &self.state_dir
     }
 
-    /// Removes everything `plugin` registered, keeping it usable for turns
-    /// that already hold a view (a reload's retirement).
-    pub fn retire(&self, plugin: &str) -> usize {
-        self.bus.retire_owner(plugin)
-            + self.tools.remove_owner(plugin)
-            + self.services.remove_owner(plugin)
-    }
-
-    /// Removes everything `plugin` registered and ends its calls in flight.
-    pub fn dispose(&self, plugin: &str) -> usize {
-        self.bus.remove_owner(plugin)
-            + self.tools.remove_owner(plugin)
-            + self.services.remove_owner(plugin)
-    }
-}
-
-/// What one turn dispatches through: the bus, tools and services as they
-/// were when the turn started, so a reload mid-turn does not change them.
-#[derive(Clone)]
-pub struct HostView {
-    /// The bus snapshot.
-    pub bus: crate::seams::BusView,
-    /// The tools snapshot.
-    pub tools: super::services::ToolsView,
-    /// The services snapshot.
-    pub services: super::services::ServicesView,
-}
-
-impl HostCore {
-    /// A snapshot of everything plugins registered, as of now.
+    /// The registry as published now. A turn takes it once at its start.
     pub fn view(&self) -> HostView {
-        HostView {
-            bus: self.bus.view(),
-            tools: self.tools.view(),
-            services: self.services.view(),
-        }
+        self.registry.load_full()
     }
+
+    /// Publishes the registry `next` makes of the current one, in one
+    /// atomic swap. Turns holding the previous registry finish on it.
+    /// `next` may also leave the registry as it is (`None`).
+    pub(crate) fn publish<T>(&self, next: impl FnOnce(&Registry) -> (Option<Registry>, T)) -> T {
+        // The guard only orders publishers; nothing behind it can be left
+        // half-changed by a panic.
+        let _one_at_a_time = self.publishing.lock().unwrap_or_else(|p| p.into_inner());
+        let (registry, out) = next(&self.registry.load());
+        if let Some(registry) = registry {
+            self.registry.store(Arc::new(registry));
+        }
+        out
+    }
+
+    /// Adds an instance that no manifest lists (an embedder's, such as the
+    /// ACP server's `approval` service). A tool or service name already
+    /// taken is an error naming its holder; nothing is added then.
+    pub fn mount(&self, instance: Instance) -> Result<(), String> {
+        self.publish(|current| {
+            let mut check = Instance::new(instance.owner.clone());
+            for tool in &instance.tools {
+                let body = tool.body.clone();
+                if let Err(e) = check.register_tool_shared(&current.tools, tool.spec.clone(), body)
+                {
+                    return (None, Err(e));
+                }
+            }
+            for (name, service) in &instance.services {
+                if let Err(e) = check.provide_service(&current.services, name, service.clone()) {
+                    return (None, Err(e));
+                }
+            }
+            let mut instances = current.instances().to_vec();
+            instances.push(Arc::new(instance));
+            (Some(Registry::build(instances)), Ok(()))
+        })
+    }
+
+    /// Mounts one tool as an instance of `owner` (see [`HostCore::mount`]).
+    pub fn mount_tool(&self, owner: &str, spec: ToolSpec, body: ToolBodyBox) -> Result<(), String> {
+        let mut instance = Instance::new(Owner::new(owner, 0));
+        instance.register_tool(&Default::default(), spec, body)?;
+        self.mount(instance)
+    }
+
+    /// Mounts one service as an instance of `owner` (see
+    /// [`HostCore::mount`]).
+    pub fn mount_service(
+        &self,
+        owner: &str,
+        name: &str,
+        service: ServiceBox,
+    ) -> Result<(), String> {
+        let mut instance = Instance::new(Owner::new(owner, 0));
+        instance.provide_service(&Default::default(), name, service)?;
+        self.mount(instance)
+    }
+
+    /// Disposes every instance of plugin `id`: leaves it out of the next
+    /// registry and ends its calls in flight. Returns how many there were.
+    pub fn dispose(&self, id: &str) -> usize {
+        let gone = self.publish(|current| {
+            let (gone, kept): (Vec<_>, Vec<_>) = current
+                .instances()
+                .iter()
+                .cloned()
+                .partition(|i| i.id() == id);
+            let next = (!gone.is_empty()).then(|| Registry::build(kept));
+            (next, gone)
+        });
+        for instance in &gone {
+            instance.cancel();
+        }
+        gone.len()
+    }
+
+    /// Disposes `instance` (that very one): see [`HostCore::dispose`].
+    pub(crate) fn dispose_instance(&self, instance: &Arc<Instance>) {
+        self.publish(|current| {
+            let kept = current
+                .instances()
+                .iter()
+                .filter(|i| !Arc::ptr_eq(i, instance))
+                .cloned()
+                .collect();
+            (Some(Registry::build(kept)), ())
+        });
+        instance.cancel();
+    }
+}
+
+/// What one plugin registers while it applies, checked against the plugins
+/// placed before it in the registry being built.
+pub(crate) struct Draft {
+    /// The plugins before it in the next registry.
+    pub(crate) before: Arc<Registry>,
+    /// Its registrations so far.
+    pub(crate) instance: Instance,
 }
 
 /// Config problems a plugin reports while it applies: `Some` until the
@@ -130,6 +203,27 @@ pub struct PluginContext {
     pub(crate) owner: Owner,
     pub(crate) config_dir: PathBuf,
     pub(crate) problems: ProblemInbox,
+    /// Its registrations while it applies; `None` once `apply` returned
+    /// (registrations are accepted only while it applies).
+    pub(crate) draft: Arc<Mutex<Option<Draft>>>,
+}
+
+impl PluginContext {
+    /// Runs `register` on the plugin's draft, or fails if it has applied.
+    fn register(
+        &self,
+        register: impl FnOnce(&mut Draft) -> Result<(), String>,
+    ) -> RResult<(), RString> {
+        let mut draft = self.draft.lock().unwrap_or_else(|p| p.into_inner());
+        let result = match draft.as_mut() {
+            Some(draft) => register(draft),
+            None => Err(format!(
+                "plugin `{}`: listeners, guards, tools and services can only be registered while the plugin applies",
+                self.owner.id
+            )),
+        };
+        unit(result)
+    }
 }
 
 fn unit(r: Result<(), String>) -> RResult<(), RString> {
@@ -148,25 +242,57 @@ impl HostContext for PluginContext {
         if seam == Seam::Guard {
             return RResult::RErr("guards are registered with `guard`, not `listen`".into());
         }
-        self.core.bus.listen(self.owner.clone(), seam, listener);
-        RResult::ROk(())
+        if !seam.is_known() {
+            return RResult::RErr(
+                format!(
+                    "this host (plugin API {}) has no {seam}",
+                    dsh_plugin_api::API_VERSION
+                )
+                .into(),
+            );
+        }
+        self.register(|draft| draft.instance.listen(seam, listener))
     }
 
     fn guard(&self, guard: GuardBox) -> RResult<(), RString> {
-        self.core.bus.guard(self.owner.clone(), guard);
-        RResult::ROk(())
+        self.register(|draft| {
+            draft.instance.guard(guard);
+            Ok(())
+        })
     }
 
     fn register_tool(&self, spec: ToolSpec, body: ToolBodyBox) -> RResult<(), RString> {
-        unit(self.core.tools.register(&self.owner.id, spec, body))
+        self.register(|draft| {
+            let before = draft.before.tools.clone();
+            draft.instance.register_tool(&before, spec, body)
+        })
     }
 
     fn provide_service(&self, name: RString, service: ServiceBox) -> RResult<(), RString> {
-        unit(self.core.services.provide(&self.owner.id, &name, service))
+        self.register(|draft| {
+            let before = draft.before.services.clone();
+            draft.instance.provide_service(&before, &name, service)
+        })
     }
 
     fn service(&self, name: RStr<'_>) -> ROption<ServiceBox> {
-        self.core.services.get(name.as_str()).into()
+        let name = name.as_str();
+        // While applying: its own services, then those of the plugins
+        // before it in the registry being built. Afterwards: the published
+        // registry's.
+        let draft = self.draft.lock().unwrap_or_else(|p| p.into_inner());
+        match draft.as_ref() {
+            Some(draft) => draft
+                .instance
+                .service(name)
+                .cloned()
+                .or_else(|| draft.before.services.get(name))
+                .into(),
+            None => {
+                drop(draft);
+                self.core.view().services.get(name).into()
+            }
+        }
     }
 
     fn log(&self, level: LogLevel, message: RString) {
@@ -176,6 +302,9 @@ impl HostContext for PluginContext {
             LogLevel::Info => tracing::info!(plugin, "{message}"),
             LogLevel::Warn => tracing::warn!(plugin, "{message}"),
             LogLevel::Error => tracing::error!(plugin, "{message}"),
+            // A level added after this host was built: the message matters
+            // more than its exact severity.
+            _ => tracing::info!(plugin, "{message}"),
         }
     }
 
@@ -232,6 +361,14 @@ impl HostContext for PluginContext {
         self.config_dir.to_string_lossy().into_owned().into()
     }
 
+    fn sessions(&self) -> RVec<SessionRef> {
+        // Without an agent (e.g. `dsh check`) there are no sessions.
+        self.core
+            .session_control()
+            .map(|s| s.sessions().into())
+            .unwrap_or_default()
+    }
+
     fn report_problem(&self, problem: ConfigProblem) {
         let mut inbox = self.problems.lock().unwrap_or_else(|p| p.into_inner());
         match inbox.as_mut() {
@@ -240,9 +377,73 @@ impl HostContext for PluginContext {
                 let plugin = &*self.owner.id;
                 match problem.severity {
                     ProblemSeverity::Warning => tracing::warn!(plugin, "warning: {problem}"),
-                    ProblemSeverity::Error => tracing::warn!(plugin, "{problem}"),
+                    // An error, or a severity added after this host was
+                    // built: said as plainly as an error.
+                    _ => tracing::warn!(plugin, "{problem}"),
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use abi_stable::sabi_trait::TD_Opaque;
+    use async_ffi::FutureExt as _;
+    use dsh_plugin_api::SeamInput_NE;
+    use dsh_plugin_api::ffi::{Listener, Listener_TO, NextBox, WireResult};
+
+    use super::*;
+
+    struct Idle;
+
+    impl Listener for Idle {
+        fn call(&self, _input: SeamInput_NE, next: NextBox) -> FfiFuture<WireResult> {
+            async move { next.run(ROption::RNone).await }.into_ffi()
+        }
+    }
+
+    #[test]
+    fn a_listener_on_a_seam_this_host_does_not_know_is_refused() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a runtime");
+        let core = HostCore::new(PathBuf::from("/nonexistent"), runtime.handle().clone());
+        let owner = Owner::new("p", 0);
+        let draft = Arc::new(Mutex::new(Some(Draft {
+            before: Arc::new(Registry::build(Vec::new())),
+            instance: Instance::new(owner.clone()),
+        })));
+        let ctx = PluginContext {
+            core: core.clone(),
+            owner,
+            config_dir: PathBuf::new(),
+            problems: ProblemInbox::default(),
+            draft: draft.clone(),
+        };
+        let seams = || {
+            let draft = draft.lock().unwrap_or_else(|p| p.into_inner());
+            draft
+                .as_ref()
+                .map(|d| d.instance.seams())
+                .unwrap_or_default()
+        };
+        let listener = || Listener_TO::from_value(Idle, TD_Opaque);
+        let unknown = Seam::from_number(200);
+        assert_eq!(
+            ctx.listen(unknown, listener()),
+            RResult::RErr(
+                format!(
+                    "this host (plugin API {}) has no unknown seam #200",
+                    dsh_plugin_api::API_VERSION
+                )
+                .into()
+            )
+        );
+        assert!(seams().is_empty());
+        assert_eq!(ctx.listen(Seam::TurnEnd, listener()), RResult::ROk(()));
+        assert_eq!(seams(), [Seam::TurnEnd]);
+        // No agent: no sessions.
+        assert!(ctx.sessions().is_empty());
     }
 }

@@ -10,13 +10,15 @@
 //! resolved path are owned by root or the daemon's user and writable by
 //! nobody else ([`super::trust`], sshd's `StrictModes` rule); it is a
 //! loadable shared library (mapped from the resolved path); it exports the
-//! dsh root module; abi_stable finds every type layout identical to this
-//! host's; its API major matches.
+//! dsh root module; its types and API version are ones this host accepts
+//! ([`dsh_plugin_api::compat`]: the same or an older minor of this host's
+//! major).
 
 use std::path::{Path, PathBuf};
 
 use abi_stable::library::{LibraryError, lib_header_from_path};
-use dsh_plugin_api::{API_VERSION, PluginModuleRef, api_major};
+use dsh_plugin_api::compat::{self, Refusal};
+use dsh_plugin_api::{API_VERSION, PluginModuleRef};
 
 pub use super::trust::PathPart;
 
@@ -87,7 +89,7 @@ pub enum PluginLoadError {
         /// A summary of abi_stable's report: the type and what differs.
         message: String,
     },
-    /// Built against another major version of the plugin API.
+    /// Built against another major, or a newer minor, of the plugin API.
     #[error("{path}: refused: built against plugin API {found}, this host speaks {expected}")]
     ApiVersion {
         /// The file.
@@ -189,26 +191,22 @@ pub fn load_library(path: &Path) -> Result<PluginModuleRef, PluginLoadError> {
             message: one_line(&other.to_string(), 3),
         },
     })?;
-    let module = header
-        .check_layout::<PluginModuleRef>()
-        .map_err(|e| match e {
-            LibraryError::AbiInstability(_) => PluginLoadError::AbiMismatch {
-                path: path_buf.clone(),
-                message: abi_summary(&e.to_string()),
-            },
-            other => PluginLoadError::Other {
-                path: path_buf.clone(),
-                message: one_line(&other.to_string(), 3),
-            },
-        })?;
-    let found = module.api_version().as_str().to_string();
-    if api_major(&found) != api_major(API_VERSION) {
-        return Err(PluginLoadError::ApiVersion {
-            path: path_buf,
+    // The policy's direction, not abi_stable's default: see `compat`.
+    let module = compat::accept(header).map_err(|e| match e {
+        Refusal::Layout(report) => PluginLoadError::AbiMismatch {
+            path: path_buf.clone(),
+            message: abi_summary(&report),
+        },
+        Refusal::Api { found } => PluginLoadError::ApiVersion {
+            path: path_buf.clone(),
             found,
             expected: API_VERSION,
-        });
-    }
+        },
+        Refusal::Other(message) => PluginLoadError::Other {
+            path: path_buf.clone(),
+            message: one_line(&message, 3),
+        },
+    })?;
     Ok(module)
 }
 

@@ -1,5 +1,6 @@
 //! [`PluginHost`]: applies the manifest's plugins and remembers what each
-//! one became.
+//! one became. Every plugin applies into an [`Instance`] of its own, off to
+//! the side; the host then publishes all of them as one registry.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -10,7 +11,9 @@ use dsh_plugin_api::ffi::HostContext_TO;
 use dsh_plugin_api::{PluginDescriptor, PluginModuleRef, Seam};
 use serde::Serialize;
 
-use super::context::{HostCore, PluginContext};
+use super::context::{Draft, HostCore, PluginContext};
+use super::instance::Instance;
+use super::snapshot::Registry;
 use super::{builtin, loader};
 use crate::config::{Manifest, PluginEntry, PluginRef};
 use crate::seams::{CallPolicy, Owner};
@@ -46,6 +49,16 @@ pub enum PluginStatus {
     Skipped(String),
     /// Refused or failed to apply.
     Failed(String),
+    /// A reload's new entry failed to apply (or was skipped); the instance
+    /// applied before keeps running with its previous config.
+    Kept(String),
+}
+
+impl PluginStatus {
+    /// Whether an instance of the plugin is running.
+    pub fn is_running(&self) -> bool {
+        matches!(self, PluginStatus::Applied | PluginStatus::Kept(_))
+    }
 }
 
 /// One plugin as the host sees it.
@@ -59,6 +72,9 @@ pub struct PluginRecord {
     pub name: String,
     /// The plugin's version.
     pub version: String,
+    /// What the plugin says it does (plugins built against API 1.1 on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
     /// Outcome.
     #[serde(flatten)]
     pub status: PluginStatus,
@@ -80,6 +96,9 @@ pub struct PluginRecord {
     /// Modification time and size of a library when it was loaded.
     #[serde(skip)]
     pub(crate) stamp: Option<(std::time::SystemTime, u64)>,
+    /// What it registered, while it runs.
+    #[serde(skip)]
+    pub(crate) instance: Option<Arc<Instance>>,
 }
 
 impl PluginRecord {
@@ -94,6 +113,7 @@ impl PluginRecord {
             source,
             name: String::new(),
             version: String::new(),
+            description: None,
             status: PluginStatus::Disabled,
             seams: Vec::new(),
             tools: Vec::new(),
@@ -102,7 +122,40 @@ impl PluginRecord {
             config: entry.config.clone(),
             entry: None,
             stamp: None,
+            instance: None,
         }
+    }
+
+    /// Records what `instance` registered.
+    fn applied(&mut self, instance: Arc<Instance>) {
+        self.status = PluginStatus::Applied;
+        self.seams = instance
+            .seams()
+            .iter()
+            .map(|s| s.name().to_string())
+            .collect();
+        self.tools = instance.tool_names();
+        self.services = instance.service_names();
+        self.instance = Some(instance);
+    }
+}
+
+/// The next registry while it is built: the instances placed so far, and
+/// the registry they make (what the next plugin to apply sees).
+pub(crate) struct Staging {
+    instances: Vec<Arc<Instance>>,
+    pub(crate) before: Arc<Registry>,
+}
+
+impl Staging {
+    pub(crate) fn new(instances: Vec<Arc<Instance>>) -> Staging {
+        let before = Arc::new(Registry::build(instances.clone()));
+        Staging { instances, before }
+    }
+
+    pub(crate) fn push(&mut self, instance: &Arc<Instance>) {
+        self.instances.push(instance.clone());
+        self.before = Arc::new(Registry::build(self.instances.clone()));
     }
 }
 
@@ -176,8 +229,9 @@ impl PluginHost {
         &self.problems
     }
 
-    /// Whether every enabled plugin applied and no error (warnings aside)
-    /// was reported.
+    /// Whether every enabled plugin applied (a plugin that kept its
+    /// previous instance did not) and no error (warnings aside) was
+    /// reported.
     pub fn all_applied(&self) -> bool {
         self.problems
             .iter()
@@ -188,11 +242,44 @@ impl PluginHost {
                 .all(|r| matches!(r.status, PluginStatus::Applied | PluginStatus::Disabled))
     }
 
-    /// Applies every entry of `manifest`, then every drop-in library.
+    /// Applies every entry of `manifest`, then every drop-in library, and
+    /// publishes them together.
     pub fn load_manifest(&mut self, manifest: &Manifest) {
+        let previous = self.instances();
+        let mut staging = Staging::new(self.core.view().instances().to_vec());
         for entry in self.desired_entries(manifest) {
-            self.load_entry(&entry);
+            let record = self.build_entry(&entry, &staging.before);
+            if let Some(instance) = &record.instance {
+                staging.push(instance);
+            }
+            self.records.push(record);
         }
+        self.publish(&previous);
+    }
+
+    /// The instances of this host's running plugins.
+    pub(crate) fn instances(&self) -> Vec<Arc<Instance>> {
+        self.records
+            .iter()
+            .filter_map(|r| r.instance.clone())
+            .collect()
+    }
+
+    /// Publishes a registry of this host's running plugins plus whatever
+    /// others mounted, in place of `previous` (this host's instances as of
+    /// the last publish), in one swap.
+    pub(crate) fn publish(&self, previous: &[Arc<Instance>]) {
+        let ours = self.instances();
+        self.core.publish(|current| {
+            let mut next: Vec<Arc<Instance>> = current
+                .instances()
+                .iter()
+                .filter(|i| !previous.iter().any(|p| Arc::ptr_eq(p, i)))
+                .cloned()
+                .collect();
+            next.extend(ours);
+            (Some(Registry::build(next)), ())
+        });
     }
 
     /// The manifest's entries followed by one entry per drop-in library.
@@ -273,9 +360,11 @@ impl PluginHost {
             .take()
             .unwrap_or_default();
         for p in reported {
+            // A severity added after this host was built counts as an
+            // error: the check should not pass on what it cannot read.
             let severity = match p.severity {
                 dsh_plugin_api::ProblemSeverity::Warning => Severity::Warning,
-                dsh_plugin_api::ProblemSeverity::Error => Severity::Error,
+                _ => Severity::Error,
             };
             self.push_problem(Some(plugin), p.to_string(), severity);
         }
@@ -306,42 +395,62 @@ impl PluginHost {
         }
     }
 
-    /// Loads and applies one entry, recording the outcome.
+    /// Loads and applies one entry and publishes it.
     pub fn load_entry(&mut self, entry: &PluginEntry) {
+        let previous = self.instances();
+        let record = self.build_entry(entry, &self.core.view());
+        self.records.push(record);
+        self.publish(&previous);
+    }
+
+    /// Loads and applies one entry off to the side, checked against the
+    /// plugins `before` it; the record holds the instance it became.
+    pub(crate) fn build_entry(
+        &mut self,
+        entry: &PluginEntry,
+        before: &Arc<Registry>,
+    ) -> PluginRecord {
         let mut record = PluginRecord::pending(entry);
         record.entry = Some(entry.clone());
         record.stamp = super::reload::stamp_of(&entry.plugin);
         if entry.disabled {
-            self.records.push(record);
-            return;
+            return record;
         }
         let outcome = self.resolve(entry).and_then(|(source, module)| {
             if let PluginSource::Library(path) = &source {
                 self.mapped.insert(path.clone());
             }
             record.source = source;
-            self.apply_module(entry, module, &mut record)
+            self.apply_module(entry, module, &mut record, before)
         });
         if let Err(message) = outcome {
             record.status = PluginStatus::Failed(message.clone());
             self.problem(Some(&entry.id), message);
         }
-        self.records.push(record);
+        record
     }
 
+    /// Applies `module` into an instance of its own. Skipped (a required
+    /// service is missing) is not an error; the record says so.
     fn apply_module(
         &mut self,
         entry: &PluginEntry,
         module: PluginModuleRef,
         record: &mut PluginRecord,
+        before: &Arc<Registry>,
     ) -> Result<(), String> {
         let descriptor: PluginDescriptor = (module.describe())();
         record.name = descriptor.name.to_string();
         record.version = descriptor.version.to_string();
+        // A root-module field since API 1.1: `None` from older plugins.
+        record.description = module
+            .description()
+            .map(|d| d.to_string())
+            .filter(|d| !d.is_empty());
         if let Some(missing) = descriptor
             .required_services
             .iter()
-            .find(|s| self.core.services.get(s).is_none())
+            .find(|s| before.services.get(s).is_none())
         {
             let reason = format!(
                 "not applied: required service `{missing}` is not provided by any plugin loaded before it"
@@ -361,6 +470,10 @@ impl PluginHost {
             threads,
         });
         let inbox: super::context::ProblemInbox = Arc::new(Mutex::new(Some(Vec::new())));
+        let draft = Arc::new(Mutex::new(Some(Draft {
+            before: before.clone(),
+            instance: Instance::new(owner.clone()),
+        })));
         let ctx = PluginContext {
             core: self.core.clone(),
             owner,
@@ -370,31 +483,33 @@ impl PluginHost {
                 .map(PathBuf::from)
                 .unwrap_or_default(),
             problems: inbox.clone(),
+            draft: draft.clone(),
         };
         let ctx = HostContext_TO::from_ptr(RArc::new(ctx), TD_Opaque);
         let applied = (module.apply())(ctx, RString::from(entry.config.to_string()));
         self.take_reported(&entry.id, &inbox);
-        if let RResult::RErr(e) = applied {
-            // Whatever it registered before failing goes with it.
-            self.core.dispose(&entry.id);
-            return Err(format!("apply failed: {e}"));
-        }
-        record.status = PluginStatus::Applied;
-        record.seams = self
-            .core
-            .bus
-            .seams_of(&entry.id)
-            .iter()
-            .map(|s| s.name().to_string())
-            .collect();
-        record.tools = self.core.tools.names_of(&entry.id);
-        record.services = self.core.services.names_of(&entry.id);
+        // From here on the context accepts no registrations.
+        let taken = draft.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let instance = match (applied, taken) {
+            (RResult::ROk(()), Some(draft)) => draft.instance,
+            (RResult::RErr(e), draft) => {
+                // Whatever it registered before failing goes with it.
+                if let Some(draft) = draft {
+                    draft.instance.cancel();
+                }
+                return Err(format!("apply failed: {e}"));
+            }
+            (RResult::ROk(()), None) => return Err("apply lost its registrations".into()),
+        };
+        record.applied(Arc::new(instance));
         Ok(())
     }
 
     /// Applies a root module that is not named in a manifest (embedders and
-    /// tests) through exactly the path a manifest entry takes.
+    /// tests) through exactly the path a manifest entry takes, and
+    /// publishes it.
     pub fn load_module(&mut self, id: &str, module: PluginModuleRef, config: serde_json::Value) {
+        let previous = self.instances();
         let entry = PluginEntry {
             id: id.to_string(),
             plugin: PluginRef::Builtin(id.to_string()),
@@ -404,11 +519,13 @@ impl PluginHost {
             listener_timeout: None,
         };
         let mut record = PluginRecord::pending(&entry);
-        if let Err(message) = self.apply_module(&entry, module, &mut record) {
+        let before = self.core.view();
+        if let Err(message) = self.apply_module(&entry, module, &mut record, &before) {
             record.status = PluginStatus::Failed(message.clone());
             self.problem(Some(id), message);
         }
         self.records.push(record);
+        self.publish(&previous);
     }
 
     /// Disposes the plugin `id`: removes every listener, guard, tool and
@@ -417,11 +534,13 @@ impl PluginHost {
         let Some(record) = self
             .records
             .iter_mut()
-            .find(|r| r.id == id && r.status == PluginStatus::Applied)
+            .find(|r| r.id == id && r.status.is_running())
         else {
             return false;
         };
-        self.core.dispose(id);
+        if let Some(instance) = record.instance.take() {
+            self.core.dispose_instance(&instance);
+        }
         record.status = PluginStatus::Disabled;
         record.seams.clear();
         record.tools.clear();
@@ -429,9 +548,9 @@ impl PluginHost {
         true
     }
 
-    /// The seams of an applied plugin, as the bus sees them now.
+    /// The seams of an applied plugin, as the published registry has them.
     pub fn seams_of(&self, id: &str) -> Vec<Seam> {
-        self.core.bus.seams_of(id)
+        self.core.view().seams_of(id)
     }
 }
 

@@ -1,10 +1,14 @@
-//! Named services and tools that plugins registered, with their owners.
+//! The tools and services of one registry, each with the plugin that
+//! registered it: immutable tables built from the registry's plugin
+//! instances (see [`super::Registry`]).
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use dsh_plugin_api::ToolSpec;
 use dsh_plugin_api::ffi::{ServiceBox, ToolBodyBox};
+
+use super::instance::Instance;
 
 /// A mounted service.
 #[derive(Clone)]
@@ -13,72 +17,46 @@ struct ServiceEntry {
     service: ServiceBox,
 }
 
-/// Services by name (copy-on-write, like the bus).
-#[derive(Default)]
-pub struct ServiceRegistry {
-    inner: RwLock<Arc<HashMap<String, ServiceEntry>>>,
-}
-
-/// An immutable snapshot of the mounted services.
+/// Services by name.
 #[derive(Clone, Default)]
 pub struct ServicesView(Arc<HashMap<String, ServiceEntry>>);
 
 impl ServicesView {
-    /// The service mounted under `name` when the snapshot was taken.
+    /// The table of `instances`; of two providing one name, the first
+    /// listed keeps it (applying the second already failed on it, so this
+    /// only happens to services mounted by embedders).
+    pub(crate) fn build(instances: &[Arc<Instance>]) -> ServicesView {
+        let mut map: HashMap<String, ServiceEntry> = HashMap::new();
+        for instance in instances {
+            for (name, service) in &instance.services {
+                if let Some(holder) = map.get(name) {
+                    tracing::warn!(
+                        plugin = %instance.owner.id,
+                        "service `{name}` is already provided by `{}`; not mounted",
+                        holder.owner
+                    );
+                    continue;
+                }
+                map.insert(
+                    name.clone(),
+                    ServiceEntry {
+                        owner: instance.owner.id.clone(),
+                        service: service.clone(),
+                    },
+                );
+            }
+        }
+        ServicesView(Arc::new(map))
+    }
+
+    /// The service mounted under `name`.
     pub fn get(&self, name: &str) -> Option<ServiceBox> {
         self.0.get(name).map(|e| e.service.clone())
     }
-}
 
-impl ServiceRegistry {
-    /// Mounts a service; a taken name is an error naming the holder.
-    pub fn provide(&self, owner: &Arc<str>, name: &str, service: ServiceBox) -> Result<(), String> {
-        let mut guard = self.inner.write().unwrap_or_else(|p| p.into_inner());
-        if let Some(existing) = guard.get(name) {
-            return Err(format!(
-                "service `{name}` is already provided by plugin `{}`",
-                existing.owner
-            ));
-        }
-        Arc::make_mut(&mut guard).insert(
-            name.to_string(),
-            ServiceEntry {
-                owner: owner.clone(),
-                service,
-            },
-        );
-        Ok(())
-    }
-
-    /// The service mounted under `name`, if any.
-    pub fn get(&self, name: &str) -> Option<ServiceBox> {
-        self.view().get(name)
-    }
-
-    /// The current snapshot.
-    pub fn view(&self) -> ServicesView {
-        ServicesView(self.inner.read().unwrap_or_else(|p| p.into_inner()).clone())
-    }
-
-    /// Unmounts everything `owner` provided.
-    pub fn remove_owner(&self, owner: &str) -> usize {
-        let mut guard = self.inner.write().unwrap_or_else(|p| p.into_inner());
-        let map = Arc::make_mut(&mut guard);
-        let before = map.len();
-        map.retain(|_, e| &*e.owner != owner);
-        before - map.len()
-    }
-
-    /// Names of the services `owner` provides.
-    pub fn names_of(&self, owner: &str) -> Vec<String> {
-        let map = self.inner.read().unwrap_or_else(|p| p.into_inner());
-        let mut names: Vec<String> = map
-            .iter()
-            .filter(|(_, e)| &*e.owner == owner)
-            .map(|(n, _)| n.clone())
-            .collect();
-        names.sort();
-        names
+    /// The plugin providing `name`.
+    pub fn holder(&self, name: &str) -> Option<&str> {
+        self.0.get(name).map(|e| &*e.owner)
     }
 }
 
@@ -93,95 +71,57 @@ pub struct ToolEntry {
     pub body: Arc<ToolBodyBox>,
 }
 
-/// Tools by name (aliases resolve to their tool); copy-on-write.
-#[derive(Default)]
-pub struct ToolRegistry {
-    inner: RwLock<Arc<Vec<ToolEntry>>>,
+impl ToolEntry {
+    /// Whether the tool is called `name` or aliased so.
+    pub fn answers_to(&self, name: &str) -> bool {
+        self.spec.name.as_str() == name || self.spec.aliases.iter().any(|a| a.as_str() == name)
+    }
+
+    /// The tool's name and aliases.
+    pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.spec.name.as_str()).chain(self.spec.aliases.iter().map(|a| a.as_str()))
+    }
 }
 
-/// An immutable snapshot of the registered tools.
+/// Tools by name (aliases resolve to their tool), in registry order.
 #[derive(Clone, Default)]
 pub struct ToolsView(Arc<Vec<ToolEntry>>);
 
 impl ToolsView {
-    /// The tool called `name` (or aliased so).
-    pub fn get(&self, name: &str) -> Option<ToolEntry> {
-        self.0
-            .iter()
-            .find(|t| ToolRegistry::answers_to(t, name))
-            .cloned()
+    /// The table of `instances`, in their order; a name taken twice keeps
+    /// the first (see [`ServicesView::build`]).
+    pub(crate) fn build(instances: &[Arc<Instance>]) -> ToolsView {
+        let mut tools: Vec<ToolEntry> = Vec::new();
+        for instance in instances {
+            for tool in &instance.tools {
+                if let Some(taken) = tool
+                    .names()
+                    .find(|name| tools.iter().any(|t| t.answers_to(name)))
+                {
+                    tracing::warn!(
+                        plugin = %instance.owner.id,
+                        "tool `{taken}` is already registered; not added"
+                    );
+                    continue;
+                }
+                tools.push(tool.clone());
+            }
+        }
+        ToolsView(Arc::new(tools))
     }
 
-    /// Every tool's spec, in registration order.
+    /// The tool called `name` (or aliased so).
+    pub fn get(&self, name: &str) -> Option<ToolEntry> {
+        self.0.iter().find(|t| t.answers_to(name)).cloned()
+    }
+
+    /// Every tool's spec, in registry order.
     pub fn specs(&self) -> Vec<ToolSpec> {
         self.0.iter().map(|t| t.spec.clone()).collect()
     }
-}
 
-impl ToolRegistry {
-    /// Registers a tool; a taken name or alias is an error.
-    pub fn register(
-        &self,
-        owner: &Arc<str>,
-        spec: ToolSpec,
-        body: ToolBodyBox,
-    ) -> Result<(), String> {
-        let mut guard = self.inner.write().unwrap_or_else(|p| p.into_inner());
-        let tools = Arc::make_mut(&mut guard);
-        let names: Vec<&str> = std::iter::once(spec.name.as_str())
-            .chain(spec.aliases.iter().map(|a| a.as_str()))
-            .collect();
-        for name in &names {
-            if let Some(existing) = tools.iter().find(|t| Self::answers_to(t, name)) {
-                return Err(format!(
-                    "tool `{name}` is already registered by plugin `{}`",
-                    existing.owner
-                ));
-            }
-        }
-        tools.push(ToolEntry {
-            owner: owner.clone(),
-            spec,
-            body: Arc::new(body),
-        });
-        Ok(())
-    }
-
-    fn answers_to(tool: &ToolEntry, name: &str) -> bool {
-        tool.spec.name.as_str() == name || tool.spec.aliases.iter().any(|a| a.as_str() == name)
-    }
-
-    /// The tool called `name` (or aliased so).
-    pub fn get(&self, name: &str) -> Option<ToolEntry> {
-        self.view().get(name)
-    }
-
-    /// Every tool's spec, in registration order.
-    pub fn specs(&self) -> Vec<ToolSpec> {
-        self.view().specs()
-    }
-
-    /// The current snapshot.
-    pub fn view(&self) -> ToolsView {
-        ToolsView(self.inner.read().unwrap_or_else(|p| p.into_inner()).clone())
-    }
-
-    /// Removes everything `owner` registered.
-    pub fn remove_owner(&self, owner: &str) -> usize {
-        let mut guard = self.inner.write().unwrap_or_else(|p| p.into_inner());
-        let tools = Arc::make_mut(&mut guard);
-        let before = tools.len();
-        tools.retain(|t| &*t.owner != owner);
-        before - tools.len()
-    }
-
-    /// Names of the tools `owner` registered.
-    pub fn names_of(&self, owner: &str) -> Vec<String> {
-        let tools = self.inner.read().unwrap_or_else(|p| p.into_inner());
-        tools
-            .iter()
-            .filter(|t| &*t.owner == owner)
-            .map(|t| t.spec.name.to_string())
-            .collect()
+    /// The tool answering to `name`, if one does.
+    pub(crate) fn holder(&self, name: &str) -> Option<&ToolEntry> {
+        self.0.iter().find(|t| t.answers_to(name))
     }
 }

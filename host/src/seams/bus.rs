@@ -1,14 +1,18 @@
-//! Listener and guard registry plus the three dispatch shapes.
+//! The bus of one registry (every plugin instance's listeners and guards,
+//! per seam, in dispatch order) plus the three dispatch shapes. A bus never
+//! changes once built; the plugin registry publishes a new one whole.
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::std_types::{RArc, ROption, RResult, RString};
 use async_ffi::{FfiFuture, FutureExt as _};
-use dsh_plugin_api::ffi::{GuardBox, ListenerBox, NextCall, NextCall_TO, SeamResult};
-use dsh_plugin_api::{GuardDecision, Seam, SeamInput, SeamOutput, ToolCall};
+use dsh_plugin_api::ffi::{
+    GuardBox, ListenerBox, NextCall, NextCall_TO, SeamResult, WireResult, typed_result,
+};
+use dsh_plugin_api::{GuardDecision, GuardDecision_NE, Seam, SeamInput, SeamOutput, ToolCall};
 use tokio_util::sync::CancellationToken;
 
 use super::call::{Budget, Cut, ListenerCall};
@@ -68,22 +72,45 @@ impl Owner {
 #[derive(Clone)]
 pub(crate) struct Entry {
     pub(crate) owner: Owner,
-    seq: u64,
     pub(crate) listener: Arc<ListenerBox>,
 }
 
 #[derive(Clone)]
 struct GuardEntry {
     owner: Owner,
-    seq: u64,
     guard: Arc<GuardBox>,
 }
 
-#[derive(Default, Clone)]
-struct BusState {
-    seq: u64,
-    listeners: HashMap<Seam, Arc<[Entry]>>,
-    guards: Arc<[GuardEntry]>,
+/// What one plugin instance registered on the bus, in registration order.
+/// Filled while the plugin applies; read-only once it is part of a bus.
+#[derive(Default)]
+pub struct BusRegistrations {
+    listeners: Vec<(Seam, Arc<ListenerBox>)>,
+    guards: Vec<Arc<GuardBox>>,
+}
+
+impl BusRegistrations {
+    /// Adds a listener on `seam`, after the ones added before it.
+    pub fn listen(&mut self, seam: Seam, listener: ListenerBox) {
+        self.listeners.push((seam, Arc::new(listener)));
+    }
+
+    /// Adds a guard, after the ones added before it.
+    pub fn guard(&mut self, guard: GuardBox) {
+        self.guards.push(Arc::new(guard));
+    }
+
+    /// The seams listened on (guards count as [`Seam::Guard`]), in seam
+    /// order.
+    pub fn seams(&self) -> Vec<Seam> {
+        let mut seams: Vec<Seam> = self.listeners.iter().map(|(seam, _)| *seam).collect();
+        if !self.guards.is_empty() {
+            seams.push(Seam::Guard);
+        }
+        seams.sort();
+        seams.dedup();
+        seams
+    }
 }
 
 /// A notification listener (or guard) that failed; contained and reported.
@@ -95,36 +122,24 @@ pub struct ListenerFailure {
     pub message: String,
 }
 
-/// The seam bus. Cheap to share behind an `Arc`.
-///
-/// Its state is copy-on-write: every change swaps in a new immutable state,
-/// and [`SeamBus::view`] hands out the current one. A turn that holds a view
-/// keeps dispatching to the plugins it started with, even across a reload.
+/// The seam bus of one registry: every listener and guard of a set of
+/// plugin instances, per seam, in dispatch order. Immutable: a change to
+/// the plugins is a new bus in a new registry, published whole, so a
+/// dispatch (and a turn) keeps the bus it started with.
 #[derive(Default)]
 pub struct SeamBus {
-    state: RwLock<Arc<BusState>>,
-}
-
-/// An immutable snapshot of the bus: dispatches through the listeners that
-/// were registered when it was taken.
-#[derive(Clone, Default)]
-pub struct BusView {
-    state: Arc<BusState>,
+    listeners: HashMap<Seam, Arc<[Entry]>>,
+    guards: Arc<[GuardEntry]>,
+    /// The list of a seam nobody listens on.
+    none: Arc<[Entry]>,
 }
 
 struct NoopNext;
 
 impl NextCall for NoopNext {
-    fn run(&self, _signal: ROption<dsh_plugin_api::ffi::AbortSignalBox>) -> FfiFuture<SeamResult> {
-        async { RResult::ROk(SeamOutput::Observed) }.into_ffi()
+    fn run(&self, _signal: ROption<dsh_plugin_api::ffi::AbortSignalBox>) -> FfiFuture<WireResult> {
+        async { RResult::ROk(SeamOutput::Observed.into()) }.into_ffi()
     }
-}
-
-fn insert_sorted<T: Clone>(list: &[T], item: T, key: impl Fn(&T) -> (u32, u64)) -> Arc<[T]> {
-    let mut items = list.to_vec();
-    let at = items.partition_point(|e| key(e) <= key(&item));
-    items.insert(at, item);
-    items.into()
 }
 
 impl SeamBus {
@@ -133,143 +148,48 @@ impl SeamBus {
         Self::default()
     }
 
-    /// Applies `change` to a copy of the state and swaps it in.
-    fn update<T>(&self, change: impl FnOnce(&mut BusState) -> T) -> T {
-        // A poisoned lock only means a panic elsewhere mid-update; updates
-        // swap whole states, so the state behind it is always consistent.
-        let mut guard = self.state.write().unwrap_or_else(|p| p.into_inner());
-        let mut next = (**guard).clone();
-        let out = change(&mut next);
-        *guard = Arc::new(next);
-        out
-    }
-
-    /// The current snapshot.
-    pub fn view(&self) -> BusView {
-        BusView {
-            state: self.state.read().unwrap_or_else(|p| p.into_inner()).clone(),
+    /// The bus of `plugins`: each seam's listeners ordered by their
+    /// plugin's position, then by the order `plugins` lists them, then by
+    /// registration order.
+    pub fn build<'a>(plugins: impl IntoIterator<Item = (&'a Owner, &'a BusRegistrations)>) -> Self {
+        let mut listeners: HashMap<Seam, Vec<Entry>> = HashMap::new();
+        let mut guards: Vec<GuardEntry> = Vec::new();
+        for (owner, registered) in plugins {
+            for (seam, listener) in &registered.listeners {
+                listeners.entry(*seam).or_default().push(Entry {
+                    owner: owner.clone(),
+                    listener: listener.clone(),
+                });
+            }
+            guards.extend(registered.guards.iter().map(|guard| GuardEntry {
+                owner: owner.clone(),
+                guard: guard.clone(),
+            }));
         }
-    }
-
-    /// Adds a listener after every listener of plugins at or before `owner`.
-    pub fn listen(&self, owner: Owner, seam: Seam, listener: ListenerBox) {
-        self.update(|state| Self::add_listener(state, owner, seam, listener))
-    }
-
-    fn add_listener(state: &mut BusState, owner: Owner, seam: Seam, listener: ListenerBox) {
-        state.seq += 1;
-        let entry = Entry {
-            owner,
-            seq: state.seq,
-            listener: Arc::new(listener),
-        };
-        let current = state
-            .listeners
-            .get(&seam)
-            .cloned()
-            .unwrap_or_else(|| Arc::new([]));
-        let updated = insert_sorted(&current, entry, |e| (e.owner.position, e.seq));
-        state.listeners.insert(seam, updated);
-    }
-
-    /// Adds a guard.
-    pub fn guard(&self, owner: Owner, guard: GuardBox) {
-        self.update(|state| Self::add_guard(state, owner, guard))
-    }
-
-    fn add_guard(state: &mut BusState, owner: Owner, guard: GuardBox) {
-        state.seq += 1;
-        let entry = GuardEntry {
-            owner,
-            seq: state.seq,
-            guard: Arc::new(guard),
-        };
-        state.guards = insert_sorted(&state.guards, entry, |e| (e.owner.position, e.seq));
-    }
-
-    /// Removes everything `plugin` registered; returns how many were removed.
-    /// Calls of the plugin still in flight are ended (see [`Owner`]).
-    pub fn remove_owner(&self, plugin: &str) -> usize {
-        self.update(|state| Self::drop_owner(state, plugin, true))
-    }
-
-    /// Removes everything `plugin` registered but lets turns that already
-    /// hold a view keep using it to the end (a reload's retirement).
-    pub fn retire_owner(&self, plugin: &str) -> usize {
-        self.update(|state| Self::drop_owner(state, plugin, false))
-    }
-
-    fn drop_owner(state: &mut BusState, plugin: &str, end_calls: bool) -> usize {
-        let mut removed = 0;
-        let owners = state
-            .listeners
-            .values()
-            .flat_map(|l| l.iter().map(|e| &e.owner))
-            .chain(state.guards.iter().map(|g| &g.owner));
-        for owner in owners.filter(|o| end_calls && &*o.id == plugin) {
-            owner.disposed.cancel();
+        // Stable sorts: equal positions keep the order they came in.
+        guards.sort_by_key(|g| g.owner.position);
+        SeamBus {
+            listeners: listeners
+                .into_iter()
+                .map(|(seam, mut list)| {
+                    list.sort_by_key(|e| e.owner.position);
+                    (seam, list.into())
+                })
+                .collect(),
+            guards: guards.into(),
+            none: Arc::new([]),
         }
-        for list in state.listeners.values_mut() {
-            let kept: Vec<Entry> = list
-                .iter()
-                .filter(|e| &*e.owner.id != plugin)
-                .cloned()
-                .collect();
-            removed += list.len() - kept.len();
-            *list = kept.into();
-        }
-        let kept: Vec<GuardEntry> = state
-            .guards
-            .iter()
-            .filter(|e| &*e.owner.id != plugin)
-            .cloned()
-            .collect();
-        removed += state.guards.len() - kept.len();
-        state.guards = kept.into();
-        removed
     }
 
     /// The seams `plugin` listens on, in seam order.
     pub fn seams_of(&self, plugin: &str) -> Vec<Seam> {
-        self.view().seams_of(plugin)
-    }
-
-    /// How many listeners a seam has.
-    pub fn listener_count(&self, seam: Seam) -> usize {
-        self.view().listener_count(seam)
-    }
-
-    /// Runs a waterfall on the current snapshot.
-    pub fn waterfall(
-        &self,
-        input: SeamInput,
-        terminal: Arc<dyn Terminal>,
-    ) -> FfiFuture<SeamResult> {
-        self.view().waterfall(input, terminal)
-    }
-
-    /// Runs a notification on the current snapshot.
-    pub async fn notify(&self, input: SeamInput) -> Vec<ListenerFailure> {
-        self.view().notify(input).await
-    }
-
-    /// Runs the guards of the current snapshot.
-    pub async fn check_guards(&self, call: &RArc<ToolCall>) -> GuardVerdict {
-        self.view().check_guards(call).await
-    }
-}
-
-impl BusView {
-    /// The seams `plugin` listens on, in seam order.
-    pub fn seams_of(&self, plugin: &str) -> Vec<Seam> {
-        let state = &self.state;
-        let mut seams: Vec<Seam> = state
+        let mut seams: Vec<Seam> = self
             .listeners
             .iter()
             .filter(|(_, list)| list.iter().any(|e| &*e.owner.id == plugin))
             .map(|(seam, _)| *seam)
             .collect();
-        if state.guards.iter().any(|g| &*g.owner.id == plugin) {
+        if self.guards.iter().any(|g| &*g.owner.id == plugin) {
             seams.push(Seam::Guard);
         }
         seams.sort();
@@ -279,17 +199,13 @@ impl BusView {
     /// How many listeners a seam has.
     pub fn listener_count(&self, seam: Seam) -> usize {
         if seam == Seam::Guard {
-            return self.state.guards.len();
+            return self.guards.len();
         }
-        self.state.listeners.get(&seam).map_or(0, |l| l.len())
+        self.listeners.get(&seam).map_or(0, |l| l.len())
     }
 
     fn snapshot(&self, seam: Seam) -> Arc<[Entry]> {
-        self.state
-            .listeners
-            .get(&seam)
-            .cloned()
-            .unwrap_or_else(|| Arc::new([]))
+        self.listeners.get(&seam).unwrap_or(&self.none).clone()
     }
 
     /// Runs a waterfall. An error names the plugin whose listener failed.
@@ -299,7 +215,8 @@ impl BusView {
         terminal: Arc<dyn Terminal>,
     ) -> FfiFuture<SeamResult> {
         let listeners = self.snapshot(input.seam());
-        Chain::new(listeners, input, terminal, None).start()
+        let chain = Chain::new(listeners, input, terminal, None).start();
+        async move { typed_result(chain.await) }.into_ffi()
     }
 
     /// Runs a waterfall and also returns what each listener answered and
@@ -309,7 +226,7 @@ impl BusView {
         let trace: Trace = Arc::default();
         let chain = Chain::new(listeners, input, terminal, Some(trace.clone()));
         let run = chain.run.clone();
-        let answer = chain.start().await;
+        let answer = typed_result(chain.start().await);
         let mut entries = std::mem::take(&mut *trace.lock().unwrap_or_else(|p| p.into_inner()));
         entries.sort_by_key(|e| e.index);
         Traced {
@@ -322,13 +239,18 @@ impl BusView {
     /// Runs a notification: every listener, in order, each with the same
     /// snapshot. Failures are contained and returned.
     pub async fn notify(&self, input: SeamInput) -> Vec<ListenerFailure> {
-        let listeners = self.snapshot(input.seam());
+        let listeners = self.listeners.get(&input.seam()).unwrap_or(&self.none);
         let mut failures = Vec::new();
         for entry in listeners.iter() {
             let next = NextCall_TO::from_value(NoopNext, TD_Opaque);
             let budget = entry.owner.budget();
-            let call =
-                ListenerCall::start(&entry.owner, &entry.listener, input.clone(), next, budget);
+            let call = ListenerCall::start(
+                &entry.owner,
+                &entry.listener,
+                input.clone().into(),
+                next,
+                budget,
+            );
             // A plugin disposed mid-call, or one over its time limit, is
             // reported; dropping the call ends whatever it was running.
             let message = match call.await {
@@ -348,9 +270,8 @@ impl BusView {
     /// or one over its plugin's time limit, is reported and treated as a
     /// deny, since a guard that cannot answer must not let a call through.
     pub async fn check_guards(&self, call: &RArc<ToolCall>) -> GuardVerdict {
-        let guards = self.state.guards.clone();
-        for entry in guards.iter() {
-            match check_guard(entry, call).await {
+        for entry in self.guards.iter() {
+            match decode_guard(check_guard(entry, call).await) {
                 RResult::ROk(GuardDecision::Abstain) => {}
                 RResult::ROk(GuardDecision::Deny { reason }) => {
                     return GuardVerdict::Deny {
@@ -370,9 +291,25 @@ impl BusView {
     }
 }
 
+/// A guard's answer, typed; one this host does not know is a failure.
+fn decode_guard(answer: RResult<GuardDecision_NE, RString>) -> RResult<GuardDecision, RString> {
+    match answer {
+        RResult::ROk(decision) => match decision.into_enum() {
+            Ok(decision) => RResult::ROk(decision),
+            Err(e) => RResult::RErr(
+                format!("answered with a decision this host does not know: {e}").into(),
+            ),
+        },
+        RResult::RErr(e) => RResult::RErr(e),
+    }
+}
+
 /// Asks one guard, on a plugin thread and within its time limit when its
 /// plugin has them.
-async fn check_guard(entry: &GuardEntry, call: &RArc<ToolCall>) -> RResult<GuardDecision, RString> {
+async fn check_guard(
+    entry: &GuardEntry,
+    call: &RArc<ToolCall>,
+) -> RResult<GuardDecision_NE, RString> {
     let Some(threads) = &entry.owner.calls.threads else {
         return entry.guard.check(call.clone());
     };

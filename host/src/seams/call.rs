@@ -17,8 +17,8 @@ use std::time::Duration;
 
 use abi_stable::std_types::{RResult, RString};
 use async_ffi::FfiFuture;
-use dsh_plugin_api::SeamInput;
-use dsh_plugin_api::ffi::{ListenerBox, NextBox, SeamResult};
+use dsh_plugin_api::SeamInput_NE;
+use dsh_plugin_api::ffi::{ListenerBox, NextBox, WireResult};
 use futures::task::AtomicWaker;
 use tokio::time::{Instant, Sleep};
 use tokio_util::sync::WaitForCancellationFutureOwned;
@@ -116,15 +116,15 @@ impl Budget {
 
 /// The future of a `next` call: stops its caller's clock while pending.
 pub(crate) struct InNext {
-    pub(crate) fut: FfiFuture<SeamResult>,
+    pub(crate) fut: FfiFuture<WireResult>,
     pub(crate) budget: Arc<Budget>,
     pub(crate) entered: bool,
 }
 
 impl Future for InNext {
-    type Output = SeamResult;
+    type Output = WireResult;
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<SeamResult> {
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<WireResult> {
         let this = self.get_mut();
         if !this.entered {
             this.budget.enter_next();
@@ -149,9 +149,9 @@ impl Drop for InNext {
 
 enum Running {
     /// Polled on the caller's task (built-in plugins).
-    Inline(FfiFuture<SeamResult>),
+    Inline(FfiFuture<WireResult>),
     /// Polled on a plugin thread (`.so` plugins).
-    Offloaded(Offloaded<SeamResult>),
+    Offloaded(Offloaded<WireResult>),
 }
 
 /// The time limit of one call: its clock and, once the call has had to
@@ -176,7 +176,7 @@ impl ListenerCall {
     pub(crate) fn start(
         owner: &Owner,
         listener: &Arc<ListenerBox>,
-        input: SeamInput,
+        input: SeamInput_NE,
         next: NextBox,
         budget: Option<Arc<Budget>>,
     ) -> ListenerCall {
@@ -247,7 +247,7 @@ impl Limit {
 }
 
 impl Future for ListenerCall {
-    type Output = Result<SeamResult, Cut>;
+    type Output = Result<WireResult, Cut>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();

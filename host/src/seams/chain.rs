@@ -8,8 +8,8 @@ use std::task::{Context, Poll};
 use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::std_types::{RArc, ROption, RResult, RString};
 use async_ffi::{FfiFuture, FutureExt as _};
-use dsh_plugin_api::ffi::{AbortSignalBox, NextCall, NextCall_TO, SeamResult};
-use dsh_plugin_api::{ExecuteInput, SeamInput};
+use dsh_plugin_api::ffi::{AbortSignalBox, NextCall, NextCall_TO, SeamResult, WireResult};
+use dsh_plugin_api::{ExecuteInput, SeamInput, SeamOutput};
 use futures::future::BoxFuture;
 
 use super::bus::{Entry, ListenerFailure};
@@ -159,18 +159,20 @@ fn attribute(owner: &str, message: RString) -> RString {
 }
 
 impl Chain {
-    pub(crate) fn start(self) -> FfiFuture<SeamResult> {
+    /// Runs the chain from its current listener. Answers travel in their
+    /// boundary form; the bus decodes the final one.
+    pub(crate) fn start(self) -> FfiFuture<WireResult> {
         let Chain {
             run, index, input, ..
         } = self;
         let Some(entry) = run.listeners.get(index) else {
             let fut = run.terminal.run(input);
             return async move {
-                let out = fut.await;
+                let out: SeamResult = fut.await;
                 if let RResult::ROk(output) = &out {
                     record(&run.trace, index, &Arc::from(""), output);
                 }
-                out
+                out.map(Into::into)
             }
             .into_ffi();
         };
@@ -182,7 +184,7 @@ impl Chain {
             caller: budget.clone(),
         };
         let next = NextCall_TO::from_value(next, TD_Opaque);
-        let call = ListenerCall::start(&entry.owner, &entry.listener, input, next, budget);
+        let call = ListenerCall::start(&entry.owner, &entry.listener, input.into(), next, budget);
         Level { call, run, index }.into_ffi()
     }
 }
@@ -198,11 +200,15 @@ struct Level {
 }
 
 impl Level {
-    fn finish(&self, answer: SeamResult) -> SeamResult {
+    fn finish(&self, answer: WireResult) -> WireResult {
         let owner = self.call.owner();
         match answer {
             RResult::ROk(out) => {
-                record(&self.run.trace, self.index, &owner.id, &out);
+                if self.run.trace.is_some()
+                    && let Ok(typed) = SeamOutput::try_from(out.clone())
+                {
+                    record(&self.run.trace, self.index, &owner.id, &typed);
+                }
                 RResult::ROk(out)
             }
             RResult::RErr(e) => RResult::RErr(attribute(&owner.id, e)),
@@ -211,9 +217,9 @@ impl Level {
 }
 
 impl Future for Level {
-    type Output = SeamResult;
+    type Output = WireResult;
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<SeamResult> {
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<WireResult> {
         let this = self.get_mut();
         let cut = match Pin::new(&mut this.call).poll(cx) {
             Poll::Pending => return Poll::Pending,
@@ -239,7 +245,7 @@ impl Future for Level {
 }
 
 impl NextCall for Chain {
-    fn run(&self, signal: ROption<AbortSignalBox>) -> FfiFuture<SeamResult> {
+    fn run(&self, signal: ROption<AbortSignalBox>) -> FfiFuture<WireResult> {
         let input = match (signal, &self.input) {
             // The only thing an around-dispatch wrapper may change.
             (ROption::RSome(signal), SeamInput::Execute(exec)) => {

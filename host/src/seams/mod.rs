@@ -1,9 +1,11 @@
 //! The seam bus: who listens on which seam, and how a seam is dispatched.
 //!
 //! Listeners are kept per seam in registration order, where the order of a
-//! plugin is its position in the manifest; each seam's list is an immutable
-//! snapshot swapped on change, so a dispatch in flight keeps the listeners it
-//! started with. Three dispatch shapes exist:
+//! plugin is its position in the manifest. A [`SeamBus`] is immutable: it is
+//! built from the plugin instances of one registry (see
+//! `crate::plugins::Registry`) and a change to the plugins publishes a new
+//! registry with a new bus, so a dispatch (and a whole turn) keeps the
+//! listeners it started with. Three dispatch shapes exist:
 //!
 //! - **waterfall**: the first listener gets `next`, a handle to the rest of
 //!   the chain ending in a terminal (the default decision, or the core
@@ -30,7 +32,7 @@ mod call;
 mod chain;
 mod threads;
 
-pub use bus::{BusView, CallPolicy, GuardVerdict, ListenerFailure, Owner, SeamBus};
+pub use bus::{BusRegistrations, CallPolicy, GuardVerdict, ListenerFailure, Owner, SeamBus};
 pub use chain::{Terminal, TerminalFn, Trace, TraceEntry, Traced};
 pub use threads::PluginThreads;
 

@@ -1,8 +1,25 @@
-//! Event constructors and names. Events are JSON objects with a `type`;
-//! plugins may append their own types (e.g. `hook/invoked`).
+//! The session events: one enum, [`SessionEvent`], written and read through
+//! the same type by the log, the history builder, ACP updates and the CLI.
+//!
+//! On disk an event is one JSON object per line: `type` first, then the
+//! variant's fields in declaration order, then `ts` (ms since the epoch,
+//! stamped by the log on append; [`LoggedEvent`]). That is byte for byte the
+//! format dsh wrote before the events were typed.
+//!
+//! Nothing in a log is lost by reading it: a line is a typed variant only
+//! when the variant, written back, says exactly what the line says (same
+//! keys, same values, same order). Anything else, an event type this dsh
+//! does not know (from a newer dsh, or a plugin record such as the hook
+//! bridges' `hook/invoked` and `hook/result`, or a provider's `stream/*`
+//! beyond `stream/text`), or a known type with a field it does not expect,
+//! is [`SessionEvent::Other`], kept as the JSON it was and written back
+//! unchanged. Plugin records stay `Other` on purpose: their shape belongs
+//! to the plugin that writes them, and the host never acts on them.
 
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+use crate::model::ModelToolCall;
 
 /// Why a turn ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -39,122 +56,444 @@ impl TurnEndReason {
     }
 }
 
-/// `turn/start`.
-pub fn turn_start(turn_id: &str, kind: &str) -> Value {
-    json!({"type": "turn/start", "turn_id": turn_id, "kind": kind})
+/// What opened a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TurnKind {
+    /// Prompts from the inbox.
+    Prompt,
+    /// Context or records written while no turn was open.
+    Injection,
 }
 
-/// `turn/end`.
-pub fn turn_end(turn_id: &str, reason: TurnEndReason, message: Option<&str>) -> Value {
-    let mut v = json!({"type": "turn/end", "turn_id": turn_id, "reason": reason.as_str()});
-    if let Some(m) = message {
-        v["message"] = json!(m);
+/// Who a message came from: `{"kind": "user"}`,
+/// `{"kind": "plugin", "plugin": id}`, `{"kind": "agent", "session_id": id}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum EventSource {
+    /// The user (or the client acting for them).
+    User,
+    /// A plugin.
+    Plugin {
+        /// Its id.
+        plugin: String,
+    },
+    /// A parent agent session (a subagent's prompt).
+    Agent {
+        /// The parent session.
+        session_id: String,
+    },
+}
+
+impl EventSource {
+    /// The source a plugin's text carries.
+    pub fn plugin(id: impl Into<String>) -> Self {
+        EventSource::Plugin { plugin: id.into() }
     }
-    v
 }
 
-/// `step/start`.
-pub fn step_start(step: u32) -> Value {
-    json!({"type": "step/start", "step": step})
-}
-
-/// `step/end`.
-pub fn step_end(step: u32) -> Value {
-    json!({"type": "step/end", "step": step})
-}
-
-/// A message source as JSON: `{"kind": "user"}`, `{"kind": "plugin", "plugin": id}`.
-pub fn source_json(source: &dsh_plugin_api::MessageSource) -> Value {
-    match source {
-        dsh_plugin_api::MessageSource::User => json!({"kind": "user"}),
-        dsh_plugin_api::MessageSource::Plugin { plugin } => {
-            json!({"kind": "plugin", "plugin": plugin.as_str()})
+impl From<&dsh_plugin_api::MessageSource> for EventSource {
+    fn from(source: &dsh_plugin_api::MessageSource) -> Self {
+        match source {
+            dsh_plugin_api::MessageSource::User => EventSource::User,
+            dsh_plugin_api::MessageSource::Plugin { plugin } => {
+                EventSource::plugin(plugin.as_str())
+            }
+            dsh_plugin_api::MessageSource::Agent { session_id } => EventSource::Agent {
+                session_id: session_id.to_string(),
+            },
         }
-        dsh_plugin_api::MessageSource::Agent { session_id } => {
-            json!({"kind": "agent", "session_id": session_id.as_str()})
+    }
+}
+
+/// `Some` of whatever JSON is there, `null` included (a tool may answer
+/// with structured `null`; a missing key is `None`).
+fn some_value<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+/// One session event. Field order is the on-disk key order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum SessionEvent {
+    /// `turn/start`: every other event lives inside a turn.
+    #[serde(rename = "turn/start")]
+    TurnStart {
+        /// The turn.
+        turn_id: String,
+        /// What opened it.
+        kind: TurnKind,
+    },
+    /// `turn/end`.
+    #[serde(rename = "turn/end")]
+    TurnEnd {
+        /// The turn.
+        turn_id: String,
+        /// Why it ended.
+        reason: TurnEndReason,
+        /// The rejection or error reason, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
+    /// `step/start`: one model request and its tool calls.
+    #[serde(rename = "step/start")]
+    StepStart {
+        /// From 1.
+        step: u32,
+    },
+    /// `step/end`.
+    #[serde(rename = "step/end")]
+    StepEnd {
+        /// From 1.
+        step: u32,
+    },
+    /// `user/message`: a prompt that went through.
+    #[serde(rename = "user/message")]
+    UserMessage {
+        /// The text the model sees.
+        content: String,
+        /// Who sent it.
+        source: EventSource,
+        /// The prompt as submitted, when a plugin rewrote it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        original_content: Option<String>,
+    },
+    /// `prompt/blocked`: a prompt that never reached the model.
+    #[serde(rename = "prompt/blocked")]
+    PromptBlocked {
+        /// The prompt.
+        content: String,
+        /// Who sent it.
+        source: EventSource,
+        /// Why it was blocked.
+        reason: String,
+        /// The plugin that blocked it, when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        plugin: Option<String>,
+    },
+    /// `context/message`: text a plugin added for the model.
+    #[serde(rename = "context/message")]
+    ContextMessage {
+        /// The text.
+        content: String,
+        /// The plugin that added it (always a plugin source).
+        source: EventSource,
+    },
+    /// `steering/message`: model-facing text that forced another step.
+    #[serde(rename = "steering/message")]
+    SteeringMessage {
+        /// The text.
+        content: String,
+        /// The plugin that forced the step, or the user.
+        source: EventSource,
+    },
+    /// `assistant/message`: the model's reply.
+    #[serde(rename = "assistant/message")]
+    AssistantMessage {
+        /// Its text.
+        content: String,
+        /// Its tool calls, as the model made them.
+        tool_calls: Vec<ModelToolCall>,
+    },
+    /// `tool/call`: the call as the model made it, arguments materialized.
+    #[serde(rename = "tool/call")]
+    ToolCall {
+        /// The call.
+        call_id: String,
+        /// The tool.
+        name: String,
+        /// Its arguments.
+        arguments: Value,
+    },
+    /// `tool/updated`: a plugin replaced the call's arguments as one unit.
+    #[serde(rename = "tool/updated")]
+    ToolUpdated {
+        /// The call.
+        call_id: String,
+        /// The new arguments.
+        arguments: Value,
+        /// The plugin that rewrote them.
+        plugin: String,
+    },
+    /// `tool/denied`: the call did not run.
+    #[serde(rename = "tool/denied")]
+    ToolDenied {
+        /// The call.
+        call_id: String,
+        /// Why.
+        reason: String,
+        /// The plugin, `approval` or `error`.
+        by: String,
+    },
+    /// `tool/approval`: what the approval service decided.
+    #[serde(rename = "tool/approval")]
+    ToolApproval {
+        /// The call.
+        call_id: String,
+        /// `allow_once`, `reject`, `unavailable`, ...
+        outcome: String,
+        /// Its reason (written as `null` when none).
+        reason: Option<String>,
+    },
+    /// `tool/result`: what the model gets back.
+    #[serde(rename = "tool/result")]
+    ToolResult {
+        /// The call.
+        call_id: String,
+        /// The tool.
+        name: String,
+        /// The text.
+        content: String,
+        /// Whether it failed.
+        is_error: bool,
+        /// The structured part, if any.
+        #[serde(
+            default,
+            deserialize_with = "some_value",
+            skip_serializing_if = "Option::is_none"
+        )]
+        structured: Option<Value>,
+    },
+    /// `listener/failed`: a contained listener failure worth keeping.
+    #[serde(rename = "listener/failed")]
+    ListenerFailed {
+        /// The seam.
+        seam: String,
+        /// The plugin.
+        plugin: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// `stream/text`: a text delta a provider streams while a request runs
+    /// (live only, never logged).
+    #[serde(rename = "stream/text")]
+    StreamText {
+        /// The delta.
+        text: String,
+    },
+    /// Any other event, kept as the JSON object it was (see the module doc).
+    #[serde(untagged)]
+    Other(Value),
+}
+
+impl SessionEvent {
+    /// Reads an event from JSON, losing nothing: the typed variant when it
+    /// says exactly what `value` says, else [`SessionEvent::Other`].
+    pub fn from_value(value: Value) -> SessionEvent {
+        match serde_json::from_value::<SessionEvent>(value.clone()) {
+            Ok(SessionEvent::Other(_)) | Err(_) => SessionEvent::Other(value),
+            Ok(typed) => {
+                let same = serde_json::to_string(&typed).ok() == serde_json::to_string(&value).ok();
+                if same {
+                    typed
+                } else {
+                    SessionEvent::Other(value)
+                }
+            }
+        }
+    }
+
+    /// The event's `type` (`""` for an `Other` without a string `type`).
+    pub fn kind(&self) -> &str {
+        match self {
+            SessionEvent::TurnStart { .. } => "turn/start",
+            SessionEvent::TurnEnd { .. } => "turn/end",
+            SessionEvent::StepStart { .. } => "step/start",
+            SessionEvent::StepEnd { .. } => "step/end",
+            SessionEvent::UserMessage { .. } => "user/message",
+            SessionEvent::PromptBlocked { .. } => "prompt/blocked",
+            SessionEvent::ContextMessage { .. } => "context/message",
+            SessionEvent::SteeringMessage { .. } => "steering/message",
+            SessionEvent::AssistantMessage { .. } => "assistant/message",
+            SessionEvent::ToolCall { .. } => "tool/call",
+            SessionEvent::ToolUpdated { .. } => "tool/updated",
+            SessionEvent::ToolDenied { .. } => "tool/denied",
+            SessionEvent::ToolApproval { .. } => "tool/approval",
+            SessionEvent::ToolResult { .. } => "tool/result",
+            SessionEvent::ListenerFailed { .. } => "listener/failed",
+            SessionEvent::StreamText { .. } => "stream/text",
+            SessionEvent::Other(v) => v.get("type").and_then(Value::as_str).unwrap_or(""),
+        }
+    }
+
+    /// `turn/start`.
+    pub fn turn_start(turn_id: &str, kind: TurnKind) -> Self {
+        SessionEvent::TurnStart {
+            turn_id: turn_id.into(),
+            kind,
+        }
+    }
+
+    /// `turn/end`.
+    pub fn turn_end(turn_id: &str, reason: TurnEndReason, message: Option<&str>) -> Self {
+        SessionEvent::TurnEnd {
+            turn_id: turn_id.into(),
+            reason,
+            message: message.map(str::to_string),
+        }
+    }
+
+    /// `context/message` attributed to `plugin`.
+    pub fn context(content: impl Into<String>, plugin: impl Into<String>) -> Self {
+        SessionEvent::ContextMessage {
+            content: content.into(),
+            source: EventSource::plugin(plugin),
+        }
+    }
+
+    /// `listener/failed`.
+    pub fn listener_failed(seam: &str, plugin: &str, message: &str) -> Self {
+        SessionEvent::ListenerFailed {
+            seam: seam.into(),
+            plugin: plugin.into(),
+            message: message.into(),
         }
     }
 }
 
-/// `user/message`; `original` is the prompt as submitted when a plugin rewrote it.
-pub fn user_message(content: &str, source: Value, original: Option<&str>) -> Value {
-    let mut v = json!({"type": "user/message", "content": content, "source": source});
-    if let Some(o) = original {
-        v["original_content"] = json!(o);
+/// An event as the log holds it: the event and the time it was appended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoggedEvent {
+    /// The event.
+    pub event: SessionEvent,
+    /// When it was appended, ms since the epoch (`None` for live-only
+    /// events, and for an `Other` line whose `ts` was not where dsh puts it:
+    /// then it stays inside the kept JSON).
+    pub ts: Option<u64>,
+}
+
+impl LoggedEvent {
+    /// An event not (yet) stamped.
+    pub fn live(event: SessionEvent) -> Self {
+        LoggedEvent { event, ts: None }
     }
-    v
-}
 
-/// `prompt/blocked`.
-pub fn prompt_blocked(content: &str, source: Value, reason: &str, plugin: Option<&str>) -> Value {
-    let mut v =
-        json!({"type": "prompt/blocked", "content": content, "source": source, "reason": reason});
-    if let Some(p) = plugin {
-        v["plugin"] = json!(p);
+    /// Reads one log line's JSON, losing nothing: a `ts` that is the last
+    /// key and a whole number is the stamp; the rest is the event.
+    pub fn from_value(mut value: Value) -> Self {
+        let ts = match value.as_object_mut() {
+            Some(map) if map.keys().next_back().is_some_and(|k| k == "ts") => {
+                match map.get("ts").and_then(Value::as_u64) {
+                    Some(ts) => {
+                        map.shift_remove("ts");
+                        Some(ts)
+                    }
+                    None => None,
+                }
+            }
+            _ => None,
+        };
+        LoggedEvent {
+            event: SessionEvent::from_value(value),
+            ts,
+        }
     }
-    v
-}
 
-/// `context/message`, attributed to a plugin.
-pub fn context_message(content: &str, plugin: &str) -> Value {
-    json!({"type": "context/message", "content": content, "source": {"kind": "plugin", "plugin": plugin}})
-}
-
-/// `steering/message`: model-facing text that forced another step.
-pub fn steering_message(content: &str, plugin: Option<&str>) -> Value {
-    let source = match plugin {
-        Some(p) => json!({"kind": "plugin", "plugin": p}),
-        None => json!({"kind": "user"}),
-    };
-    json!({"type": "steering/message", "content": content, "source": source})
-}
-
-/// `assistant/message`.
-pub fn assistant_message(text: &str, tool_calls: &[crate::model::ModelToolCall]) -> Value {
-    json!({"type": "assistant/message", "content": text, "tool_calls": tool_calls})
-}
-
-/// `tool/call`: the call as the model made it.
-pub fn tool_call(call_id: &str, name: &str, arguments: &Value) -> Value {
-    json!({"type": "tool/call", "call_id": call_id, "name": name, "arguments": arguments})
-}
-
-/// `tool/updated`: a plugin replaced the call's arguments as one unit.
-pub fn tool_updated(call_id: &str, arguments: &Value, plugin: &str) -> Value {
-    json!({"type": "tool/updated", "call_id": call_id, "arguments": arguments, "plugin": plugin})
-}
-
-/// `tool/denied`: the call did not run.
-pub fn tool_denied(call_id: &str, reason: &str, by: &str) -> Value {
-    json!({"type": "tool/denied", "call_id": call_id, "reason": reason, "by": by})
-}
-
-/// `tool/approval`: what the approval service decided.
-pub fn tool_approval(call_id: &str, outcome: &str, reason: Option<&str>) -> Value {
-    json!({"type": "tool/approval", "call_id": call_id, "outcome": outcome, "reason": reason})
-}
-
-/// `tool/result`.
-pub fn tool_result(
-    call_id: &str,
-    name: &str,
-    content: &str,
-    is_error: bool,
-    structured: Option<&Value>,
-) -> Value {
-    let mut v = json!({"type": "tool/result", "call_id": call_id, "name": name, "content": content, "is_error": is_error});
-    if let Some(s) = structured {
-        v["structured"] = s.clone();
+    /// The event's `type`.
+    pub fn kind(&self) -> &str {
+        self.event.kind()
     }
-    v
+
+    /// The line as JSON (what [`Serialize`] writes).
+    pub fn to_value(&self) -> Value {
+        let mut value = serde_json::to_value(&self.event).unwrap_or(Value::Null);
+        if let (Some(ts), Some(map)) = (self.ts, value.as_object_mut()) {
+            map.insert("ts".into(), Value::from(ts));
+        }
+        value
+    }
 }
 
-/// `listener/failed`: a contained listener failure worth keeping.
-pub fn listener_failed(seam: &str, plugin: &str, message: &str) -> Value {
-    json!({"type": "listener/failed", "seam": seam, "plugin": plugin, "message": message})
+/// Events as their log lines' JSON (what a snapshot or `--json` shows).
+pub fn wire(events: &[LoggedEvent]) -> Vec<Value> {
+    events.iter().map(LoggedEvent::to_value).collect()
 }
 
-/// The `type` of an event.
-pub fn kind(event: &Value) -> &str {
-    event.get("type").and_then(Value::as_str).unwrap_or("")
+impl Serialize for LoggedEvent {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_value().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for LoggedEvent {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Value::deserialize(deserializer).map(LoggedEvent::from_value)
+    }
+}
+
+impl std::fmt::Display for LoggedEvent {
+    /// The log line, without its newline.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.to_value())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    /// Lines exactly as the previous (untyped, `json!`-built) format wrote
+    /// them, one of each kind, with the optional fields both ways.
+    const PREVIOUS_FORMAT: &str = r#"{"type":"turn/start","turn_id":"turn_1","kind":"prompt","ts":1700000000001}
+{"type":"prompt/blocked","content":"nope","source":{"kind":"user"},"reason":"no","ts":1700000000002}
+{"type":"prompt/blocked","content":"nope","source":{"kind":"user"},"reason":"no","plugin":"gate","ts":1700000000002}
+{"type":"user/message","content":"hi","source":{"kind":"user"},"ts":1700000000003}
+{"type":"user/message","content":"hi!","source":{"kind":"agent","session_id":"ses_1"},"original_content":"hi","ts":1700000000003}
+{"type":"context/message","content":"ctx","source":{"kind":"plugin","plugin":"gate"},"ts":1700000000004}
+{"type":"step/start","step":1,"ts":1700000000005}
+{"type":"steering/message","content":"go on","source":{"kind":"user"},"ts":1700000000006}
+{"type":"steering/message","content":"go on","source":{"kind":"plugin","plugin":"stopper"},"ts":1700000000006}
+{"type":"assistant/message","content":"","tool_calls":[{"id":"c1","name":"Bash","arguments":{"command":"ls"}}],"ts":1700000000007}
+{"type":"tool/call","call_id":"c1","name":"Bash","arguments":{"command":"ls"},"ts":1700000000008}
+{"type":"tool/updated","call_id":"c1","arguments":{"command":"ls -a"},"plugin":"gate","ts":1700000000009}
+{"type":"tool/approval","call_id":"c1","outcome":"unavailable","reason":null,"ts":1700000000010}
+{"type":"tool/approval","call_id":"c1","outcome":"reject","reason":"no","ts":1700000000010}
+{"type":"tool/denied","call_id":"c1","reason":"no","by":"approval","ts":1700000000011}
+{"type":"tool/result","call_id":"c1","name":"Bash","content":"a b","is_error":false,"ts":1700000000012}
+{"type":"tool/result","call_id":"c1","name":"Bash","content":"a b","is_error":false,"structured":null,"ts":1700000000012}
+{"type":"tool/result","call_id":"c1","name":"Bash","content":"a","is_error":true,"structured":{"exit":1},"ts":1700000000012}
+{"type":"listener/failed","seam":"tools/result","plugin":"p","message":"boom","ts":1700000000013}
+{"type":"step/end","step":1,"ts":1700000000014}
+{"type":"turn/end","turn_id":"turn_1","reason":"completed","ts":1700000000015}
+{"type":"turn/end","turn_id":"turn_1","reason":"rejected","message":"not today","ts":1700000000015}"#;
+
+    #[test]
+    fn the_previous_format_reads_typed_and_writes_back_byte_for_byte() {
+        for line in PREVIOUS_FORMAT.lines() {
+            let event: LoggedEvent = serde_json::from_str(line).unwrap();
+            assert!(
+                !matches!(event.event, SessionEvent::Other(_)),
+                "read untyped: {line}"
+            );
+            assert!(event.ts.is_some());
+            assert_eq!(serde_json::to_string(&event).unwrap(), line);
+        }
+    }
+
+    #[test]
+    fn unknown_and_unexpected_events_round_trip_unchanged() {
+        for line in [
+            // A plugin record and a newer dsh's event.
+            r#"{"type":"hook/invoked","plugin":"claude-hooks","event":"PreToolUse","ts":5}"#,
+            r#"{"type":"turn/paused","turn_id":"t","ts":5}"#,
+            // Known types saying more, or otherwise, than this dsh's variant.
+            r#"{"type":"turn/start","turn_id":"t","kind":"prompt","extra":1,"ts":5}"#,
+            r#"{"type":"turn/end","turn_id":"t","reason":"timed-out","ts":5}"#,
+            r#"{"type":"user/message","turn_id":"t","content":[{"type":"text","text":"x"}]}"#,
+            r#"{"kind":"prompt","type":"turn/start","turn_id":"t","ts":5}"#,
+            r#"{"type":"step/start","ts":"late","step":1}"#,
+            r#"{"no_type":true}"#,
+        ] {
+            let event: LoggedEvent = serde_json::from_str(line).unwrap();
+            assert!(
+                matches!(event.event, SessionEvent::Other(_)),
+                "typed: {line}"
+            );
+            assert_eq!(serde_json::to_string(&event).unwrap(), line);
+        }
+        let record = LoggedEvent::from_value(json!({"type": "hook/result", "ok": true}));
+        assert_eq!(record.kind(), "hook/result");
+    }
 }

@@ -12,19 +12,9 @@
 //! gets a synthetic error result right after the results that exist, and a
 //! result that answers no open call is left out.
 
-use serde_json::Value;
-
-use super::events::kind;
+use super::events::{LoggedEvent, SessionEvent};
 use super::log::INTERRUPTED_TOOL_RESULT;
-use crate::model::{ChatMessage, ModelToolCall};
-
-fn text(event: &Value, key: &str) -> String {
-    event
-        .get(key)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string()
-}
+use crate::model::ChatMessage;
 
 /// Answers every call still waiting with a synthetic error result.
 fn answer_pending(messages: &mut Vec<ChatMessage>, pending: &mut Vec<String>) {
@@ -36,64 +26,75 @@ fn answer_pending(messages: &mut Vec<ChatMessage>, pending: &mut Vec<String>) {
     }
 }
 
+/// The source a history message carries: the event's own, or for
+/// steering `{"kind": "steering", "from": <source>}`.
+fn source_json(source: &impl serde::Serialize) -> serde_json::Value {
+    serde_json::to_value(source).unwrap_or(serde_json::Value::Null)
+}
+
 /// The model-facing history of `events`.
-pub fn derive(events: &[Value]) -> Vec<ChatMessage> {
+pub fn derive(events: &[LoggedEvent]) -> Vec<ChatMessage> {
     let mut messages: Vec<ChatMessage> = Vec::new();
     // Calls of the last assistant message that have no result yet.
     let mut pending: Vec<String> = Vec::new();
-    for event in events {
-        match kind(event) {
-            "user/message" => {
+    for logged in events {
+        match &logged.event {
+            SessionEvent::UserMessage { content, .. } => {
                 answer_pending(&mut messages, &mut pending);
-                messages.push(ChatMessage::new("user", text(event, "content")));
+                messages.push(ChatMessage::new("user", content.clone()));
             }
-            "context/message" | "steering/message" => {
+            SessionEvent::ContextMessage { content, source } => {
                 answer_pending(&mut messages, &mut pending);
-                let mut m = ChatMessage::new("user", text(event, "content"));
-                let mut source = event.get("source").cloned().unwrap_or(Value::Null);
-                if kind(event) == "steering/message" {
-                    source = serde_json::json!({"kind": "steering", "from": source});
-                }
-                m.source = Some(source);
+                let mut m = ChatMessage::new("user", content.clone());
+                m.source = Some(source_json(source));
                 messages.push(m);
             }
-            "assistant/message" => {
+            SessionEvent::SteeringMessage { content, source } => {
                 answer_pending(&mut messages, &mut pending);
-                let mut m = ChatMessage::new("assistant", text(event, "content"));
-                m.tool_calls = event
-                    .get("tool_calls")
-                    .cloned()
-                    .and_then(|v| serde_json::from_value::<Vec<ModelToolCall>>(v).ok())
-                    .unwrap_or_default();
+                let mut m = ChatMessage::new("user", content.clone());
+                m.source = Some(source_json(&Steering {
+                    kind: "steering",
+                    from: source,
+                }));
+                messages.push(m);
+            }
+            SessionEvent::AssistantMessage {
+                content,
+                tool_calls,
+            } => {
+                answer_pending(&mut messages, &mut pending);
+                let mut m = ChatMessage::new("assistant", content.clone());
+                m.tool_calls = tool_calls.clone();
                 pending = m.tool_calls.iter().map(|c| c.id.clone()).collect();
                 messages.push(m);
             }
-            "tool/updated" => {
-                let id = text(event, "call_id");
-                let args = event.get("arguments").cloned().unwrap_or(Value::Null);
+            SessionEvent::ToolUpdated {
+                call_id, arguments, ..
+            } => {
                 if let Some(call) = messages
                     .iter_mut()
                     .rev()
                     .filter(|m| m.role == "assistant")
                     .flat_map(|m| m.tool_calls.iter_mut())
-                    .find(|c| c.id == id)
+                    .find(|c| c.id == *call_id)
                 {
-                    call.arguments = args;
+                    call.arguments = arguments.clone();
                 }
             }
-            "tool/result" => {
-                let id = text(event, "call_id");
-                let Some(at) = pending.iter().position(|p| *p == id) else {
-                    tracing::debug!(call = %id, "a tool result that answers no open call is left out of the history");
+            SessionEvent::ToolResult {
+                call_id,
+                content,
+                is_error,
+                ..
+            } => {
+                let Some(at) = pending.iter().position(|p| p == call_id) else {
+                    tracing::debug!(call = %call_id, "a tool result that answers no open call is left out of the history");
                     continue;
                 };
                 pending.remove(at);
-                let mut m = ChatMessage::new("tool", text(event, "content"));
-                m.tool_call_id = Some(id);
-                m.is_error = event
-                    .get("is_error")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false);
+                let mut m = ChatMessage::new("tool", content.clone());
+                m.tool_call_id = Some(call_id.clone());
+                m.is_error = *is_error;
                 messages.push(m);
             }
             _ => {}
@@ -103,11 +104,39 @@ pub fn derive(events: &[Value]) -> Vec<ChatMessage> {
     messages
 }
 
+/// A steering message's history source.
+#[derive(serde::Serialize)]
+struct Steering<'a> {
+    kind: &'static str,
+    from: &'a super::events::EventSource,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::events as ev;
-    use serde_json::json;
+    use crate::model::ModelToolCall;
+    use serde_json::{Value, json};
+
+    /// A typed event from its log line's JSON.
+    fn ev(line: Value) -> LoggedEvent {
+        let event = LoggedEvent::from_value(line);
+        assert!(!matches!(event.event, SessionEvent::Other(_)), "{event}");
+        event
+    }
+
+    fn user(text: &str) -> LoggedEvent {
+        ev(json!({"type": "user/message", "content": text, "source": {"kind": "user"}}))
+    }
+
+    fn assistant(calls: &[ModelToolCall]) -> LoggedEvent {
+        ev(json!({"type": "assistant/message", "content": "", "tool_calls": calls}))
+    }
+
+    fn result(id: &str, content: &str) -> LoggedEvent {
+        ev(
+            json!({"type": "tool/result", "call_id": id, "name": "Bash", "content": content, "is_error": false}),
+        )
+    }
 
     #[test]
     fn derives_roles_sources_and_rewrites() {
@@ -117,15 +146,25 @@ mod tests {
             arguments: json!({"command": "ls"}),
         }];
         let events = vec![
-            ev::turn_start("t", "prompt"),
-            ev::prompt_blocked("nope", json!({"kind": "user"}), "no", None),
-            ev::user_message("hi", json!({"kind": "user"}), None),
-            ev::context_message("ctx", "gate"),
-            ev::assistant_message("", &calls),
-            ev::tool_call("c1", "Bash", &json!({"command": "ls"})),
-            ev::tool_updated("c1", &json!({"command": "ls -a"}), "gate"),
-            ev::tool_result("c1", "Bash", "a b", false, None),
-            ev::steering_message("keep going", Some("stopper")),
+            ev(json!({"type": "turn/start", "turn_id": "t", "kind": "prompt"})),
+            ev(
+                json!({"type": "prompt/blocked", "content": "nope", "source": {"kind": "user"}, "reason": "no"}),
+            ),
+            user("hi"),
+            ev(
+                json!({"type": "context/message", "content": "ctx", "source": {"kind": "plugin", "plugin": "gate"}}),
+            ),
+            assistant(&calls),
+            ev(
+                json!({"type": "tool/call", "call_id": "c1", "name": "Bash", "arguments": {"command": "ls"}}),
+            ),
+            ev(
+                json!({"type": "tool/updated", "call_id": "c1", "arguments": {"command": "ls -a"}, "plugin": "gate"}),
+            ),
+            result("c1", "a b"),
+            ev(
+                json!({"type": "steering/message", "content": "keep going", "source": {"kind": "plugin", "plugin": "stopper"}}),
+            ),
         ];
         let h = derive(&events);
         let roles: Vec<&str> = h.iter().map(|m| m.role.as_str()).collect();
@@ -135,7 +174,10 @@ mod tests {
             Some(json!({"kind": "plugin", "plugin": "gate"}))
         );
         assert_eq!(h[2].tool_calls[0].arguments, json!({"command": "ls -a"}));
-        assert_eq!(h[4].source.as_ref().unwrap()["kind"], "steering");
+        assert_eq!(
+            h[4].source,
+            Some(json!({"kind": "steering", "from": {"kind": "plugin", "plugin": "stopper"}}))
+        );
     }
 
     #[test]
@@ -151,13 +193,13 @@ mod tests {
         };
         // A log closed `interrupted` by an older dsh: c2 and c3 never got results.
         let events = vec![
-            ev::user_message("go", json!({"kind": "user"}), None),
-            ev::assistant_message("", &calls(&["c1", "c2"])),
-            ev::tool_result("c1", "Bash", "ok", false, None),
-            ev::turn_end("t", crate::session::TurnEndReason::Interrupted, None),
-            ev::user_message("again", json!({"kind": "user"}), None),
-            ev::tool_result("stray", "Bash", "late", false, None),
-            ev::assistant_message("", &calls(&["c3"])),
+            user("go"),
+            assistant(&calls(&["c1", "c2"])),
+            result("c1", "ok"),
+            ev(json!({"type": "turn/end", "turn_id": "t", "reason": "interrupted"})),
+            user("again"),
+            result("stray", "late"),
+            assistant(&calls(&["c3"])),
         ];
         let h = derive(&events);
         let shape: Vec<(&str, Option<&str>, bool)> = h

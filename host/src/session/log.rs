@@ -1,6 +1,7 @@
 //! [`SessionLog`]: the one writer of a session's log: create, load with
 //! repair, append, fsync at turn end. (`super::read_log` reads a log
-//! without touching it.)
+//! without touching it.) The events live here, in memory; the file's
+//! writes and syncs run on the log's own thread ([`super::writer`]).
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -9,12 +10,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use super::events::{self, TurnEndReason};
-use super::files::{self, LockedFile, io_error};
+use super::events::{LoggedEvent, SessionEvent, TurnEndReason};
+use super::files::{self, io_error};
 use super::id::{InvalidSessionId, check_session_id};
 use super::scan::scan;
+use super::writer::{LogWriter, PendingSync};
 
 /// A session log problem.
 #[derive(Debug, thiserror::Error)]
@@ -150,12 +151,39 @@ pub(crate) fn read_all(file: &mut File, path: &Path) -> Result<Vec<u8>, LogError
 pub const INTERRUPTED_TOOL_RESULT: &str =
     "the tool call was interrupted: the dsh process running it ended before it finished";
 
+/// Stamps `event` with `ts`. An `Other` event keeps a `ts` of its own in
+/// place (overwritten), as the untyped log did.
+fn stamp(event: SessionEvent, ts: u64) -> LoggedEvent {
+    match event {
+        SessionEvent::Other(mut value) => {
+            let inside = value
+                .as_object_mut()
+                .filter(|map| map.contains_key("ts"))
+                .map(|map| map.insert("ts".into(), ts.into()))
+                .is_some();
+            if inside {
+                // Written where it stands; read back as the same `Other`.
+                LoggedEvent::from_value(value)
+            } else {
+                LoggedEvent {
+                    event: SessionEvent::Other(value),
+                    ts: Some(ts),
+                }
+            }
+        }
+        typed => LoggedEvent {
+            event: typed,
+            ts: Some(ts),
+        },
+    }
+}
+
 /// One session's log file, held with the writer's lock, and its events.
 pub struct SessionLog {
     path: PathBuf,
-    file: LockedFile,
+    writer: LogWriter,
     header: SessionHeader,
-    events: Vec<Value>,
+    events: Vec<LoggedEvent>,
     open_turn: Option<String>,
     /// Where a crash-cut end was kept when loading cut it from the log.
     pub kept_aside: Option<PathBuf>,
@@ -201,8 +229,8 @@ impl SessionLog {
         let file = made?;
         files::sync_dir(&dir);
         Ok(SessionLog {
+            writer: LogWriter::start(&path, file)?,
             path,
-            file,
             header,
             events: Vec::new(),
             open_turn: None,
@@ -252,31 +280,31 @@ impl SessionLog {
         }
         let mut log = SessionLog {
             path: path.to_path_buf(),
-            file,
+            writer: LogWriter::start(path, file)?,
             header,
             events: Vec::new(),
             open_turn: None,
             kept_aside,
         };
         for event in scanned.events {
-            log.track(&event);
+            log.track(&event.event);
             log.events.push(event);
         }
         if let Some(turn) = log.open_turn.clone() {
             for (call_id, name) in log.unanswered_calls() {
-                log.append(events::tool_result(
-                    &call_id,
-                    &name,
-                    INTERRUPTED_TOOL_RESULT,
-                    true,
-                    None,
-                ))?;
+                log.append(SessionEvent::ToolResult {
+                    call_id,
+                    name,
+                    content: INTERRUPTED_TOOL_RESULT.into(),
+                    is_error: true,
+                    structured: None,
+                })?;
             }
-            log.append(events::turn_end(
-                &turn,
-                TurnEndReason::Interrupted,
-                Some("the process ended mid-turn"),
-            ))?;
+            log.append(SessionEvent::TurnEnd {
+                turn_id: turn,
+                reason: TurnEndReason::Interrupted,
+                message: Some("the process ended mid-turn".into()),
+            })?;
             log.sync()?;
         }
         Ok(log)
@@ -287,89 +315,86 @@ impl SessionLog {
         let start = self
             .events
             .iter()
-            .rposition(|e| events::kind(e) == "turn/start")
+            .rposition(|e| matches!(e.event, SessionEvent::TurnStart { .. }))
             .unwrap_or(0);
-        let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_string);
         let mut calls: Vec<(String, String)> = Vec::new();
-        let mut answered: Vec<String> = Vec::new();
-        for event in &self.events[start..] {
-            match events::kind(event) {
-                "assistant/message" => {
-                    for call in event
-                        .get("tool_calls")
-                        .and_then(Value::as_array)
-                        .into_iter()
-                        .flatten()
-                    {
-                        if let Some(id) = text(call, "id") {
-                            calls.push((id, text(call, "name").unwrap_or_default()));
-                        }
-                    }
+        let mut answered: Vec<&str> = Vec::new();
+        for logged in &self.events[start..] {
+            match &logged.event {
+                SessionEvent::AssistantMessage { tool_calls, .. } => {
+                    calls.extend(tool_calls.iter().map(|c| (c.id.clone(), c.name.clone())));
                 }
-                "tool/call" => {
-                    if let Some(id) = text(event, "call_id")
-                        && !calls.iter().any(|(c, _)| *c == id)
-                    {
-                        calls.push((id, text(event, "name").unwrap_or_default()));
-                    }
+                SessionEvent::ToolCall { call_id, name, .. }
+                    if !calls.iter().any(|(c, _)| c == call_id) =>
+                {
+                    calls.push((call_id.clone(), name.clone()));
                 }
-                "tool/result" => answered.extend(text(event, "call_id")),
+                SessionEvent::ToolResult { call_id, .. } => answered.push(call_id),
                 _ => {}
             }
         }
-        calls.retain(|(id, _)| !answered.contains(id));
+        calls.retain(|(id, _)| !answered.contains(&id.as_str()));
         calls
     }
 
-    fn track(&mut self, event: &Value) {
-        match events::kind(event) {
-            "turn/start" => {
-                self.open_turn = event
-                    .get("turn_id")
-                    .and_then(Value::as_str)
-                    .map(str::to_string);
-            }
-            "turn/end" => self.open_turn = None,
+    fn track(&mut self, event: &SessionEvent) {
+        match event {
+            SessionEvent::TurnStart { turn_id, .. } => self.open_turn = Some(turn_id.clone()),
+            SessionEvent::TurnEnd { .. } => self.open_turn = None,
             _ => {}
         }
     }
 
-    /// Appends one event (stamped with `ts`). `turn/start` needs no open
-    /// turn; everything else needs one.
-    pub fn append(&mut self, mut event: Value) -> Result<(), LogError> {
-        let kind = events::kind(&event).to_string();
+    /// Appends one event (stamped with `ts`) and queues its line for the
+    /// file. `turn/start` needs no open turn; everything else needs one.
+    /// Returns the event as logged.
+    pub fn append(&mut self, event: SessionEvent) -> Result<LoggedEvent, LogError> {
         let structure = |message: String| LogError::Structure {
             path: self.path.clone(),
             message,
         };
-        match (kind.as_str(), &self.open_turn) {
-            ("", _) => return Err(structure("event has no `type`".into())),
-            ("turn/start", Some(open)) => {
+        let kind = event.kind();
+        match (&event, &self.open_turn) {
+            _ if kind.is_empty() => return Err(structure("event has no `type`".into())),
+            (SessionEvent::Other(_), _) if kind == "turn/start" || kind == "turn/end" => {
+                return Err(structure(format!(
+                    "a `{kind}` that is not of dsh's form (turn boundaries are the host's)"
+                )));
+            }
+            (SessionEvent::TurnStart { .. }, Some(open)) => {
                 return Err(structure(format!("turn {open} is still open")));
             }
-            ("turn/start", None) => {}
+            (SessionEvent::TurnStart { .. }, None) => {}
             (_, None) => return Err(structure(format!("`{kind}` outside a turn"))),
             _ => {}
         }
-        if let Some(obj) = event.as_object_mut() {
-            obj.insert("ts".into(), Value::from(now_ms()));
-        }
+        let logged = stamp(event, now_ms());
         // One write per line: a killed process leaves whole lines behind.
-        let mut line = event.to_string();
-        line.push('\n');
-        self.file
-            .write_all(line.as_bytes())
-            .map_err(|e| io_error(&self.path, "cannot append", e))?;
-        self.track(&event);
-        self.events.push(event);
-        Ok(())
+        let mut line = logged.to_string().into_bytes();
+        line.push(b'\n');
+        self.writer.write_line(line)?;
+        self.track(&logged.event);
+        self.events.push(logged.clone());
+        Ok(logged)
+    }
+
+    /// Queues a sync of everything appended so far; await the answer off
+    /// the lock (the turn end's fsync).
+    pub fn sync_later(&self) -> Result<PendingSync, LogError> {
+        self.writer.sync_later(true)
+    }
+
+    /// Queues a barrier: awaited, every line appended so far is in the file
+    /// (not necessarily on disk), for whoever reads the file next.
+    pub fn written_later(&self) -> Result<PendingSync, LogError> {
+        self.writer.sync_later(false)
     }
 
     /// Flushes the file to disk (called at every turn end).
+    /// Blocks until the writer thread has synced; async callers use
+    /// [`SessionLog::sync_later`].
     pub fn sync(&mut self) -> Result<(), LogError> {
-        self.file
-            .sync_data()
-            .map_err(|e| io_error(&self.path, "cannot sync", e))
+        self.writer.sync()
     }
 
     /// The file.
@@ -383,7 +408,7 @@ impl SessionLog {
     }
 
     /// Every event after the header.
-    pub fn events(&self) -> &[Value] {
+    pub fn events(&self) -> &[LoggedEvent] {
         &self.events
     }
 
@@ -396,21 +421,37 @@ impl SessionLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::session::events::TurnKind;
     use serde_json::json;
+
+    fn start(turn: &str) -> SessionEvent {
+        SessionEvent::turn_start(turn, TurnKind::Prompt)
+    }
+
+    fn call(id: &str) -> SessionEvent {
+        SessionEvent::ToolCall {
+            call_id: id.into(),
+            name: "Bash".into(),
+            arguments: json!({}),
+        }
+    }
     use std::fs::OpenOptions;
 
-    fn kinds(events: &[Value]) -> Vec<&str> {
-        events.iter().map(events::kind).collect()
+    fn kinds(events: &[LoggedEvent]) -> Vec<&str> {
+        events.iter().map(LoggedEvent::kind).collect()
     }
 
     #[test]
     fn refuses_events_outside_turns_and_nested_turns() {
         let dir = tempfile::tempdir().unwrap();
         let mut log = SessionLog::create(dir.path(), SessionHeader::new("s1", "/tmp")).unwrap();
-        assert!(log.append(json!({"type": "user/message"})).is_err());
-        log.append(events::turn_start("t1", "prompt")).unwrap();
-        assert!(log.append(events::turn_start("t2", "prompt")).is_err());
-        log.append(events::turn_end("t1", TurnEndReason::Completed, None))
+        assert!(
+            log.append(SessionEvent::from_value(json!({"type": "user/message"})))
+                .is_err()
+        );
+        log.append(start("t1")).unwrap();
+        assert!(log.append(start("t2")).is_err());
+        log.append(SessionEvent::turn_end("t1", TurnEndReason::Completed, None))
             .unwrap();
         assert_eq!(log.open_turn(), None);
     }
@@ -451,9 +492,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = {
             let mut log = SessionLog::create(dir.path(), SessionHeader::new("s2", "/tmp")).unwrap();
-            log.append(events::turn_start("t1", "prompt")).unwrap();
-            log.append(events::user_message("hi", json!({"kind": "user"}), None))
-                .unwrap();
+            log.append(start("t1")).unwrap();
+            log.append(SessionEvent::UserMessage {
+                content: "hi".into(),
+                source: crate::session::events::EventSource::User,
+                original_content: None,
+            })
+            .unwrap();
             log.path().to_path_buf()
         };
         let mut f = OpenOptions::new().append(true).open(&path).unwrap();
@@ -465,7 +510,7 @@ mod tests {
             kinds(log.events()),
             ["turn/start", "user/message", "turn/end"]
         );
-        assert_eq!(log.events()[2]["reason"], "interrupted");
+        assert_eq!(log.events()[2].to_value()["reason"], "interrupted");
         let aside = log.kept_aside.clone().unwrap();
         assert_eq!(aside.file_name().unwrap(), "s2.jsonl.damaged-1");
         assert_eq!(std::fs::read(&aside).unwrap(), original);
@@ -491,25 +536,32 @@ mod tests {
             .collect();
         let path = {
             let mut log = SessionLog::create(dir.path(), SessionHeader::new("s3", "/tmp")).unwrap();
-            log.append(events::turn_start("t1", "prompt")).unwrap();
-            log.append(events::assistant_message("", &calls)).unwrap();
-            log.append(events::tool_call("c1", "Bash", &json!({})))
-                .unwrap();
-            log.append(events::tool_result("c1", "Bash", "ok", false, None))
-                .unwrap();
-            log.append(events::tool_call("c2", "Bash", &json!({})))
-                .unwrap();
+            log.append(start("t1")).unwrap();
+            log.append(SessionEvent::AssistantMessage {
+                content: String::new(),
+                tool_calls: calls,
+            })
+            .unwrap();
+            log.append(call("c1")).unwrap();
+            log.append(SessionEvent::ToolResult {
+                call_id: "c1".into(),
+                name: "Bash".into(),
+                content: "ok".into(),
+                is_error: false,
+                structured: None,
+            })
+            .unwrap();
+            log.append(call("c2")).unwrap();
             log.path().to_path_buf()
         };
         let log = SessionLog::open(&path).unwrap();
         let tail: Vec<(&str, &str, bool)> = log.events()[5..]
             .iter()
-            .map(|e| {
-                (
-                    events::kind(e),
-                    e["call_id"].as_str().unwrap_or(""),
-                    e["is_error"].as_bool().unwrap_or(false),
-                )
+            .map(|e| match &e.event {
+                SessionEvent::ToolResult {
+                    call_id, is_error, ..
+                } => (e.kind(), call_id.as_str(), *is_error),
+                other => (other.kind(), "", false),
             })
             .collect();
         assert_eq!(
@@ -520,7 +572,10 @@ mod tests {
                 ("turn/end", "", false)
             ]
         );
-        assert_eq!(log.events()[5]["content"], INTERRUPTED_TOOL_RESULT);
+        assert_eq!(
+            log.events()[5].to_value()["content"],
+            INTERRUPTED_TOOL_RESULT
+        );
         // They are real events: the file holds them.
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(text.matches(INTERRUPTED_TOOL_RESULT).count(), 2);
@@ -531,7 +586,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = {
             let mut log = SessionLog::create(dir.path(), SessionHeader::new("s4", "/tmp")).unwrap();
-            log.append(events::turn_start("t1", "prompt")).unwrap();
+            log.append(start("t1")).unwrap();
             log.path().to_path_buf()
         };
         let mut bytes = std::fs::read(&path).unwrap();

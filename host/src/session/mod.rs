@@ -9,7 +9,10 @@
 //!   other form never becomes a path ([`session_path`] refuses it).
 //! - [`files`]: the state folder and `sessions/` are 0700, logs 0600; the
 //!   process appending to a log holds an exclusive `flock` on it.
-//! - [`SessionLog`]: the writer. On load a crash-cut last line is cut (and
+//! - [`events`]: the events, one enum ([`SessionEvent`]) written and read
+//!   through the same type; unknown types are kept as they were.
+//! - [`SessionLog`]: the writer; its file's writes and fsyncs run on the
+//!   log's own thread ([`writer`]), never on an async worker. On load a crash-cut last line is cut (and
 //!   kept aside), and a turn left open by a crash gets an error
 //!   `tool/result` for each unanswered tool call, then
 //!   `turn/end {interrupted}`; other damage is refused with the line and
@@ -28,10 +31,12 @@ mod log;
 pub mod repair;
 mod scan;
 mod store;
+mod writer;
 
-pub use events::TurnEndReason;
+pub use events::{EventSource, LoggedEvent, SessionEvent, TurnEndReason, TurnKind};
 pub use files::create_state_dir;
 pub use id::{InvalidSessionId, check_session_id};
 pub use log::{INTERRUPTED_TOOL_RESULT, LogError, SessionHeader, SessionLog, now_ms, session_path};
 pub use scan::Damage;
 pub use store::{LogSnapshot, StoredSession, list_sessions, read_log};
+pub use writer::PendingSync;

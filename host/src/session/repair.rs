@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::events::LoggedEvent;
 use super::files::{self, io_error};
 use super::log::{LogError, SessionHeader, read_all, session_path};
 use super::scan::{Damage, Scan, scan};
@@ -57,7 +58,7 @@ fn rebuild_header(
     id: &str,
     cwd: &Path,
     modified_ms: u64,
-) -> (SessionHeader, HeaderFix, Vec<Value>) {
+) -> (SessionHeader, HeaderFix, Vec<LoggedEvent>) {
     if let Some(h) = &scanned.header {
         return (h.clone(), HeaderFix::Kept, Vec::new());
     }
@@ -76,7 +77,11 @@ fn rebuild_header(
             (header, HeaderFix::Rewritten, Vec::new())
         }
         // Line 1 is an event: the header line itself was lost.
-        Some(first) => (header, HeaderFix::Regenerated, vec![first.clone()]),
+        Some(first) => (
+            header,
+            HeaderFix::Regenerated,
+            vec![LoggedEvent::from_value(first.clone())],
+        ),
         None => (header, HeaderFix::Regenerated, Vec::new()),
     }
 }
@@ -167,7 +172,7 @@ fn keep_original(path: &Path, bytes: &[u8]) -> Result<PathBuf, LogError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::{SessionLog, events};
+    use crate::session::SessionLog;
 
     const GOOD: &str = "{\"type\":\"turn/start\",\"turn_id\":\"t1\",\"kind\":\"prompt\"}\n{\"type\":\"user/message\",\"content\":\"hi\"}\n{\"type\":\"turn/end\",\"turn_id\":\"t1\",\"reason\":\"completed\"}\n";
 
@@ -182,7 +187,7 @@ mod tests {
 
     /// Repairs, then checks the original is kept byte for byte and the
     /// log now opens; returns the report and the events.
-    fn repaired(dir: &Path, path: &Path, id: &str) -> (RepairReport, Vec<Value>) {
+    fn repaired(dir: &Path, path: &Path, id: &str) -> (RepairReport, Vec<LoggedEvent>) {
         let before = std::fs::read(path).unwrap();
         let report = repair(dir, id, Path::new("/work")).unwrap();
         let aside = report.kept_aside.clone().unwrap();
@@ -213,7 +218,7 @@ mod tests {
         assert_eq!(report.header, HeaderFix::Regenerated);
         assert_eq!(report.dropped.len(), 1);
         assert_eq!(report.dropped[0].line, 1);
-        let kinds: Vec<&str> = events.iter().map(events::kind).collect();
+        let kinds: Vec<&str> = events.iter().map(LoggedEvent::kind).collect();
         assert_eq!(kinds, ["turn/start", "user/message", "turn/end"]);
     }
 
@@ -247,7 +252,7 @@ mod tests {
         assert_eq!(report.header, HeaderFix::Kept);
         let dropped: Vec<usize> = report.dropped.iter().map(|d| d.line).collect();
         assert_eq!(dropped, [3, 5, 7]);
-        let kinds: Vec<&str> = events.iter().map(events::kind).collect();
+        let kinds: Vec<&str> = events.iter().map(LoggedEvent::kind).collect();
         assert_eq!(kinds, ["turn/start", "user/message", "turn/end"]);
         // A second repair finds nothing to do, and a third damaged copy
         // never overwrites the first.

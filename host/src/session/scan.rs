@@ -9,6 +9,7 @@
 
 use serde_json::Value;
 
+use super::events::LoggedEvent;
 use super::id::check_session_id;
 use super::log::SessionHeader;
 
@@ -22,14 +23,14 @@ pub struct Damage {
 }
 
 /// The crash-cut end of a log.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Tail {
     /// Where it starts: the log is whole up to this byte.
     pub(crate) start: usize,
     /// Its line number.
     pub(crate) line: usize,
     /// Its event, when the cut line is a whole JSON object anyway.
-    pub(crate) event: Option<Value>,
+    pub(crate) event: Option<LoggedEvent>,
 }
 
 /// Everything readable in a log, and what is not.
@@ -40,7 +41,7 @@ pub(crate) struct Scan {
     /// Line 1 as JSON, when it is a JSON object (even if not a good header).
     pub(crate) first: Option<Value>,
     /// Every readable event after the header, in order.
-    pub(crate) events: Vec<Value>,
+    pub(crate) events: Vec<LoggedEvent>,
     /// Damaged lines, first to last.
     pub(crate) damage: Vec<Damage>,
     /// The crash-cut end, if any.
@@ -125,7 +126,7 @@ pub(crate) fn scan(bytes: &[u8], id: &str) -> Scan {
     for (index, (start, raw)) in lines.into_iter().enumerate().skip(1) {
         let line = index + 1;
         match object(raw) {
-            Ok(event) => out.events.push(event),
+            Ok(event) => out.events.push(LoggedEvent::from_value(event)),
             // The last whole line, garbled, with nothing after it: a crash
             // cut it (as when the size reached the disk before the data).
             Err(_) if line == count && torn.is_none() => {
@@ -145,7 +146,7 @@ pub(crate) fn scan(bytes: &[u8], id: &str) -> Scan {
         out.tail = Some(Tail {
             start: whole,
             line: count + 1,
-            event: object(t).ok(),
+            event: object(t).ok().map(LoggedEvent::from_value),
         });
     }
     out
@@ -216,7 +217,7 @@ mod tests {
         let s = scan(no_newline.as_bytes(), "s");
         assert_eq!(
             s.tail.unwrap().event,
-            Some(serde_json::json!({"type": "a"}))
+            Some(LoggedEvent::from_value(serde_json::json!({"type": "a"})))
         );
     }
 }

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::events::LoggedEvent;
 use super::files::io_error;
 use super::log::{LogError, SessionHeader, id_of, read_all};
 use super::scan::{Damage, scan};
@@ -18,7 +19,7 @@ pub struct LogSnapshot {
     /// The header, when line 1 is a good one.
     pub header: Option<SessionHeader>,
     /// Every readable event after the header.
-    pub events: Vec<Value>,
+    pub events: Vec<LoggedEvent>,
     /// Damaged lines.
     pub damage: Vec<Damage>,
     /// The line number of a crash-cut (or still being written) last line.

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use dsh_host::agent::{Agent, AgentOptions, Prompt, Session, TurnOutcome};
+use dsh_host::agent::{Agent, AgentOptions, Prompt, Session};
 use dsh_host::plugins::{HostCore, PluginHost, builtin};
 use dsh_plugin_api::plugin_module;
 use serde_json::{Value, json};
@@ -63,10 +63,10 @@ impl Harness {
             .unwrap()
     }
 
-    pub async fn run(&self, text: &str) -> (Arc<Session>, TurnOutcome) {
+    pub async fn run(&self, text: &str) -> (Arc<Session>, Outcome) {
         let session = self.session().await;
         let outcome = session.prompt(Prompt::user(text)).await;
-        (session, outcome)
+        (session, outcome.into())
     }
 
     /// Every request the model received.
@@ -120,4 +120,28 @@ pub fn bash(command: &str) -> Value {
 
 pub fn text(t: &str) -> Value {
     json!({"text": t})
+}
+
+/// A turn's outcome with its events as their log lines' JSON, for
+/// snapshotting whole wire values.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub reason: dsh_host::session::TurnEndReason,
+    pub message: Option<String>,
+    pub events: Vec<serde_json::Value>,
+}
+
+impl From<dsh_host::agent::TurnOutcome> for Outcome {
+    fn from(o: dsh_host::agent::TurnOutcome) -> Self {
+        Outcome {
+            reason: o.reason,
+            message: o.message,
+            events: dsh_host::session::events::wire(&o.events),
+        }
+    }
+}
+
+/// A session's events as their log lines' JSON.
+pub fn events_of(session: &dsh_host::agent::Session) -> Vec<serde_json::Value> {
+    dsh_host::session::events::wire(&session.events())
 }

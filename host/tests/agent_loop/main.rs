@@ -4,8 +4,11 @@
 
 mod harness;
 mod probe;
+mod runtime;
 
-use harness::{Harness, assert_balanced, bash, kinds, of_kind, read_jsonl, text};
+use harness::{
+    Harness, Outcome, assert_balanced, bash, events_of, kinds, of_kind, read_jsonl, text,
+};
 use serde_json::{Value, json};
 
 use dsh_host::agent::Prompt;
@@ -122,7 +125,7 @@ async fn blocking_the_only_prompt_rejects_a_zero_step_turn() {
     assert_eq!(blocked["plugin"], "probe1");
     assert_eq!(out.events[2]["reason"], "rejected");
     assert_eq!(out.events[2]["message"], "not today");
-    assert_balanced(&session.events());
+    assert_balanced(&events_of(&session));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -134,7 +137,7 @@ async fn a_mixed_batch_is_not_rejected() {
     let session = h.session().await;
     session.enqueue(Prompt::user("rm -rf / please"));
     session.enqueue(Prompt::user("list files"));
-    let out = session.run_turn().await;
+    let out: Outcome = session.run_turn().await.into();
     assert_eq!(out.reason, TurnEndReason::Completed);
     assert_eq!(of_kind(&out.events, "user/message").len(), 1);
     assert_eq!(of_kind(&out.events, "prompt/blocked").len(), 1);
@@ -151,17 +154,17 @@ async fn a_panicking_prompt_listener_fails_one_balanced_turn_and_the_next_prompt
         ],
     );
     let session = h.session().await;
-    let out = session.prompt(Prompt::user("first")).await;
+    let out: Outcome = session.prompt(Prompt::user("first")).await.into();
     assert_eq!(out.reason, TurnEndReason::Error);
     let msg = out.message.clone().unwrap();
     assert!(msg.contains("probe2") && msg.contains("panicked"), "{msg}");
     assert_eq!(kinds(&out.events), ["turn/start", "turn/end"]);
     assert!(h.requests().is_empty());
     // The panic is per prompt: the second turn goes through the same listener.
-    h.host.core().bus.remove_owner("probe2");
-    let out = session.prompt(Prompt::user("second")).await;
+    h.host.core().dispose("probe2");
+    let out: Outcome = session.prompt(Prompt::user("second")).await.into();
     assert_eq!(out.reason, TurnEndReason::Completed);
-    assert_balanced(&session.events());
+    assert_balanced(&events_of(&session));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -186,7 +189,7 @@ async fn session_start_fires_once_before_any_turn_and_its_context_reaches_the_fi
         starts,
         [json!({"seam": "session-start", "source": "startup"})]
     );
-    let events = session.events();
+    let events = events_of(&session);
     assert_balanced(&events);
     let k = kinds(&events);
     let first_prompt = k.iter().position(|t| t == "user/message").unwrap();
@@ -296,7 +299,7 @@ async fn pre_execute_deny_never_runs_the_body_and_returns_an_error_result() {
     let result = of_kind(&out.events, "tool/result")[0];
     assert_eq!(result["is_error"], true);
     assert_eq!(result["content"], "no touching");
-    assert_eq!(of_kind(&out.events, "tool/denied")[0]["by"], "probe1");
+    assert_eq!(of_kind(&out.events, "tool/denied")[0]["by"], "probe2");
     let tool_msg = h.requests()[1]["messages"]
         .as_array()
         .unwrap()
@@ -316,6 +319,23 @@ async fn a_guard_denies_what_pre_execute_allowed_and_nothing_re_allows() {
             json!({"guard": "deny-if:secret"}),
             json!({"pre": "allow"}),
         ],
+    );
+    let (_, out) = h.run("go").await;
+    assert!(!h.project.join("secret.txt").exists());
+    let result = of_kind(&out.events, "tool/result")[0];
+    assert_eq!(result["is_error"], true);
+    assert_eq!(result["content"], "guard: `secret` is not allowed");
+    assert_eq!(of_kind(&out.events, "tool/denied")[0]["by"], "probe2");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn guards_decide_before_anyone_is_asked_to_approve() {
+    // Pre-execute asks, a guard denies: the guard's denial stands and the
+    // approval step (here: none mounted, which would deny on its own) is
+    // never reached.
+    let h = Harness::new(
+        json!([bash("touch secret.txt"), text("ok")]),
+        &[json!({"pre": "ask"}), json!({"guard": "deny-if:secret"})],
     );
     let (_, out) = h.run("go").await;
     assert!(!h.project.join("secret.txt").exists());
@@ -361,7 +381,7 @@ async fn a_panicking_tool_result_observer_changes_nothing() {
         of_kind(&out.events, "listener/failed")[0]["plugin"],
         "probe1"
     );
-    assert_balanced(&session.events());
+    assert_balanced(&events_of(&session));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -403,9 +423,12 @@ async fn a_native_guard_plugin_blocks_denies_and_audits_without_hook_records_and
     let gate = json!({"seen": audit_path, "prompt": "block-if:rm -rf", "guard": "deny-if:rm -rf"});
     let h = Harness::new(json!([bash("rm -rf build"), text("ok")]), &[gate]);
     let session = h.session().await;
-    let blocked = session.prompt(Prompt::user("rm -rf everything")).await;
+    let blocked: Outcome = session
+        .prompt(Prompt::user("rm -rf everything"))
+        .await
+        .into();
     assert_eq!(blocked.reason, TurnEndReason::Rejected);
-    let out = session.prompt(Prompt::user("clean up")).await;
+    let out: Outcome = session.prompt(Prompt::user("clean up")).await.into();
     let result = of_kind(&out.events, "tool/result")[0];
     assert_eq!(result["content"], "guard: `rm -rf` is not allowed");
     let audited: Vec<Value> = read_jsonl(&audit_path)
@@ -414,7 +437,7 @@ async fn a_native_guard_plugin_blocks_denies_and_audits_without_hook_records_and
         .collect();
     assert_eq!(audited.len(), 1);
     assert_eq!(audited[0]["is_error"], true);
-    let events = session.events();
+    let events = events_of(&session);
     assert!(
         kinds(&events).iter().all(|k| !k.starts_with("hook/")),
         "{:?}",
@@ -426,7 +449,10 @@ async fn a_native_guard_plugin_blocks_denies_and_audits_without_hook_records_and
     assert!(host.dispose("probe1"));
     assert!(host.seams_of("probe1").is_empty());
     assert_eq!(
-        host.core().bus.listener_count(dsh_plugin_api::Seam::Guard),
+        host.core()
+            .view()
+            .bus
+            .listener_count(dsh_plugin_api::Seam::Guard),
         0
     );
 }
@@ -457,7 +483,7 @@ async fn running_out_of_script_is_a_clear_turn_error() {
     let (session, out) = h.run("go").await;
     assert_eq!(out.reason, TurnEndReason::Error);
     assert!(out.message.unwrap().contains("out of replies"));
-    assert_balanced(&session.events());
+    assert_balanced(&events_of(&session));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -510,6 +536,6 @@ async fn the_agent_tool_runs_a_linked_child_session_between_subagent_seams() {
         child_log.header.unwrap().parent_session_id.as_deref(),
         Some(session.id.as_str())
     );
-    assert_balanced(&child_log.events);
-    assert_balanced(&session.events());
+    assert_balanced(&dsh_host::session::events::wire(&child_log.events));
+    assert_balanced(&events_of(&session));
 }

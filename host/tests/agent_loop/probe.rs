@@ -61,9 +61,19 @@ impl Plugin for Probe {
     type Config = ProbeConfig;
     const NAME: &'static str = "probe";
     const VERSION: &'static str = "0.0.1";
-    const SEAMS: &'static [Seam] = &Seam::ALL;
 
     fn apply(host: &Host, config: ProbeConfig) -> Result<Self, String> {
+        if let Some(word) = arg(&config.guard, "deny-if") {
+            host.add_guard(move |call: &ToolCall| {
+                if call.arguments.contains(&word) {
+                    GuardDecision::Deny {
+                        reason: format!("guard: `{word}` is not allowed").into(),
+                    }
+                } else {
+                    GuardDecision::Abstain
+                }
+            })?;
+        }
         Ok(Probe {
             host: host.clone(),
             config,
@@ -161,15 +171,6 @@ impl Plugin for Probe {
             return Ok(PreToolDecision::allow());
         }
         next.run().await
-    }
-
-    fn guard(&self, call: &ToolCall) -> GuardDecision {
-        match arg(&self.config.guard, "deny-if") {
-            Some(word) if call.arguments.contains(&word) => GuardDecision::Deny {
-                reason: format!("guard: `{word}` is not allowed").into(),
-            },
-            _ => GuardDecision::Abstain,
-        }
     }
 
     async fn execute(

@@ -73,7 +73,7 @@ fn prompt(cwd: &str) -> PromptSubmitInput {
     PromptSubmitInput {
         session: session(cwd),
         content: RVec::from(vec![ContentBlock::text("do it")]),
-        source: MessageSource::User,
+        source: MessageSource::User.into(),
     }
 }
 
@@ -94,7 +94,7 @@ fn stop(cwd: &str) -> ContinuationInput {
     ContinuationInput {
         session: session(cwd),
         step_count: 1,
-        default: ContinuationDecision::Stop,
+        default: ContinuationDecision::Stop.into(),
         consecutive_continues: 0,
         last_assistant_message: "done".into(),
     }

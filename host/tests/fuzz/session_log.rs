@@ -6,9 +6,11 @@
 
 use std::path::Path;
 
-use dsh_host::session::{SessionHeader, SessionLog};
+use dsh_host::session::{
+    LoggedEvent, SessionEvent, SessionHeader, SessionLog, TurnEndReason, TurnKind,
+};
 use proptest::prelude::*;
-use serde_json::{Value, json};
+use serde_json::json;
 
 fn header_line() -> String {
     serde_json::to_string(&SessionHeader::new("s1", "/w")).unwrap() + "\n"
@@ -51,16 +53,16 @@ fn messages() -> impl Strategy<Value = Vec<String>> {
     prop::collection::vec(any::<String>(), 0..6)
 }
 
-fn write_log(dir: &Path, texts: &[String]) -> (std::path::PathBuf, Vec<Value>) {
+fn write_log(dir: &Path, texts: &[String]) -> (std::path::PathBuf, Vec<LoggedEvent>) {
     let mut log =
         SessionLog::create(dir, SessionHeader::new(&format!("s{}", rand_id()), "/w")).unwrap();
-    log.append(json!({"type": "turn/start", "turn_id": "t1"}))
+    log.append(SessionEvent::turn_start("t1", TurnKind::Prompt))
         .unwrap();
     for text in texts {
-        log.append(json!({"type": "user/message", "turn_id": "t1", "content": [{"type": "text", "text": text}]}))
+        log.append(SessionEvent::from_value(json!({"type": "user/message", "turn_id": "t1", "content": [{"type": "text", "text": text}]})))
             .unwrap();
     }
-    log.append(json!({"type": "turn/end", "turn_id": "t1", "reason": "completed"}))
+    log.append(SessionEvent::turn_end("t1", TurnEndReason::Completed, None))
         .unwrap();
     log.sync().unwrap();
     (log.path().to_path_buf(), log.events().to_vec())

@@ -6,12 +6,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use dsh_host::agent::{Prompt, Session, TurnOutcome};
+use dsh_host::agent::{Prompt, Session};
 use dsh_host::session::TurnEndReason;
 use serde_json::{Value, json};
 
 use crate::probe::Probe;
-use crate::support::{Load, TestHost, kinds, of_kind, script, wait_for, within};
+use crate::support::{Load, Outcome, TestHost, kinds, of_kind, script, wait_for, within};
 
 const TURN: Duration = Duration::from_secs(60);
 
@@ -81,10 +81,10 @@ impl Case {
         self.host.session(&self.project).await
     }
 
-    async fn run(&self, prompt: &str) -> (Arc<Session>, TurnOutcome) {
+    async fn run(&self, prompt: &str) -> (Arc<Session>, Outcome) {
         let session = self.session().await;
         let out = within("the turn", TURN, session.prompt(Prompt::user(prompt))).await;
-        (session, out)
+        (session, out.into())
     }
 }
 
@@ -125,7 +125,7 @@ fn from(id: &str) -> Value {
 }
 
 /// The turn's events of `kind`, each without its timestamp.
-fn events(out: &TurnOutcome, kind: &str) -> Vec<Value> {
+fn events(out: &Outcome, kind: &str) -> Vec<Value> {
     of_kind(&out.events, kind)
         .into_iter()
         .map(untimed)
@@ -140,7 +140,7 @@ fn untimed(e: &Value) -> Value {
 }
 
 /// The `hook/result` records of a turn, their duration checked and removed.
-fn hook_results(out: &TurnOutcome) -> Vec<Value> {
+fn hook_results(out: &Outcome) -> Vec<Value> {
     events(out, "hook/result")
         .into_iter()
         .map(|mut r| {
@@ -151,7 +151,7 @@ fn hook_results(out: &TurnOutcome) -> Vec<Value> {
         .collect()
 }
 
-fn call_id(out: &TurnOutcome) -> String {
+fn call_id(out: &Outcome) -> String {
     of_kind(&out.events, "tool/call")[0]["call_id"]
         .as_str()
         .unwrap()
@@ -312,7 +312,9 @@ async fn a_missing_config_file_loads_nothing_and_the_turn_runs() {
     );
     assert!(!host.plugins.all_applied());
     let session = host.session(dir.path()).await;
-    let out = within("the turn", TURN, session.prompt(Prompt::user("go"))).await;
+    let out: Outcome = within("the turn", TURN, session.prompt(Prompt::user("go")))
+        .await
+        .into();
     assert_eq!(out.reason, TurnEndReason::Completed);
     assert_eq!(of_kind(&out.events, "tool/result")[0]["content"], "fine");
     assert!(of_kind(&out.events, "hook/invoked").is_empty());
@@ -571,7 +573,7 @@ async fn disposing_the_bridge_kills_its_running_hooks() {
         !alive(pid)
     })
     .await;
-    let out = within("the turn", TURN, turn).await.unwrap();
+    let out: Outcome = within("the turn", TURN, turn).await.unwrap().into();
     // What happens: the listener's call ends with the plugin, the pipeline
     // denies the call it was gating, and the turn goes on without the bridge.
     assert_eq!(out.reason, TurnEndReason::Completed, "{:?}", out.message);

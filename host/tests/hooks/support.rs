@@ -167,3 +167,27 @@ impl Plugin for HeadlessApproval {
         Ok(HeadlessApproval)
     }
 }
+
+/// A turn's outcome with its events as their log lines' JSON, for
+/// snapshotting whole wire values.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub reason: dsh_host::session::TurnEndReason,
+    pub message: Option<String>,
+    pub events: Vec<serde_json::Value>,
+}
+
+impl From<dsh_host::agent::TurnOutcome> for Outcome {
+    fn from(o: dsh_host::agent::TurnOutcome) -> Self {
+        Outcome {
+            reason: o.reason,
+            message: o.message,
+            events: dsh_host::session::events::wire(&o.events),
+        }
+    }
+}
+
+/// A session's events as their log lines' JSON.
+pub fn events_of(session: &dsh_host::agent::Session) -> Vec<serde_json::Value> {
+    dsh_host::session::events::wire(&session.events())
+}

@@ -14,13 +14,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dsh_hook_protocol::vectors::{Sandbox, Vector, foreign_to, load_dir, set_launch_env};
-use dsh_host::agent::{Prompt, TurnOutcome};
+use dsh_host::agent::Prompt;
 use dsh_host::session::TurnEndReason;
 use serde_json::{Value, json};
 
 use crate::script;
 use crate::skips::{Aspect, ROWS};
-use crate::support::{HeadlessApproval, Load, TestHost};
+use crate::support::{HeadlessApproval, Load, Outcome, TestHost, events_of};
 use crate::unify::Bindings;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -172,7 +172,7 @@ fn bridge_config(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Val
 
 /// What one vector run produced.
 struct Produced {
-    outcomes: Vec<TurnOutcome>,
+    outcomes: Vec<Outcome>,
     events: Vec<Value>,
     requests: Vec<Value>,
     calls: Vec<script::Call>,
@@ -267,7 +267,7 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
             .as_str()
             .map(String::from)
             .unwrap_or_else(|| s(&v.json, "prompt"));
-        outcomes.push(session.prompt(Prompt::user(prompt)).await);
+        outcomes.push(session.prompt(Prompt::user(prompt)).await.into());
     }
     host.agent
         .close_session(
@@ -277,7 +277,7 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
         .await;
     Produced {
         outcomes,
-        events: session.events(),
+        events: events_of(&session),
         requests: host.requests(),
         calls: script::calls(sb.run()),
         log_dir,
@@ -795,7 +795,7 @@ fn check_requests(
                 msgs[j + 1..].iter().any(is_user_prompt) && !steering
             }
             // Text blocks after a tool_result → context messages after the
-            // step's results (DESIGN §3, decision 2).
+            // step's results (ARCHITECTURE.md §4, decision 2).
             p if p.contains("after the tool_result block") => {
                 let k: usize = p
                     .strip_prefix("text block ")
@@ -936,7 +936,7 @@ fn check_turn_ends(
     fails: &mut Vec<String>,
 ) {
     let outcome = &v.json["outcome"];
-    let last_text = |o: &TurnOutcome| {
+    let last_text = |o: &Outcome| {
         o.events
             .iter()
             .rev()

@@ -165,14 +165,15 @@ async fn bash_round_trip_through_the_agent_loop() {
     assert_eq!(messages[2]["content"].as_str().unwrap().trim(), "hi");
 
     let mut streamed = Vec::new();
-    while let Ok(event) = live.try_recv() {
+    while let Some(event) = live.try_recv() {
+        let event = event.to_value();
         if event["type"] == "stream/text" {
             streamed.push(event["text"].as_str().unwrap().to_string());
         }
     }
     assert_eq!(streamed, ["Running ", "it.", "It printed ", "hi."]);
-    let replies: Vec<&Value> = outcome
-        .events
+    let events = dsh_host::session::events::wire(&outcome.events);
+    let replies: Vec<&Value> = events
         .iter()
         .filter(|e| e["type"] == "assistant/message")
         .collect();
@@ -200,7 +201,7 @@ async fn cancelling_the_turn_closes_the_model_stream() {
     });
     let first_delta = async {
         loop {
-            let event = live.recv().await.unwrap();
+            let event = live.recv().await.unwrap().to_value();
             if event["type"] == "stream/text" {
                 return event;
             }

@@ -1,21 +1,25 @@
 //! Turns a [`Plugin`] into a root module and its seam methods into
 //! boundary listeners, catching every panic on the way.
 
-use std::any::Any;
+use std::any::{Any, TypeId};
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use abi_stable::prefix_type::PrefixTypeTrait;
 use abi_stable::sabi_trait::TD_Opaque;
-use abi_stable::std_types::{RArc, RResult, RStr, RString, RVec};
+use abi_stable::std_types::{ROption, RResult, RStr, RString, RVec};
 use async_ffi::{FfiFuture, FutureExt as _};
 use futures::FutureExt as _;
 
-use super::{ExecuteNext, FromSeamOutput, Host, Next, Plugin};
-use crate::ffi::{Guard, Guard_TO, HostContextBox, Listener, Listener_TO, NextBox, SeamResult};
+use super::next::Passthrough;
+use super::{ExecuteNext, FromSeamOutput, Host, Next, Plugin, Unheard};
+use crate::decisions::{
+    ContinuationDecision, PostToolDecision, PreToolDecision, PromptDecision, SeamOutput, ToolResult,
+};
+use crate::ffi::{HostContextBox, Listener, Listener_TO, NextBox, WireResult};
 use crate::root::{PluginDescriptor, PluginModule, PluginModuleRef};
-use crate::seams::{GuardDecision, Seam, SeamInput, SeamOutput, ToolCall};
+use crate::seams::{Seam, SeamInput, SeamInput_NE};
 
 /// The root module for `P`. `export_plugin!` calls this from a `.so`; the
 /// host calls it directly for built-ins.
@@ -24,8 +28,98 @@ pub fn plugin_module<P: Plugin>() -> PluginModuleRef {
         api_version: RStr::from_str(crate::API_VERSION),
         describe: describe::<P>,
         apply: apply::<P>,
+        description: RStr::from_str(P::DESCRIPTION),
+        #[cfg(feature = "__fixture-future-minor")]
+        fixture_future: 0,
     }
     .leak_into_prefix()
+}
+
+/// The type a two-argument seam method returns.
+fn returns2<F, A, B, R: 'static>(_method: &F) -> TypeId
+where
+    F: Fn(A, B) -> R,
+{
+    TypeId::of::<R>()
+}
+
+/// The type a three-argument seam method returns.
+fn returns3<F, A, B, C, R: 'static>(_method: &F) -> TypeId
+where
+    F: Fn(A, B, C) -> R,
+{
+    TypeId::of::<R>()
+}
+
+/// The seams `P` listens on: those whose methods it overrides.
+///
+/// A default method returns the SDK's private `Unheard<T>`; an override,
+/// whatever it does, returns something else. Comparing the return types
+/// tells them apart at no cost and cannot drift from the code: there is no
+/// list to forget.
+pub fn listened<P: Plugin>() -> Vec<Seam> {
+    let unheard = |t: TypeId, default: TypeId| t != default;
+    let rows = [
+        (
+            Seam::SessionStart,
+            unheard(returns2(&P::session_start), TypeId::of::<Unheard<()>>()),
+        ),
+        (
+            Seam::SessionEnd,
+            unheard(returns2(&P::session_end), TypeId::of::<Unheard<()>>()),
+        ),
+        (
+            Seam::PromptSubmit,
+            unheard(
+                returns3(&P::prompt_submit),
+                TypeId::of::<Unheard<PromptDecision>>(),
+            ),
+        ),
+        (
+            Seam::PreExecute,
+            unheard(
+                returns3(&P::pre_execute),
+                TypeId::of::<Unheard<PreToolDecision>>(),
+            ),
+        ),
+        (
+            Seam::Execute,
+            unheard(returns3(&P::execute), TypeId::of::<Unheard<ToolResult>>()),
+        ),
+        (
+            Seam::PostExecute,
+            unheard(
+                returns3(&P::post_execute),
+                TypeId::of::<Unheard<PostToolDecision>>(),
+            ),
+        ),
+        (
+            Seam::ToolResult,
+            unheard(returns2(&P::tool_result), TypeId::of::<Unheard<()>>()),
+        ),
+        (
+            Seam::TurnContinuation,
+            unheard(
+                returns3(&P::turn_continuation),
+                TypeId::of::<Unheard<ContinuationDecision>>(),
+            ),
+        ),
+        (
+            Seam::SubagentStart,
+            unheard(returns2(&P::subagent_start), TypeId::of::<Unheard<()>>()),
+        ),
+        (
+            Seam::SubagentEnd,
+            unheard(returns2(&P::subagent_end), TypeId::of::<Unheard<()>>()),
+        ),
+        (
+            Seam::TurnEnd,
+            unheard(returns2(&P::turn_end), TypeId::of::<Unheard<()>>()),
+        ),
+    ];
+    rows.into_iter()
+        .filter_map(|(seam, overridden)| overridden.then_some(seam))
+        .collect()
 }
 
 /// Best-effort text of a panic payload.
@@ -80,45 +174,29 @@ fn apply_inner<P: Plugin>(ctx: HostContextBox, config: &str) -> Result<(), Strin
     };
     let host = Host::new(ctx.clone());
     let plugin = Arc::new(P::apply(&host, config)?);
-    for &seam in P::SEAMS {
-        let registered = if seam == Seam::Guard {
-            ctx.guard(Guard_TO::from_value(
-                GuardAdapter(plugin.clone()),
-                TD_Opaque,
-            ))
-        } else {
-            let listener = SeamAdapter {
-                plugin: plugin.clone(),
-            };
-            ctx.listen(seam, Listener_TO::from_value(listener, TD_Opaque))
+    for seam in listened::<P>() {
+        let listener = SeamAdapter {
+            plugin: plugin.clone(),
         };
-        registered.into_result().map_err(String::from)?;
+        ctx.listen(seam, Listener_TO::from_value(listener, TD_Opaque))
+            .into_result()
+            .map_err(String::from)?;
     }
     Ok(())
-}
-
-struct GuardAdapter<P>(Arc<P>);
-
-impl<P: Plugin> Guard for GuardAdapter<P> {
-    fn check(&self, call: RArc<ToolCall>) -> RResult<GuardDecision, RString> {
-        match catch_unwind(AssertUnwindSafe(|| self.0.guard(&call))) {
-            Ok(decision) => RResult::ROk(decision),
-            Err(panic) => {
-                RResult::RErr(format!("guard panicked: {}", panic_message(&panic)).into())
-            }
-        }
-    }
 }
 
 struct SeamAdapter<P> {
     plugin: Arc<P>,
 }
 
-/// Runs a typed future, catching panics and wrapping the answer.
+/// Runs a typed future, catching panics and wrapping the answer. An
+/// answer from `next` this build could not decode, if the listener
+/// returns the resulting error, goes on unchanged.
 fn boundary<T: 'static, F>(
     make: impl FnOnce() -> F,
     wrap: fn(T) -> SeamOutput,
-) -> FfiFuture<SeamResult>
+    passthrough: Passthrough,
+) -> FfiFuture<WireResult>
 where
     F: Future<Output = Result<T, String>> + Send + 'static,
 {
@@ -131,8 +209,11 @@ where
     };
     async move {
         match AssertUnwindSafe(fut).catch_unwind().await {
-            Ok(Ok(value)) => RResult::ROk(wrap(value)),
-            Ok(Err(e)) => RResult::RErr(e.into()),
+            Ok(Ok(value)) => RResult::ROk(wrap(value).into()),
+            Ok(Err(e)) => match passthrough.take() {
+                Some(answer) => RResult::ROk(answer),
+                None => RResult::RErr(e.into()),
+            },
             Err(panic) => {
                 RResult::RErr(format!("listener panicked: {}", panic_message(&panic)).into())
             }
@@ -146,34 +227,49 @@ fn observed(_: ()) -> SeamOutput {
 }
 
 impl<P: Plugin> Listener for SeamAdapter<P> {
-    fn call(&self, input: SeamInput, next: NextBox) -> FfiFuture<SeamResult> {
+    fn call(&self, input: SeamInput_NE, next: NextBox) -> FfiFuture<WireResult> {
+        let input = match input.into_enum() {
+            Ok(input) => input,
+            // A seam added after this build: it never registered for it,
+            // so the only fitting answer is "as if not listening".
+            Err(_) => return next.run(ROption::RNone),
+        };
         let p = self.plugin.clone();
+        let slot = Passthrough::default();
         match input {
-            SeamInput::SessionStart(i) => boundary(|| p.session_start(i), observed),
-            SeamInput::SessionEnd(i) => boundary(|| p.session_end(i), observed),
+            SeamInput::SessionStart(i) => boundary(|| p.session_start(i), observed, slot),
+            SeamInput::SessionEnd(i) => boundary(|| p.session_end(i), observed, slot),
             SeamInput::PromptSubmit(i) => boundary(
-                || p.prompt_submit(i, Next::new(next)),
+                || p.prompt_submit(i, Next::with_passthrough(next, slot.clone())),
                 FromSeamOutput::into_output,
+                slot.clone(),
             ),
             SeamInput::PreExecute(i) => boundary(
-                || p.pre_execute(i, Next::new(next)),
+                || p.pre_execute(i, Next::with_passthrough(next, slot.clone())),
                 FromSeamOutput::into_output,
+                slot.clone(),
             ),
             SeamInput::Execute(i) => boundary(
-                || p.execute(i, ExecuteNext::new(next)),
+                || p.execute(i, ExecuteNext::with_passthrough(next, slot.clone())),
                 FromSeamOutput::into_output,
+                slot.clone(),
             ),
             SeamInput::PostExecute(i) => boundary(
-                || p.post_execute(i, Next::new(next)),
+                || p.post_execute(i, Next::with_passthrough(next, slot.clone())),
                 FromSeamOutput::into_output,
+                slot.clone(),
             ),
-            SeamInput::ToolResult(i) => boundary(|| p.tool_result(i), observed),
+            SeamInput::ToolResult(i) => boundary(|| p.tool_result(i), observed, slot),
             SeamInput::TurnContinuation(i) => boundary(
-                || p.turn_continuation(i, Next::new(next)),
+                || p.turn_continuation(i, Next::with_passthrough(next, slot.clone())),
                 FromSeamOutput::into_output,
+                slot.clone(),
             ),
-            SeamInput::SubagentStart(i) => boundary(|| p.subagent_start(i), observed),
-            SeamInput::SubagentEnd(i) => boundary(|| p.subagent_end(i), observed),
+            SeamInput::SubagentStart(i) => boundary(|| p.subagent_start(i), observed, slot),
+            SeamInput::SubagentEnd(i) => boundary(|| p.subagent_end(i), observed, slot),
+            SeamInput::TurnEnd(i) => boundary(|| p.turn_end(i), observed, slot),
+            #[cfg(feature = "__fixture-future-minor")]
+            SeamInput::FixtureFuture(_) => next.run(ROption::RNone),
         }
     }
 }

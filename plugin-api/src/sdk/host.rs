@@ -6,11 +6,21 @@ use abi_stable::std_types::{RArc, ROption, RResult, RStr, RString};
 use async_ffi::{FfiFuture, FutureExt};
 use serde_json::Value;
 
+use abi_stable::sabi_trait::TD_Opaque;
+
+use crate::decisions::{GuardDecision, GuardDecision_NE, ToolResult};
 use crate::ffi::{
-    AbortSignalBox, HostContextBox, Service, Service_TO, ServiceBox, ToolBody, ToolBody_TO,
+    AbortSignal, AbortSignal_TO, AbortSignalBox, Guard, Guard_TO, HostContextBox, Service,
+    Service_TO, ServiceBox, ToolBody, ToolBody_TO,
 };
-use crate::seams::{ToolCall, ToolResult};
+use crate::seams::ToolCall;
 use crate::types::{ConfigProblem, LogLevel, ToolSpec};
+
+/// An abort signal of your own (e.g. one that also fires at a deadline), as
+/// it crosses the boundary.
+pub fn abort_signal<S: AbortSignal + 'static>(signal: S) -> AbortSignalBox {
+    AbortSignal_TO::from_ptr(RArc::new(signal), TD_Opaque)
+}
 
 /// The host as a plugin sees it. Cheap to clone; keep one to use later.
 #[derive(Clone)]
@@ -36,6 +46,11 @@ impl Host {
     /// This plugin's manifest id.
     pub fn plugin_id(&self) -> String {
         self.ctx.plugin_id().into()
+    }
+
+    /// The sessions open in this host, one snapshot each (since 1.1).
+    pub fn sessions(&self) -> Vec<crate::types::SessionRef> {
+        self.ctx.sessions().into_iter().collect()
     }
 
     /// The host's state directory.
@@ -72,7 +87,7 @@ impl Host {
     /// Reports a problem with this plugin's configuration or a file it
     /// names: call it from `apply` so `dsh check` lists it (an
     /// [`ProblemSeverity::Error`](crate::ProblemSeverity::Error) fails the
-    /// check); later it is only logged.
+    /// check); later it is only logged (since 1.1).
     pub fn report_problem(&self, problem: ConfigProblem) {
         self.ctx.report_problem(problem);
     }
@@ -140,13 +155,27 @@ impl Host {
         )
     }
 
+    /// Registers a guard: a synchronous check run after the whole
+    /// `tools/pre-execute` waterfall, in plugin order; the first deny wins
+    /// and nothing can re-allow. A panic in it is a failure, which the host
+    /// treats as a deny.
+    pub fn add_guard<F>(&self, guard: F) -> Result<(), String>
+    where
+        F: Fn(&ToolCall) -> GuardDecision + Send + Sync + 'static,
+    {
+        into_result(
+            self.ctx
+                .guard(Guard_TO::from_value(ClosureGuard(guard), TD_Opaque)),
+        )
+    }
+
     /// Registers a tool whose body is an async closure.
     pub fn register_tool<F, Fut>(&self, spec: ToolSpec, body: F) -> Result<(), String>
     where
         F: Fn(RArc<ToolCall>, AbortSignalBox) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ToolResult> + Send + 'static,
     {
-        let body = ToolBody_TO::from_value(ClosureTool(body), abi_stable::sabi_trait::TD_Opaque);
+        let body = ToolBody_TO::from_value(ClosureTool(body), TD_Opaque);
         into_result(self.ctx.register_tool(spec, body))
     }
 
@@ -159,9 +188,25 @@ impl Host {
     {
         let service: ServiceBox = Service_TO::from_ptr(
             RArc::new(ClosureService(std::sync::Arc::new(handler))),
-            abi_stable::sabi_trait::TD_Opaque,
+            TD_Opaque,
         );
         into_result(self.ctx.provide_service(name.into(), service))
+    }
+}
+
+struct ClosureGuard<F>(F);
+
+impl<F> Guard for ClosureGuard<F>
+where
+    F: Fn(&ToolCall) -> GuardDecision + Send + Sync + 'static,
+{
+    fn check(&self, call: RArc<ToolCall>) -> RResult<GuardDecision_NE, RString> {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (self.0)(&call))) {
+            Ok(decision) => RResult::ROk(decision.into()),
+            Err(panic) => RResult::RErr(
+                format!("guard panicked: {}", super::adapter::panic_message(&panic)).into(),
+            ),
+        }
     }
 }
 

@@ -1,11 +1,12 @@
 //! The safe plugin SDK.
 //!
 //! Implement [`Plugin`] (every seam method has a default that delegates or
-//! observes), list the seams you listen on in [`Plugin::SEAMS`], and export
-//! the type with [`export_plugin!`](crate::export_plugin). The SDK registers
-//! one listener per listed seam, converts typed values to and from the ABI
-//! types, and catches every panic at the boundary, turning it into a
-//! listener failure the host reports.
+//! observes) and export the type with [`export_plugin!`](crate::export_plugin).
+//! The SDK listens exactly on the seams whose methods you override (see
+//! [`listened`]; there is no list to keep in sync), converts typed values to
+//! and from the ABI types, and catches every panic at the boundary, turning
+//! it into a listener failure the host reports. Guards, tools and services
+//! are registered on the [`Host`] in [`Plugin::apply`].
 //!
 //! # What a plugin must not do
 //!
@@ -44,9 +45,8 @@
 //!     type Config = Config;
 //!     const NAME: &'static str = "no-word";
 //!     const VERSION: &'static str = env!("CARGO_PKG_VERSION");
-//!     const SEAMS: &'static [Seam] = &[Seam::PreExecute];
 //!     fn apply(_host: &Host, config: Config) -> Result<Self, String> { Ok(NoWord(config.word)) }
-//!     async fn pre_execute(self: Arc<Self>, call: abi_stable::std_types::RArc<ToolCall>,
+//!     async fn pre_execute(self: Arc<Self>, call: RArc<ToolCall>,
 //!                          next: Next<PreToolDecision>) -> Result<PreToolDecision, String> {
 //!         if call.arguments.contains(&*self.0) {
 //!             return Ok(PreToolDecision::Deny { reason: "forbidden word".into() });
@@ -60,18 +60,53 @@
 mod adapter;
 mod host;
 mod next;
+#[cfg(test)]
+mod tests;
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use abi_stable::std_types::RArc;
 use serde::{Serialize, de::DeserializeOwned};
 
-pub use adapter::plugin_module;
-pub use host::Host;
+pub use adapter::{listened, plugin_module};
+pub use host::{Host, abort_signal};
 pub use next::{ExecuteNext, FromSeamOutput, Next};
 
+use crate::decisions::*;
 use crate::seams::*;
+
+/// What a seam method returns when the plugin did not override it.
+///
+/// Only this module can make one, so an override (whatever it does) never
+/// returns this type: [`listened`] tells overridden methods from defaults
+/// by the type they return, and registers listeners for the former only.
+/// Polling it runs the default behaviour (delegate or observe), which the
+/// host never asks for since no listener is registered.
+pub(crate) struct Unheard<T>(Pin<Box<dyn Future<Output = Result<T, String>> + Send>>);
+
+impl<T> Unheard<T> {
+    fn new(fut: impl Future<Output = Result<T, String>> + Send + 'static) -> Self {
+        Unheard(Box::pin(fut))
+    }
+
+    fn observed() -> Self
+    where
+        T: Default + Send + 'static,
+    {
+        Unheard::new(async { Ok(T::default()) })
+    }
+}
+
+impl<T> Future for Unheard<T> {
+    type Output = Result<T, String>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.0.as_mut().poll(cx)
+    }
+}
 
 /// Config for a plugin that takes none: accepts only an empty mapping.
 #[derive(Debug, Default, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
@@ -79,7 +114,8 @@ use crate::seams::*;
 pub struct NoConfig {}
 
 /// A dsh plugin. Every seam method has a default: waterfalls delegate to
-/// `next`, notifications observe nothing, guards abstain.
+/// `next`, notifications observe nothing. The plugin listens on exactly
+/// the seams whose methods it overrides ([`listened`]).
 pub trait Plugin: Sized + Send + Sync + 'static {
     /// The typed config; missing keys take their defaults.
     type Config: Serialize + DeserializeOwned + schemars::JsonSchema + Default;
@@ -87,14 +123,16 @@ pub trait Plugin: Sized + Send + Sync + 'static {
     const NAME: &'static str;
     /// The plugin's version.
     const VERSION: &'static str;
-    /// The seams this plugin listens on; only these get a listener.
-    const SEAMS: &'static [Seam] = &[];
+    /// One line on what the plugin does, shown by `dsh plugins` (since
+    /// 1.1; empty shows nothing).
+    const DESCRIPTION: &'static str = "";
     /// Services the plugin cannot work without; missing ones skip it.
     const REQUIRES: &'static [&'static str] = &[];
     /// Services the plugin uses when present.
     const OPTIONAL: &'static [&'static str] = &[];
 
-    /// Builds the plugin; may register tools and services on `host`.
+    /// Builds the plugin; may register guards, tools and services on
+    /// `host`.
     fn apply(host: &Host, config: Self::Config) -> Result<Self, String>;
 
     /// `agent/session-start`.
@@ -103,7 +141,7 @@ pub trait Plugin: Sized + Send + Sync + 'static {
         input: RArc<SessionStartInput>,
     ) -> impl Future<Output = Result<(), String>> + Send {
         let _ = input;
-        async { Ok(()) }
+        Unheard::observed()
     }
 
     /// `agent/session-end`.
@@ -112,7 +150,7 @@ pub trait Plugin: Sized + Send + Sync + 'static {
         input: RArc<SessionEndInput>,
     ) -> impl Future<Output = Result<(), String>> + Send {
         let _ = input;
-        async { Ok(()) }
+        Unheard::observed()
     }
 
     /// `agent/prompt-submit`.
@@ -122,7 +160,7 @@ pub trait Plugin: Sized + Send + Sync + 'static {
         next: Next<PromptDecision>,
     ) -> impl Future<Output = Result<PromptDecision, String>> + Send {
         let _ = input;
-        next.run()
+        Unheard::new(next.run())
     }
 
     /// `tools/pre-execute`.
@@ -132,13 +170,7 @@ pub trait Plugin: Sized + Send + Sync + 'static {
         next: Next<PreToolDecision>,
     ) -> impl Future<Output = Result<PreToolDecision, String>> + Send {
         let _ = call;
-        next.run()
-    }
-
-    /// A guard, run after the whole pre-execute waterfall.
-    fn guard(&self, call: &ToolCall) -> GuardDecision {
-        let _ = call;
-        GuardDecision::Abstain
+        Unheard::new(next.run())
     }
 
     /// `tools/execute`, around the core dispatch.
@@ -148,7 +180,7 @@ pub trait Plugin: Sized + Send + Sync + 'static {
         next: ExecuteNext,
     ) -> impl Future<Output = Result<ToolResult, String>> + Send {
         let _ = input;
-        next.run(None)
+        Unheard::new(next.run(None))
     }
 
     /// `tools/post-execute`.
@@ -158,7 +190,7 @@ pub trait Plugin: Sized + Send + Sync + 'static {
         next: Next<PostToolDecision>,
     ) -> impl Future<Output = Result<PostToolDecision, String>> + Send {
         let _ = input;
-        next.run()
+        Unheard::new(next.run())
     }
 
     /// `tools/result`.
@@ -167,7 +199,7 @@ pub trait Plugin: Sized + Send + Sync + 'static {
         input: RArc<PostExecuteInput>,
     ) -> impl Future<Output = Result<(), String>> + Send {
         let _ = input;
-        async { Ok(()) }
+        Unheard::observed()
     }
 
     /// `agent/turn-continuation`.
@@ -177,7 +209,7 @@ pub trait Plugin: Sized + Send + Sync + 'static {
         next: Next<ContinuationDecision>,
     ) -> impl Future<Output = Result<ContinuationDecision, String>> + Send {
         let _ = input;
-        next.run()
+        Unheard::new(next.run())
     }
 
     /// `subagent/start`.
@@ -186,7 +218,7 @@ pub trait Plugin: Sized + Send + Sync + 'static {
         input: RArc<SubagentInfo>,
     ) -> impl Future<Output = Result<(), String>> + Send {
         let _ = input;
-        async { Ok(()) }
+        Unheard::observed()
     }
 
     /// `subagent/end`.
@@ -195,21 +227,46 @@ pub trait Plugin: Sized + Send + Sync + 'static {
         input: RArc<SubagentInfo>,
     ) -> impl Future<Output = Result<(), String>> + Send {
         let _ = input;
-        async { Ok(()) }
+        Unheard::observed()
+    }
+
+    /// `agent/turn-end` (since 1.1): the turn has ended; `input.reason`
+    /// says how.
+    fn turn_end(
+        self: Arc<Self>,
+        input: RArc<TurnEndInput>,
+    ) -> impl Future<Output = Result<(), String>> + Send {
+        let _ = input;
+        Unheard::observed()
     }
 }
 
 /// Exports a [`Plugin`] as the root module of a `cdylib`.
 ///
-/// The plugin crate must list `abi_stable` among its own dependencies (same
-/// version as this crate's): abi_stable's root-module attribute expands to
-/// paths that name `::abi_stable` directly.
+/// Expands to the static abi_stable's loader looks for (what
+/// `#[abi_stable::export_root_module]` would generate), naming only paths
+/// inside this crate: the plugin's `Cargo.toml` needs no `abi_stable`.
 #[macro_export]
 macro_rules! export_plugin {
     ($plugin:ty) => {
-        #[$crate::abi_stable::export_root_module]
-        pub fn dsh_plugin_root_module() -> $crate::PluginModuleRef {
-            $crate::plugin_module::<$plugin>()
-        }
+        /// The plugin's root module, as abi_stable's loader finds it.
+        #[doc(hidden)]
+        #[unsafe(no_mangle)]
+        #[allow(non_upper_case_globals)]
+        pub static _1as_0lib_1header_0root_bmodule_bloader: $crate::abi_stable::library::LibHeader = {
+            extern "C" fn dsh_plugin_root_module() -> $crate::abi_stable::library::RootModuleResult {
+                $crate::abi_stable::library::__call_root_module_loader(
+                    $crate::plugin_module::<$plugin>,
+                )
+            }
+            // SAFETY: the constructor returns the root module type the
+            // header is declared for, as `#[export_root_module]` does.
+            unsafe {
+                $crate::abi_stable::library::LibHeader::from_constructor::<$crate::PluginModuleRef>(
+                    dsh_plugin_root_module,
+                    $crate::abi_stable::library::CheckTypeLayout::Yes,
+                )
+            }
+        };
     };
 }

@@ -494,6 +494,7 @@ mod tests {
                 let sev = match p.severity {
                     ProblemSeverity::Error => "E",
                     ProblemSeverity::Warning => "W",
+                    other => panic!("unexpected severity {other:?}"),
                 };
                 format!("{sev} {}: {}", p.key, p.message)
             })

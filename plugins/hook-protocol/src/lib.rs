@@ -1,4 +1,4 @@
-//! The wire protocol shared by dsh's two hook bridges (DESIGN §5).
+//! The wire protocol shared by dsh's two hook bridges (ARCHITECTURE.md §8).
 //!
 //! A Claude Code or Codex "command hook" is a shell command that gets a JSON
 //! payload on stdin and answers with an exit code, stdout and stderr. Both

@@ -43,7 +43,7 @@ use dsh_hook_protocol::{HookHost, PluginHost};
 use dsh_plugin_api::abi_stable::std_types::RArc;
 use dsh_plugin_api::{
     ContinuationDecision, ContinuationInput, Host, Next, Plugin, PostExecuteInput,
-    PostToolDecision, PreToolDecision, PromptDecision, PromptSubmitInput, Seam, SessionEndInput,
+    PostToolDecision, PreToolDecision, PromptDecision, PromptSubmitInput, SessionEndInput,
     SessionStartInput, SubagentInfo, ToolCall,
 };
 
@@ -140,16 +140,6 @@ impl Plugin for ClaudeBridge {
     type Config = Config;
     const NAME: &'static str = "hooks-claude";
     const VERSION: &'static str = env!("CARGO_PKG_VERSION");
-    const SEAMS: &'static [Seam] = &[
-        Seam::SessionStart,
-        Seam::SessionEnd,
-        Seam::PromptSubmit,
-        Seam::PreExecute,
-        Seam::PostExecute,
-        Seam::TurnContinuation,
-        Seam::SubagentStart,
-        Seam::SubagentEnd,
-    ];
     const REQUIRES: &'static [&'static str] = &[dsh_hook_protocol::runner::PROCESS_RUNNER];
 
     fn apply(host: &Host, mut config: Config) -> Result<Self, String> {

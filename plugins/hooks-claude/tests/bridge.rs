@@ -77,7 +77,7 @@ fn prompt(cwd: &str) -> PromptSubmitInput {
     PromptSubmitInput {
         session: session(cwd),
         content: RVec::from(vec![ContentBlock::text("do it")]),
-        source: MessageSource::User,
+        source: MessageSource::User.into(),
     }
 }
 
@@ -346,7 +346,7 @@ async fn stop_blocks_stop_after_eight_in_a_row() {
     let input = |consecutive| ContinuationInput {
         session: session(&f.cwd),
         step_count: 3,
-        default: ContinuationDecision::Stop,
+        default: ContinuationDecision::Stop.into(),
         consecutive_continues: consecutive,
         last_assistant_message: "done".into(),
     };
@@ -367,7 +367,8 @@ async fn stop_blocks_stop_after_eight_in_a_row() {
     let mut going = input(0);
     going.default = ContinuationDecision::Continue {
         reason: ROption::RNone,
-    };
+    }
+    .into();
     f.bridge
         .on_stop(&going, || async {
             Ok(ContinuationDecision::Continue {

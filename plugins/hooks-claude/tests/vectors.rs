@@ -135,7 +135,7 @@ fn continuation(j: &Value, consecutive: u32) -> ContinuationInput {
     ContinuationInput {
         session: session(j),
         step_count: 1,
-        default: ContinuationDecision::Stop,
+        default: ContinuationDecision::Stop.into(),
         consecutive_continues: consecutive,
         last_assistant_message: s(j, "last_assistant_message").into(),
     }
@@ -145,7 +145,7 @@ fn prompt_input(j: &Value) -> PromptSubmitInput {
     PromptSubmitInput {
         session: session(j),
         content: RVec::from(vec![ContentBlock::text(s(j, "prompt"))]),
-        source: MessageSource::User,
+        source: MessageSource::User.into(),
     }
 }
 

@@ -137,7 +137,7 @@ async fn stop_blocks_have_no_cap_and_carry_codex_run_ids() {
     let input = ContinuationInput {
         session: session(&f.cwd),
         step_count: 50,
-        default: ContinuationDecision::Stop,
+        default: ContinuationDecision::Stop.into(),
         consecutive_continues: 40,
         last_assistant_message: "x".into(),
     };
@@ -166,7 +166,7 @@ async fn hooks_run_in_bin_bash_c_with_compact_stdin() {
     let input = PromptSubmitInput {
         session: session(&f.cwd),
         content: RVec::from(vec![ContentBlock::text("hi")]),
-        source: MessageSource::User,
+        source: MessageSource::User.into(),
     };
     f.bridge
         .on_prompt_submit(&input, || async { Ok(PromptDecision::allow()) })

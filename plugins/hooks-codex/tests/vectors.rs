@@ -98,7 +98,7 @@ fn continuation(cwd: &str, j: &Value, consecutive: u32) -> ContinuationInput {
     ContinuationInput {
         session: session(cwd, j),
         step_count: 1,
-        default: ContinuationDecision::Stop,
+        default: ContinuationDecision::Stop.into(),
         consecutive_continues: consecutive,
         last_assistant_message: s(j, "last_assistant_message").into(),
     }
@@ -108,7 +108,7 @@ fn prompt_input(cwd: &str, j: &Value) -> PromptSubmitInput {
     PromptSubmitInput {
         session: session(cwd, j),
         content: RVec::from(vec![ContentBlock::text(s(j, "prompt"))]),
-        source: MessageSource::User,
+        source: MessageSource::User.into(),
     }
 }
 

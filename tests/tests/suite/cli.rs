@@ -188,6 +188,7 @@ fn plugins_json_describes_every_plugin() {
             "source": {"kind": "library", "at": example("policy-gate")},
             "name": "policy-gate",
             "version": "0.1.0",
+            "description": "Denies tool calls whose command matches a configured pattern",
             "status": "applied",
             "seams": ["tools/pre-execute"],
             "tools": [],
@@ -198,8 +199,9 @@ fn plugins_json_describes_every_plugin() {
     assert_eq!(api2["id"], "api-major-2");
     assert_eq!(api2["status"], "failed");
     let reason = format!(
-        "{}: refused: built against plugin API 2.0.0, this host speaks 1.0.0",
-        fixture("api-major-2").display()
+        "{}: refused: built against plugin API 2.0.0, this host speaks {}",
+        fixture("api-major-2").display(),
+        dsh_plugin_api::API_VERSION
     );
     assert_eq!(api2["reason"], json!(reason));
     assert_eq!(value["problems"].as_array().map(Vec::len), Some(bad.len()));

@@ -31,15 +31,31 @@ fn examples_load_and_register_their_seams() {
         host.host.problems()
     );
     assert!(host.host.all_applied());
-    for (id, name, seam) in [
-        ("gate", "policy-gate", Seam::PreExecute),
-        ("timeout", "timeout", Seam::Execute),
-        ("audit", "audit", Seam::ToolResult),
+    for (id, name, seam, description) in [
+        (
+            "gate",
+            "policy-gate",
+            Seam::PreExecute,
+            "Denies tool calls whose command matches a configured pattern",
+        ),
+        (
+            "timeout",
+            "timeout",
+            Seam::Execute,
+            "Gives every tool call a time limit, on the host's timer",
+        ),
+        (
+            "audit",
+            "audit",
+            Seam::ToolResult,
+            "Appends one JSON line per tool result to a file",
+        ),
     ] {
         let record = host.record(id);
         assert_eq!(record.status, PluginStatus::Applied);
         assert_eq!(record.name, name);
         assert_eq!(record.version, "0.1.0");
+        assert_eq!(record.description.as_deref(), Some(description));
         assert_eq!(record.seams, vec![seam.name().to_string()]);
         assert_eq!(host.host.seams_of(id), vec![seam]);
     }

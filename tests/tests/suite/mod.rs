@@ -5,9 +5,15 @@
 //!   changed, API major 2), panics in apply and in listeners, missing
 //!   services, drop-in folders, dispose;
 //! - [`cli`]: `dsh check` and `dsh plugins` over the real binary;
-//! - [`hostile`]: the hostile-input suite.
+//! - [`abi_evolution`]: a plugin built against the frozen 1.0 API works in
+//!   this host, what 1.1 added works from a `.so`, a newer minor is refused;
+//! - [`hostile`]: the hostile-input suite;
+//! - [`reload_atomic`]: reload as one atomic swap of the plugin registry,
+//!   under concurrent turns.
 
+mod abi_evolution;
 mod cli;
 mod examples;
 mod hostile;
 mod plugin_host;
+mod reload_atomic;

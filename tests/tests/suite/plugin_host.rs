@@ -99,8 +99,9 @@ fn bad_files_are_refused_naming_file_and_reason_while_the_rest_load() {
     assert_eq!(
         failed_message(&host, "api-major-2"),
         format!(
-            "{}built against plugin API 2.0.0, this host speaks 1.0.0",
-            refused(&fixture("api-major-2"))
+            "{}built against plugin API 2.0.0, this host speaks {}",
+            refused(&fixture("api-major-2")),
+            dsh_plugin_api::API_VERSION
         )
     );
     // One problem per refused file, each one line naming the plugin.
@@ -129,7 +130,8 @@ fn the_loader_names_the_kind_of_incompatibility() {
         .map(|_| ())
         .expect_err("refused");
     assert!(
-        matches!(&api, PluginLoadError::ApiVersion { found, expected: "1.0.0", .. } if found == "2.0.0"),
+        matches!(&api, PluginLoadError::ApiVersion { found, expected, .. }
+            if found == "2.0.0" && *expected == dsh_plugin_api::API_VERSION),
         "{api:?}"
     );
     let missing = load_library(Path::new("/nonexistent/libx.so"))
@@ -222,7 +224,7 @@ fn plugin_dirs_load_every_library_in_name_order() {
     let ids: Vec<&str> = host.host.records().iter().map(|r| r.id.as_str()).collect();
     assert_eq!(ids, vec!["a", "b"]);
     assert!(host.host.all_applied(), "{:?}", host.host.problems());
-    assert_eq!(host.core().bus.listener_count(Seam::PreExecute), 2);
+    assert_eq!(host.core().view().bus.listener_count(Seam::PreExecute), 2);
 }
 
 #[test]
@@ -238,10 +240,10 @@ fn dispose_removes_the_plugins_listeners() {
         host.pre_execute(&rm),
         Ok(PreToolDecision::Deny { .. })
     ));
-    assert_eq!(host.core().bus.listener_count(Seam::PreExecute), 2);
+    assert_eq!(host.core().view().bus.listener_count(Seam::PreExecute), 2);
 
     assert!(host.host.dispose("gate"));
-    assert_eq!(host.core().bus.listener_count(Seam::PreExecute), 1);
+    assert_eq!(host.core().view().bus.listener_count(Seam::PreExecute), 1);
     assert!(host.host.seams_of("gate").is_empty());
     assert_eq!(host.record("gate").status, PluginStatus::Disabled);
     assert!(host.record("gate").seams.is_empty());

@@ -17,8 +17,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use dsh_plugin_api::abi_stable::std_types::RArc;
-use dsh_plugin_api::{Host, Plugin, PostExecuteInput, Seam, export_plugin};
+use dsh_plugin_api::{Host, Plugin, PostExecuteInput, RArc, export_plugin};
 
 /// Where to write.
 #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
@@ -46,7 +45,7 @@ impl Plugin for Audit {
     type Config = Config;
     const NAME: &'static str = "audit";
     const VERSION: &'static str = env!("CARGO_PKG_VERSION");
-    const SEAMS: &'static [Seam] = &[Seam::ToolResult];
+    const DESCRIPTION: &'static str = "Appends one JSON line per tool result to a file";
 
     fn apply(host: &Host, config: Config) -> Result<Self, String> {
         let path = Path::new(&host.state_dir()).join(config.path);

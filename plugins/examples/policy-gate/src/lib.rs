@@ -11,8 +11,7 @@
 
 use std::sync::Arc;
 
-use dsh_plugin_api::abi_stable::std_types::RArc;
-use dsh_plugin_api::{Host, Next, Plugin, PreToolDecision, Seam, ToolCall, export_plugin};
+use dsh_plugin_api::{Host, Next, Plugin, PreToolDecision, RArc, ToolCall, export_plugin};
 
 /// What to deny.
 #[derive(Default, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
@@ -31,7 +30,8 @@ impl Plugin for PolicyGate {
     type Config = Config;
     const NAME: &'static str = "policy-gate";
     const VERSION: &'static str = env!("CARGO_PKG_VERSION");
-    const SEAMS: &'static [Seam] = &[Seam::PreExecute];
+    const DESCRIPTION: &'static str =
+        "Denies tool calls whose command matches a configured pattern";
 
     fn apply(_host: &Host, config: Config) -> Result<Self, String> {
         match config.deny.iter().any(|p| p.trim().is_empty()) {

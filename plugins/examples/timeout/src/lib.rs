@@ -16,10 +16,11 @@
 use std::pin::pin;
 use std::sync::Arc;
 
-use dsh_plugin_api::abi_stable::{sabi_trait::TD_Opaque, std_types::RArc};
 use dsh_plugin_api::async_ffi::{FfiFuture, FutureExt as _};
-use dsh_plugin_api::ffi::{AbortSignal, AbortSignal_TO, AbortSignalBox};
-use dsh_plugin_api::{ExecuteInput, ExecuteNext, Host, Plugin, Seam, ToolResult, export_plugin};
+use dsh_plugin_api::ffi::{AbortSignal, AbortSignalBox};
+use dsh_plugin_api::{
+    ExecuteInput, ExecuteNext, Host, Plugin, RArc, ToolResult, abort_signal, export_plugin,
+};
 use futures::future::{Either, FutureExt as _, Shared, select};
 
 /// How long a tool may run.
@@ -46,7 +47,7 @@ impl Plugin for Timeout {
     type Config = Config;
     const NAME: &'static str = "timeout";
     const VERSION: &'static str = env!("CARGO_PKG_VERSION");
-    const SEAMS: &'static [Seam] = &[Seam::Execute];
+    const DESCRIPTION: &'static str = "Gives every tool call a time limit, on the host's timer";
 
     fn apply(host: &Host, config: Config) -> Result<Self, String> {
         match config.millis {
@@ -68,7 +69,7 @@ impl Plugin for Timeout {
             parent: input.signal.clone(),
             deadline: deadline.clone(),
         };
-        let dispatch = next.run(Some(AbortSignal_TO::from_ptr(RArc::new(signal), TD_Opaque)));
+        let dispatch = next.run(Some(abort_signal(signal)));
         match select(deadline, pin!(dispatch)).await {
             Either::Left(((), _abandoned)) => Ok(ToolResult::error(format!(
                 "tool `{}` timed out after {} ms",

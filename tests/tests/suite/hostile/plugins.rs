@@ -11,6 +11,7 @@ use dsh_host::agent::{Agent, AgentOptions, Prompt, TurnOutcome};
 use dsh_host::config::Manifest;
 use dsh_host::plugins::{HostCore, PluginHost, PluginStatus};
 use dsh_host::session::TurnEndReason;
+use dsh_host::session::events::wire;
 use dsh_plugin_api::abi_stable::std_types::RResult;
 use dsh_plugin_api::{PreToolDecision, SeamOutput};
 use dsh_tests::host::{terminal, tool_call};
@@ -352,8 +353,8 @@ fn time_spent_waiting_on_next_does_not_count_against_a_listener() {
     let call = tool_call("c1", "Bash", json!({"command": "ls"}));
     let traced = host.block_on(
         host.core()
-            .bus
             .view()
+            .bus
             .waterfall_traced(dsh_plugin_api::SeamInput::PreExecute(call), slow_end),
     );
     assert_eq!(
@@ -432,12 +433,14 @@ fn a_listener_blocking_its_thread_stalls_only_its_own_session() {
     runtime.shutdown_background();
     let free: TurnOutcome = free.expect("the other session finishes while the listener blocks");
     let stuck: TurnOutcome = stuck.expect("the stuck session is cut off at its limit");
+    // Snapshot the events as their log lines' JSON.
+    let (free_events, stuck_events) = (wire(&free.events), wire(&stuck.events));
 
     assert_eq!(free.reason, TurnEndReason::Completed, "{:#?}", free.events);
-    let result = of_kind(&free.events, "tool/result");
+    let result = of_kind(&free_events, "tool/result");
     assert_eq!(result.len(), 1, "{:#?}", free.events);
     assert_eq!(result[0]["is_error"], false, "{:#?}", free.events);
-    assert!(of_kind(&free.events, "listener/failed").is_empty());
+    assert!(of_kind(&free_events, "listener/failed").is_empty());
 
     assert_eq!(
         stuck.reason,
@@ -445,11 +448,11 @@ fn a_listener_blocking_its_thread_stalls_only_its_own_session() {
         "{:#?}",
         stuck.events
     );
-    let denied = of_kind(&stuck.events, "tool/denied");
+    let denied = of_kind(&stuck_events, "tool/denied");
     assert_eq!(denied.len(), 1, "{:#?}", stuck.events);
     assert_eq!(denied[0]["by"], "stall");
     assert_eq!(
-        of_kind(&stuck.events, "listener/failed"),
+        of_kind(&stuck_events, "listener/failed"),
         [cut_off("tools/pre-execute")]
     );
 }

@@ -1,0 +1,174 @@
+//! [`LogWriter`]: the thread that owns a session log's locked file, so no
+//! append or fsync ever runs on an async runtime's worker thread.
+//!
+//! [`super::SessionLog`] keeps the events in memory and checks the turn
+//! structure; each accepted line goes to this thread in order and is written
+//! with one `write` (a killed process leaves whole lines behind). A sync is
+//! queued behind the lines before it and answered once `fdatasync` returns,
+//! either to a blocked caller ([`LogWriter::sync`]) or to an awaiting one
+//! ([`LogWriter::sync_later`]).
+//!
+//! The file, and with it the writer's `flock`, lives on this thread; dropping
+//! the writer waits for the lines still queued and for the file to close, so
+//! the lock is released when the [`super::SessionLog`] is dropped, as
+//! before. After a failed write nothing more is written (the file stays a
+//! prefix of whole lines, or ends torn, which the next load cuts): every
+//! later sync reports that failure.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+
+use super::files::{LockedFile, io_error};
+use super::log::LogError;
+
+/// Where a sync's answer goes.
+enum Reply {
+    Blocking(mpsc::Sender<Result<(), LogError>>),
+    Later(tokio::sync::oneshot::Sender<Result<(), LogError>>),
+}
+
+enum Op {
+    Line(Vec<u8>),
+    /// Answer once every line before it is written; `fsync` too if asked.
+    Sync {
+        reply: Reply,
+        fsync: bool,
+    },
+}
+
+/// The log file's own thread.
+pub(crate) struct LogWriter {
+    path: PathBuf,
+    ops: Option<mpsc::Sender<Op>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// A sync that was queued: await it for the answer.
+pub struct PendingSync(
+    tokio::sync::oneshot::Receiver<Result<(), LogError>>,
+    PathBuf,
+);
+
+impl PendingSync {
+    /// The file is on disk up to the sync (or the failure that stopped it).
+    pub async fn done(self) -> Result<(), LogError> {
+        self.0.await.unwrap_or_else(|_| {
+            Err(LogError::Io {
+                path: self.1,
+                message: "the log's writer thread ended before the sync".into(),
+            })
+        })
+    }
+}
+
+fn run(path: PathBuf, mut file: LockedFile, ops: mpsc::Receiver<Op>) {
+    let mut failed: Option<String> = None;
+    for op in ops {
+        match op {
+            Op::Line(line) => {
+                if failed.is_some() {
+                    continue;
+                }
+                if let Err(e) = file.write_all(&line) {
+                    tracing::error!(path = %path.display(), "session log append failed: {e}; nothing more is written to this log");
+                    failed = Some(format!("cannot append: {e}"));
+                }
+            }
+            Op::Sync { reply, fsync } => {
+                let result = match &failed {
+                    Some(message) => Err(LogError::Io {
+                        path: path.clone(),
+                        message: message.clone(),
+                    }),
+                    None if !fsync => Ok(()),
+                    None => file.sync_data().map_err(|e| {
+                        tracing::error!(path = %path.display(), "session log sync failed: {e}");
+                        io_error(&path, "cannot sync", e)
+                    }),
+                };
+                match reply {
+                    Reply::Blocking(tx) => {
+                        let _ = tx.send(result);
+                    }
+                    Reply::Later(tx) => {
+                        let _ = tx.send(result);
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl LogWriter {
+    /// Hands `file` to a new writer thread.
+    pub(crate) fn start(path: &Path, file: LockedFile) -> Result<LogWriter, LogError> {
+        let (tx, rx) = mpsc::channel();
+        let owned = path.to_path_buf();
+        let thread = std::thread::Builder::new()
+            .name("dsh-session-log".into())
+            .spawn(move || run(owned, file, rx))
+            .map_err(|e| io_error(path, "cannot start the log's writer thread", e))?;
+        Ok(LogWriter {
+            path: path.to_path_buf(),
+            ops: Some(tx),
+            thread: Some(thread),
+        })
+    }
+
+    fn send(&self, op: Op) -> Result<(), LogError> {
+        self.ops
+            .as_ref()
+            .and_then(|tx| tx.send(op).ok())
+            .ok_or_else(|| LogError::Io {
+                path: self.path.clone(),
+                message: "the log's writer thread has ended".into(),
+            })
+    }
+
+    /// Queues one whole line (with its newline).
+    pub(crate) fn write_line(&self, line: Vec<u8>) -> Result<(), LogError> {
+        self.send(Op::Line(line))
+    }
+
+    /// Syncs everything queued so far, blocking the calling thread.
+    pub(crate) fn sync(&self) -> Result<(), LogError> {
+        let (tx, rx) = mpsc::channel();
+        self.send(Op::Sync {
+            reply: Reply::Blocking(tx),
+            fsync: true,
+        })?;
+        rx.recv().unwrap_or_else(|_| {
+            Err(LogError::Io {
+                path: self.path.clone(),
+                message: "the log's writer thread ended before the sync".into(),
+            })
+        })
+    }
+
+    /// Queues a sync of everything queued so far (an `fsync`, or with
+    /// `fsync` false only the writes: readers of the file then see every
+    /// line), to be awaited.
+    pub(crate) fn sync_later(&self, fsync: bool) -> Result<PendingSync, LogError> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.send(Op::Sync {
+            reply: Reply::Later(tx),
+            fsync,
+        })?;
+        Ok(PendingSync(rx, self.path.clone()))
+    }
+}
+
+impl Drop for LogWriter {
+    fn drop(&mut self) {
+        // Closing the queue ends the thread once the queued lines are
+        // written; joining it releases the file's lock before we return.
+        self.ops = None;
+        if let Some(thread) = self.thread.take()
+            && thread.join().is_err()
+        {
+            tracing::error!(path = %self.path.display(), "the session log's writer thread panicked");
+        }
+    }
+}
