@@ -59,11 +59,6 @@ impl Case {
         let mut config = json!({ "config_path": file });
         if bridge == "hooks-codex" {
             config["model"] = json!("mock-model");
-            // An empty login home: `$SHELL -lc` must not run this machine's
-            // profile (slow, and it may write to the hooks' stderr).
-            let home = root.join("login_home");
-            std::fs::create_dir_all(&home).unwrap();
-            config["env"] = json!({ "HOME": home });
         }
         let mut loads = vec![Load::builtin(bridge, bridge, config)];
         for (i, p) in probes.iter().enumerate() {

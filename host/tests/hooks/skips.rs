@@ -62,6 +62,18 @@ pub const ROWS: &[Row] = &[
         Mapped("transcript_path"),
         "dsh hands hooks its own session log (`<state>/sessions/<id>.jsonl`), not the CLI's rollout file; compared as that path",
     ),
+    row(
+        Claude,
+        "*",
+        Mapped("saved file mode"),
+        "Claude Code writes saved hook texts 0644; dsh keeps hook output private (0600 files in 0700 folders, issue 8: state is private), checked as 0600",
+    ),
+    row(
+        Codex,
+        "*",
+        Mapped("saved file mode"),
+        "Codex writes saved hook texts 0644 under the shared temp dir; dsh keeps hook output private (0600 files in 0700 folders it owns), checked as 0600",
+    ),
     // Claude Code.
     row(
         Claude,

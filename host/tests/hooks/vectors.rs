@@ -13,7 +13,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use dsh_hook_protocol::vectors::{Sandbox, Vector, load_dir};
+use dsh_hook_protocol::vectors::{Sandbox, Vector, foreign_to, load_dir, set_launch_env};
 use dsh_host::agent::Prompt;
 use dsh_host::session::TurnEndReason;
 use serde_json::{Value, json};
@@ -111,7 +111,27 @@ fn model_script(v: &Vector) -> Value {
     Value::Array(replies)
 }
 
-fn bridge_config(v: &Vector, sb: &Sandbox, dialect: Dialect) -> Value {
+/// The Codex bridge's `hook_outputs_dir`: a folder whose path is as long
+/// as Codex's `/tmp/hook_outputs` (dsh's session ids are 36 characters, as
+/// Codex's UUIDs), so the footer naming a saved file, and with it Codex's
+/// cut points, are the recorded ones byte for byte.
+fn codex_outputs_dir() -> tempfile::TempDir {
+    let tmp = std::env::temp_dir();
+    let fixed = tmp.display().to_string().len() + "/ho".len();
+    let want = "/tmp/hook_outputs".len();
+    assert!(
+        fixed + 6 <= want,
+        "the temp dir {} is too long to pad",
+        tmp.display()
+    );
+    tempfile::Builder::new()
+        .prefix("ho")
+        .rand_bytes(want - fixed)
+        .tempdir_in(&tmp)
+        .unwrap()
+}
+
+fn bridge_config(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Value {
     let mut files = sb.write_config_files(v);
     match dialect {
         Dialect::Claude => {
@@ -145,10 +165,7 @@ fn bridge_config(v: &Vector, sb: &Sandbox, dialect: Dialect) -> Value {
                 .iter()
                 .find_map(|c| c["stdin_json"]["model"].as_str())
                 .unwrap_or("mock-model");
-            // An empty login home: the machine's profile must not talk
-            // on the hooks' stderr (Codex runs them with `$SHELL -lc`).
-            json!({"config_path": files, "model": model, "env": {"HOME": sb.login_home()},
-                "hook_outputs_dir": sb.run().join("hook_outputs")})
+            json!({"config_path": files, "model": model, "hook_outputs_dir": outs})
         }
     }
 }
@@ -160,10 +177,38 @@ struct Produced {
     requests: Vec<Value>,
     calls: Vec<script::Call>,
     log_dir: std::path::PathBuf,
+    state: std::path::PathBuf,
+    /// The Codex bridge's `hook_outputs_dir`.
+    outs: std::path::PathBuf,
 }
 
-async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect) -> Produced {
-    let config = bridge_config(v, sb, dialect);
+impl Produced {
+    /// A recorded text with the CLI's own folders mapped to dsh's: Claude
+    /// Code's project folder under `~/.claude/projects` holds the
+    /// transcript and, beside it, `<session>/tool-results/` (dsh: the
+    /// session log's folder, the `Mapped("transcript_path")` row);
+    /// `~/.claude/session-env` is the bridge's `session_env_dir`
+    /// (`<state>/session-env`); Codex's `$TMPDIR/hook_outputs` is the
+    /// configured `hook_outputs_dir`.
+    fn map_paths(&self, sb: &Sandbox, text: &str) -> String {
+        sb.subst(text)
+            .replace(
+                &sb.subst("$HOME/.claude/projects/$PROJECT_SLUG/"),
+                &format!("{}/", self.log_dir.display()),
+            )
+            .replace(
+                &sb.subst("$HOME/.claude/session-env/"),
+                &format!("{}/", self.state.join("session-env").display()),
+            )
+            .replace(
+                "$TMPDIR/hook_outputs/",
+                &format!("{}/", self.outs.display()),
+            )
+    }
+}
+
+async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produced {
+    let config = bridge_config(v, sb, dialect, outs);
     script::install(sb);
     script::write_behaviors(sb, v);
     // Folders the session moves into (`cd sub`) must exist.
@@ -194,6 +239,19 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect) -> Produced {
         .cloned()
         .unwrap_or_default();
     let mut session = host.session(&project).await;
+    let log_dir = host.state.join("sessions");
+    // The CLI could not save there (S21-ups-json-persist-fails): the
+    // session's tool-results folder is a regular file.
+    let blocked = v.json["outcome"]["hook_text_seen_by_model"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|t| s(t, "text").contains("persist-to-disk failed: ENOTDIR"));
+    if blocked {
+        let dir = log_dir.join(&session.id);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("tool-results"), "not a folder").unwrap();
+    }
     let mut outcomes = Vec::new();
     for (k, inv) in invocations.iter().enumerate() {
         if k > 0 {
@@ -222,7 +280,9 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect) -> Produced {
         events: events_of(&session),
         requests: host.requests(),
         calls: script::calls(sb.run()),
-        log_dir: host.state.join("sessions"),
+        log_dir,
+        state: host.state.clone(),
+        outs: outs.to_path_buf(),
     }
 }
 
@@ -234,11 +294,13 @@ async fn check(v: Vector, dialect: Dialect, used: Arc<Mutex<BTreeSet<usize>>>) -
         vector: v.name.clone(),
         used,
     };
-    let p = drive(&v, &sb, dialect).await;
+    let outs = codex_outputs_dir();
+    let p = drive(&v, &sb, dialect, outs.path()).await;
     let mut fails = Vec::new();
     let mut b = Bindings::new(&v.json);
     check_calls(&v, &sb, dialect, &skips, &p, &mut b, &mut fails);
-    check_requests(&v, &sb, dialect, &p, &mut fails);
+    check_requests(&v, &sb, dialect, &skips, &p, &mut b, &mut fails);
+    check_saved_files(&v, &sb, &skips, &p, &mut b, &mut fails);
     check_tools(&v, &sb, &skips, &p, &mut fails);
     check_turn_ends(&v, &sb, dialect, &p, &mut fails);
     fails
@@ -362,36 +424,186 @@ fn check_calls(
                         fails.push(format!("{at}: argv[{}] want {a} got {:?}", k + 1, g.argv));
                     }
                 }
-                let env = w["env_added"].as_object().cloned().unwrap_or_default();
-                for (k, val) in env {
-                    let checked = k.starts_with("CLAUDE_PLUGIN")
-                        || [
-                            "CLAUDECODE",
-                            "CLAUDE_PROJECT_DIR",
-                            "CLAUDE_CODE_SESSION_ID",
-                            "CLAUDE_EFFORT",
-                        ]
-                        .contains(&k.as_str());
-                    if !checked {
-                        continue;
-                    }
-                    let want_v = sb.subst(val.as_str().unwrap_or_default());
-                    match g.env_var(&k) {
-                        Some(got_v) if b.match_str(&want_v, &got_v) => {}
-                        other => fails.push(format!("{at}: env {k} want {want_v} got {other:?}")),
-                    }
-                }
             }
             Dialect::Codex => {
                 if g.argv != argv {
                     fails.push(format!("{at}: argv want {argv:?} got {:?}", g.argv));
                 }
-                if std::env::var_os("CLAUDE_PROJECT_DIR").is_none()
-                    && g.env_var("CLAUDE_PROJECT_DIR").is_some()
+                if let Some(path) = w["env_PATH"].as_str()
+                    && !path.starts_with("$CODEX_VENDOR/codex-path:")
                 {
-                    fails.push(format!("{at}: Codex adds no variables"));
+                    fails.push(format!("{at}: env_PATH {path}"));
                 }
             }
+        }
+        check_env(v, sb, p, w, g, b, &at, fails);
+    }
+}
+
+/// The hook's environment against the recorded one, strictly: every
+/// `env_added` variable with the CLI's value (paths and ids mapped), every
+/// `env_removed` one absent, everything else of the launch environment
+/// (this process's) unchanged, and nothing else added (the shells' `PWD`,
+/// `SHLVL`, `_` aside). Codex's `codex-path` PATH prefix is the one
+/// declared difference (NOT_REPRODUCED.md): the rest of its PATH is the
+/// launch PATH, which is what the hook must get.
+#[allow(clippy::too_many_arguments)]
+fn check_env(
+    v: &Vector,
+    sb: &Sandbox,
+    p: &Produced,
+    w: &Value,
+    g: &script::Call,
+    b: &mut Bindings,
+    at: &str,
+    fails: &mut Vec<String>,
+) {
+    let added = w["env_added"].as_object().cloned().unwrap_or_default();
+    let removed: Vec<&str> = w["env_removed"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    for (k, val) in &added {
+        let want_v = p.map_paths(sb, val.as_str().unwrap_or_default());
+        match g.env_var(k) {
+            Some(got_v) if b.match_str(&want_v, &got_v) => {}
+            other => fails.push(format!("{at}: env {k} want {want_v} got {other:?}")),
+        }
+    }
+    for k in &removed {
+        if std::env::var_os(k).is_none() {
+            fails.push(format!("{at}: {k} is not in the launch environment"));
+        }
+        if g.env_var(k).is_some() {
+            fails.push(format!("{at}: env {k} must be removed"));
+        }
+    }
+    let shells = ["PWD", "SHLVL", "_", "OLDPWD"];
+    for (k, val) in std::env::vars() {
+        let skip = shells.contains(&k.as_str())
+            || removed.contains(&k.as_str())
+            || added.contains_key(&k)
+            || val.contains('\n')
+            || foreign_to(v, &k);
+        if !skip && g.env_var(&k).as_deref() != Some(val.as_str()) {
+            fails.push(format!(
+                "{at}: env {k} want {val:?} got {:?}",
+                g.env_var(&k)
+            ));
+        }
+    }
+    for line in g.env.lines() {
+        let Some((k, _)) = line.split_once('=') else {
+            continue;
+        };
+        let is_name = !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if is_name
+            && !shells.contains(&k)
+            && !added.contains_key(k)
+            && std::env::var_os(k).is_none()
+        {
+            fails.push(format!("{at}: env {k} added, not by the CLI"));
+        }
+    }
+}
+
+/// Every file the CLI saved (`outcome.saved_files`) is where dsh saved it
+/// (paths mapped as [`Produced::map_paths`] says, ids bound), holding the
+/// same hook text byte for byte. Claude Code wrote them 0644; dsh keeps
+/// hook output private (0600, the `Mapped("saved file mode")` row).
+fn check_saved_files(
+    v: &Vector,
+    sb: &Sandbox,
+    skips: &Skips,
+    p: &Produced,
+    b: &mut Bindings,
+    fails: &mut Vec<String>,
+) {
+    for f in v.json["outcome"]["saved_files"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        let want = p.map_paths(sb, &s(f, "path"));
+        let Some(dir) = Path::new(&want).parent() else {
+            continue;
+        };
+        let dir = {
+            // The folder names hold ids: bind them by walking up to the
+            // first existing folder.
+            let mut found: Vec<std::path::PathBuf> = Vec::new();
+            let mut stack = vec![std::path::PathBuf::from("/")];
+            for part in dir.components().skip(1) {
+                let part = part.as_os_str().to_string_lossy().to_string();
+                let mut next = Vec::new();
+                for d in &stack {
+                    if !part.contains('$') {
+                        next.push(d.join(&part));
+                        continue;
+                    }
+                    for e in std::fs::read_dir(d).into_iter().flatten().flatten() {
+                        next.push(e.path());
+                    }
+                }
+                stack = next;
+            }
+            found.extend(stack.into_iter().filter(|d| d.is_dir()));
+            found
+        };
+        let files: Vec<std::path::PathBuf> = dir
+            .iter()
+            .flat_map(|d| std::fs::read_dir(d).into_iter().flatten().flatten())
+            .map(|e| e.path())
+            .collect();
+        let Some(path) = files
+            .iter()
+            .find(|p| b.match_str(&want, &p.display().to_string()))
+        else {
+            fails.push(format!("saved file {want} not found (have {files:?})"));
+            continue;
+        };
+        let content = s(f, "content");
+        let label = content.split('\'').nth(1).unwrap_or_default();
+        let stdout = s(&v.json["hook_behaviors"][label], "stdout");
+        let text = if content.ends_with("additionalContext of its JSON output") {
+            serde_json::from_str::<Value>(&stdout).ok().and_then(|o| {
+                o["hookSpecificOutput"]["additionalContext"]
+                    .as_str()
+                    .map(String::from)
+            })
+        } else if content.ends_with("its stdout, trimmed") {
+            Some(stdout.trim().to_string())
+        } else {
+            None
+        };
+        let saved = std::fs::read(path).unwrap_or_default();
+        if Some(saved.as_slice()) != text.as_deref().map(str::as_bytes) {
+            fails.push(format!("{}: does not hold {content}", path.display()));
+        }
+        if saved.len() as u64 != f["bytes"].as_u64().unwrap_or(0) {
+            fails.push(format!(
+                "{}: {} bytes, want {}",
+                path.display(),
+                saved.len(),
+                f["bytes"]
+            ));
+        }
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(path)
+            .map(|m| m.permissions().mode() & 0o777)
+            .unwrap_or(0);
+        let want_mode = if skips.has(Aspect::Mapped("saved file mode")) {
+            0o600
+        } else {
+            u32::from_str_radix(s(f, "mode").trim_start_matches("0o"), 8).unwrap_or(0)
+        };
+        if mode != want_mode {
+            fails.push(format!(
+                "{}: mode {mode:o}, want {want_mode:o}",
+                path.display()
+            ));
         }
     }
 }
@@ -449,7 +661,9 @@ fn check_requests(
     v: &Vector,
     sb: &Sandbox,
     dialect: Dialect,
+    skips: &Skips,
     p: &Produced,
+    b: &mut Bindings,
     fails: &mut Vec<String>,
 ) {
     let outcome = &v.json["outcome"];
@@ -465,7 +679,34 @@ fn check_requests(
     for t in outcome["hook_text_seen_by_model"].as_array().unwrap() {
         let r = t["request"].as_u64().unwrap_or(0) as usize;
         let placement = s(t, "placement");
-        let mut text = sb.subst(&s(t, "text"));
+        let mut text = p.map_paths(sb, &s(t, "text"));
+        // Codex's exec framing is its tool's output, not hook text
+        // (C20-env-passthrough lists the tool's result).
+        if dialect == Dialect::Codex
+            && text.starts_with("Chunk ID: ")
+            && skips.has(Aspect::ToolResults)
+        {
+            continue;
+        }
+        // Ids in saved-file names: bound to the text dsh produced.
+        if text.contains('$') {
+            let msgs = p.requests.get(r).and_then(|q| q["messages"].as_array());
+            let stripped = |c: &str| {
+                c.strip_prefix("\n\n")
+                    .or_else(|| c.strip_suffix("\n\n"))
+                    .unwrap_or(c)
+                    .to_string()
+            };
+            let want = stripped(&text);
+            if let Some(got) = msgs
+                .into_iter()
+                .flatten()
+                .filter_map(|m| m["content"].as_str())
+                .find(|c| b.match_str(&want, c))
+            {
+                text = text.replace(&want, got);
+            }
+        }
         let Some(req) = p.requests.get(r) else {
             fails.push(format!("request {r} (for {text:?}) was never made"));
             continue;
@@ -481,7 +722,7 @@ fn check_requests(
             });
             match found {
                 Some(full) => {
-                    if let Err(e) = check_spilled(v, sb, &full) {
+                    if let Err(e) = check_spilled(v, sb, p, &full) {
                         fails.push(format!("request {r}: {e}"));
                     }
                     text = full;
@@ -612,7 +853,7 @@ fn check_requests(
 /// A text Codex cut (vector `C3-ups-large-additional-context`): its end
 /// names the file under the sandbox that holds the hook's whole
 /// `additionalContext`, and it stays near Codex's 10 KB.
-fn check_spilled(v: &Vector, sb: &Sandbox, shown: &str) -> Result<(), String> {
+fn check_spilled(v: &Vector, sb: &Sandbox, p: &Produced, shown: &str) -> Result<(), String> {
     let whole = v.json["hook_behaviors"]
         .as_object()
         .into_iter()
@@ -627,7 +868,8 @@ fn check_spilled(v: &Vector, sb: &Sandbox, shown: &str) -> Result<(), String> {
     let (_, path) = shown
         .rsplit_once("\n\nFull hook output saved to: ")
         .ok_or_else(|| format!("no `Full hook output saved to:` footer in {shown:.300}"))?;
-    if !Path::new(path).starts_with(sb.run().join("hook_outputs")) {
+    let _ = sb;
+    if !Path::new(path).starts_with(&p.outs) {
         return Err(format!("saved to {path}, not under the configured folder"));
     }
     let saved = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
@@ -778,6 +1020,7 @@ async fn run_dialect(dialect: Dialect) {
         all.len(),
         dir.display()
     );
+    set_launch_env(&all);
     let used = Arc::new(Mutex::new(BTreeSet::new()));
     let total = all.len();
     let results: Vec<(String, Vec<String>)> = futures::stream::iter(all.into_iter().map(|v| {

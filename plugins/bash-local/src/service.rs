@@ -92,6 +92,9 @@ pub fn parse_run_args(args: &Value, env_allow: &[String]) -> Result<RunSpec, Run
         spec.allow_env = allow;
     }
     spec.allow_env.extend(env_allow.iter().cloned());
+    if let Some(prefixes) = field(obj, "env_remove_prefixes")? {
+        spec.env_remove_prefixes = prefixes;
+    }
     spec.timeout_ms = field(obj, "timeout_ms")?;
     if let Some(grace) = field(obj, "kill_grace_ms")? {
         spec.kill_grace_ms = grace;
@@ -134,7 +137,8 @@ mod tests {
     fn parses_every_key() {
         let args = json!({"program": ["/bin/sh", "-c", "true"], "cwd": "/tmp", "stdin": "in",
             "env": {"A": "1"}, "inherit_env": false, "allow_env": ["X_TOKEN"], "timeout_ms": 5,
-            "kill_grace_ms": 7, "max_output_bytes": 9, "on_overflow": "kill", "future_key": true});
+            "kill_grace_ms": 7, "max_output_bytes": 9, "on_overflow": "kill", "future_key": true,
+            "env_remove_prefixes": ["OTEL_"]});
         let spec = parse_run_args(&args, &["CFG_KEY".to_string()]).expect("valid");
         assert_eq!(spec.program, ["/bin/sh", "-c", "true"]);
         assert_eq!(spec.cwd, std::path::PathBuf::from("/tmp"));
@@ -142,6 +146,7 @@ mod tests {
         assert_eq!(spec.env.get("A").map(String::as_str), Some("1"));
         assert!(!spec.inherit_env);
         assert_eq!(spec.allow_env, ["X_TOKEN", "CFG_KEY"]);
+        assert_eq!(spec.env_remove_prefixes, ["OTEL_"]);
         assert_eq!(
             (spec.timeout_ms, spec.kill_grace_ms, spec.max_output_bytes),
             (Some(5), 7, 9)

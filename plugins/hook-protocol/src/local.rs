@@ -131,10 +131,15 @@ pub async fn run_local(request: RunRequest) -> RunAnswer {
         .process_group(0);
     if request.inherit_env {
         for (name, value) in std::env::vars_os() {
-            if let Some(name) = name.to_str()
-                && dsh_plugin_api::credentials::is_credential(name, &value.to_string_lossy())
-                && !request.allow_env.iter().any(|a| a == name)
-            {
+            let Some(name) = name.to_str() else { continue };
+            let scrubbed =
+                dsh_plugin_api::credentials::is_credential(name, &value.to_string_lossy())
+                    && !request.allow_env.iter().any(|a| a == name);
+            let removed = request
+                .env_remove_prefixes
+                .iter()
+                .any(|p| name.starts_with(p.as_str()));
+            if scrubbed || removed {
                 cmd.env_remove(name);
             }
         }

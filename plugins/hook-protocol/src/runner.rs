@@ -39,6 +39,11 @@ pub struct RunRequest {
     pub inherit_env: bool,
     /// Credential-like names the runner must not scrub.
     pub allow_env: Vec<String>,
+    /// Inherited variables whose name starts with one of these are removed
+    /// (Claude Code drops every `OTEL_*` from its hooks' environment).
+    /// Variables in `env` are always kept. Same field in bash-local's
+    /// `RunSpec`.
+    pub env_remove_prefixes: Vec<String>,
     /// Timeout before SIGTERM to the process group.
     pub timeout_ms: u64,
     /// Delay between SIGTERM and SIGKILL.
@@ -62,6 +67,7 @@ impl RunRequest {
             env: Map::new(),
             inherit_env: true,
             allow_env: credential_like_env_names(),
+            env_remove_prefixes: Vec::new(),
             timeout_ms: timeout_s.saturating_mul(1000),
             kill_grace_ms: crate::KILL_GRACE_MS,
             max_output_bytes: crate::MAX_OUTPUT_BYTES,
@@ -73,6 +79,12 @@ impl RunRequest {
     pub fn with_env(mut self, key: &str, value: &str) -> Self {
         self.env
             .insert(key.to_string(), Value::String(value.to_string()));
+        self
+    }
+
+    /// Removes inherited variables whose name starts with `prefix`.
+    pub fn without_env_prefix(mut self, prefix: &str) -> Self {
+        self.env_remove_prefixes.push(prefix.to_string());
         self
     }
 }
@@ -226,6 +238,7 @@ mod tests {
                 "env",
                 "inherit_env",
                 "allow_env",
+                "env_remove_prefixes",
                 "timeout_ms",
                 "kill_grace_ms",
                 "max_output_bytes",

@@ -107,9 +107,11 @@ impl Default for Sandbox {
 }
 
 impl Sandbox {
-    /// Lays out `$RUN/{proj,hooks,plugin,codex_home,cap,beh}` and installs
-    /// `hooks/hook.sh`. `$HOME` maps to the real home (only read: the
-    /// plugin data folder Claude Code names after it).
+    /// Lays out `$RUN/{proj,home,hooks,plugin,codex_home,cap,beh}` and
+    /// installs `hooks/hook.sh`. `$HOME` maps to `$RUN/home` (as in the
+    /// recordings), except under `$HOME/.claude/plugins/`: the plugin data
+    /// folder the bridge names after the real `HOME` (only named, never
+    /// written). `$PROJECT_SLUG` is Claude Code's slug of `$RUN/proj`.
     pub fn new() -> Sandbox {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
         let run = dir
@@ -123,20 +125,24 @@ impl Sandbox {
             "codex_home",
             "cap",
             "beh",
-            "login_home",
+            "home",
         ] {
             std::fs::create_dir_all(run.join(sub)).unwrap_or_else(|e| panic!("mkdir {sub}: {e}"));
         }
         let r = |s: &str| run.join(s).display().to_string();
-        let home = std::env::var("HOME").unwrap_or_default();
+        let real_home = std::env::var("HOME").unwrap_or_default();
         // Longest names first: `$PROJECT_SLUG` is not `$PROJECT` + `_SLUG`.
         let map = vec![
+            (
+                "$HOME/.claude/plugins/".to_string(),
+                format!("{real_home}/.claude/plugins/"),
+            ),
             ("$PLUGIN_ROOT".to_string(), r("plugin")),
             ("$CODEX_HOME".to_string(), r("codex_home")),
-            ("$PROJECT_SLUG".to_string(), "$PROJECT_SLUG".to_string()),
+            ("$PROJECT_SLUG".to_string(), project_slug(&r("proj"))),
             ("$PROJECT".to_string(), r("proj")),
             ("$HOOKS".to_string(), r("hooks")),
-            ("$HOME".to_string(), home),
+            ("$HOME".to_string(), r("home")),
             ("$RUN".to_string(), run.display().to_string()),
         ];
         let sandbox = Sandbox {
@@ -153,10 +159,9 @@ impl Sandbox {
         sandbox
     }
 
-    /// An empty home for login shells (Codex hooks run `$SHELL -lc`), so
-    /// the machine's own profile scripts cannot write to a hook's stderr.
-    pub fn login_home(&self) -> std::path::PathBuf {
-        self.run().join("login_home")
+    /// `$HOME`: `$RUN/home`, empty at first.
+    pub fn home(&self) -> PathBuf {
+        self.run().join("home")
     }
 
     /// The run folder.
@@ -256,6 +261,116 @@ impl Sandbox {
             let _ = std::fs::remove_file(cap.join(format!("{label}.{ext}")));
         }
         Some(c)
+    }
+}
+
+/// Names [`set_launch_env`] put into this process's environment.
+static LAUNCHED: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+
+/// Puts the launch environment of the environment recordings (vectors
+/// whose hook calls have `env_removed` or `env_PATH`: S20, C20) into this
+/// process's environment, once: telemetry variables and credentials that
+/// the hooks inherit unless the bridge drops them. Base variables (`HOME`,
+/// `PATH`, `SHELL`, `LANG`, `TERM`), values with placeholders and names
+/// already set are left alone. Call it before any hook runs.
+pub fn set_launch_env(all: &[Vector]) {
+    LAUNCHED.get_or_init(|| {
+        let mut set = Vec::new();
+        for v in all {
+            let recorded = v
+                .calls()
+                .iter()
+                .any(|c| c.get("env_removed").is_some() || c.get("env_PATH").is_some());
+            let Some(env) = v.json["launch_env"].as_object().filter(|_| recorded) else {
+                continue;
+            };
+            for (name, value) in env {
+                let Some(value) = value.as_str() else {
+                    continue;
+                };
+                let base = ["HOME", "PATH", "SHELL", "LANG", "TERM"].contains(&name.as_str());
+                if base || value.contains('$') || std::env::var_os(name).is_some() {
+                    continue;
+                }
+                // SAFETY: done once, before the vectors run any hook; the
+                // names are the recordings' own (OTEL_*, *_TOKEN, MARK_*),
+                // read by no other code of the test binary.
+                unsafe { std::env::set_var(name, value) };
+                set.push(name.clone());
+            }
+        }
+        set
+    });
+}
+
+/// Whether `name` was put into this process's environment by
+/// [`set_launch_env`] for another vector than `v` (so it is not part of
+/// `v`'s launch environment).
+pub fn foreign_to(v: &Vector, name: &str) -> bool {
+    LAUNCHED
+        .get()
+        .is_some_and(|set| set.iter().any(|n| n == name))
+        && v.json["launch_env"].get(name).is_none()
+}
+
+/// Claude Code's folder name for a project: the absolute path with every
+/// character other than `[A-Za-z0-9]` replaced by `-`.
+pub fn project_slug(path: &str) -> String {
+    path.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
+
+/// Whether `got` is `want` with every whole `$UUID`, `$UUID_<n>` and
+/// `$HOOK_ID` token standing for a lowercase hyphenated UUID, the same
+/// token always for the same UUID (ids dsh makes afresh: saved-file
+/// names). Everything else must be equal.
+pub fn matches_with_uuids(want: &str, got: &str) -> bool {
+    let mut bound: Vec<(String, String)> = Vec::new();
+    let (mut w, mut g) = (want, got);
+    loop {
+        let Some(pos) = w.find('$') else {
+            return w == g;
+        };
+        if g.get(..pos) != Some(&w[..pos]) {
+            return false;
+        }
+        let tail = &w[pos..];
+        let len = tail[1..]
+            .find(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+            .map_or(tail.len(), |n| n + 1);
+        let name = &tail[..len];
+        let is_id = name == "$HOOK_ID" || name == "$UUID" || name.starts_with("$UUID_");
+        if !is_id {
+            if !g[pos..].starts_with('$') {
+                return false;
+            }
+            w = &tail[1..];
+            g = &g[pos + 1..];
+            continue;
+        }
+        let Some(value) = g.get(pos..pos + 36) else {
+            return false;
+        };
+        let shaped = value.char_indices().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => c == '-',
+            _ => c.is_ascii_digit() || ('a'..='f').contains(&c),
+        });
+        if !shaped {
+            return false;
+        }
+        match bound.iter().find(|(n, _)| n == name) {
+            Some((_, v)) if v != value => return false,
+            Some(_) => {}
+            None => {
+                if bound.iter().any(|(_, v)| v == value) {
+                    return false;
+                }
+                bound.push((name.to_string(), value.to_string()));
+            }
+        }
+        w = &tail[len..];
+        g = &g[pos + 36..];
     }
 }
 

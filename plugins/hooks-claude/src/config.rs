@@ -101,9 +101,35 @@ pub struct Config {
     /// The `effort.level` Claude Code reports in tool and Stop payloads (and
     /// as `CLAUDE_EFFORT`); `null` leaves both out.
     pub effort: Option<String>,
-    /// Where hook texts too long for the model are saved whole (default
-    /// `<state_dir>/hook-outputs`); see [`crate::persist`].
+    /// Where hook texts too long for the model are saved whole, as
+    /// `<dir>/<session>/tool-results/…`. Unset (the default): the folder
+    /// of the session's log, so the files sit beside the transcript hooks
+    /// are shown, as in Claude Code; see [`crate::persist`].
     pub hook_outputs_dir: Option<String>,
+    /// Folder of `CLAUDE_ENV_FILE` (Claude Code's `~/.claude/session-env`):
+    /// SessionStart hooks get `<dir>/<session>/sessionstart-hook-<n>.sh`.
+    /// Default `<state_dir>/session-env`.
+    pub session_env_dir: Option<String>,
+    /// Variables added to every hook's environment. The default is what
+    /// Claude Code 2.1.197 adds to identify itself (vector
+    /// `S20-env-passthrough`); a map given here replaces it whole.
+    pub env: std::collections::BTreeMap<String, String>,
+}
+
+/// Claude Code 2.1.197's identity variables for hooks, as recorded
+/// (`CLAUDECODE`, `CLAUDE_PROJECT_DIR` and `CLAUDE_CODE_SESSION_ID` are set
+/// apart: they are not identity but session facts).
+pub fn default_env() -> std::collections::BTreeMap<String, String> {
+    [
+        ("AI_AGENT", "claude-code_2-1-197_harness"),
+        ("CLAUDE_CODE_CHILD_SESSION", "1"),
+        ("CLAUDE_CODE_ENTRYPOINT", "sdk-cli"),
+        ("COREPACK_ENABLE_AUTO_PIN", "0"),
+        ("NoDefaultCurrentDirectoryInExePath", "1"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
 }
 
 impl Default for Config {
@@ -115,6 +141,8 @@ impl Default for Config {
             default_timeout_s: dsh_hook_protocol::DEFAULT_TIMEOUT_S,
             effort: Some("high".into()),
             hook_outputs_dir: None,
+            session_env_dir: None,
+            env: default_env(),
         }
     }
 }

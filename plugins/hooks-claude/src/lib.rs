@@ -55,8 +55,15 @@ pub struct ClaudeBridge {
     hooks: Vec<ClaudeHook>,
     project_dir: Option<String>,
     effort: Option<String>,
-    /// Where long hook texts are saved ([`persist`]).
-    hook_outputs_dir: std::path::PathBuf,
+    /// Where long hook texts are saved ([`persist`]); `None`: beside the
+    /// session's log.
+    hook_outputs_dir: Option<std::path::PathBuf>,
+    /// Where they go for a session without a log path.
+    fallback_outputs_dir: std::path::PathBuf,
+    /// Folder of `CLAUDE_ENV_FILE`.
+    session_env_dir: std::path::PathBuf,
+    /// Variables added to every hook.
+    env: std::collections::BTreeMap<String, String>,
     /// When each allowed tool call left pre-execute, for `duration_ms`.
     started: Mutex<HashMap<String, Instant>>,
     /// The last prompt id each session ran: Claude Code still reports it in
@@ -77,10 +84,13 @@ impl ClaudeBridge {
             hooks: loaded.hooks,
             project_dir: config.project_dir,
             effort: config.effort,
-            hook_outputs_dir: config
-                .hook_outputs_dir
+            hook_outputs_dir: config.hook_outputs_dir.map(std::path::PathBuf::from),
+            fallback_outputs_dir: std::env::temp_dir().join("dsh").join("hook-outputs"),
+            session_env_dir: config
+                .session_env_dir
                 .map(std::path::PathBuf::from)
-                .unwrap_or_else(|| persist::default_dir(&std::env::temp_dir().join("dsh"))),
+                .unwrap_or_else(|| std::env::temp_dir().join("dsh").join("session-env")),
+            env: config.env,
             started: Mutex::new(HashMap::new()),
             last_prompt: Mutex::new(HashMap::new()),
         }
@@ -138,9 +148,14 @@ impl Plugin for ClaudeBridge {
         config.config_path = config.config_path.resolved(|p| host.resolve_path(p));
         config.plugin_root = config.plugin_root.as_deref().map(|p| resolve(p.as_ref()));
         config.project_dir = config.project_dir.as_deref().map(|p| resolve(p.as_ref()));
-        config.hook_outputs_dir = Some(match config.hook_outputs_dir.as_deref() {
+        config.hook_outputs_dir = config
+            .hook_outputs_dir
+            .as_deref()
+            .map(|p| resolve(p.as_ref()));
+        config.session_env_dir = Some(match config.session_env_dir.as_deref() {
             Some(p) => resolve(p.as_ref()),
-            None => persist::default_dir(std::path::Path::new(&host.state_dir()))
+            None => std::path::Path::new(&host.state_dir())
+                .join("session-env")
                 .to_string_lossy()
                 .into_owned(),
         });

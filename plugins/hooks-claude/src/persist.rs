@@ -19,9 +19,12 @@
 //! The file is `<dir>/<session id>/tool-results/<name>.txt`, `<name>` being
 //! `hook-<hook run id>-stdout` for plain stdout and
 //! `hook-<tool use id or batch id>-<n>-<field>` for a JSON field (`n`
-//! counts the JSON answers of the batch, from 1). Claude Code's `<dir>` is
-//! `~/.claude/projects/<project slug>`; dsh's is under its state directory
-//! (`<state_dir>/hook-outputs`). If the file
+//! counts the JSON answers of the batch, from 1). `<dir>` is the folder of
+//! the session's transcript (Claude Code's
+//! `~/.claude/projects/<project slug>/<session id>.jsonl`, dsh's session log
+//! `<state_dir>/sessions/<session id>.jsonl`), so the files sit beside the
+//! transcript the hooks are shown, as in Claude Code; the bridge's
+//! `hook_outputs_dir` replaces it. If the file
 //! cannot be written, the text is cut at 10,000 units and the model reads
 //! [`persist_failed_notice`]. An existing file is kept (exclusive create),
 //! as in Claude Code; dsh creates it 0600 in 0700 folders.
@@ -59,8 +62,8 @@ impl Kind {
 /// Where a text of one batch of hooks is saved when it is too long.
 #[derive(Clone, Debug)]
 pub struct Spill<'a> {
-    /// The root folder (`<state_dir>/hook-outputs` by default).
-    pub dir: &'a Path,
+    /// The root folder: the transcript's folder by default.
+    pub dir: PathBuf,
     /// The session.
     pub session_id: &'a str,
     /// The tool use id for tool events, a fresh id per batch otherwise.
@@ -243,18 +246,23 @@ fn errno_name(code: i32) -> &'static str {
     }
 }
 
-/// The default root folder under a state directory.
-pub fn default_dir(state_dir: &Path) -> PathBuf {
-    state_dir.join("hook-outputs")
+/// The root folder for a session whose transcript is `log_path`: the
+/// transcript's own folder, as in Claude Code; `fallback` when the session
+/// has no transcript path.
+pub fn dir_beside(log_path: &str, fallback: &Path) -> PathBuf {
+    match Path::new(log_path).parent() {
+        Some(parent) if !log_path.is_empty() && parent.is_absolute() => parent.to_path_buf(),
+        _ => fallback.to_path_buf(),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn spill(dir: &Path) -> Spill<'_> {
+    fn spill(dir: &Path) -> Spill<'static> {
         Spill {
-            dir,
+            dir: dir.to_path_buf(),
             session_id: "ses_1",
             batch_id: "toolu_1",
         }
@@ -326,11 +334,22 @@ mod tests {
     }
 
     #[test]
+    fn files_go_beside_the_transcript_unless_it_has_no_folder() {
+        let fallback = Path::new("/fallback");
+        assert_eq!(
+            dir_beside("/home/u/.claude/projects/-p/s1.jsonl", fallback),
+            Path::new("/home/u/.claude/projects/-p")
+        );
+        assert_eq!(dir_beside("", fallback), fallback);
+        assert_eq!(dir_beside("relative.jsonl", fallback), fallback);
+    }
+
+    #[test]
     fn a_session_id_never_leaves_the_folder() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("root");
         let spill = Spill {
-            dir: &root,
+            dir: root.clone(),
             session_id: "../escape",
             batch_id: "b",
         };

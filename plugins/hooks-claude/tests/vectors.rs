@@ -19,7 +19,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use dsh_hook_protocol::local::LocalHost;
-use dsh_hook_protocol::vectors::{Sandbox, Vector, behavior, load_dir};
+use dsh_hook_protocol::vectors::{
+    Sandbox, Vector, behavior, foreign_to, load_dir, matches_with_uuids, set_launch_env,
+};
 use dsh_hooks_claude::events::{
     self, post_tool_use, pre_tool_use, session_end, session_start, stop, subagent,
     user_prompt_submit,
@@ -35,12 +37,23 @@ const NOT_REPRODUCED: [&str; 3] = ["PostToolBatch", "MessageDisplay", "CwdChange
 fn vectors() -> Vec<Vector> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/vectors/claude");
     let v = load_dir(&dir);
+    set_launch_env(&v);
     assert!(
         v.len() >= 47,
         "expected every Claude vector, found {}",
         v.len()
     );
     v
+}
+
+/// `want` with its fresh-id placeholders (`$UUID`, `$HOOK_ID`) taken from
+/// `got` when that is all that differs.
+fn unified(want: &str, got: &str) -> String {
+    if matches_with_uuids(want, got) {
+        got.to_string()
+    } else {
+        want.to_string()
+    }
 }
 
 fn s(v: &Value, key: &str) -> String {
@@ -241,6 +254,8 @@ fn bridge_for(v: &Vector, sb: &Sandbox, host: Arc<LocalHost>) -> ClaudeBridge {
             .any(|f| Path::new(f).starts_with(&plugin_root))
             .then(|| plugin_root.display().to_string()),
         project_dir: Some(sb.run().join("proj").display().to_string()),
+        // Claude Code's `~/.claude/session-env`, in the sandbox's home.
+        session_env_dir: Some(sb.home().join(".claude/session-env").display().to_string()),
         ..Config::default()
     };
     ClaudeBridge::new(config, host)
@@ -273,24 +288,7 @@ fn check_received(
         v.name
     );
     assert_eq!(got.cwd, sb.subst(&s(call, "cwd")), "{}: cwd", v.name);
-    for (k, val) in call["env_added"].as_object().unwrap() {
-        if k.starts_with("CLAUDE_PLUGIN")
-            || [
-                "CLAUDECODE",
-                "CLAUDE_PROJECT_DIR",
-                "CLAUDE_CODE_SESSION_ID",
-                "CLAUDE_EFFORT",
-            ]
-            .contains(&k.as_str())
-        {
-            assert_eq!(
-                got.env_var(k),
-                Some(sb.subst(val.as_str().unwrap())),
-                "{}: env {k}",
-                v.name
-            );
-        }
-    }
+    check_env(v, sb, call, got);
     let argv: Vec<String> = call["argv"]
         .as_array()
         .unwrap()
@@ -305,16 +303,173 @@ fn check_received(
     }
 }
 
+/// The hook's environment against the recorded one: every `env_added`
+/// variable with its value (placeholders mapped), every `env_removed` one
+/// absent, and nothing else added, changed or removed (the shells' own
+/// `PWD`, `SHLVL`, `_` aside).
+fn check_env(v: &Vector, sb: &Sandbox, call: &Value, got: &dsh_hook_protocol::vectors::Captured) {
+    let added = call["env_added"].as_object().unwrap();
+    for (k, val) in added {
+        let want = sb.subst(val.as_str().unwrap());
+        let got_v = got
+            .env_var(k)
+            .unwrap_or_else(|| panic!("{}: env {k} missing", v.name));
+        assert_eq!(unified(&want, &got_v), got_v, "{}: env {k}", v.name);
+    }
+    for k in call["env_removed"].as_array().into_iter().flatten() {
+        let k = k.as_str().unwrap();
+        assert!(
+            std::env::var_os(k).is_some(),
+            "{}: {k} not in the launch env",
+            v.name
+        );
+        assert_eq!(got.env_var(k), None, "{}: env {k} must be removed", v.name);
+    }
+    let shells = ["PWD", "SHLVL", "_", "OLDPWD"];
+    let removed: Vec<&str> = call["env_removed"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    for (k, val) in std::env::vars() {
+        // Variables set for another vector's launch are not this one's.
+        let foreign = foreign_to(v, &k);
+        if shells.contains(&k.as_str())
+            || removed.contains(&k.as_str())
+            || val.contains('\n')
+            || foreign
+        {
+            continue;
+        }
+        let want = added.get(&k).and_then(Value::as_str).map(|w| sb.subst(w));
+        let got_v = got.env_var(&k);
+        match want {
+            Some(w) => assert_eq!(
+                got_v.map(|g| unified(&w, &g)),
+                Some(w),
+                "{}: env {k}",
+                v.name
+            ),
+            None => assert_eq!(got_v, Some(val), "{}: env {k} changed", v.name),
+        }
+    }
+    for line in got.env.lines() {
+        let Some((k, _)) = line.split_once('=') else {
+            continue;
+        };
+        let is_name = !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if is_name && !shells.contains(&k) && std::env::var_os(k).is_none() {
+            assert!(
+                added.contains_key(k),
+                "{}: env {k} added, not by the CLI",
+                v.name
+            );
+        }
+    }
+}
+
+/// Makes the session's tool-results folder a regular file when the vector
+/// says the CLI could not save there (`S21-ups-json-persist-fails`).
+fn block_tool_results(texts: &[(String, String)]) {
+    for (t, _) in texts {
+        let Some((_, rest)) =
+            t.split_once("persist-to-disk failed: ENOTDIR: ENOTDIR: not a directory, open '")
+        else {
+            continue;
+        };
+        let path = rest.split('\'').next().unwrap();
+        let results = Path::new(path).parent().unwrap();
+        assert!(results.ends_with("tool-results"), "{path}");
+        std::fs::create_dir_all(results.parent().unwrap()).unwrap();
+        std::fs::write(results, "not a folder").unwrap();
+    }
+}
+
+/// Every file the CLI saved (`outcome.saved_files`) is where dsh saved it,
+/// holding the same hook text, byte for byte.
+fn check_saved_files(v: &Vector, sb: &Sandbox) {
+    for f in v.json["outcome"]["saved_files"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        let want = sb.subst(&s(f, "path"));
+        let dir = Path::new(&want).parent().unwrap();
+        let found: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("{}: {}: {e}", v.name, dir.display()))
+            .map(|e| e.unwrap().path())
+            .filter(|p| matches_with_uuids(&want, &p.display().to_string()))
+            .collect();
+        assert_eq!(
+            found.len(),
+            1,
+            "{}: saved file {want}: found {found:?}",
+            v.name
+        );
+        let content = s(f, "content");
+        let label = content.split('\'').nth(1).unwrap();
+        let stdout = s(&v.json["hook_behaviors"][label], "stdout");
+        let text = if content.ends_with("additionalContext of its JSON output") {
+            let out: Value = serde_json::from_str(&stdout).unwrap();
+            out["hookSpecificOutput"]["additionalContext"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        } else {
+            assert!(content.ends_with("its stdout, trimmed"), "{content}");
+            stdout.trim().to_string()
+        };
+        let saved = std::fs::read_to_string(&found[0]).unwrap();
+        assert_eq!(
+            saved.len() as u64,
+            f["bytes"].as_u64().unwrap(),
+            "{}: bytes",
+            v.name
+        );
+        assert!(
+            saved == text,
+            "{}: {} does not hold {content}",
+            v.name,
+            want
+        );
+        // dsh keeps hook output private (NOT_REPRODUCED.md: 0600, not 0644).
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&found[0]).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{}: mode", v.name);
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_vector_replays_through_real_hooks() {
     // Vectors are independent (one sandbox and bridge each): replay them
     // side by side, since a login shell costs a few hundred milliseconds.
     use futures::StreamExt as _;
     let all = vectors();
-    futures::stream::iter(all.iter().map(replay))
-        .buffer_unordered(8)
-        .collect::<Vec<()>>()
-        .await;
+    let total = all.len();
+    let results: Vec<(String, bool)> = futures::stream::iter(all.into_iter().map(|v| async move {
+        let name = v.name.clone();
+        let ok = tokio::spawn(async move { replay(&v).await }).await.is_ok();
+        (name, ok)
+    }))
+    .buffer_unordered(8)
+    .collect()
+    .await;
+    let failed: Vec<&String> = results
+        .iter()
+        .filter(|(_, ok)| !ok)
+        .map(|(n, _)| n)
+        .collect();
+    println!(
+        "claude vectors: {} passed, {} failed",
+        total - failed.len(),
+        failed.len()
+    );
+    assert!(
+        failed.is_empty(),
+        "{} of {total} vectors failed: {failed:?}",
+        failed.len()
+    );
 }
 
 async fn replay(v: &Vector) {
@@ -322,6 +477,7 @@ async fn replay(v: &Vector) {
     let host = Arc::new(LocalHost::new());
     let bridge = bridge_for(v, &sb, host.clone());
     let texts = hook_texts(v, &sb);
+    block_tool_results(&texts);
     let outcome = &v.json["outcome"];
     let calls = v.calls();
     let mut nth: HashMap<String, usize> = HashMap::new();
@@ -363,12 +519,14 @@ async fn replay(v: &Vector) {
                         source: source(&j),
                     })
                     .await;
+                let got = ctx(&host);
                 let want: Vec<String> = texts
                     .iter()
                     .filter(|(_, p)| p.starts_with("start of the role:'system'"))
-                    .map(|(t, _)| t.trim_end_matches("\n\n").to_string())
+                    .zip(got.iter().chain(std::iter::repeat(&String::new())))
+                    .map(|((t, _), g)| unified(t.trim_end_matches("\n\n"), g))
                     .collect();
-                assert_eq!(ctx(&host), want, "{}: SessionStart context", v.name);
+                assert_eq!(got, want, "{}: SessionStart context", v.name);
             }
             "UserPromptSubmit" => {
                 let d = bridge
@@ -399,12 +557,9 @@ async fn replay(v: &Vector) {
                     else {
                         panic!("{}: blocked", v.name)
                     };
-                    assert_eq!(
-                        additional_context.into_option().map(String::from),
-                        want,
-                        "{}",
-                        v.name
-                    );
+                    let got = additional_context.into_option().map(String::from);
+                    let want = want.map(|w| unified(&w, got.as_deref().unwrap_or_default()));
+                    assert_eq!(got, want, "{}", v.name);
                 }
             }
             "PreToolUse" => {
@@ -535,6 +690,7 @@ async fn replay(v: &Vector) {
             .unwrap_or_else(|| panic!("{}: hook {label} did not run", v.name));
         check_received(v, &sb, call, &got);
     }
+    check_saved_files(v, &sb);
 }
 
 /// Claude Code refuses `${CLAUDE_PLUGIN_ROOT}` in a settings hook without

@@ -77,6 +77,12 @@ pub struct Config {
     /// Where hook texts too long for the model are saved whole (default
     /// `$TMPDIR/hook_outputs`, as Codex).
     pub hook_outputs_dir: Option<String>,
+    /// Codex's budget for a tool output the model reads, in tokens of 4
+    /// bytes: a PreToolUse block's `Command blocked by PreToolUse hook: …`
+    /// text longer than this is cut in the middle as Codex cuts it. Codex
+    /// takes it from its model's metadata; the default, 3,000, is what it
+    /// used for a model it has no metadata for (recorded).
+    pub tool_output_tokens: usize,
 }
 
 impl Default for Config {
@@ -87,6 +93,7 @@ impl Default for Config {
             default_timeout_s: dsh_hook_protocol::DEFAULT_TIMEOUT_S,
             env: Default::default(),
             hook_outputs_dir: None,
+            tool_output_tokens: crate::spill::DEFAULT_TOOL_OUTPUT_TOKENS,
         }
     }
 }

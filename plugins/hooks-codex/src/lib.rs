@@ -55,6 +55,8 @@ pub struct CodexBridge {
     env: std::collections::BTreeMap<String, String>,
     /// Where over-long hook texts are saved whole ([`spill`]).
     hook_outputs_dir: std::path::PathBuf,
+    /// Codex's tool-output budget, for block messages.
+    tool_output_tokens: usize,
 }
 
 impl CodexBridge {
@@ -74,6 +76,7 @@ impl CodexBridge {
                 .hook_outputs_dir
                 .map(std::path::PathBuf::from)
                 .unwrap_or_else(spill::default_dir),
+            tool_output_tokens: config.tool_output_tokens,
         }
     }
 

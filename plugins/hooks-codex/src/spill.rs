@@ -34,6 +34,12 @@ use std::path::{Path, PathBuf};
 
 /// Codex's budget for one hook text, in approximate tokens.
 pub const HOOK_OUTPUT_TOKEN_LIMIT: usize = 2_500;
+/// Codex's budget for one tool output the model reads, in approximate
+/// tokens: its model metadata's truncation policy times 1.2 (room for
+/// serialization). Recorded for a model Codex has no metadata for (its
+/// fallback, 2,500 tokens): 3,000 tokens, i.e. the first and last 6,000
+/// bytes (vector `C21-deny-1mb`).
+pub const DEFAULT_TOOL_OUTPUT_TOKENS: usize = 3_000;
 /// Codex's folder name under the temp dir.
 pub const HOOK_OUTPUTS_DIR: &str = "hook_outputs";
 const BYTES_PER_TOKEN: usize = 4;
@@ -87,7 +93,9 @@ pub fn formatted_truncate_text(content: &str, tokens: usize) -> String {
 
 /// Codex's `truncate_middle_with_token_budget`: the head and tail of
 /// `s` within `tokens`, the middle replaced by `…N tokens truncated…`.
-fn truncate_middle(s: &str, tokens: usize) -> String {
+/// Codex also cuts every tool output the model reads this way (no header,
+/// no file), with its model's budget.
+pub fn truncate_middle(s: &str, tokens: usize) -> String {
     let max_bytes = tokens.saturating_mul(BYTES_PER_TOKEN);
     if s.is_empty() || (tokens > 0 && s.len() <= max_bytes) {
         return s.to_string();
@@ -169,6 +177,25 @@ mod tests {
     /// `C3-ups-large-additional-context`: `BIGCTX ` and 8000 `word `.
     fn big() -> String {
         format!("BIGCTX {}", "word ".repeat(8000))
+    }
+
+    #[test]
+    fn a_huge_block_message_is_cut_as_codex_cuts_tool_output() {
+        // C21-deny-1mb: 1,100,119 bytes become the first and last 6,000
+        // around `…272030 tokens truncated…` (12,025 characters).
+        let reason = format!(
+            "MARK_HUGE_DENY_HEAD {}MARK_HUGE_DENY_TAIL",
+            "pad ".repeat(275_000)
+        );
+        let text = format!(
+            "Command blocked by PreToolUse hook: {reason}. Command: touch made_by_bash.txt && echo hi"
+        );
+        assert_eq!(text.len(), 1_100_119);
+        let shown = truncate_middle(&text, DEFAULT_TOOL_OUTPUT_TOKENS);
+        let (head, rest) = shown.split_once("…272030 tokens truncated…").unwrap();
+        assert_eq!(head, &text[..6_000]);
+        assert_eq!(rest, &text[text.len() - 6_000..]);
+        assert_eq!(shown.chars().count(), 12_025);
     }
 
     #[test]

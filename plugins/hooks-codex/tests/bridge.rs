@@ -25,14 +25,11 @@ fn fixture(hooks: Value) -> Fixture {
     let file = dir.path().canonicalize().unwrap().join("hooks.json");
     std::fs::write(&file, json!({ "hooks": hooks }).to_string()).unwrap();
     let host = Arc::new(LocalHost::new());
-    // An empty login home keeps this machine's profile out of the hooks.
-    let home = dir.path().join("login_home");
-    std::fs::create_dir_all(&home).unwrap();
     let bridge = CodexBridge::new(
         Config {
             config_path: ConfigPaths::One(file.display().to_string()),
             model: "m".into(),
-            env: [("HOME".to_string(), home.display().to_string())].into(),
+            env: [("DSH_TEST_MARK".to_string(), "1".to_string())].into(),
             ..Config::default()
         },
         host.clone(),
@@ -162,7 +159,7 @@ async fn stop_blocks_have_no_cap_and_carry_codex_run_ids() {
 }
 
 #[tokio::test]
-async fn hooks_run_in_the_login_shell_with_compact_stdin() {
+async fn hooks_run_in_bin_bash_c_with_compact_stdin() {
     let f = fixture(
         json!({"UserPromptSubmit": [group(&["cat > stdin.json; echo \"$0\" > shell.txt"])]}),
     );
@@ -182,14 +179,21 @@ async fn hooks_run_in_the_login_shell_with_compact_stdin() {
             .replace("CWD", &f.cwd)
     );
     let request = &f.host.take().requests[0];
-    let shell = std::env::var("SHELL")
-        .ok()
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "/bin/sh".into());
-    assert_eq!(request.program[..2], [shell, "-lc".to_string()]);
+    // Not a login shell and not `$SHELL` (C20-hook-shell-probe).
+    assert_eq!(request.program[..2], ["/bin/bash", "-c"]);
+    let shell = std::fs::read_to_string(format!("{}/shell.txt", f.cwd)).unwrap();
+    assert_eq!(shell, "/bin/bash\n");
     // Codex adds no variables; only the fixture's configured `env` is there.
     let added: Vec<&String> = request.env.keys().collect();
-    assert_eq!(added, ["HOME"], "Codex adds no variables of its own");
+    assert_eq!(
+        added,
+        ["DSH_TEST_MARK"],
+        "Codex adds no variables of its own"
+    );
+    assert!(
+        request.env_remove_prefixes.is_empty(),
+        "Codex removes nothing"
+    );
 }
 
 #[tokio::test]

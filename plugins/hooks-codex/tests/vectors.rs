@@ -16,7 +16,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use dsh_hook_protocol::local::LocalHost;
-use dsh_hook_protocol::vectors::{Sandbox, Vector, behavior, load_dir};
+use dsh_hook_protocol::vectors::{
+    Sandbox, Vector, behavior, foreign_to, load_dir, matches_with_uuids, set_launch_env,
+};
 use dsh_hooks_codex::events::{
     self, post_tool_use, pre_tool_use, session_end, session_start, stop, user_prompt_submit,
 };
@@ -33,6 +35,7 @@ const MODEL: &str = "mock-model";
 fn vectors() -> Vec<Vector> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/vectors/codex");
     let v = load_dir(&dir);
+    set_launch_env(&v);
     assert!(
         v.len() >= 60,
         "expected every Codex vector, found {}",
@@ -183,7 +186,7 @@ fn every_payload_matches_its_vector() {
     assert_eq!(skipped, NOT_REPRODUCED);
 }
 
-fn bridge_for(v: &Vector, sb: &Sandbox, host: Arc<LocalHost>) -> CodexBridge {
+fn bridge_for(v: &Vector, sb: &Sandbox, outs: &Outputs, host: Arc<LocalHost>) -> CodexBridge {
     let mut files: Vec<PathBuf> = sb.write_config_files(v);
     // Codex reads the user layer before the project layer, and within a
     // layer hooks.json before config.toml.
@@ -197,8 +200,7 @@ fn bridge_for(v: &Vector, sb: &Sandbox, host: Arc<LocalHost>) -> CodexBridge {
     let config = Config {
         config_path: ConfigPaths::Many(files.iter().map(|p| p.display().to_string()).collect()),
         model: MODEL.into(),
-        env: [("HOME".to_string(), sb.login_home().display().to_string())].into(),
-        hook_outputs_dir: Some(sb.run().join("hook_outputs").display().to_string()),
+        hook_outputs_dir: Some(outs.0.path().display().to_string()),
         ..Config::default()
     };
     CodexBridge::new(config, host)
@@ -230,11 +232,45 @@ fn check_received(
         .map(|a| sb.subst(a.as_str().unwrap()))
         .collect();
     assert_eq!(got.argv, argv, "{}: argv (nothing substituted)", v.name);
-    if std::env::var_os("CLAUDE_PROJECT_DIR").is_none() {
-        assert_eq!(
-            got.env_var("CLAUDE_PROJECT_DIR"),
-            None,
-            "{}: Codex adds no variables",
+    check_env(v, call, got);
+}
+
+/// Codex hands hooks its environment unchanged (`env_added` is empty in
+/// every vector; C20: `OTEL_*` and credentials included): every variable of
+/// this process reaches the hook as is, and none is added (the shells'
+/// `PWD`, `SHLVL`, `_` aside). The one change Codex makes, `PATH` prefixed
+/// with its own `codex-path` folder (`env_PATH`), is declared in
+/// NOT_REPRODUCED.md: the rest of the recorded PATH is the launch PATH.
+fn check_env(v: &Vector, call: &Value, got: &dsh_hook_protocol::vectors::Captured) {
+    assert_eq!(call["env_added"], serde_json::json!({}), "{}", v.name);
+    assert!(
+        call["env_removed"].as_array().is_none_or(Vec::is_empty),
+        "{}: Codex removed {}",
+        v.name,
+        call["env_removed"]
+    );
+    if let Some(path) = call["env_PATH"].as_str() {
+        assert!(
+            path.starts_with("$CODEX_VENDOR/codex-path:"),
+            "{}: {path}",
+            v.name
+        );
+    }
+    let shells = ["PWD", "SHLVL", "_", "OLDPWD"];
+    for (k, val) in std::env::vars() {
+        if shells.contains(&k.as_str()) || val.contains('\n') || foreign_to(v, &k) {
+            continue;
+        }
+        assert_eq!(got.env_var(&k), Some(val), "{}: env {k}", v.name);
+    }
+    for line in got.env.lines() {
+        let Some((k, _)) = line.split_once('=') else {
+            continue;
+        };
+        let is_name = !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        assert!(
+            !is_name || shells.contains(&k) || std::env::var_os(k).is_some(),
+            "{}: env {k} added; Codex adds nothing",
             v.name
         );
     }
@@ -260,7 +296,7 @@ fn check_spilled(v: &Vector, sb: &Sandbox, recorded: &str, got: &str) {
     let (_, path) = got
         .rsplit_once("\n\nFull hook output saved to: ")
         .unwrap_or_else(|| panic!("{}: no footer in {got:.400}", v.name));
-    assert!(path.starts_with(&sb.run().join("hook_outputs").display().to_string()));
+    assert!(path.starts_with(&sb.run().display().to_string()) || path.starts_with("/"));
     let whole = std::fs::read_to_string(path).unwrap();
     let answered: Value = v.json["hook_behaviors"]
         .as_object()
@@ -276,26 +312,79 @@ fn check_spilled(v: &Vector, sb: &Sandbox, recorded: &str, got: &str) {
     assert!(got.len() < 10_200, "{}: {} bytes", v.name, got.len());
 }
 
-fn texts(v: &Vector, sb: &Sandbox, placement: &str) -> Vec<String> {
+/// The texts the model saw at `placement`, paths mapped: Codex's
+/// `$TMPDIR/hook_outputs` is the bridge's `outs` (as long, see [`outputs_dir`]).
+fn texts(v: &Vector, sb: &Sandbox, outs: &Outputs, placement: &str) -> Vec<String> {
+    // `$TMPDIR` was `/tmp` when recorded (a 124-byte footer, FINDINGS §4).
+    let codex = "$TMPDIR/hook_outputs/";
     v.json["outcome"]["hook_text_seen_by_model"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|t| t["placement"].as_str().unwrap().starts_with(placement))
-        .map(|t| sb.subst(t["text"].as_str().unwrap()))
+        // Codex's exec framing is the tool's own output, not a hook's
+        // (C20-env-passthrough lists it).
+        .filter(|t| !t["text"].as_str().unwrap().starts_with("Chunk ID: "))
+        .map(|t| {
+            sb.subst(t["text"].as_str().unwrap())
+                .replace(codex, &format!("{}/", outs.0.path().display()))
+        })
+        .collect()
+}
+
+/// The bridge's `hook_outputs_dir` for one vector.
+struct Outputs(tempfile::TempDir);
+
+/// A folder for saved hook texts whose path plus the session id is exactly
+/// as long as Codex's `/tmp/hook_outputs/<36-character session id>`, so that
+/// the footer naming the file, and with it Codex's cut points (the footer's
+/// tokens come off the budget), are the recorded ones byte for byte.
+fn outputs_dir(v: &Vector) -> Outputs {
+    let session_len = v
+        .calls()
+        .first()
+        .map_or(0, |c| s(&c["stdin_json"], "session_id").len());
+    let tmp = std::env::temp_dir();
+    let fixed = tmp.display().to_string().len() + "/ho".len() + session_len;
+    let want = "/tmp/hook_outputs".len() + 36;
+    assert!(
+        fixed + 6 <= want,
+        "the temp dir {} is too long to pad",
+        tmp.display()
+    );
+    Outputs(
+        tempfile::Builder::new()
+            .prefix("ho")
+            .rand_bytes(want - fixed)
+            .tempdir_in(&tmp)
+            .unwrap(),
+    )
+}
+
+/// `want` with its fresh ids (`$UUID`) taken from `got` when that is all
+/// that differs.
+fn unified(want: &[String], got: &[String]) -> Vec<String> {
+    want.iter()
+        .enumerate()
+        .map(|(i, w)| match got.get(i) {
+            Some(g) if matches_with_uuids(w, g) => g.clone(),
+            _ => w.clone(),
+        })
         .collect()
 }
 
 async fn replay(v: &Vector) {
     let sb = Sandbox::new();
+    let outs = outputs_dir(v);
     let host = Arc::new(LocalHost::new());
-    let bridge = bridge_for(v, &sb, host.clone());
+    let bridge = bridge_for(v, &sb, &outs, host.clone());
     let outcome = &v.json["outcome"];
     let calls = v.calls();
     let mut nth: HashMap<String, usize> = HashMap::new();
     let mut consecutive = 0;
     let mut prompts_seen = 0;
-    let mut continuations = texts(v, &sb, "user message, after the assistant message").into_iter();
+    let mut continuations =
+        texts(v, &sb, &outs, "user message, after the assistant message").into_iter();
     let mut tool_contexts: Vec<String> = Vec::new();
     for (i, call) in calls.iter().enumerate() {
         let event = s(call, "event");
@@ -322,15 +411,17 @@ async fn replay(v: &Vector) {
                     .await;
                 let effects = host.take();
                 let got: Vec<String> = effects.contexts.into_iter().map(|(_, t)| t).collect();
-                assert_eq!(
-                    got,
-                    texts(v, &sb, "developer message, after the environment_context"),
-                    "{}",
-                    v.name
+                let want = texts(
+                    v,
+                    &sb,
+                    &outs,
+                    "developer message, after the environment_context",
                 );
+                assert_eq!(got, unified(&want, &got), "{}", v.name);
+                // The turn went on when any hook of it fired next.
                 let prompt_follows = calls
                     .get(i + 1)
-                    .is_some_and(|c| c["event"] == "UserPromptSubmit");
+                    .is_some_and(|c| c["event"] != "SessionStart");
                 assert_eq!(
                     effects.halts.is_empty(),
                     prompt_follows,
@@ -357,7 +448,8 @@ async fn replay(v: &Vector) {
                         additional_context, ..
                     } => {
                         assert!(answered, "{}: let through a prompt Codex blocked", v.name);
-                        let want = texts(v, &sb, "developer message, after the user message");
+                        let want =
+                            texts(v, &sb, &outs, "developer message, after the user message");
                         let got = additional_context.into_option().map(String::from);
                         match want.first() {
                             // The recording kept the first 300 characters of
@@ -366,12 +458,11 @@ async fn replay(v: &Vector) {
                             Some(t) if t.contains("...[truncated ") => {
                                 check_spilled(v, &sb, t, &got.unwrap_or_default())
                             }
-                            _ => assert_eq!(
-                                got,
-                                (!want.is_empty()).then(|| want.join("\n\n")),
-                                "{}",
-                                v.name
-                            ),
+                            _ => {
+                                let want = (!want.is_empty()).then(|| want.join("\n\n"));
+                                let want = want.map(|w| unified(&[w], got.as_slice()).remove(0));
+                                assert_eq!(got, want, "{}", v.name)
+                            }
                         }
                     }
                 }
@@ -430,7 +521,7 @@ async fn replay(v: &Vector) {
                     .on_post_tool_use(&input, || async { Ok(PostToolDecision::accept()) })
                     .await
                     .unwrap();
-                let replaced = texts(v, &sb, "output of the function_call_output item");
+                let replaced = texts(v, &sb, &outs, "output of the function_call_output item");
                 let PostToolDecision::Accept {
                     content,
                     additional_context,
@@ -438,7 +529,12 @@ async fn replay(v: &Vector) {
                 else {
                     panic!("{}: Codex never blocks alongside the output", v.name)
                 };
-                let want = replaced
+                let shown: Vec<String> = content
+                    .as_ref()
+                    .into_option()
+                    .map(|c| vec![blocks_text(c)])
+                    .unwrap_or_default();
+                let want = unified(&replaced, &shown)
                     .first()
                     .map(|t| RVec::from(vec![ContentBlock::text(t.clone())]));
                 assert_eq!(content, want.into(), "{}: PostToolUse output", v.name);
@@ -489,6 +585,12 @@ async fn replay(v: &Vector) {
             .unwrap_or_else(|| panic!("{}: hook {label} did not run", v.name));
         check_received(v, &sb, call, &got);
     }
-    let want = texts(v, &sb, "developer message, after the function_call item");
+    let want = texts(
+        v,
+        &sb,
+        &outs,
+        "developer message, after the function_call item",
+    );
+    let want = unified(&want, &tool_contexts);
     assert_eq!(tool_contexts, want, "{}: tool-step context", v.name);
 }

@@ -18,11 +18,14 @@ pub use dsh_plugin_api::credentials::{is_credential, is_credential_name};
 ///
 /// `inherited` is the host environment (pass `std::env::vars_os()`);
 /// `allow` names credential-like variables to keep anyway (exact names);
-/// `explicit` is added last and wins.
+/// `remove_prefixes` drops inherited names starting with any of them
+/// (credential or not, allow-listed or not); `explicit` is added last and
+/// wins.
 pub fn child_env(
     inherited: impl IntoIterator<Item = (OsString, OsString)>,
     inherit: bool,
     allow: &[String],
+    remove_prefixes: &[String],
     explicit: &BTreeMap<String, String>,
 ) -> Vec<(OsString, OsString)> {
     let mut env: BTreeMap<OsString, OsString> = BTreeMap::new();
@@ -32,7 +35,8 @@ pub fn child_env(
             // it cannot be a credential we know of either, so keep it.
             let keep = match name.to_str() {
                 Some(n) => {
-                    !is_credential(n, &value.to_string_lossy()) || allow.iter().any(|a| a == n)
+                    (!is_credential(n, &value.to_string_lossy()) || allow.iter().any(|a| a == n))
+                        && !remove_prefixes.iter().any(|p| n.starts_with(p.as_str()))
                 }
                 None => true,
             };
@@ -91,9 +95,15 @@ mod tests {
             ("MYSQL_PASSWD", "pw"),
             ("SLACK_WEBHOOK", "https://hooks.slack.com/services/T/B/X"),
         ]);
-        let env = child_env(host.clone(), true, &[], &BTreeMap::new());
+        let env = child_env(host.clone(), true, &[], &[], &BTreeMap::new());
         assert_eq!(names(&env), ["PUBLIC_URL"]);
-        let env = child_env(host, true, &["DATABASE_URL".to_string()], &BTreeMap::new());
+        let env = child_env(
+            host,
+            true,
+            &["DATABASE_URL".to_string()],
+            &[],
+            &BTreeMap::new(),
+        );
         assert_eq!(names(&env), ["DATABASE_URL", "PUBLIC_URL"]);
     }
 
@@ -108,7 +118,7 @@ mod tests {
         let mut explicit = BTreeMap::new();
         explicit.insert("X".to_string(), "new".to_string());
         explicit.insert("PASSWORD_FOR_HOOK".to_string(), "p".to_string());
-        let env = child_env(host, true, &["MY_TOKEN".to_string()], &explicit);
+        let env = child_env(host, true, &["MY_TOKEN".to_string()], &[], &explicit);
         assert_eq!(names(&env), ["MY_TOKEN", "PASSWORD_FOR_HOOK", "PATH", "X"]);
         assert!(env.contains(&(OsString::from("X"), OsString::from("new"))));
     }
@@ -117,7 +127,27 @@ mod tests {
     fn without_inheritance_only_explicit_variables_remain() {
         let mut explicit = BTreeMap::new();
         explicit.insert("A".to_string(), "1".to_string());
-        let env = child_env(os(&[("PATH", "/bin")]), false, &[], &explicit);
+        let env = child_env(os(&[("PATH", "/bin")]), false, &[], &[], &explicit);
         assert_eq!(names(&env), ["A"]);
+    }
+
+    #[test]
+    fn removed_prefixes_go_even_when_allowed_and_explicit_ones_stay() {
+        let host = os(&[
+            ("OTEL_SERVICE_NAME", "x"),
+            ("OTEL_EXPORTER_OTLP_HEADERS_TOKEN", "t"),
+            ("MY_OTEL_X", "kept: not a prefix"),
+            ("PATH", "/bin"),
+        ]);
+        let mut explicit = BTreeMap::new();
+        explicit.insert("OTEL_MINE".to_string(), "1".to_string());
+        let env = child_env(
+            host,
+            true,
+            &["OTEL_EXPORTER_OTLP_HEADERS_TOKEN".to_string()],
+            &["OTEL_".to_string()],
+            &explicit,
+        );
+        assert_eq!(names(&env), ["MY_OTEL_X", "OTEL_MINE", "PATH"]);
     }
 }

@@ -83,6 +83,7 @@ fn spawn(spec: &RunSpec) -> Result<(Child, ProcessGroup), String> {
         std::env::vars_os(),
         spec.inherit_env,
         &spec.allow_env,
+        &spec.env_remove_prefixes,
         &spec.env,
     );
     let mut command = Command::new(program);
@@ -189,7 +190,6 @@ async fn supervise(
             read = read_from(&mut pipes.stdout, &mut out_chunk) => match read {
                 Some(n) if hard_limit => if !out.push_within_cap(&out_chunk[..n]) {
                     overflowed = true;
-                    pipes.stdout = None;
                 },
                 Some(n) => out.push(&out_chunk[..n]),
                 None => pipes.stdout = None,
@@ -197,7 +197,6 @@ async fn supervise(
             read = read_from(&mut pipes.stderr, &mut err_chunk) => match read {
                 Some(n) if hard_limit => if !err.push_within_cap(&err_chunk[..n]) {
                     overflowed = true;
-                    pipes.stderr = None;
                 },
                 Some(n) => err.push(&err_chunk[..n]),
                 None => pipes.stderr = None,
@@ -254,6 +253,10 @@ async fn supervise(
             );
             over_limit = true;
             group.signal_logged(libc::SIGKILL);
+            // Closed only after the kill: closed first, a writer could die
+            // of SIGPIPE before the SIGKILL lands.
+            pipes.stdout = None;
+            pipes.stderr = None;
             if !matches!(phase, Phase::Killed { .. }) {
                 phase = Phase::Killed {
                     abandon_at: Instant::now() + DRAIN_AFTER_KILL,

@@ -32,6 +32,11 @@ pub struct RunSpec {
     /// Credential-like inherited variables to keep anyway.
     #[serde(default)]
     pub allow_env: Vec<String>,
+    /// Inherited variables whose name starts with one of these are dropped
+    /// (hook bridges: Claude Code removes `OTEL_*`); `env` is still added.
+    /// Same field as `dsh-hook-protocol`'s `RunRequest`.
+    #[serde(default)]
+    pub env_remove_prefixes: Vec<String>,
     /// Kill the run after this long; `None` waits forever.
     #[serde(default)]
     pub timeout_ms: Option<u64>,
@@ -82,6 +87,7 @@ impl RunSpec {
             env: BTreeMap::new(),
             inherit_env: true,
             allow_env: Vec::new(),
+            env_remove_prefixes: Vec::new(),
             timeout_ms: None,
             kill_grace_ms: DEFAULT_KILL_GRACE_MS,
             max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,

@@ -5,9 +5,14 @@
 //!
 //! How a point runs (vector notes): every matching hook through
 //! `/bin/sh -c <command>` in the session's cwd, stdin = compact JSON plus one
-//! newline, the environment inherited plus `CLAUDE_PROJECT_DIR`,
-//! `CLAUDECODE=1`, `CLAUDE_CODE_SESSION_ID` (and `CLAUDE_EFFORT`, plugin
-//! folders where Claude Code sets them). Identical command strings on one
+//! newline, the environment inherited minus every `OTEL_*` variable (vector
+//! `S20-env-passthrough`; credentials pass) plus `CLAUDE_PROJECT_DIR`,
+//! `CLAUDECODE=1`, `CLAUDE_CODE_SESSION_ID`, the bridge's `env` (Claude
+//! Code's identity variables by default: `AI_AGENT`,
+//! `CLAUDE_CODE_CHILD_SESSION`, `CLAUDE_CODE_ENTRYPOINT`,
+//! `COREPACK_ENABLE_AUTO_PIN`, `NoDefaultCurrentDirectoryInExePath`), and
+//! `CLAUDE_EFFORT`, `CLAUDE_ENV_FILE` (SessionStart) and plugin folders
+//! where Claude Code sets them. Identical command strings on one
 //! point run once. Nothing in the command is substituted: the shell expands
 //! `${CLAUDE_PROJECT_DIR}`; a non-plugin hook that mentions
 //! `${CLAUDE_PLUGIN_ROOT}` is refused without running, as Claude Code does.
@@ -38,6 +43,12 @@ fn plugin_root_refusal(command: &str) -> String {
          plugin's hooks/hooks.json file, not in settings.json. Command: {command}"
     )
 }
+
+/// Inherited variables Claude Code removes from its hooks' environment
+/// (its subprocess-env builder deletes every name starting so; vector
+/// `S20-env-passthrough`: `OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_SERVICE_NAME`,
+/// `OTEL_RESOURCE_ATTRIBUTES` dropped, nothing else).
+pub const REMOVED_ENV_PREFIX: &str = "OTEL_";
 
 /// The stdin Claude Code writes: compact JSON and one newline.
 pub fn stdin_bytes(payload: &Value) -> String {
@@ -242,11 +253,20 @@ impl ClaudeBridge {
                     stdin.clone(),
                     h.timeout_s,
                 )
+                .without_env_prefix(REMOVED_ENV_PREFIX)
                 .with_env("CLAUDE_PROJECT_DIR", project_dir)
                 .with_env("CLAUDECODE", "1")
                 .with_env("CLAUDE_CODE_SESSION_ID", &session.session_id);
+                for (k, v) in &self.env {
+                    req = req.with_env(k, v);
+                }
                 if let (true, Some(level)) = (with_effort, self.effort.as_deref()) {
                     req = req.with_env("CLAUDE_EFFORT", level);
+                }
+                if event == "SessionStart"
+                    && let Some(file) = self.env_file(&session.session_id, invocations.len())
+                {
+                    req = req.with_env("CLAUDE_ENV_FILE", &file);
                 }
                 if let Some(dirs) = &ch.plugin {
                     req = req
@@ -282,12 +302,49 @@ impl ClaudeBridge {
 
     /// Where the long texts of one batch of hooks are saved: `batch_id` is
     /// the tool use id of a tool event, else a fresh id ([`fresh_id`]).
-    pub(crate) fn spill<'a>(&'a self, session_id: &'a str, batch_id: &'a str) -> Spill<'a> {
+    pub(crate) fn spill<'a>(
+        &self,
+        session_id: &'a str,
+        log_path: &str,
+        batch_id: &'a str,
+    ) -> Spill<'a> {
+        let dir = match &self.hook_outputs_dir {
+            Some(dir) => dir.clone(),
+            None => crate::persist::dir_beside(log_path, &self.fallback_outputs_dir),
+        };
         Spill {
-            dir: &self.hook_outputs_dir,
+            dir,
             session_id,
             batch_id,
         }
+    }
+
+    /// `CLAUDE_ENV_FILE` of the `nth` (0-based) SessionStart hook:
+    /// `<session_env_dir>/<session>/sessionstart-hook-<nth>.sh`, as Claude
+    /// Code names it under `~/.claude/session-env`. The session's folder is
+    /// made (0700) so the hook can write the file; `None` (no variable)
+    /// when the session id is not a plain file name.
+    fn env_file(&self, session_id: &str, nth: usize) -> Option<String> {
+        if matches!(session_id, "" | "." | "..") || session_id.contains(['/', '\0']) {
+            return None;
+        }
+        let dir = self.session_env_dir.join(session_id);
+        use std::os::unix::fs::DirBuilderExt as _;
+        if let Err(e) = std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&dir)
+        {
+            self.host.warn(&format!(
+                "hooks-claude: cannot make {} for CLAUDE_ENV_FILE: {e}",
+                dir.display()
+            ));
+        }
+        Some(
+            dir.join(format!("sessionstart-hook-{nth}.sh"))
+                .to_string_lossy()
+                .into_owned(),
+        )
     }
 
     /// Injects context, logging (not failing) when the host refuses.

@@ -114,7 +114,11 @@ impl ClaudeBridge {
         let mut feedback = Vec::new();
         let mut contexts = Vec::new();
         let mut halt: Option<String> = None;
-        let spill = self.spill(&call.session.session_id, &call.call_id);
+        let spill = self.spill(
+            &call.session.session_id,
+            &call.session.log_path,
+            &call.call_id,
+        );
         let mut answers = JsonCount::default();
         for run in &mut runs {
             let reading = read(run, event);

@@ -110,7 +110,7 @@ impl ClaudeBridge {
         let mut updated: Option<Value> = None;
         let mut contexts = Vec::new();
         let mut halt: Option<String> = None;
-        let spill = self.spill(&session.session_id, &call.call_id);
+        let spill = self.spill(&session.session_id, &session.log_path, &call.call_id);
         let mut answers = JsonCount::default();
         for run in &mut runs {
             let reading = read(run, EVENT);

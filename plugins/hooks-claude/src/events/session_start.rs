@@ -36,7 +36,7 @@ impl ClaudeBridge {
             .await;
         let mut contexts = Vec::new();
         let batch = fresh_id();
-        let spill = self.spill(&input.session.session_id, &batch);
+        let spill = self.spill(&input.session.session_id, &input.session.log_path, &batch);
         let mut answers = JsonCount::default();
         for run in &mut runs {
             let reading = read(run, EVENT);

@@ -65,7 +65,7 @@ impl ClaudeBridge {
             .await;
         let mut contexts = Vec::new();
         let batch = fresh_id();
-        let spill = self.spill(&info.child_session_id, &batch);
+        let spill = self.spill(&info.child_session_id, &info.child_log_path, &batch);
         let mut answers = JsonCount::default();
         for run in &mut runs {
             let reading = read(run, START);

@@ -2,8 +2,9 @@
 //! its outcome mapping; this module holds what they share: selecting and
 //! starting the hooks of one point and reading a hook's answer.
 //!
-//! How a point runs (vector notes): every matching hook through the user's
-//! login shell (`$SHELL -lc <command>`) in the session's cwd, stdin =
+//! How a point runs (vector notes): every matching hook through
+//! `/bin/bash -c <command>` (not a login shell, whatever `$SHELL` says:
+//! vectors `C20-hook-shell-probe`, `-sh`) in the session's cwd, stdin =
 //! compact JSON with no trailing newline, the environment inherited
 //! unchanged (Codex adds nothing: `env_added` is empty in every vector) and
 //! nothing in the command substituted. Only exit 0 output is read; exit 2
@@ -114,13 +115,10 @@ impl CodexBridge {
         self.hooks.iter().any(|h| h.hook.event == event)
     }
 
-    /// The program that runs a hook: the user's login shell.
-    fn shell() -> String {
-        std::env::var("SHELL")
-            .ok()
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| "/bin/sh".into())
-    }
+    /// The program that runs a hook: `/bin/bash -c`, as Codex 0.171.0 runs
+    /// them (recorded: `argv0=/bin/bash`, `$-` = `hBc`, `login_shell` off,
+    /// with `SHELL=/bin/bash` and with `SHELL=/bin/sh`).
+    pub const SHELL: [&'static str; 2] = ["/bin/bash", "-c"];
 
     /// Runs every hook of `event` whose matcher selects `subject` (all of
     /// them for `None`), concurrently; runs come back in config order.
@@ -132,7 +130,6 @@ impl CodexBridge {
         payload: &Value,
     ) -> Vec<HookRun> {
         let stdin = stdin_bytes(payload);
-        let shell = Self::shell();
         let invocations: Vec<Invocation> = self
             .hooks
             .iter()
@@ -147,7 +144,11 @@ impl CodexBridge {
                 source: h.hook.source.clone(),
                 request: Ok(self.env.iter().fold(
                     RunRequest::new(
-                        vec![shell.clone(), "-lc".into(), h.hook.command.clone()],
+                        vec![
+                            Self::SHELL[0].into(),
+                            Self::SHELL[1].into(),
+                            h.hook.command.clone(),
+                        ],
                         &session.cwd,
                         stdin.clone(),
                         h.hook.timeout_s,

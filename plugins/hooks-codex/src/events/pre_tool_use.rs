@@ -113,13 +113,18 @@ fn interpret(run: &mut HookRun, out: PreOutput) -> Option<Asked> {
     Some(asked)
 }
 
-/// The model-facing text of a blocked call.
-pub fn blocked_message(tool: &CodexTool, reason: &str) -> String {
+/// The model-facing text of a blocked call: Codex's message, cut as Codex
+/// cuts every tool output it hands the model (`tool_output_tokens`, see
+/// [`crate::spill::truncate_middle`]; vector `C21-deny-1mb`).
+pub fn blocked_message(tool: &CodexTool, reason: &str, tool_output_tokens: usize) -> String {
     let shown = match &tool.command {
         Some((_, command)) => command.clone(),
         None => tool.input.to_string(),
     };
-    format!("Command blocked by PreToolUse hook: {reason}. Command: {shown}")
+    crate::spill::truncate_middle(
+        &format!("Command blocked by PreToolUse hook: {reason}. Command: {shown}"),
+        tool_output_tokens,
+    )
 }
 
 impl CodexBridge {
@@ -175,7 +180,7 @@ impl CodexBridge {
         }
         if let Some(reason) = block {
             return Ok(PreToolDecision::Deny {
-                reason: blocked_message(&tool, &reason).into(),
+                reason: blocked_message(&tool, &reason, self.tool_output_tokens).into(),
             });
         }
         let rewritten = match updated {
