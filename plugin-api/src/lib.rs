@@ -16,7 +16,9 @@
 //!   no other dependency for the boundary: the `R*` types it meets are
 //!   re-exported here;
 //! - [`credentials`]: which environment variables hold credentials (the
-//!   process runner's scrub rule).
+//!   process runner's scrub rule);
+//! - [`services`]: the typed JSON contracts of the host services dsh relies
+//!   on (`process-runner`, `approval`, `model`), with their evolution rule.
 //!
 //! Built-in plugins use exactly the same API as a `.so`: the host turns both
 //! into a [`root::PluginModuleRef`] and never special-cases either.
@@ -133,6 +135,7 @@ pub mod ffi;
 pub mod root;
 pub mod sdk;
 pub mod seams;
+pub mod services;
 pub mod types;
 
 pub use abi_stable;

@@ -2,8 +2,8 @@
 //! the `approval` service that turns a pre-tool `ask` into a
 //! `session/request_permission` round trip with that session's client.
 //!
-//! The service answers in the loop's vocabulary (`agent::pipeline`):
-//! `allow_once` runs the tool; `reject`, `cancelled` and `unavailable` deny
+//! The service speaks the `approval` contract
+//! ([`dsh_plugin_api::services::approval`]): `allow_once` runs the tool; `reject`, `cancelled` and `unavailable` deny
 //! it with distinct reasons. No attached client, a client that answers with
 //! an error (for instance one that does not implement the method) and a
 //! connection that closes mid-request are all `unavailable`.
@@ -21,7 +21,7 @@ use agent_client_protocol::v1::schema::{
 };
 use async_ffi::{FfiFuture, FutureExt as _};
 use dsh_plugin_api::ffi::{Service, Service_TO, ServiceBox};
-use serde_json::{Value, json};
+use dsh_plugin_api::services::approval::{ApprovalAnswer, ApprovalRequest, METHOD_REQUEST};
 
 use super::error::AcpError;
 use super::updates::{tool_kind, tool_title};
@@ -106,28 +106,21 @@ impl ApprovalService {
     }
 }
 
-fn unavailable(reason: impl Into<String>) -> Value {
-    json!({"outcome": "unavailable", "reason": reason.into()})
-}
-
 /// The permission request for one `approval.request` call.
-fn permission_request(args: &Value, session: &str) -> RequestPermissionRequest {
-    let name = args["name"].as_str().unwrap_or_default();
-    let arguments = args.get("arguments").cloned().unwrap_or(json!({}));
+fn permission_request(args: &ApprovalRequest) -> RequestPermissionRequest {
     let mut fields = ToolCallUpdateFields::new()
-        .title(tool_title(name, &arguments))
-        .kind(tool_kind(name))
+        .title(tool_title(&args.name, &args.arguments))
+        .kind(tool_kind(&args.name))
         .status(ToolCallStatus::Pending)
-        .raw_input(arguments);
-    if let Some(reason) = args["reason"].as_str() {
+        .raw_input(args.arguments.clone());
+    if let Some(reason) = &args.reason {
         fields = fields.content(vec![
-            agent_client_protocol::v1::schema::ToolCallContent::from(reason.to_string()),
+            agent_client_protocol::v1::schema::ToolCallContent::from(reason.clone()),
         ]);
     }
-    let call_id = args["call_id"].as_str().unwrap_or_default();
     RequestPermissionRequest::new(
-        session.to_string(),
-        ToolCallUpdate::new(call_id.to_string(), fields),
+        args.session_id.clone(),
+        ToolCallUpdate::new(args.call_id.clone(), fields),
         vec![
             PermissionOption::new(ALLOW_ONCE, "Allow once", PermissionOptionKind::AllowOnce),
             PermissionOption::new(REJECT_ONCE, "Reject", PermissionOptionKind::RejectOnce),
@@ -136,32 +129,34 @@ fn permission_request(args: &Value, session: &str) -> RequestPermissionRequest {
 }
 
 impl ApprovalService {
-    async fn request(&self, args: Value) -> Value {
-        let Some(session) = args["session_id"].as_str().map(str::to_string) else {
-            return unavailable("the approval request names no session");
+    async fn request(&self, args: ApprovalRequest) -> ApprovalAnswer {
+        let session = &args.session_id;
+        let Some(client) = self.routes.client_of(session) else {
+            return ApprovalAnswer::unavailable(format!(
+                "no ACP client is attached to session `{session}`"
+            ));
         };
-        let Some(client) = self.routes.client_of(&session) else {
-            return unavailable(format!("no ACP client is attached to session `{session}`"));
-        };
-        let request = permission_request(&args, &session);
-        tracing::debug!(session = %session, call = %args["call_id"], "asking the client for permission");
+        let request = permission_request(&args);
+        tracing::debug!(session = %session, call = %args.call_id, "asking the client for permission");
         match client.send_request(request).block_task().await {
             Ok(answer) => match answer.outcome {
                 RequestPermissionOutcome::Selected(chosen) => match &*chosen.option_id.0 {
-                    ALLOW_ONCE => json!({"outcome": "allow_once"}),
-                    REJECT_ONCE => json!({
-                        "outcome": "reject",
-                        "reason": "the user rejected this tool call",
-                    }),
-                    other => json!({
-                        "outcome": "reject",
-                        "reason": format!("the client chose an option dsh did not offer (`{other}`)"),
-                    }),
+                    ALLOW_ONCE => ApprovalAnswer::AllowOnce,
+                    REJECT_ONCE => ApprovalAnswer::Reject {
+                        reason: Some("the user rejected this tool call".into()),
+                    },
+                    other => ApprovalAnswer::Reject {
+                        reason: Some(format!(
+                            "the client chose an option dsh did not offer (`{other}`)"
+                        )),
+                    },
                 },
-                RequestPermissionOutcome::Cancelled => json!({"outcome": "cancelled"}),
-                _ => unavailable("the client answered with an outcome dsh does not know"),
+                RequestPermissionOutcome::Cancelled => ApprovalAnswer::Cancelled,
+                _ => ApprovalAnswer::unavailable(
+                    "the client answered with an outcome dsh does not know",
+                ),
             },
-            Err(e) => unavailable(format!(
+            Err(e) => ApprovalAnswer::unavailable(format!(
                 "the ACP client did not answer the permission request: {}",
                 e.message
             )),
@@ -173,14 +168,19 @@ impl Service for ApprovalService {
     fn call(&self, method: RString, args: RString) -> FfiFuture<RResult<RString, RString>> {
         let this = self.clone();
         async move {
-            if method.as_str() != "request" {
+            if method.as_str() != METHOD_REQUEST {
                 return RResult::RErr(format!("approval has no method `{method}`").into());
             }
-            let args: Value = match serde_json::from_str(&args) {
-                Ok(v) => v,
-                Err(e) => return RResult::RErr(format!("arguments are not JSON: {e}").into()),
+            let answer = match serde_json::from_str::<ApprovalRequest>(&args) {
+                Ok(args) => this.request(args).await,
+                Err(e) => {
+                    ApprovalAnswer::unavailable(format!("the approval request is malformed: {e}"))
+                }
             };
-            RResult::ROk(this.request(args).await.to_string().into())
+            match serde_json::to_string(&answer) {
+                Ok(text) => RResult::ROk(text.into()),
+                Err(e) => RResult::RErr(format!("cannot encode the approval answer: {e}").into()),
+            }
         }
         .into_ffi()
     }

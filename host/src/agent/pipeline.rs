@@ -12,6 +12,7 @@
 use std::sync::Arc;
 
 use abi_stable::std_types::{RArc, ROption, RResult, RString};
+use dsh_plugin_api::services::approval::{self, ApprovalAnswer, ApprovalRequest, METHOD_REQUEST};
 use dsh_plugin_api::{
     ExecuteInput, PostExecuteInput, PostToolDecision, PreToolDecision, SeamInput, SeamOutput,
     ToolCall, ToolResult,
@@ -30,7 +31,7 @@ use crate::seams::{GuardVerdict, Terminal, TerminalFn, Traced};
 use crate::session::SessionEvent;
 
 /// The name of the service that answers `ask`.
-pub const APPROVAL_SERVICE: &str = "approval";
+pub const APPROVAL_SERVICE: &str = approval::SERVICE;
 
 /// The terminal of `tools/execute`: find the tool and run its body.
 fn dispatch(tools: ToolsView) -> Arc<dyn Terminal> {
@@ -322,50 +323,48 @@ impl Session {
                 by: "approval".into(),
             };
         };
-        let args = json!({
-            "session_id": self.id,
-            "call_id": call.call_id.as_str(),
-            "name": call.name.as_str(),
-            "arguments": serde_json::from_str::<Value>(&call.arguments).unwrap_or(Value::Null),
-            "reason": reason,
-        });
+        let args = ApprovalRequest {
+            session_id: self.id.clone(),
+            call_id: call.call_id.to_string(),
+            name: call.name.to_string(),
+            arguments: serde_json::from_str::<Value>(&call.arguments).unwrap_or(Value::Null),
+            reason: reason.map(str::to_string),
+        };
+        let args = serde_json::to_string(&args).unwrap_or_default();
+        // A call that fails, or an answer this build cannot read (an
+        // outcome it does not know), is `unavailable`: the tool is denied.
         let answer = service
-            .call(RString::from("request"), RString::from(args.to_string()))
+            .call(RString::from(METHOD_REQUEST), RString::from(args))
             .await
             .into_result()
             .map_err(String::from)
-            .and_then(|a| serde_json::from_str::<Value>(&a).map_err(|e| e.to_string()));
-        let (outcome, why) = match &answer {
-            Ok(v) => (
-                v.get("outcome")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string(),
-                v.get("reason").and_then(Value::as_str).map(str::to_string),
-            ),
-            Err(e) => ("unavailable".to_string(), Some(e.clone())),
-        };
+            .and_then(|a| {
+                serde_json::from_str::<ApprovalAnswer>(&a)
+                    .map_err(|e| format!("the approval service answered badly: {e}"))
+            })
+            .unwrap_or_else(ApprovalAnswer::unavailable);
         self.append(SessionEvent::ToolApproval {
             call_id: call.call_id.to_string(),
-            outcome: outcome.clone(),
-            reason: why.clone(),
+            outcome: answer.outcome().to_string(),
+            reason: answer.reason().map(str::to_string),
         });
-        match outcome.as_str() {
-            "allow_once" | "allow" | "allow_always" => Gate::Run,
-            "reject" => Gate::Denied {
-                reason: why.unwrap_or_else(|| "the user rejected this tool call".into()),
-                by: "approval".into(),
+        let by = "approval".to_string();
+        match answer {
+            ApprovalAnswer::AllowOnce | ApprovalAnswer::AllowAlways => Gate::Run,
+            ApprovalAnswer::Reject { reason } => Gate::Denied {
+                reason: reason.unwrap_or_else(|| "the user rejected this tool call".into()),
+                by,
             },
-            "cancelled" => Gate::Denied {
+            ApprovalAnswer::Cancelled => Gate::Denied {
                 reason: "the approval request was cancelled".into(),
-                by: "approval".into(),
+                by,
             },
-            _ => Gate::Denied {
+            ApprovalAnswer::Unavailable { reason } => Gate::Denied {
                 reason: format!(
                     "approval unavailable: {}",
-                    why.unwrap_or_else(|| format!("unexpected answer `{outcome}`"))
+                    reason.unwrap_or_else(|| "the approval service gave no reason".into())
                 ),
-                by: "approval".into(),
+                by,
             },
         }
     }

@@ -21,9 +21,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::attribution;
 use super::session::{Phase, Prompt, Session, TurnOutcome, content_text, new_id, rvec};
-use crate::model::{MODEL_SERVICE, ModelReply, ModelRequest, StopReason, wire::ModelTool};
+use crate::model::{
+    MODEL_SERVICE, ModelError, ModelErrorKind, ModelReply, ModelRequest, StopReason,
+    wire::ModelTool,
+};
 use crate::seams::{ListenerFailure, TerminalFn, TraceEntry, Traced};
 use crate::session::{EventSource, SessionEvent, TurnEndReason, TurnKind, history};
+use dsh_plugin_api::services::model::METHOD_COMPLETE;
 
 type Ending = (TurnEndReason, Option<String>);
 
@@ -434,18 +438,15 @@ impl Session {
                 .collect(),
         };
         let body = serde_json::to_string(&request).map_err(|e| e.to_string())?;
+        // The provider's error is the contract's typed `ModelError`; its
+        // kind decides the wording, never the text it carries.
         let answer = service
-            .call(RString::from("complete"), RString::from(body))
+            .call(RString::from(METHOD_COMPLETE), RString::from(body))
             .await
             .into_result()
-            .map_err(|e| {
-                if e.starts_with("model request") {
-                    e.to_string()
-                } else {
-                    format!("model request failed: {e}")
-                }
-            })?;
-        serde_json::from_str(&answer).map_err(|e| format!("the model's reply is malformed: {e}"))
+            .map_err(|e| ModelError::from_wire(&e).to_string())?;
+        serde_json::from_str(&answer)
+            .map_err(|e| ModelError::new(ModelErrorKind::Protocol, e.to_string()).to_string())
     }
 }
 

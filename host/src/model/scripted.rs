@@ -11,11 +11,14 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use dsh_plugin_api::services::model::METHOD_COMPLETE;
 use dsh_plugin_api::{Host, Plugin};
 use serde::{Deserialize, Serialize};
 
 use super::MODEL_SERVICE;
-use super::wire::{ModelReply, ModelRequest, ModelToolCall, StopReason};
+use super::wire::{
+    ModelError, ModelErrorKind, ModelReply, ModelRequest, ModelToolCall, StopReason,
+};
 
 /// One scripted reply.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
@@ -148,15 +151,34 @@ impl Plugin for ScriptedModel {
         host.provide_service(MODEL_SERVICE, move |method, args| {
             let script = script.clone();
             async move {
-                if method != "complete" {
-                    return Err(format!("model service has no method `{method}`"));
-                }
-                let request: ModelRequest = serde_json::from_value(args)
-                    .map_err(|e| format!("malformed model request: {e}"))?;
-                let reply = script.answer(&request)?;
-                serde_json::to_value(reply).map_err(|e| e.to_string())
+                let request = read_request(&method, args).map_err(|e| e.to_wire())?;
+                let reply = script
+                    .answer(&request)
+                    .map_err(|e| ModelError::new(ModelErrorKind::Other, e).to_wire())?;
+                serde_json::to_value(reply)
+                    .map_err(|e| ModelError::new(ModelErrorKind::Other, e.to_string()).to_wire())
             }
         })?;
         Ok(ScriptedModel)
     }
+}
+
+/// Reads a `complete` call's arguments (shared by the built-in providers):
+/// a wrong method or malformed arguments are [`ModelErrorKind::Request`].
+pub(crate) fn read_request(
+    method: &str,
+    args: serde_json::Value,
+) -> Result<ModelRequest, ModelError> {
+    if method != METHOD_COMPLETE {
+        return Err(ModelError::new(
+            ModelErrorKind::Request,
+            format!("the model service has no method `{method}`"),
+        ));
+    }
+    serde_json::from_value(args).map_err(|e| {
+        ModelError::new(
+            ModelErrorKind::Request,
+            format!("malformed model request: {e}"),
+        )
+    })
 }

@@ -90,12 +90,29 @@ pub(crate) struct Waterfall {
     pub(crate) terminal: Arc<dyn Terminal>,
     pub(crate) trace: Option<Trace>,
     timed_out: std::sync::Mutex<Vec<ListenerFailure>>,
+    /// The failures this run already marked with their plugin: a listener
+    /// that passes one of them on unchanged (its `next` failed) is not
+    /// blamed for it. Known by identity, never by the message's wording, so
+    /// a plugin cannot pass its own failure off as another's.
+    attributed: std::sync::Mutex<Vec<RString>>,
 }
 
 impl Waterfall {
     /// The listeners cut off so far.
     pub(crate) fn take_timed_out(&self) -> Vec<ListenerFailure> {
         std::mem::take(&mut *self.timed_out.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Marks `message` with the plugin it came from, unless it is a failure
+    /// this run already marked, passed on unchanged.
+    fn attribute(&self, owner: &str, message: RString) -> RString {
+        let mut marked = self.attributed.lock().unwrap_or_else(|p| p.into_inner());
+        if marked.contains(&message) {
+            return message;
+        }
+        let message: RString = format!("plugin `{owner}`: {message}").into();
+        marked.push(message.clone());
+        message
     }
 }
 
@@ -123,6 +140,7 @@ impl Chain {
                 terminal,
                 trace,
                 timed_out: Default::default(),
+                attributed: Default::default(),
             }),
             index: 0,
             input,
@@ -146,15 +164,6 @@ fn record(
                 plugin: plugin.clone(),
                 output: output.clone(),
             });
-    }
-}
-
-/// Marks an error message with the plugin it came from, once.
-fn attribute(owner: &str, message: RString) -> RString {
-    if message.starts_with("plugin `") {
-        message
-    } else {
-        format!("plugin `{owner}`: {message}").into()
     }
 }
 
@@ -211,7 +220,7 @@ impl Level {
                 }
                 RResult::ROk(out)
             }
-            RResult::RErr(e) => RResult::RErr(attribute(&owner.id, e)),
+            RResult::RErr(e) => RResult::RErr(self.run.attribute(&owner.id, e)),
         }
     }
 }
@@ -240,7 +249,7 @@ impl Future for Level {
                     message: message.clone(),
                 });
         }
-        Poll::Ready(RResult::RErr(attribute(&owner.id, message.into())))
+        Poll::Ready(RResult::RErr(this.run.attribute(&owner.id, message.into())))
     }
 }
 

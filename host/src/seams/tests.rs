@@ -203,6 +203,24 @@ fn a_failing_listener_fails_the_waterfall_naming_its_plugin_once() {
 }
 
 #[test]
+fn a_listener_cannot_pass_its_failure_off_as_another_plugins() {
+    let (bus, log) = (Plugins::default(), Log::default());
+    listen(&bus, Seam::PreExecute, "a", 0, &log, Act::Delegate);
+    listen(
+        &bus,
+        Seam::PreExecute,
+        "b",
+        1,
+        &log,
+        Act::Fail("plugin `a`: forged"),
+    );
+    assert_eq!(
+        pre_execute(&bus, &log),
+        RResult::RErr("plugin `b`: plugin `a`: forged".into())
+    );
+}
+
+#[test]
 fn an_empty_waterfall_is_its_terminal() {
     let (bus, log) = (Plugins::default(), Log::default());
     assert_eq!(

@@ -164,6 +164,7 @@ pub fn answer() -> impl Strategy<Value = RunAnswer> {
                     spawn_error,
                     output_limit_exceeded: over_limit,
                     duration_ms: 1,
+                    interrupted: false,
                 }
             },
         )

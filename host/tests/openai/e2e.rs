@@ -233,6 +233,29 @@ async fn a_missing_key_fails_the_turn_naming_the_variable() {
     assert!(server.requests().is_empty());
 }
 
+/// The provider's failure crosses the `model` service as the contract's
+/// typed `ModelError`; the turn words it by its kind (a refusal names the
+/// status), and neither the JSON nor the key leaks into the message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_request_fails_the_turn_with_the_typed_error() {
+    if !in_child_with_key("e2e::a_refused_request_fails_the_turn_with_the_typed_error") {
+        return;
+    }
+    let server = MockServer::start(vec![Reply::status(
+        401,
+        &format!("{{\"error\": \"bad key {KEY}\"}}"),
+    )])
+    .await;
+    let host = Host::new(&server.base_url, KEY_VAR);
+    let session = host.session().await;
+    let outcome = prompt(&session, "hello").await;
+    assert_eq!(outcome.reason, TurnEndReason::Error);
+    assert_eq!(
+        outcome.message.as_deref(),
+        Some(r#"model request refused: HTTP 401: {"error": "bad key <redacted>"}"#)
+    );
+}
+
 #[test]
 fn dsh_check_applies_model_openai_without_a_key() {
     let dir = tempfile::tempdir().unwrap();

@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 use tracing::Instrument as _;
 
 use crate::Config;
-use crate::runner::{self, RunOutcome, RunSpec};
+use crate::runner::{self, RunAnswer, RunRequest};
 
 /// The tool's name.
 pub const TOOL_NAME: &str = "Bash";
@@ -173,7 +173,7 @@ pub async fn bash_tool(
         Ok(input) => input,
         Err(e) => return ToolResult::error(e.to_string()),
     };
-    let mut spec = RunSpec::new(
+    let mut spec = RunRequest::new(
         vec![
             config.shell.clone(),
             "-c".to_string(),
@@ -217,11 +217,7 @@ pub async fn abort_future(signal: AbortSignalBox) {
 }
 
 /// Formats a run the way Claude Code reports a Bash call.
-pub fn to_tool_result(
-    outcome: &RunOutcome,
-    timeout_ms: u64,
-    max_output_bytes: usize,
-) -> ToolResult {
+pub fn to_tool_result(outcome: &RunAnswer, timeout_ms: u64, max_output_bytes: usize) -> ToolResult {
     if let Some(error) = &outcome.spawn_error {
         return ToolResult::error(format!("Failed to start the command: {error}"))
             .with_structured(response("", error, false));

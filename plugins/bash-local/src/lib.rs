@@ -23,7 +23,7 @@ use dsh_plugin_api::{Host, Plugin, PluginModuleRef, ToolCall, plugin_module};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use runner::{RunOutcome, RunSpec, run, run_cancellable};
+pub use runner::{RunAnswer, RunRequest, run, run_cancellable};
 
 /// `bash-local` config.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -6,8 +6,9 @@
 //! bridge is only config parse + payload build + outcome map:
 //!
 //! - [`runner`]: how one hook runs (a request to the host's `process-runner`
-//!   service behind the small [`HookHost`] trait, so tests can swap in a local
-//!   runner), and the answer it gets back. The runner never throws.
+//!   service behind the small [`HookHost`] trait, so tests can record what a
+//!   bridge did), and the answer it gets back: the service contract's own
+//!   types from `plugin-api`. The runner never throws.
 //! - [`codec`]: the exit-code contract (0 = output, 2 = block with stderr,
 //!   anything else = non-blocking error) and the stdout classification (JSON
 //!   object, plain text or invalid JSON) per [`Dialect`].
@@ -19,9 +20,11 @@
 //!   `hook/invoked` + `hook/result` records afterwards, in config order.
 //! - [`records`]: the shape of those records.
 //!
-//! With the `local-runner` feature, [`local`] provides a [`HookHost`] that
-//! spawns real processes with tokio, and [`vectors`] drives the recorded
-//! CLI vectors: for tests only, since a plugin has no reactor of its own.
+//! With the `local-runner` feature, [`local`] provides a recording
+//! [`HookHost`] that runs hooks in `bash-local`'s process runner (the code
+//! behind the `process-runner` service), and [`vectors`] drives the
+//! recorded CLI vectors: for tests only, since a plugin has no reactor of
+//! its own.
 #![cfg_attr(
     not(test),
     deny(
@@ -51,7 +54,7 @@ pub use matcher::{Matcher, MatcherSyntax};
 pub use merge::Permission;
 pub use paths::ConfigPaths;
 pub use point::{HookRun, Invocation, Outcome};
-pub use runner::{HookHost, PluginHost, RunAnswer, RunRequest};
+pub use runner::{HookHost, PluginHost, RunAnswer, RunRequest, hook_request};
 
 /// Which CLI's conventions a hook expects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -171,7 +171,7 @@ pub fn record(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::BoxFuture;
+    use crate::runner::{BoxFuture, hook_request};
     use serde_json::Value;
     use std::sync::Mutex;
 
@@ -216,7 +216,7 @@ mod tests {
             command: cmd.into(),
             matcher: None,
             source: "/cfg.json".into(),
-            request: Ok(RunRequest::new(
+            request: Ok(hook_request(
                 vec!["/bin/sh".into(), "-c".into(), cmd.into()],
                 "/",
                 String::new(),

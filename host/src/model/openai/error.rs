@@ -11,6 +11,8 @@
 
 use std::fmt;
 
+use crate::model::{ModelError, ModelErrorKind};
+
 /// The bearer token, kept out of `Debug`, `Display` and serialization.
 #[derive(Clone)]
 pub struct ApiKey(String);
@@ -102,6 +104,33 @@ pub enum OpenAiError {
     },
 }
 
+impl From<OpenAiError> for ModelError {
+    /// The service contract's typed error: the kind the loop branches on,
+    /// and a message that does not repeat what the kind already says.
+    fn from(e: OpenAiError) -> Self {
+        let kind = match &e {
+            OpenAiError::MissingKey { .. } | OpenAiError::Config(_) => ModelErrorKind::Config,
+            OpenAiError::Refused { status, excerpt } => {
+                return ModelError::new(ModelErrorKind::Status { code: *status }, excerpt.clone());
+            }
+            OpenAiError::Exhausted { attempts, last } => {
+                return ModelError::new(
+                    ModelErrorKind::Transport,
+                    format!("after {attempts} attempts: {last}"),
+                );
+            }
+            OpenAiError::StreamBroken(_) => ModelErrorKind::Transport,
+            OpenAiError::ServerReported(message) => {
+                return ModelError::new(ModelErrorKind::Provider, message.clone());
+            }
+            OpenAiError::MalformedStream(_)
+            | OpenAiError::MalformedResponse(_)
+            | OpenAiError::MalformedToolCall { .. } => ModelErrorKind::Protocol,
+        };
+        ModelError::new(kind, e.to_string())
+    }
+}
+
 /// The first `max` characters of `text` with runs of whitespace collapsed,
 /// so an HTML error page or a pretty-printed body fits on one line.
 pub(crate) fn excerpt(text: &str, max: usize) -> String {
@@ -133,5 +162,40 @@ mod tests {
     fn excerpts_collapse_whitespace_and_cut_long_bodies() {
         assert_eq!(excerpt("a\n  b\tc", 10), "a b c");
         assert_eq!(excerpt("abcdefgh", 3), "abc…");
+    }
+
+    #[test]
+    fn failures_become_typed_model_errors() {
+        let refused = ModelError::from(OpenAiError::Refused {
+            status: 401,
+            excerpt: "bad key".into(),
+        });
+        assert_eq!(refused.kind, ModelErrorKind::Status { code: 401 });
+        assert_eq!(
+            refused.to_string(),
+            "model request refused: HTTP 401: bad key"
+        );
+        let exhausted = ModelError::from(OpenAiError::Exhausted {
+            attempts: 3,
+            last: "HTTP 500: down".into(),
+        });
+        assert_eq!(exhausted.kind, ModelErrorKind::Transport);
+        assert_eq!(
+            exhausted.to_string(),
+            "model request failed: after 3 attempts: HTTP 500: down"
+        );
+        let malformed = ModelError::from(OpenAiError::MalformedStream("no [DONE]".into()));
+        assert_eq!(malformed.kind, ModelErrorKind::Protocol);
+        let missing = ModelError::from(OpenAiError::MissingKey { var: "K".into() });
+        assert_eq!(missing.kind, ModelErrorKind::Config);
+        assert!(missing.message.contains("`K`"), "{missing}");
+        let reported = ModelError::from(OpenAiError::ServerReported("overloaded".into()));
+        assert_eq!(
+            (reported.kind.clone(), reported.to_string().as_str()),
+            (
+                ModelErrorKind::Provider,
+                "the model server reported an error: overloaded"
+            )
+        );
     }
 }

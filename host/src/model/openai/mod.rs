@@ -57,7 +57,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::MODEL_SERVICE;
-use super::wire::ModelRequest;
+use super::scripted::read_request;
+use super::wire::{ModelError, ModelErrorKind};
 pub use client::OpenAiClient;
 pub use error::{ApiKey, OpenAiError};
 
@@ -113,12 +114,10 @@ impl Plugin for OpenAiModel {
             let client = client.clone();
             let host = streams.clone();
             async move {
-                if method != "complete" {
-                    return Err(format!("model service has no method `{method}`"));
-                }
-                let request: ModelRequest = serde_json::from_value(args)
-                    .map_err(|e| format!("malformed model request: {e}"))?;
-                let key = client.api_key().map_err(|e| e.to_string())?;
+                let request = read_request(&method, args).map_err(|e| e.to_wire())?;
+                let key = client
+                    .api_key()
+                    .map_err(|e| ModelError::from(e).to_wire())?;
                 let session = request.session_id.clone();
                 let on_delta = |text: &str| {
                     let event = json!({"type": "stream/text", "text": text});
@@ -130,8 +129,9 @@ impl Plugin for OpenAiModel {
                 let reply = client
                     .complete(&key, &request, on_delta)
                     .await
-                    .map_err(|e| e.to_string())?;
-                serde_json::to_value(reply).map_err(|e| e.to_string())
+                    .map_err(|e| ModelError::from(e).to_wire())?;
+                serde_json::to_value(reply)
+                    .map_err(|e| ModelError::new(ModelErrorKind::Other, e.to_string()).to_wire())
             }
         })?;
         Ok(OpenAiModel)

@@ -1,8 +1,10 @@
 //! The child's environment: the host's, minus credentials, plus overrides.
 //!
-//! Hooks and model-driven shell commands must not see the daemon's API keys
-//! by accident. Any inherited variable that holds a credential is dropped
-//! unless allow-listed (`env_allow`, or the call's `allow_env`): its name,
+//! Model-driven shell commands must not see the daemon's API keys by
+//! accident. Unless the request turns `scrub_credentials` off (the hook
+//! bridges do: both real CLIs hand hooks their credentials), any inherited
+//! variable that holds a credential is dropped unless allow-listed
+//! (`env_allow`, or the call's `allow_env`): its name,
 //! case-insensitively, contains `KEY`, `SECRET`, `TOKEN`, `PASSWORD`,
 //! `PASSWD` or `WEBHOOK`, or ends with `_PAT` or `_DSN`, or it is a `*_URL`
 //! / `*_URI` whose value holds userinfo (`postgres://app:pw@db`); the rule
@@ -17,13 +19,14 @@ pub use dsh_plugin_api::credentials::{is_credential, is_credential_name};
 /// The full environment of a child.
 ///
 /// `inherited` is the host environment (pass `std::env::vars_os()`);
-/// `allow` names credential-like variables to keep anyway (exact names);
+/// `scrub` drops inherited credentials; `allow` names credential-like variables to keep anyway (exact names);
 /// `remove_prefixes` drops inherited names starting with any of them
 /// (credential or not, allow-listed or not); `explicit` is added last and
 /// wins.
 pub fn child_env(
     inherited: impl IntoIterator<Item = (OsString, OsString)>,
     inherit: bool,
+    scrub: bool,
     allow: &[String],
     remove_prefixes: &[String],
     explicit: &BTreeMap<String, String>,
@@ -35,7 +38,9 @@ pub fn child_env(
             // it cannot be a credential we know of either, so keep it.
             let keep = match name.to_str() {
                 Some(n) => {
-                    (!is_credential(n, &value.to_string_lossy()) || allow.iter().any(|a| a == n))
+                    (!scrub
+                        || !is_credential(n, &value.to_string_lossy())
+                        || allow.iter().any(|a| a == n))
                         && !remove_prefixes.iter().any(|p| n.starts_with(p.as_str()))
                 }
                 None => true,
@@ -95,10 +100,11 @@ mod tests {
             ("MYSQL_PASSWD", "pw"),
             ("SLACK_WEBHOOK", "https://hooks.slack.com/services/T/B/X"),
         ]);
-        let env = child_env(host.clone(), true, &[], &[], &BTreeMap::new());
+        let env = child_env(host.clone(), true, true, &[], &[], &BTreeMap::new());
         assert_eq!(names(&env), ["PUBLIC_URL"]);
         let env = child_env(
             host,
+            true,
             true,
             &["DATABASE_URL".to_string()],
             &[],
@@ -118,7 +124,7 @@ mod tests {
         let mut explicit = BTreeMap::new();
         explicit.insert("X".to_string(), "new".to_string());
         explicit.insert("PASSWORD_FOR_HOOK".to_string(), "p".to_string());
-        let env = child_env(host, true, &["MY_TOKEN".to_string()], &[], &explicit);
+        let env = child_env(host, true, true, &["MY_TOKEN".to_string()], &[], &explicit);
         assert_eq!(names(&env), ["MY_TOKEN", "PASSWORD_FOR_HOOK", "PATH", "X"]);
         assert!(env.contains(&(OsString::from("X"), OsString::from("new"))));
     }
@@ -127,7 +133,7 @@ mod tests {
     fn without_inheritance_only_explicit_variables_remain() {
         let mut explicit = BTreeMap::new();
         explicit.insert("A".to_string(), "1".to_string());
-        let env = child_env(os(&[("PATH", "/bin")]), false, &[], &[], &explicit);
+        let env = child_env(os(&[("PATH", "/bin")]), false, true, &[], &[], &explicit);
         assert_eq!(names(&env), ["A"]);
     }
 
@@ -144,10 +150,30 @@ mod tests {
         let env = child_env(
             host,
             true,
+            true,
             &["OTEL_EXPORTER_OTLP_HEADERS_TOKEN".to_string()],
             &["OTEL_".to_string()],
             &explicit,
         );
         assert_eq!(names(&env), ["MY_OTEL_X", "OTEL_MINE", "PATH"]);
+    }
+
+    #[test]
+    fn without_scrubbing_credentials_are_inherited_and_prefixes_still_go() {
+        let host = os(&[
+            ("GH_TOKEN", "ghp_x"),
+            ("DATABASE_URL", "postgres://app:pw@db/app"),
+            ("OTEL_EXPORTER_OTLP_HEADERS_TOKEN", "t"),
+            ("PATH", "/bin"),
+        ]);
+        let env = child_env(
+            host,
+            true,
+            false,
+            &[],
+            &["OTEL_".to_string()],
+            &BTreeMap::new(),
+        );
+        assert_eq!(names(&env), ["DATABASE_URL", "GH_TOKEN", "PATH"]);
     }
 }

@@ -6,8 +6,8 @@
 //! other processes' memory: see `caps.rs`), writes `stdin` fully and closes it, reads
 //! stdout and stderr concurrently (so a chatty child can never deadlock on
 //! a full pipe), keeps the tail of each stream up to a cap, and returns a
-//! [`RunOutcome`]. It never fails for process problems: a program that
-//! cannot be started is a [`RunOutcome::spawn_error`], not an `Err`.
+//! [`RunAnswer`]. It never fails for process problems: a program that
+//! cannot be started is a [`RunAnswer::spawn_error`], not an `Err`.
 //!
 //! Termination: on timeout the group gets SIGTERM, then SIGKILL after
 //! `kill_grace_ms`; on cancellation it gets SIGKILL at once; with
@@ -36,8 +36,8 @@ use tokio::time::Instant;
 
 use capture::TailBuffer;
 use group::ProcessGroup;
-use spec::elapsed_ms;
-pub use spec::{DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_OUTPUT_BYTES, Overflow, RunOutcome, RunSpec};
+pub use spec::{DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_OUTPUT_BYTES, Overflow, RunAnswer, RunRequest};
+use spec::{elapsed_ms, spawn_failure};
 
 /// How long to keep draining pipes after the group was SIGKILLed. Only a
 /// process that escaped the group (its own `setsid`) can hold them longer;
@@ -46,17 +46,17 @@ const DRAIN_AFTER_KILL: Duration = Duration::from_millis(2000);
 const READ_CHUNK: usize = 32 * 1024;
 
 /// Runs `spec` to completion (or timeout).
-pub async fn run(spec: RunSpec) -> RunOutcome {
+pub async fn run(spec: RunRequest) -> RunAnswer {
     run_cancellable(spec, std::future::pending()).await
 }
 
 /// Runs `spec`; when `cancel` resolves first, the group is SIGKILLed and
 /// the outcome (with the output read so far) has `interrupted: true`.
-pub async fn run_cancellable(spec: RunSpec, cancel: impl Future<Output = ()>) -> RunOutcome {
+pub async fn run_cancellable(spec: RunRequest, cancel: impl Future<Output = ()>) -> RunAnswer {
     let started = Instant::now();
     let (mut child, group) = match spawn(&spec) {
         Ok(spawned) => spawned,
-        Err(message) => return RunOutcome::spawn_failure(message, started),
+        Err(message) => return spawn_failure(message, started),
     };
     tracing::debug!(pgid = group.id(), program = ?spec.program, cwd = %spec.cwd.display(), "process-runner: spawned");
     let pipes = Pipes {
@@ -74,7 +74,7 @@ pub async fn run_cancellable(spec: RunSpec, cancel: impl Future<Output = ()>) ->
 }
 
 /// Spawns the child as the leader of a new process group.
-fn spawn(spec: &RunSpec) -> Result<(Child, ProcessGroup), String> {
+fn spawn(spec: &RunRequest) -> Result<(Child, ProcessGroup), String> {
     let Some((program, args)) = spec.program.split_first() else {
         return Err("no program given: `program` is empty".to_string());
     };
@@ -82,6 +82,7 @@ fn spawn(spec: &RunSpec) -> Result<(Child, ProcessGroup), String> {
     let env = env::child_env(
         std::env::vars_os(),
         spec.inherit_env,
+        spec.scrub_credentials,
         &spec.allow_env,
         &spec.env_remove_prefixes,
         &spec.env,
@@ -151,15 +152,17 @@ enum Phase {
 }
 
 async fn supervise(
-    spec: &RunSpec,
+    spec: &RunRequest,
     mut child: Child,
     mut group: ProcessGroup,
     mut pipes: Pipes,
     cancel: impl Future<Output = ()>,
     started: Instant,
-) -> RunOutcome {
-    let mut out = TailBuffer::new(spec.max_output_bytes);
-    let mut err = TailBuffer::new(spec.max_output_bytes);
+) -> RunAnswer {
+    // A cap past the address space is no cap at all.
+    let cap = usize::try_from(spec.max_output_bytes).unwrap_or(usize::MAX);
+    let mut out = TailBuffer::new(cap);
+    let mut err = TailBuffer::new(cap);
     let mut out_chunk = vec![0u8; READ_CHUNK];
     let mut err_chunk = vec![0u8; READ_CHUNK];
     let input = spec.stdin.as_bytes();
@@ -288,7 +291,7 @@ async fn supervise(
         Some(s) => (s.code(), std::os::unix::process::ExitStatusExt::signal(&s)),
         None => (None, None),
     };
-    RunOutcome {
+    RunAnswer {
         exit_code,
         signal,
         stdout,

@@ -12,7 +12,7 @@ use super::support::*;
 const PROBE_MARKER: &str = "DSH_CREDENTIAL_PROBE";
 
 #[test]
-fn credentials_are_scrubbed_unless_allowed_or_explicit() {
+fn credentials_are_scrubbed_unless_allowed_explicit_or_not_asked() {
     let exe = std::env::current_exe().expect("test binary");
     let out = std::process::Command::new(exe)
         .args([
@@ -59,4 +59,18 @@ async fn probe() {
     assert_eq!(vars.get("DSH_TEST_API_KEY"), None);
     assert_eq!(vars.get("dsh_test_token"), None);
     assert!(vars.contains_key("PATH"));
+
+    // Without scrubbing (what the hook bridges ask for), every credential
+    // is inherited, as the real CLIs hand them to hooks.
+    let mut spec = sh("env", &dir);
+    spec.scrub_credentials = false;
+    let out = run(spec).await;
+    let vars: BTreeMap<&str, &str> = out
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .collect();
+    assert_eq!(vars.get("DSH_TEST_API_KEY"), Some(&"k"));
+    assert_eq!(vars.get("dsh_test_token"), Some(&"t"));
+    assert_eq!(vars.get("DSH_TEST_PASSWORD"), Some(&"p"));
 }

@@ -219,7 +219,7 @@ async fn several_megabytes_on_both_streams_do_not_deadlock() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_missing_program_is_a_spawn_error() {
     let (_d, dir) = temp_dir();
-    let spec = dsh_bash_local::RunSpec::new(vec!["/nonexistent/dsh-prog".into()], &dir);
+    let spec = dsh_bash_local::RunRequest::new(vec!["/nonexistent/dsh-prog".into()], &dir);
     let out = run(spec).await;
     assert_eq!(out.exit_code, None);
     let err = out.spawn_error.expect("spawn error");

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use dsh_bash_local::{RunOutcome, RunSpec};
+use dsh_bash_local::{RunAnswer, RunRequest};
 use dsh_plugin_api::abi_stable::sabi_trait::TD_Opaque;
 use dsh_plugin_api::abi_stable::std_types::{RArc, ROption, RResult, RStr, RString};
 use dsh_plugin_api::async_ffi::{FfiFuture, FutureExt as _};
@@ -20,15 +20,15 @@ use dsh_plugin_api::{LogLevel, Seam, SessionRef, ToolCall, ToolSpec};
 pub const FINISH: Duration = Duration::from_secs(20);
 
 /// Runs a spec, failing the test if it does not finish in [`FINISH`].
-pub async fn run(spec: RunSpec) -> RunOutcome {
+pub async fn run(spec: RunRequest) -> RunAnswer {
     tokio::time::timeout(FINISH, dsh_bash_local::run(spec))
         .await
         .expect("run did not finish")
 }
 
 /// `/bin/sh -c <script>` in `cwd`.
-pub fn sh(script: &str, cwd: &Path) -> RunSpec {
-    RunSpec::new(vec!["/bin/sh".into(), "-c".into(), script.into()], cwd)
+pub fn sh(script: &str, cwd: &Path) -> RunRequest {
+    RunRequest::new(vec!["/bin/sh".into(), "-c".into(), script.into()], cwd)
 }
 
 /// Waits until `path` exists (and is non-empty).

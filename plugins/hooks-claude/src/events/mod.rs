@@ -25,9 +25,10 @@ pub mod stop;
 pub mod subagent;
 pub mod user_prompt_submit;
 
+use dsh_hook_protocol::Dialect;
 use dsh_hook_protocol::codec::{self, Exit, Stdout};
 use dsh_hook_protocol::point::{self, HookRun, Invocation, Outcome};
-use dsh_hook_protocol::{Dialect, RunRequest};
+use dsh_hook_protocol::runner::hook_request;
 use dsh_plugin_api::SessionRef;
 use serde_json::{Map, Value};
 
@@ -247,7 +248,7 @@ impl ClaudeBridge {
             let request = if ch.plugin.is_none() && h.command.contains("${CLAUDE_PLUGIN_ROOT}") {
                 Err(plugin_root_refusal(&h.command))
             } else {
-                let mut req = RunRequest::new(
+                let mut req = hook_request(
                     vec!["/bin/sh".into(), "-c".into(), h.command.clone()],
                     &session.cwd,
                     stdin.clone(),

@@ -17,9 +17,10 @@ pub mod session_start;
 pub mod stop;
 pub mod user_prompt_submit;
 
+use dsh_hook_protocol::Dialect;
 use dsh_hook_protocol::codec::{self, Stdout};
 use dsh_hook_protocol::point::{self, HookRun, Invocation, Outcome};
-use dsh_hook_protocol::{Dialect, RunRequest};
+use dsh_hook_protocol::runner::hook_request;
 use dsh_plugin_api::SessionRef;
 use serde_json::{Map, Value};
 
@@ -143,7 +144,7 @@ impl CodexBridge {
                 matcher: h.hook.matcher_raw.clone(),
                 source: h.hook.source.clone(),
                 request: Ok(self.env.iter().fold(
-                    RunRequest::new(
+                    hook_request(
                         vec![
                             Self::SHELL[0].into(),
                             Self::SHELL[1].into(),
