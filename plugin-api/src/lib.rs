@@ -127,6 +127,7 @@
 #![deny(missing_docs)]
 
 pub mod compat;
+pub mod context;
 pub mod credentials;
 pub mod decisions;
 pub mod ffi;
@@ -142,6 +143,7 @@ pub use schemars;
 pub use serde;
 pub use serde_json;
 
+pub use context::{AuthoredContext, CONTEXT_SEPARATOR, join_context, reads_authored_context};
 pub use decisions::*;
 pub use root::{PluginDescriptor, PluginModule, PluginModuleRef};
 pub use sdk::{ExecuteNext, Host, Next, NoConfig, Plugin, abort_signal, listened, plugin_module};
@@ -164,7 +166,7 @@ pub const API_VERSION: &str = "2.0.0";
 /// by the fixture that proves a plugin from a newer minor is
 /// refused. Bump it with the crate's minor.
 #[doc(hidden)]
-pub const FIXTURE_FUTURE_API_VERSION: &str = "1.2.0";
+pub const FIXTURE_FUTURE_API_VERSION: &str = "1.3.0";
 
 /// The API version the future-minor fixture claims.
 #[cfg(feature = "__fixture-future-minor")]
