@@ -15,7 +15,7 @@
 //!
 //! Plugins built against 1.0 or 1.1 know only the text form
 //! (`additional_context`); the host hands them the pieces joined by
-//! [`CONTEXT_SEPARATOR`] and reads their answer back (ARCHITECTURE.md §4).
+//! [`CONTEXT_SEPARATOR`] and reads their answer back (ARCHITECTURE.md §3).
 
 use abi_stable::{
     StableAbi,
@@ -88,7 +88,6 @@ fn text_form(pieces: &[AuthoredContext], separator: &str) -> ROption<RString> {
     join_context(pieces, separator).map(RString::from).into()
 }
 
-
 impl PromptDecision {
     /// Allow unchanged, with `text` as this listener's context.
     pub fn allow_with_context(text: impl Into<String>) -> Self {
@@ -116,12 +115,11 @@ impl PromptDecision {
     /// form; `Block` is returned unchanged.
     pub fn with_pieces(self, context: Vec<AuthoredContext>) -> Self {
         match self {
-            PromptDecision::Allow { content, .. } | PromptDecision::AllowAuthored { content, .. } => {
-                PromptDecision::AllowAuthored {
-                    content,
-                    context: RVec::from(context),
-                }
-            }
+            PromptDecision::Allow { content, .. }
+            | PromptDecision::AllowAuthored { content, .. } => PromptDecision::AllowAuthored {
+                content,
+                context: RVec::from(context),
+            },
             block @ PromptDecision::Block { .. } => block,
         }
     }
@@ -284,7 +282,10 @@ mod tests {
         let ours = theirs.with_context_first("same");
         assert_eq!(
             ours.context(),
-            [AuthoredContext::new("same"), AuthoredContext::by("b", "same")]
+            [
+                AuthoredContext::new("same"),
+                AuthoredContext::by("b", "same")
+            ]
         );
         assert_eq!(ours.context_text("|").as_deref(), Some("same|same"));
         assert_eq!(
@@ -294,7 +295,9 @@ mod tests {
                 additional_context: ROption::RSome("same\n\nsame".into()),
             }
         );
-        let block = PromptDecision::Block { reason: "no".into() };
+        let block = PromptDecision::Block {
+            reason: "no".into(),
+        };
         assert_eq!(block.clone().with_context_first("x"), block);
         let post = PostToolDecision::Block {
             feedback: "f".into(),

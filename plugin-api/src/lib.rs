@@ -15,6 +15,8 @@
 //!   [`export_plugin!`]) that catches panics at the boundary. A plugin needs
 //!   no other dependency for the boundary: the `R*` types it meets are
 //!   re-exported here;
+//! - [`context`]: added context as pieces, each with the plugin that added
+//!   it, and the helpers a listener folds its own piece on with;
 //! - [`credentials`]: which environment variables hold credentials (the
 //!   process runner's scrub rule).
 //!
@@ -124,6 +126,12 @@
 //!   ([`Plugin::DESCRIPTION`]); [`ffi::HostContext::report_problem`] and
 //!   [`Host::report_problem`] with [`ConfigProblem`] and
 //!   [`ProblemSeverity`].
+//! - **1.2.0**: authored context ([`context`]): [`AuthoredContext`],
+//!   [`PromptDecision::AllowAuthored`], [`PostToolDecision::AcceptAuthored`]
+//!   and [`PostToolDecision::BlockAuthored`], whose pieces the host stamps
+//!   with their authors. A listener built against 1.0 or 1.1 is handed the
+//!   text form of these decisions (pieces joined by [`CONTEXT_SEPARATOR`]),
+//!   so it keeps folding and replacing context as before.
 #![deny(missing_docs)]
 
 pub mod compat;

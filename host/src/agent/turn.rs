@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use abi_stable::std_types::{RArc, RResult, RString};
 use dsh_plugin_api::{
-    AuthoredContext, ContinuationDecision, ContinuationInput, PromptDecision, PromptSubmitInput, SeamInput,
-    SeamOutput, SessionRef, TurnEndInput,
+    AuthoredContext, ContinuationDecision, ContinuationInput, PromptDecision, PromptSubmitInput,
+    SeamInput, SeamOutput, SessionRef, TurnEndInput,
 };
 use futures::FutureExt as _;
 use tokio_util::sync::CancellationToken;

@@ -8,7 +8,7 @@
 //! and stamps every other piece with the listener's own id: a listener
 //! cannot claim another plugin's text. The answer travels on in the
 //! authored form, and the host reads the authors off the chain's final
-//! answer (ARCHITECTURE.md §4).
+//! answer (ARCHITECTURE.md §3).
 //!
 //! A plugin built against 1.0 or 1.1 knows only the text form: it is handed
 //! the pieces joined by [`CONTEXT_SEPARATOR`], and its text answer is read
@@ -16,16 +16,15 @@
 //! context text is compared, and only for the text form.
 
 use dsh_plugin_api::{
-    AuthoredContext, CONTEXT_SEPARATOR, PostToolDecision, PromptDecision, SeamOutput,
-    join_context,
+    AuthoredContext, CONTEXT_SEPARATOR, PostToolDecision, PromptDecision, SeamOutput, join_context,
 };
 
 /// The context pieces of a decision that can carry context, in order.
 fn pieces(output: &SeamOutput) -> Option<Vec<AuthoredContext>> {
     match output {
-        SeamOutput::Prompt(d @ (PromptDecision::Allow { .. } | PromptDecision::AllowAuthored { .. })) => {
-            Some(d.context())
-        }
+        SeamOutput::Prompt(
+            d @ (PromptDecision::Allow { .. } | PromptDecision::AllowAuthored { .. }),
+        ) => Some(d.context()),
         SeamOutput::PostTool(d) => Some(d.context()),
         _ => None,
     }
@@ -35,7 +34,9 @@ fn is_text_form(output: &SeamOutput) -> bool {
     matches!(
         output,
         SeamOutput::Prompt(PromptDecision::Allow { .. })
-            | SeamOutput::PostTool(PostToolDecision::Accept { .. } | PostToolDecision::Block { .. })
+            | SeamOutput::PostTool(
+                PostToolDecision::Accept { .. } | PostToolDecision::Block { .. }
+            )
     )
 }
 
@@ -61,9 +62,15 @@ fn from_text(plugin: &str, text: &str, handed: &[AuthoredContext]) -> Vec<Author
     if text == theirs {
         handed.to_vec()
     } else if let Some(head) = text.strip_suffix(theirs.as_str()) {
-        std::iter::once(own(head.trim_end())).chain(handed.iter().cloned()).collect()
+        std::iter::once(own(head.trim_end()))
+            .chain(handed.iter().cloned())
+            .collect()
     } else if let Some(tail) = text.strip_prefix(theirs.as_str()) {
-        handed.iter().cloned().chain(std::iter::once(own(tail.trim_start()))).collect()
+        handed
+            .iter()
+            .cloned()
+            .chain(std::iter::once(own(tail.trim_start())))
+            .collect()
     } else {
         vec![own(text)]
     }
@@ -144,8 +151,12 @@ mod tests {
 
     fn allow(pieces: &[(&str, &str)]) -> SeamOutput {
         SeamOutput::Prompt(
-            PromptDecision::allow()
-                .with_pieces(pieces.iter().map(|(p, t)| AuthoredContext::by(*p, *t)).collect()),
+            PromptDecision::allow().with_pieces(
+                pieces
+                    .iter()
+                    .map(|(p, t)| AuthoredContext::by(*p, *t))
+                    .collect(),
+            ),
         )
     }
 
@@ -170,7 +181,10 @@ mod tests {
 
     #[test]
     fn the_text_form_is_read_back_against_what_was_handed() {
-        let handed = [AuthoredContext::by("b", "one"), AuthoredContext::by("c", "two")];
+        let handed = [
+            AuthoredContext::by("b", "one"),
+            AuthoredContext::by("c", "two"),
+        ];
         let got = |t: &str| stamp("a", text(t), Some(&handed)).output;
         assert_eq!(got("one\n\ntwo"), allow(&[("b", "one"), ("c", "two")]));
         assert_eq!(
@@ -183,7 +197,12 @@ mod tests {
         );
         assert_eq!(got("other"), allow(&[("a", "other")]));
         assert_eq!(
-            stamp("a", SeamOutput::Prompt(PromptDecision::allow()), Some(&handed)).output,
+            stamp(
+                "a",
+                SeamOutput::Prompt(PromptDecision::allow()),
+                Some(&handed)
+            )
+            .output,
             SeamOutput::Prompt(PromptDecision::allow())
         );
     }

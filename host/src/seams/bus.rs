@@ -33,7 +33,7 @@ pub struct Owner {
     pub calls: CallPolicy,
     /// Whether the plugin reads added context in its authored form (built
     /// against plugin API 1.2 or later); an older one is handed the text
-    /// form (ARCHITECTURE.md §4).
+    /// form (ARCHITECTURE.md §3).
     pub reads_authored: bool,
 }
 

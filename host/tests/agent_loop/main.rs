@@ -573,9 +573,18 @@ async fn each_context_piece_is_logged_as_its_authors_even_reordered_overlapping_
     assert_eq!(
         users[1..],
         [
-            ("abc".to_string(), json!({"kind": "plugin", "plugin": "probe2"})),
-            ("abc".to_string(), json!({"kind": "plugin", "plugin": "probe4"})),
-            ("ab".to_string(), json!({"kind": "plugin", "plugin": "probe3"})),
+            (
+                "abc".to_string(),
+                json!({"kind": "plugin", "plugin": "probe2"})
+            ),
+            (
+                "abc".to_string(),
+                json!({"kind": "plugin", "plugin": "probe4"})
+            ),
+            (
+                "ab".to_string(),
+                json!({"kind": "plugin", "plugin": "probe3"})
+            ),
         ]
     );
 }

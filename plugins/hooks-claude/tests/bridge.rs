@@ -199,7 +199,10 @@ async fn context_only_hooks_are_not_a_veto() {
         .on_prompt_submit(&prompt(&f.cwd), || {
             downstream_ran = true;
             // As the host hands it on: a later plugin's stamped piece.
-            async { Ok(PromptDecision::allow().with_pieces(vec![AuthoredContext::by("later", "theirs")])) }
+            async {
+                Ok(PromptDecision::allow()
+                    .with_pieces(vec![AuthoredContext::by("later", "theirs")]))
+            }
         })
         .await
         .unwrap();
@@ -210,7 +213,11 @@ async fn context_only_hooks_are_not_a_veto() {
         d,
         PromptDecision::AllowAuthored {
             content: ROption::RNone,
-            context: vec![AuthoredContext::new(ours), AuthoredContext::by("later", "theirs")].into(),
+            context: vec![
+                AuthoredContext::new(ours),
+                AuthoredContext::by("later", "theirs")
+            ]
+            .into(),
         }
     );
     assert_eq!(d.context_text("\n\n"), Some(format!("{ours}\n\ntheirs")));

@@ -39,7 +39,6 @@ pub fn payload(input: &PromptSubmitInput) -> Value {
     Value::Object(m)
 }
 
-
 impl ClaudeBridge {
     /// Runs the UserPromptSubmit hooks, then (unless they veto) the rest of
     /// the waterfall.

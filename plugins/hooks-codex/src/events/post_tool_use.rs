@@ -143,9 +143,12 @@ impl CodexBridge {
         // chain added.
         let decision = next().await?.with_context_first(contexts.join("\n\n"));
         Ok(match (decision, replaced) {
-            (PostToolDecision::Accept {
-                additional_context, ..
-            }, Some(content)) => PostToolDecision::Accept {
+            (
+                PostToolDecision::Accept {
+                    additional_context, ..
+                },
+                Some(content),
+            ) => PostToolDecision::Accept {
                 content: ROption::RSome(content),
                 additional_context,
             },
