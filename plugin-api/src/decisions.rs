@@ -23,6 +23,7 @@ use abi_stable::{
     std_types::{ROption, RString, RVec},
 };
 
+use crate::context::AuthoredContext;
 use crate::types::{ContentBlock, ContentBlock_NE};
 
 /// Decision of `agent/prompt-submit`.
@@ -44,6 +45,17 @@ pub enum PromptDecision {
     Block {
         /// Why; recorded in `prompt/blocked`.
         reason: RString,
+    },
+    /// `Allow` with its context as authored pieces (since 1.2): the host
+    /// stamps each piece a listener adds with that listener's plugin, so
+    /// each piece is recorded as its author's `context/message`. Build it
+    /// with [`PromptDecision::with_context_first`] and friends
+    /// ([`crate::context`]).
+    AllowAuthored {
+        /// Replacement content; `None` keeps the prompt.
+        content: ROption<RVec<ContentBlock_NE>>,
+        /// Context appended after the prompt, piece by piece, in order.
+        context: RVec<AuthoredContext>,
     },
 }
 
@@ -174,6 +186,22 @@ pub enum PostToolDecision {
         feedback: RString,
         /// Context appended after every result of the step.
         additional_context: ROption<RString>,
+    },
+    /// `Accept` with its context as authored pieces (since 1.2; see
+    /// [`PromptDecision::AllowAuthored`]).
+    AcceptAuthored {
+        /// Replacement content the model sees.
+        content: ROption<RVec<ContentBlock_NE>>,
+        /// Context appended after every result of the step, piece by piece.
+        context: RVec<AuthoredContext>,
+    },
+    /// `Block` with its context as authored pieces (since 1.2; see
+    /// [`PromptDecision::AllowAuthored`]).
+    BlockAuthored {
+        /// Feedback for the model.
+        feedback: RString,
+        /// Context appended after every result of the step, piece by piece.
+        context: RVec<AuthoredContext>,
     },
 }
 

@@ -15,6 +15,8 @@
 //!   [`export_plugin!`]) that catches panics at the boundary. A plugin needs
 //!   no other dependency for the boundary: the `R*` types it meets are
 //!   re-exported here;
+//! - [`context`]: added context as pieces, each with the plugin that added
+//!   it, and the helpers a listener folds its own piece on with;
 //! - [`credentials`]: which environment variables hold credentials (the
 //!   process runner's scrub rule);
 //! - [`services`]: the typed JSON contracts of the host services dsh relies
@@ -126,9 +128,16 @@
 //!   ([`Plugin::DESCRIPTION`]); [`ffi::HostContext::report_problem`] and
 //!   [`Host::report_problem`] with [`ConfigProblem`] and
 //!   [`ProblemSeverity`].
+//! - **1.2.0**: authored context ([`context`]): [`AuthoredContext`],
+//!   [`PromptDecision::AllowAuthored`], [`PostToolDecision::AcceptAuthored`]
+//!   and [`PostToolDecision::BlockAuthored`], whose pieces the host stamps
+//!   with their authors. A listener built against 1.0 or 1.1 is handed the
+//!   text form of these decisions (pieces joined by [`CONTEXT_SEPARATOR`]),
+//!   so it keeps folding and replacing context as before.
 #![deny(missing_docs)]
 
 pub mod compat;
+pub mod context;
 pub mod credentials;
 pub mod decisions;
 pub mod ffi;
@@ -145,6 +154,7 @@ pub use schemars;
 pub use serde;
 pub use serde_json;
 
+pub use context::{AuthoredContext, CONTEXT_SEPARATOR, join_context, reads_authored_context};
 pub use decisions::*;
 pub use root::{PluginDescriptor, PluginModule, PluginModuleRef};
 pub use sdk::{ExecuteNext, Host, Next, NoConfig, Plugin, abort_signal, listened, plugin_module};
@@ -167,7 +177,7 @@ pub const API_VERSION: &str = "2.0.0";
 /// by the fixture that proves a plugin from a newer minor is
 /// refused. Bump it with the crate's minor.
 #[doc(hidden)]
-pub const FIXTURE_FUTURE_API_VERSION: &str = "1.2.0";
+pub const FIXTURE_FUTURE_API_VERSION: &str = "1.3.0";
 
 /// The API version the future-minor fixture claims.
 #[cfg(feature = "__fixture-future-minor")]

@@ -11,7 +11,6 @@
 //! It may call: the seam bus, the tool and service registries (through
 //! [`crate::plugins::HostCore`]), the session log, and the `model` service.
 
-mod attribution;
 mod feed;
 mod pipeline;
 mod runtime;

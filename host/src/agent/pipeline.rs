@@ -21,10 +21,9 @@ use futures::FutureExt as _;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::attribution;
 use super::session::{Buffered, Session};
 use super::signal::TokenSignal;
-use super::turn::{default_terminal, originator, unless_cancelled};
+use super::turn::{authored, default_terminal, originator, unless_cancelled};
 use crate::model::ModelToolCall;
 use crate::plugins::services::ToolsView;
 use crate::seams::{GuardVerdict, Terminal, TerminalFn, Traced};
@@ -249,16 +248,18 @@ impl Session {
             .unwrap_or_else(|| Traced::answered(SeamOutput::PostTool(PostToolDecision::accept())));
         self.note_timed_out("tools/post-execute", &timed_out, true);
         let mut delivered = result.clone();
-        let mut later: Vec<(String, String)> = attribution::contributions(&trace);
+        let mut later: Vec<(String, String)> = Vec::new();
         match &answer {
-            RResult::ROk(SeamOutput::PostTool(PostToolDecision::Accept { content, .. })) => {
-                if let ROption::RSome(content) = content {
+            RResult::ROk(out @ SeamOutput::PostTool(decision)) => {
+                // Each piece as its author added it (stamped by the chain).
+                later = authored(decision.context());
+                if let Some(content) = decision.replaced_content() {
                     delivered.content = content.clone();
                 }
-            }
-            RResult::ROk(out @ SeamOutput::PostTool(PostToolDecision::Block { feedback, .. })) => {
-                let by = originator(&trace, out).unwrap_or_default();
-                later.insert(0, (by, feedback.to_string()));
+                if let Some(feedback) = decision.feedback() {
+                    let by = originator(&trace, out).unwrap_or_default();
+                    later.insert(0, (by, feedback.to_string()));
+                }
             }
             RResult::ROk(other) => {
                 delivered =

@@ -13,13 +13,12 @@ use std::sync::Arc;
 
 use abi_stable::std_types::{RArc, RResult, RString};
 use dsh_plugin_api::{
-    ContinuationDecision, ContinuationInput, PromptDecision, PromptSubmitInput, SeamInput,
-    SeamOutput, SessionRef, TurnEndInput,
+    AuthoredContext, ContinuationDecision, ContinuationInput, PromptDecision, PromptSubmitInput,
+    SeamInput, SeamOutput, SessionRef, TurnEndInput,
 };
 use futures::FutureExt as _;
 use tokio_util::sync::CancellationToken;
 
-use super::attribution;
 use super::session::{Phase, Prompt, Session, TurnOutcome, content_text, new_id, rvec};
 use crate::model::{
     MODEL_SERVICE, ModelError, ModelErrorKind, ModelReply, ModelRequest, StopReason,
@@ -60,6 +59,16 @@ pub(crate) fn originator(trace: &[TraceEntry], answer: &SeamOutput) -> Option<St
             .is_some_and(|n| n.index == e.index + 1 && &n.output == answer);
         (!next_same).then(|| e.plugin.to_string())
     })
+}
+
+/// The `(plugin, text)` of every piece of added context a plugin added, in
+/// the decision's order.
+pub(crate) fn authored(pieces: Vec<AuthoredContext>) -> Vec<(String, String)> {
+    pieces
+        .into_iter()
+        .filter(|p| !p.plugin.is_empty() && !p.text.is_empty())
+        .map(|p| (p.plugin.into_string(), p.text.into_string()))
+        .collect()
 }
 
 /// A terminal that answers with a fixed default.
@@ -255,7 +264,10 @@ impl Session {
             (Err(e), None) => return Err(format!("agent/prompt-submit failed: {e}")),
         };
         match &answer {
-            SeamOutput::Prompt(PromptDecision::Allow { content, .. }) => {
+            SeamOutput::Prompt(
+                allowed @ (PromptDecision::Allow { content, .. }
+                | PromptDecision::AllowAuthored { content, .. }),
+            ) => {
                 let rewritten = content.as_ref().map(|c| content_text(c)).into_option();
                 let text = rewritten.clone().unwrap_or_else(|| original.clone());
                 let original = rewritten.is_some().then_some(original);
@@ -264,7 +276,8 @@ impl Session {
                     source,
                     original_content: original,
                 });
-                for (plugin, text) in attribution::contributions(&trace) {
+                // Each piece as its author added it (stamped by the chain).
+                for (plugin, text) in authored(allowed.context()) {
                     self.append(SessionEvent::context(text, plugin));
                 }
                 Ok(None)

@@ -465,10 +465,12 @@ impl PluginHost {
             PluginRef::Library(_) => Some(self.core.plugin_threads().clone()),
             PluginRef::Builtin(_) => None,
         };
-        let owner = Owner::new(&entry.id, entry.index as u32).with_calls(CallPolicy {
-            timeout: entry.listener_timeout,
-            threads,
-        });
+        let owner = Owner::new(&entry.id, entry.index as u32)
+            .with_calls(CallPolicy {
+                timeout: entry.listener_timeout,
+                threads,
+            })
+            .built_against(module.api_version().as_str());
         let inbox: super::context::ProblemInbox = Arc::new(Mutex::new(Some(Vec::new())));
         let draft = Arc::new(Mutex::new(Some(Draft {
             before: before.clone(),

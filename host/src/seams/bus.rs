@@ -31,6 +31,10 @@ pub struct Owner {
     pub disposed: CancellationToken,
     /// How the host runs the plugin's listener and guard calls.
     pub calls: CallPolicy,
+    /// Whether the plugin reads added context in its authored form (built
+    /// against plugin API 1.2 or later); an older one is handed the text
+    /// form (ARCHITECTURE.md §3).
+    pub reads_authored: bool,
 }
 
 /// How the host runs one plugin's listener and guard calls.
@@ -54,7 +58,14 @@ impl Owner {
             position,
             disposed: CancellationToken::new(),
             calls: CallPolicy::default(),
+            reads_authored: true,
         }
+    }
+
+    /// The same owner, for a plugin built against `api_version`.
+    pub fn built_against(mut self, api_version: &str) -> Owner {
+        self.reads_authored = dsh_plugin_api::reads_authored_context(api_version);
+        self
     }
 
     /// The same owner with `calls` as its call policy.

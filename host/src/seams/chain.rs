@@ -9,9 +9,10 @@ use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::std_types::{RArc, ROption, RResult, RString};
 use async_ffi::{FfiFuture, FutureExt as _};
 use dsh_plugin_api::ffi::{AbortSignalBox, NextCall, NextCall_TO, SeamResult, WireResult};
-use dsh_plugin_api::{ExecuteInput, SeamInput, SeamOutput};
+use dsh_plugin_api::{AuthoredContext, ExecuteInput, SeamInput, SeamOutput};
 use futures::future::BoxFuture;
 
+use super::authorship::{self, Stamped};
 use super::bus::{Entry, ListenerFailure};
 use super::call::{Budget, Cut, InNext, ListenerCall};
 
@@ -34,9 +35,9 @@ where
 }
 
 /// What each listener of one waterfall answered, by chain position
-/// (the terminal's answer sits at position `listeners.len()`). Used to
-/// attribute decision parts, such as added context, to the plugin that
-/// produced them.
+/// (the terminal's answer sits at position `listeners.len()`), with the
+/// context pieces stamped with their authors. Used to find the plugin that
+/// produced a decision.
 pub type Trace = Arc<std::sync::Mutex<Vec<TraceEntry>>>;
 
 /// One listener's answer within a traced waterfall.
@@ -95,6 +96,12 @@ pub(crate) struct Waterfall {
     /// blamed for it. Known by identity, never by the message's wording, so
     /// a plugin cannot pass its own failure off as another's.
     attributed: std::sync::Mutex<Vec<RString>>,
+    /// Whether the seam's decision can carry added context, whose authors
+    /// the host stamps level by level ([`authorship`]).
+    context: bool,
+    /// The stamped context pieces each level answered with, by chain
+    /// position, until the level above reads what its `next` handed it.
+    answered: std::sync::Mutex<Vec<Option<Vec<AuthoredContext>>>>,
 }
 
 impl Waterfall {
@@ -113,6 +120,25 @@ impl Waterfall {
         let message: RString = format!("plugin `{owner}`: {message}").into();
         marked.push(message.clone());
         message
+    }
+
+    /// Stamps the answer of the level at `index` (`plugin` empty for the
+    /// terminal), keeps its pieces for the level above, records it when
+    /// traced, and returns it in the form the level above reads.
+    fn stamp(&self, index: usize, plugin: &Arc<str>, answer: SeamOutput) -> SeamOutput {
+        let mut answered = self.answered.lock().unwrap_or_else(|p| p.into_inner());
+        let handed = answered.get_mut(index + 1).and_then(Option::take);
+        let Stamped { output, pieces } = authorship::stamp(plugin, answer, handed.as_deref());
+        if let Some(slot) = answered.get_mut(index) {
+            *slot = pieces;
+        }
+        drop(answered);
+        record(&self.trace, index, plugin, &output);
+        let reads_authored = index
+            .checked_sub(1)
+            .and_then(|above| self.listeners.get(above))
+            .is_none_or(|above| above.owner.reads_authored);
+        authorship::for_caller(output, reads_authored)
     }
 }
 
@@ -134,6 +160,11 @@ impl Chain {
         terminal: Arc<dyn Terminal>,
         trace: Option<Trace>,
     ) -> Chain {
+        let context = matches!(
+            input,
+            SeamInput::PromptSubmit(_) | SeamInput::PostExecute(_)
+        );
+        let levels = listeners.len() + 1;
         Chain {
             run: Arc::new(Waterfall {
                 listeners,
@@ -141,6 +172,8 @@ impl Chain {
                 trace,
                 timed_out: Default::default(),
                 attributed: Default::default(),
+                context,
+                answered: std::sync::Mutex::new(vec![None; levels]),
             }),
             index: 0,
             input,
@@ -178,10 +211,17 @@ impl Chain {
             let fut = run.terminal.run(input);
             return async move {
                 let out: SeamResult = fut.await;
-                if let RResult::ROk(output) = &out {
-                    record(&run.trace, index, &Arc::from(""), output);
+                let terminal: Arc<str> = Arc::from("");
+                match out {
+                    RResult::ROk(output) if run.context => {
+                        RResult::ROk(run.stamp(index, &terminal, output).into())
+                    }
+                    RResult::ROk(output) => {
+                        record(&run.trace, index, &terminal, &output);
+                        RResult::ROk(output.into())
+                    }
+                    RResult::RErr(e) => RResult::RErr(e),
                 }
-                out.map(Into::into)
             }
             .into_ffi();
         };
@@ -199,7 +239,8 @@ impl Chain {
 }
 
 /// One listener's call in flight: attributes its failure to its plugin,
-/// records its answer when traced, and fails the chain if the plugin is
+/// stamps the authors of the context its answer carries, records its
+/// answer when traced, and fails the chain if the plugin is
 /// disposed meanwhile or goes over its time limit. A hand-written future so
 /// a listener that answers at once costs no more than polling it.
 struct Level {
@@ -212,6 +253,11 @@ impl Level {
     fn finish(&self, answer: WireResult) -> WireResult {
         let owner = self.call.owner();
         match answer {
+            RResult::ROk(out) if self.run.context => match SeamOutput::try_from(out) {
+                Ok(typed) => RResult::ROk(self.run.stamp(self.index, &owner.id, typed).into()),
+                // Not decodable by this build: passed on as it came.
+                Err(unknown) => RResult::ROk(*unknown.answer),
+            },
             RResult::ROk(out) => {
                 if self.run.trace.is_some()
                     && let Ok(typed) = SeamOutput::try_from(out.clone())

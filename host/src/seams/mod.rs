@@ -27,6 +27,7 @@
 //! The bus calls only plugin code (through the ABI objects); it knows
 //! nothing about sessions or tools.
 
+mod authorship;
 mod bus;
 mod call;
 mod chain;

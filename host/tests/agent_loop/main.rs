@@ -539,3 +539,52 @@ async fn the_agent_tool_runs_a_linked_child_session_between_subagent_seams() {
     assert_balanced(&dsh_host::session::events::wire(&child_log.events));
     assert_balanced(&events_of(&session));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_context_piece_is_logged_as_its_authors_even_reordered_overlapping_or_claimed() {
+    // Outermost first: probe1 reverses the rest's pieces; probe2 adds a piece
+    // claiming to be probe4's, word for word what probe4 added; probe3
+    // folds `ab`, a prefix of what probe4 adds, before it.
+    let h = Harness::new(
+        json!([text("ok")]),
+        &[
+            json!({"prompt": "reverse"}),
+            json!({"prompt": "forge:probe4:abc"}),
+            json!({"prompt": "fold:ab"}),
+            json!({"prompt": "context:abc"}),
+        ],
+    );
+    let (_, out) = h.run("go").await;
+    let got: Vec<(Value, Value)> = of_kind(&out.events, "context/message")
+        .iter()
+        .map(|e| (e["content"].clone(), e["source"]["plugin"].clone()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (json!("abc"), json!("probe2")),
+            (json!("abc"), json!("probe4")),
+            (json!("ab"), json!("probe3")),
+        ]
+    );
+    // The model reads the same pieces, in the same order, from the same
+    // authors.
+    let users = user_texts(&h.requests()[0]);
+    assert_eq!(
+        users[1..],
+        [
+            (
+                "abc".to_string(),
+                json!({"kind": "plugin", "plugin": "probe2"})
+            ),
+            (
+                "abc".to_string(),
+                json!({"kind": "plugin", "plugin": "probe4"})
+            ),
+            (
+                "ab".to_string(),
+                json!({"kind": "plugin", "plugin": "probe3"})
+            ),
+        ]
+    );
+}

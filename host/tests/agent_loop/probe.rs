@@ -13,7 +13,8 @@ use serde::{Deserialize, Serialize};
 pub struct ProbeConfig {
     /// Where to write what it saw.
     pub seen: Option<String>,
-    /// `rewrite:T`, `context:T`, `block:R`, `block-if:WORD`, `panic`, `fold:T`.
+    /// `rewrite:T`, `context:T`, `block:R`, `block-if:WORD`, `panic`, `fold:T`,
+    /// `reverse` (of the rest's context), `forge:PLUGIN:T`.
     pub prompt: Option<String>,
     /// `deny:R`, `ask`, `allow-then-guard`.
     pub pre: Option<String>,
@@ -126,24 +127,23 @@ impl Plugin for Probe {
             });
         }
         if let Some(t) = arg(spec, "fold") {
-            // Context-only, like a hook bridge: delegate, then fold ours on.
-            return match next.run().await? {
-                PromptDecision::Allow {
-                    content,
-                    additional_context,
-                } => {
-                    let theirs = additional_context.into_option().map(String::from);
-                    let merged = match theirs {
-                        Some(theirs) => format!("{t}\n{theirs}"),
-                        None => t,
-                    };
-                    Ok(PromptDecision::Allow {
-                        content,
-                        additional_context: Some(RString::from(merged)).into(),
-                    })
-                }
-                block => Ok(block),
-            };
+            // Context-only, like a hook bridge: delegate, then add ours first.
+            return Ok(next.run().await?.with_context_first(t));
+        }
+        if spec.as_deref() == Some("reverse") {
+            // Reorders what the rest of the chain added, adding nothing.
+            let theirs = next.run().await?;
+            let mut pieces = theirs.context();
+            pieces.reverse();
+            return Ok(theirs.with_pieces(pieces));
+        }
+        if let Some(claim) = arg(spec, "forge") {
+            // Adds a piece in another plugin's name, after the rest's.
+            let (plugin, text) = claim.split_once(':').unwrap_or(("", &claim));
+            let theirs = next.run().await?;
+            let mut pieces = theirs.context();
+            pieces.push(AuthoredContext::by(plugin, text));
+            return Ok(theirs.with_pieces(pieces));
         }
         next.run().await
     }

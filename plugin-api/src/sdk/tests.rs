@@ -413,6 +413,7 @@ fn every_typed_answer_survives_the_boundary_unchanged() {
             additional_context: ROption::RSome(text()),
         }),
         SeamOutput::Prompt(PromptDecision::Block { reason: text() }),
+        SeamOutput::Prompt(PromptDecision::allow_with_context("t")),
         SeamOutput::PreTool(PreToolDecision::allow()),
         SeamOutput::PreTool(PreToolDecision::Deny { reason: text() }),
         SeamOutput::PreTool(PreToolDecision::Ask {
@@ -424,6 +425,14 @@ fn every_typed_answer_survives_the_boundary_unchanged() {
             feedback: text(),
             additional_context: ROption::RNone,
         }),
+        SeamOutput::PostTool(PostToolDecision::accept_with_context("t")),
+        SeamOutput::PostTool(
+            PostToolDecision::Block {
+                feedback: text(),
+                additional_context: ROption::RNone,
+            }
+            .with_pieces(vec![crate::AuthoredContext::by("p", "t")]),
+        ),
         SeamOutput::Continuation(ContinuationDecision::Stop),
         SeamOutput::Continuation(ContinuationDecision::Continue {
             reason: ROption::RSome(text()),

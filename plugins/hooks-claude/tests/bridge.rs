@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use dsh_hook_protocol::local::LocalHost;
 use dsh_hooks_claude::{ClaudeBridge, Config, ConfigPaths};
-use dsh_plugin_api::abi_stable::std_types::{RArc, ROption, RString, RVec};
+use dsh_plugin_api::abi_stable::std_types::{RArc, ROption, RVec};
 use dsh_plugin_api::*;
 use serde_json::{Value, json};
 
@@ -198,25 +198,29 @@ async fn context_only_hooks_are_not_a_veto() {
         .bridge
         .on_prompt_submit(&prompt(&f.cwd), || {
             downstream_ran = true;
+            // As the host hands it on: a later plugin's stamped piece.
             async {
-                Ok(PromptDecision::Allow {
-                    content: ROption::RNone,
-                    additional_context: ROption::RSome("theirs".into()),
-                })
+                Ok(PromptDecision::allow()
+                    .with_pieces(vec![AuthoredContext::by("later", "theirs")]))
             }
         })
         .await
         .unwrap();
     assert!(downstream_ran, "later plugins must still see the prompt");
+    // The hooks' context is the bridge's own piece, before the later one's.
+    let ours = "UserPromptSubmit hook success: plain ctx\n\nUserPromptSubmit hook additional context: json ctx";
     assert_eq!(
         d,
-        PromptDecision::Allow {
+        PromptDecision::AllowAuthored {
             content: ROption::RNone,
-            additional_context: ROption::RSome(RString::from(
-                "UserPromptSubmit hook success: plain ctx\n\nUserPromptSubmit hook additional context: json ctx\n\ntheirs"
-            )),
+            context: vec![
+                AuthoredContext::new(ours),
+                AuthoredContext::by("later", "theirs")
+            ]
+            .into(),
         }
     );
+    assert_eq!(d.context_text("\n\n"), Some(format!("{ours}\n\ntheirs")));
 }
 
 #[tokio::test]

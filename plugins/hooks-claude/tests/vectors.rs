@@ -551,13 +551,11 @@ async fn replay(v: &Vector) {
                                 && t.contains("UserPromptSubmit")
                         })
                         .map(|(t, _)| t.trim_start_matches("\n\n").to_string());
-                    let PromptDecision::Allow {
-                        additional_context, ..
-                    } = d
-                    else {
+                    if let PromptDecision::Block { .. } = d {
                         panic!("{}: blocked", v.name)
-                    };
-                    let got = additional_context.into_option().map(String::from);
+                    }
+                    // The hooks' context as the bridge folded it.
+                    let got = d.context_text("\n\n");
                     let want = want.map(|w| unified(&w, got.as_deref().unwrap_or_default()));
                     assert_eq!(got, want, "{}", v.name);
                 }
@@ -631,18 +629,15 @@ async fn replay(v: &Vector) {
                         .collect();
                     (!parts.is_empty()).then(|| parts.join("\n"))
                 };
-                let context: ROption<RString> = of("additional context").map(RString::from).into();
-                let want = match of("blocking error") {
-                    Some(feedback) => PostToolDecision::Block {
-                        feedback: feedback.into(),
-                        additional_context: context,
-                    },
-                    None => PostToolDecision::Accept {
-                        content: ROption::RNone,
-                        additional_context: context,
-                    },
-                };
-                assert_eq!(d, want, "{}", v.name);
+                // Feedback, and the hooks' context as the bridge folded it.
+                assert_eq!(
+                    d.feedback().map(|f| f.to_string()),
+                    of("blocking error"),
+                    "{}",
+                    v.name
+                );
+                assert_eq!(d.context_text("\n"), of("additional context"), "{}", v.name);
+                assert_eq!(d.replaced_content(), None, "{}", v.name);
             }
             "Stop" => {
                 let d = bridge

@@ -444,13 +444,12 @@ async fn replay(v: &Vector) {
                     PromptDecision::Block { .. } => {
                         assert!(!answered, "{}: blocked a prompt Codex let through", v.name)
                     }
-                    PromptDecision::Allow {
-                        additional_context, ..
-                    } => {
+                    allowed => {
                         assert!(answered, "{}: let through a prompt Codex blocked", v.name);
                         let want =
                             texts(v, &sb, &outs, "developer message, after the user message");
-                        let got = additional_context.into_option().map(String::from);
+                        // The hooks' context as the bridge folded it.
+                        let got = allowed.context_text("\n\n");
                         match want.first() {
                             // The recording kept the first 300 characters of
                             // Codex's cut (`...[truncated N chars]`); the
@@ -522,13 +521,12 @@ async fn replay(v: &Vector) {
                     .await
                     .unwrap();
                 let replaced = texts(v, &sb, &outs, "output of the function_call_output item");
-                let PostToolDecision::Accept {
-                    content,
-                    additional_context,
-                } = d
-                else {
-                    panic!("{}: Codex never blocks alongside the output", v.name)
-                };
+                assert!(
+                    d.feedback().is_none(),
+                    "{}: Codex never blocks alongside the output",
+                    v.name
+                );
+                let content: ROption<RVec<_>> = d.replaced_content().cloned().into();
                 let shown: Vec<String> = content
                     .as_ref()
                     .into_option()
@@ -538,7 +536,7 @@ async fn replay(v: &Vector) {
                     .first()
                     .map(|t| RVec::from(vec![ContentBlock::text(t.clone())]));
                 assert_eq!(content, want.into(), "{}: PostToolUse output", v.name);
-                tool_contexts.extend(additional_context.into_option().map(String::from));
+                tool_contexts.extend(d.context_text("\n\n"));
             }
             "Stop" => {
                 let d = bridge

@@ -17,7 +17,6 @@
 use std::future::Future;
 
 use dsh_hook_protocol::point::Outcome;
-use dsh_plugin_api::abi_stable::std_types::{ROption, RString};
 use dsh_plugin_api::{PostExecuteInput, PostToolDecision};
 use serde_json::Value;
 
@@ -83,10 +82,24 @@ pub fn payload(
 fn reminder(text: &str) -> String {
     format!("<system-reminder>\n{text}\n</system-reminder>")
 }
-
-fn join(existing: Option<String>, ours: Vec<String>) -> Option<String> {
-    let parts: Vec<String> = ours.into_iter().chain(existing).collect();
-    (!parts.is_empty()).then(|| parts.join("\n"))
+/// `decision` turned into a block with `feedback`, its context kept.
+fn blocked(decision: PostToolDecision, feedback: String) -> PostToolDecision {
+    let feedback = feedback.into();
+    match decision {
+        PostToolDecision::Accept {
+            additional_context, ..
+        }
+        | PostToolDecision::Block {
+            additional_context, ..
+        } => PostToolDecision::Block {
+            feedback,
+            additional_context,
+        },
+        PostToolDecision::AcceptAuthored { context, .. }
+        | PostToolDecision::BlockAuthored { context, .. } => {
+            PostToolDecision::BlockAuthored { feedback, context }
+        }
+    }
 }
 
 impl ClaudeBridge {
@@ -154,39 +167,16 @@ impl ClaudeBridge {
         if let Some(reason) = halt {
             self.halt(&call.session.session_id, &reason);
         }
-        let to_r = |s: Option<String>| -> ROption<RString> { s.map(RString::from).into() };
-        let decision = next().await?;
-        Ok(match decision {
-            PostToolDecision::Accept {
-                content,
-                additional_context,
-            } => {
-                let context = join(additional_context.into_option().map(String::from), contexts);
-                if feedback.is_empty() {
-                    PostToolDecision::Accept {
-                        content,
-                        additional_context: to_r(context),
-                    }
-                } else {
-                    PostToolDecision::Block {
-                        feedback: feedback.join("\n").into(),
-                        additional_context: to_r(context),
-                    }
-                }
-            }
-            PostToolDecision::Block {
-                feedback: theirs,
-                additional_context,
-            } => {
-                feedback.push(theirs.into());
-                PostToolDecision::Block {
-                    feedback: feedback.join("\n").into(),
-                    additional_context: to_r(join(
-                        additional_context.into_option().map(String::from),
-                        contexts,
-                    )),
-                }
-            }
+        // The hooks' context is one piece, before what the rest of the
+        // chain added; their feedback comes before the rest's.
+        let decision = next().await?.with_context_first(contexts.join("\n"));
+        if let Some(theirs) = decision.feedback() {
+            feedback.push(theirs.to_string());
+        }
+        Ok(if feedback.is_empty() {
+            decision
+        } else {
+            blocked(decision, feedback.join("\n"))
         })
     }
 }

@@ -17,7 +17,6 @@
 use std::future::Future;
 
 use dsh_hook_protocol::point::Outcome;
-use dsh_plugin_api::abi_stable::std_types::{ROption, RString};
 use dsh_plugin_api::{PromptDecision, PromptSubmitInput, blocks_text};
 use serde_json::Value;
 
@@ -38,12 +37,6 @@ pub fn payload(input: &PromptSubmitInput) -> Value {
     m.insert("hook_event_name".into(), EVENT.into());
     m.insert("prompt".into(), blocks_text(&input.content).into());
     Value::Object(m)
-}
-
-/// Appends `extra` to an optional context, a blank line between parts.
-pub(crate) fn fold_context(existing: Option<String>, extra: Vec<String>) -> Option<String> {
-    let parts: Vec<String> = extra.into_iter().chain(existing).collect();
-    (!parts.is_empty()).then(|| parts.join("\n\n"))
 }
 
 impl ClaudeBridge {
@@ -112,21 +105,8 @@ impl ClaudeBridge {
                 reason: reason.into(),
             });
         }
-        match next().await? {
-            PromptDecision::Allow {
-                content,
-                additional_context,
-            } => {
-                let existing = additional_context.into_option().map(String::from);
-                Ok(PromptDecision::Allow {
-                    content,
-                    additional_context: match fold_context(existing, contexts) {
-                        Some(text) => ROption::RSome(RString::from(text)),
-                        None => ROption::RNone,
-                    },
-                })
-            }
-            blocked => Ok(blocked),
-        }
+        // The hooks' context is one piece, before what the rest of the
+        // chain added.
+        Ok(next().await?.with_context_first(contexts.join("\n\n")))
     }
 }

@@ -15,7 +15,7 @@
 use std::future::Future;
 
 use dsh_hook_protocol::point::Outcome;
-use dsh_plugin_api::abi_stable::std_types::{ROption, RString, RVec};
+use dsh_plugin_api::abi_stable::std_types::{ROption, RVec};
 use dsh_plugin_api::{ContentBlock, PostExecuteInput, PostToolDecision};
 use serde_json::Value;
 
@@ -139,33 +139,26 @@ impl CodexBridge {
             .collect();
         let replaced = replacement
             .map(|text| RVec::from(vec![ContentBlock::text(self.cap(session_id, text))]));
-        let fold = |theirs: ROption<RString>| -> ROption<RString> {
-            let parts: Vec<String> = contexts
-                .iter()
-                .cloned()
-                .chain(theirs.into_option().map(String::from))
-                .collect();
-            if parts.is_empty() {
-                ROption::RNone
-            } else {
-                ROption::RSome(parts.join("\n\n").into())
+        // The hooks' context is one piece, before what the rest of the
+        // chain added.
+        let decision = next().await?.with_context_first(contexts.join("\n\n"));
+        Ok(match (decision, replaced) {
+            (
+                PostToolDecision::Accept {
+                    additional_context, ..
+                },
+                Some(content),
+            ) => PostToolDecision::Accept {
+                content: ROption::RSome(content),
+                additional_context,
+            },
+            (PostToolDecision::AcceptAuthored { context, .. }, Some(content)) => {
+                PostToolDecision::AcceptAuthored {
+                    content: ROption::RSome(content),
+                    context,
+                }
             }
-        };
-        Ok(match next().await? {
-            PostToolDecision::Accept {
-                content,
-                additional_context,
-            } => PostToolDecision::Accept {
-                content: replaced.map_or(content, ROption::RSome),
-                additional_context: fold(additional_context),
-            },
-            PostToolDecision::Block {
-                feedback,
-                additional_context,
-            } => PostToolDecision::Block {
-                feedback,
-                additional_context: fold(additional_context),
-            },
+            (decision, _) => decision,
         })
     }
 }

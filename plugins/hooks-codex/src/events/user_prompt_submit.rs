@@ -17,7 +17,6 @@
 use std::future::Future;
 
 use dsh_hook_protocol::point::Outcome;
-use dsh_plugin_api::abi_stable::std_types::{ROption, RString};
 use dsh_plugin_api::{PromptDecision, PromptSubmitInput, blocks_text};
 use serde_json::Value;
 
@@ -95,24 +94,15 @@ impl CodexBridge {
             });
         }
         match next().await? {
-            PromptDecision::Allow {
-                content,
-                additional_context,
-            } => {
+            // The hooks' context is one piece, before what the rest of the
+            // chain added.
+            allowed @ (PromptDecision::Allow { .. } | PromptDecision::AllowAuthored { .. }) => {
                 let session_id = &input.session.session_id;
-                let parts: Vec<String> = contexts
+                let ours: Vec<String> = contexts
                     .into_iter()
                     .map(|text| self.cap(session_id, text))
-                    .chain(additional_context.into_option().map(String::from))
                     .collect();
-                Ok(PromptDecision::Allow {
-                    content,
-                    additional_context: if parts.is_empty() {
-                        ROption::RNone
-                    } else {
-                        ROption::RSome(RString::from(parts.join("\n\n")))
-                    },
-                })
+                Ok(allowed.with_context_first(ours.join("\n\n")))
             }
             blocked => Ok(blocked),
         }
