@@ -18,6 +18,7 @@
 //!   signal, kill or race), and timed waits for what it does.
 //! - [`acp_stdio`]: a raw JSON-RPC client over `dsh acp`'s stdio.
 //! - [`openai_mock`]: the scripted OpenAI-compatible server on 127.0.0.1.
+//! - [`fake_host`]: the fake plugin host for plugin unit tests.
 //! - [`wait`]: timed waits for async tests.
 //!
 //! Every wait here has a timeout; nothing sleeps to synchronize.
@@ -31,6 +32,7 @@ pub mod artifacts;
 pub mod background;
 pub mod daemon;
 pub mod events;
+pub mod fake_host;
 pub mod host;
 pub mod openai_mock;
 pub mod process;

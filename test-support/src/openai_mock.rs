@@ -180,7 +180,9 @@ async fn serve(
         recorded.push(request);
         replies.lock().expect("replies").pop_front()
     };
-    let reply = reply.unwrap_or_else(|| Reply::status(418, r#"{"error":{"message":"mock: no reply scripted"}}"#));
+    let reply = reply.unwrap_or_else(|| {
+        Reply::status(418, r#"{"error":{"message":"mock: no reply scripted"}}"#)
+    });
     let _ = respond(&mut socket, reply, closed).await;
 }
 

@@ -11,7 +11,7 @@ use dsh_host::session::TurnEndReason;
 use serde_json::{Value, json};
 
 use crate::probe::Probe;
-use crate::support::{Load, Outcome, AgentHost, kinds, of_kind, script, wait_for, within};
+use crate::support::{AgentHost, Load, Outcome, kinds, of_kind, script, wait_for, within};
 
 const TURN: Duration = Duration::from_secs(60);
 

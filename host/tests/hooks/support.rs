@@ -4,10 +4,10 @@
 
 use std::path::Path;
 
+use dsh_plugin_api::{Host, Plugin};
 pub use dsh_test_support::agent::{AgentHost, Load};
 pub use dsh_test_support::events::{Outcome, events_of, kinds, of_kind};
 pub use dsh_test_support::wait::{wait_for, within};
-use dsh_plugin_api::{Host, Plugin};
 use serde_json::json;
 
 /// An executable shell script at `path`.

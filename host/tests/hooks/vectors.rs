@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 use crate::script;
 use crate::skips::{Aspect, ROWS};
-use crate::support::{HeadlessApproval, Load, Outcome, AgentHost, events_of};
+use crate::support::{AgentHost, HeadlessApproval, Load, Outcome, events_of};
 use crate::unify::Bindings;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -9,8 +9,8 @@ use dsh_host::model::{
 use serde_json::json;
 use tokio::time::timeout;
 
-use dsh_test_support::openai_mock::{OpenAiMock, Reply};
 use super::{DONE, KEY, call, config, data, finish, request, text};
+use dsh_test_support::openai_mock::{OpenAiMock, Reply};
 
 const WAIT: Duration = Duration::from_secs(20);
 

@@ -11,8 +11,8 @@ use dsh_host::session::TurnEndReason;
 use serde_json::{Value, json};
 use tokio::time::timeout;
 
-use dsh_test_support::openai_mock::{OpenAiMock, Reply};
 use super::{DONE, KEY, call, finish, text};
+use dsh_test_support::openai_mock::{OpenAiMock, Reply};
 
 /// The variable the end-to-end test reads its key from. Only a child copy
 /// of this binary has it (see [`in_child_with_key`]).
