@@ -16,9 +16,10 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, ByteStreams, Client, ConnectTo, Error as RpcError};
 use dsh_host::acp::{AcpError, AcpServer};
-use dsh_host::agent::{Agent as DshAgent, AgentOptions};
-use dsh_host::plugins::{HostCore, PluginHost, builtin};
-use dsh_plugin_api::{Host as PluginApiHost, NoConfig, Plugin, plugin_module};
+use dsh_host::agent::Agent as DshAgent;
+use dsh_host::plugins::PluginHost;
+use dsh_plugin_api::{Host as PluginApiHost, NoConfig, Plugin};
+use dsh_test_support::agent::{AgentHost, Load};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -72,37 +73,34 @@ impl TestHost {
     /// filled in for the first one.
     pub fn new(model: Model, probes: &[Value]) -> TestHost {
         let dir = tempfile::tempdir().unwrap();
-        let project = dir.path().join("project");
-        std::fs::create_dir_all(&project).unwrap();
-        let record = dir.path().join("requests.jsonl");
         let seen = dir.path().join("seen.jsonl");
-        let state = dir.path().join("state");
-        let core = HostCore::new(state.clone(), tokio::runtime::Handle::current());
-        let agent = DshAgent::new(core.clone(), &state, AgentOptions::default());
-        let mut host = PluginHost::new(core, dir.path().join("cordis.yml"));
-        host.load_module(
-            "bash-local",
-            builtin::lookup("bash-local").unwrap(),
-            json!({}),
-        );
-        for (i, config) in probes.iter().enumerate() {
-            let mut config = config.clone();
-            if i == 0 {
-                config["seen"] = json!(seen);
-            }
-            host.load_module(&format!("probe{}", i + 1), plugin_module::<Probe>(), config);
-        }
-        match model {
-            Model::Scripted(script) => host.load_module(
-                "model",
-                builtin::lookup("model-scripted").unwrap(),
-                json!({"script": script, "record": record}),
+        let probes = probes
+            .iter()
+            .enumerate()
+            .map(|(i, config)| {
+                let mut config = config.clone();
+                if i == 0 {
+                    config["seen"] = json!(seen);
+                }
+                Load::native::<Probe>(&format!("probe{}", i + 1), config)
+            })
+            .collect();
+        let host = match model {
+            Model::Scripted(script) => AgentHost::scripted(dir.path(), probes, script),
+            Model::Streaming => AgentHost::with_model(
+                dir.path(),
+                probes,
+                Load::native::<StreamingModel>("model", json!({})),
             ),
-            Model::Streaming => {
-                host.load_module("model", plugin_module::<StreamingModel>(), json!({}))
-            }
         }
-        assert!(host.problems().is_empty(), "{:?}", host.problems());
+        .problem_free();
+        let AgentHost {
+            project,
+            record,
+            plugins: host,
+            agent,
+            ..
+        } = host;
         let server = AcpServer::new(agent.clone());
         TestHost {
             dir,

@@ -161,7 +161,7 @@ async fn a_panicking_prompt_listener_fails_one_balanced_turn_and_the_next_prompt
     assert_eq!(kinds(&out.events), ["turn/start", "turn/end"]);
     assert!(h.requests().is_empty());
     // The panic is per prompt: the second turn goes through the same listener.
-    h.host.core().dispose("probe2");
+    h.plugins.core().dispose("probe2");
     let out: Outcome = session.prompt(Prompt::user("second")).await.into();
     assert_eq!(out.reason, TurnEndReason::Completed);
     assert_balanced(&events_of(&session));
@@ -444,7 +444,7 @@ async fn a_native_guard_plugin_blocks_denies_and_audits_without_hook_records_and
         kinds(&events)
     );
     // Dispose removes every listener and guard it had.
-    let mut host = h.host;
+    let mut host = h.host.plugins;
     assert!(!host.seams_of("probe1").is_empty());
     assert!(host.dispose("probe1"));
     assert!(host.seams_of("probe1").is_empty());

@@ -11,7 +11,7 @@ use dsh_host::session::TurnEndReason;
 use serde_json::{Value, json};
 
 use crate::probe::Probe;
-use crate::support::{Load, Outcome, TestHost, kinds, of_kind, script, wait_for, within};
+use crate::support::{AgentHost, Load, Outcome, kinds, of_kind, script, wait_for, within};
 
 const TURN: Duration = Duration::from_secs(60);
 
@@ -35,7 +35,7 @@ struct Case {
     _dir: tempfile::TempDir,
     cap: Cap,
     project: PathBuf,
-    host: TestHost,
+    host: AgentHost,
 }
 
 impl Case {
@@ -64,7 +64,7 @@ impl Case {
         for (i, p) in probes.iter().enumerate() {
             loads.push(Load::native::<Probe>(&format!("probe{}", i + 1), p.clone()));
         }
-        let host = TestHost::new(&root, loads, model);
+        let host = AgentHost::scripted(&root, loads, model).error_free();
         Case {
             _dir: dir,
             cap,
@@ -78,7 +78,7 @@ impl Case {
     }
 
     async fn session(&self) -> Arc<Session> {
-        self.host.session(&self.project).await
+        self.host.session_in(&self.project).await
     }
 
     async fn run(&self, prompt: &str) -> (Arc<Session>, Outcome) {
@@ -286,7 +286,7 @@ async fn hooks_run_in_the_session_cwd_not_the_daemons() {
 async fn a_missing_config_file_loads_nothing_and_the_turn_runs() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("nowhere/settings.json");
-    let host = TestHost::with_problems(
+    let host = AgentHost::scripted(
         dir.path(),
         vec![Load::builtin(
             "hooks-claude",
@@ -311,7 +311,7 @@ async fn a_missing_config_file_loads_nothing_and_the_turn_runs() {
         "{problems:?}"
     );
     assert!(!host.plugins.all_applied());
-    let session = host.session(dir.path()).await;
+    let session = host.session_in(dir.path()).await;
     let out: Outcome = within("the turn", TURN, session.prompt(Prompt::user("go")))
         .await
         .into();

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 use crate::script;
 use crate::skips::{Aspect, ROWS};
-use crate::support::{HeadlessApproval, Load, Outcome, TestHost, events_of};
+use crate::support::{AgentHost, HeadlessApproval, Load, Outcome, events_of};
 use crate::unify::Bindings;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -225,7 +225,7 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
             json!({}),
         ));
     }
-    let host = TestHost::new(sb.run(), loads, model_script(v));
+    let host = AgentHost::scripted(sb.run(), loads, model_script(v)).error_free();
     let project = sb.run().join("proj");
     let ends: Vec<String> = v
         .calls()
@@ -238,7 +238,7 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
         .as_array()
         .cloned()
         .unwrap_or_default();
-    let mut session = host.session(&project).await;
+    let mut session = host.session_in(&project).await;
     let log_dir = host.state.join("sessions");
     // The CLI could not save there (S21-ups-json-persist-fails): the
     // session's tool-results folder is a regular file.

@@ -9,8 +9,8 @@ use dsh_host::model::{
 use serde_json::json;
 use tokio::time::timeout;
 
-use super::mock::{MockServer, Reply};
 use super::{DONE, KEY, call, config, data, finish, request, text};
+use dsh_test_support::openai_mock::{OpenAiMock, Reply};
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -30,7 +30,7 @@ async fn complete_with(
     (deltas, result)
 }
 
-async fn complete(server: &MockServer) -> (Vec<String>, Result<ModelReply, OpenAiError>) {
+async fn complete(server: &OpenAiMock) -> (Vec<String>, Result<ModelReply, OpenAiError>) {
     complete_with(
         config(&server.base_url),
         &request(vec![ChatMessage::new("user", "hi")]),
@@ -67,14 +67,13 @@ async fn streamed_text_arrives_as_deltas_and_whole() {
     .concat();
     // Chunked with pieces cut mid-line, and close-delimited with CRLF ends.
     let crlf = body.replace('\n', "\r\n");
-    let server = MockServer::start(vec![
+    let server = OpenAiMock::start(vec![
         Reply::sse(split(&body, 9)),
         Reply::Sse {
             pieces: split(&crlf, 13),
             chunked: false,
         },
-    ])
-    .await;
+    ]);
     for _ in 0..2 {
         let (deltas, reply) = complete(&server).await;
         assert_eq!(deltas, ["Hel", "lo, ", "world"]);
@@ -102,7 +101,7 @@ async fn streamed_tool_calls_merge_by_index() {
         DONE.into(),
     ]
     .concat();
-    let server = MockServer::start(vec![Reply::sse(split(&body, 50))]).await;
+    let server = OpenAiMock::start(vec![Reply::sse(split(&body, 50))]);
     let (deltas, reply) = complete(&server).await;
     assert_eq!(deltas, ["Two calls."]);
     let reply = reply.unwrap();
@@ -126,12 +125,11 @@ async fn streamed_tool_calls_merge_by_index() {
 
 #[tokio::test]
 async fn request_carries_history_tools_stream_and_bearer_key() {
-    let server = MockServer::start(vec![Reply::sse(vec![
+    let server = OpenAiMock::start(vec![Reply::sse(vec![
         text("ok"),
         finish("stop"),
         DONE.into(),
-    ])])
-    .await;
+    ])]);
     let mut assistant = ChatMessage::new("assistant", "Looking.");
     assistant.tool_calls = vec![ModelToolCall {
         id: "c1".into(),
@@ -196,15 +194,14 @@ async fn request_carries_history_tools_stream_and_bearer_key() {
 
 #[tokio::test]
 async fn a_429_is_retried_then_succeeds() {
-    let server = MockServer::start(vec![
+    let server = OpenAiMock::start(vec![
         Reply::Status {
             code: 429,
             body: r#"{"error": {"message": "slow down"}}"#.into(),
             headers: vec![("Retry-After".into(), "0".into())],
         },
         Reply::sse(vec![text("after the wait"), finish("stop"), DONE.into()]),
-    ])
-    .await;
+    ]);
     let (_, reply) = complete(&server).await;
     assert_eq!(reply.unwrap().text, "after the wait");
     assert_eq!(server.requests().len(), 2);
@@ -214,7 +211,7 @@ async fn a_429_is_retried_then_succeeds() {
 async fn persistent_5xx_fails_after_every_attempt() {
     // The body echoes the key, as a careless proxy might: it must not leak.
     let echo = format!("upstream down (auth Bearer {KEY})");
-    let server = MockServer::start((0..3).map(|_| Reply::status(500, &echo)).collect()).await;
+    let server = OpenAiMock::start((0..3).map(|_| Reply::status(500, &echo)).collect());
     let err = message(complete(&server).await.1);
     assert_eq!(
         err,
@@ -226,11 +223,10 @@ async fn persistent_5xx_fails_after_every_attempt() {
 #[tokio::test]
 async fn a_401_fails_at_once() {
     let body = format!(r#"{{"error": {{"message": "Incorrect API key provided: {KEY}"}}}}"#);
-    let server = MockServer::start(vec![
+    let server = OpenAiMock::start(vec![
         Reply::status(401, &body),
         Reply::status(500, "unused"),
-    ])
-    .await;
+    ]);
     let err = message(complete(&server).await.1);
     assert!(
         err.starts_with("model request refused: HTTP 401: "),
@@ -258,12 +254,11 @@ async fn a_refused_connection_is_retried_then_reported() {
 
 #[tokio::test]
 async fn a_garbage_data_line_is_a_malformed_stream() {
-    let server = MockServer::start(vec![Reply::sse(vec![
+    let server = OpenAiMock::start(vec![Reply::sse(vec![
         text("fine "),
         "data: {not json\n\n".into(),
         DONE.into(),
-    ])])
-    .await;
+    ])]);
     let (deltas, result) = complete(&server).await;
     assert_eq!(deltas, ["fine "]);
     let err = message(result);
@@ -276,11 +271,10 @@ async fn a_garbage_data_line_is_a_malformed_stream() {
 
 #[tokio::test]
 async fn a_stream_cut_before_done_is_malformed() {
-    let server = MockServer::start(vec![Reply::Sse {
+    let server = OpenAiMock::start(vec![Reply::Sse {
         pieces: vec![text("half an "), text("answ")],
         chunked: false,
-    }])
-    .await;
+    }]);
     let (deltas, result) = complete(&server).await;
     assert_eq!(deltas, ["half an ", "answ"]);
     let err = message(result);
@@ -297,7 +291,7 @@ async fn malformed_tool_arguments_name_the_call() {
         finish("tool_calls"),
         DONE.into(),
     ];
-    let server = MockServer::start(vec![Reply::sse(body)]).await;
+    let server = OpenAiMock::start(vec![Reply::sse(body)]);
     let err = message(complete(&server).await.1);
     assert!(
         err.starts_with("malformed tool call #1 (`Bash`, id `call_x`)"),
@@ -307,12 +301,11 @@ async fn malformed_tool_arguments_name_the_call() {
 
 #[tokio::test]
 async fn finish_reason_length_is_max_tokens() {
-    let server = MockServer::start(vec![Reply::sse(vec![
+    let server = OpenAiMock::start(vec![Reply::sse(vec![
         text("trunc"),
         finish("length"),
         DONE.into(),
-    ])])
-    .await;
+    ])]);
     let reply = complete(&server).await.1.unwrap();
     assert_eq!(
         (reply.text.as_str(), reply.stop_reason),
@@ -324,7 +317,7 @@ async fn finish_reason_length_is_max_tokens() {
 async fn a_plain_json_body_is_accepted() {
     let body = json!({"id": "x", "object": "chat.completion", "choices": [{"index": 0,
         "message": {"role": "assistant", "content": "whole"}, "finish_reason": "stop"}]});
-    let server = MockServer::start(vec![Reply::Json(body)]).await;
+    let server = OpenAiMock::start(vec![Reply::Json(body)]);
     let (deltas, reply) = complete(&server).await;
     assert_eq!(deltas, ["whole"]);
     assert_eq!(reply.unwrap().text, "whole");
@@ -332,20 +325,18 @@ async fn a_plain_json_body_is_accepted() {
 
 #[tokio::test]
 async fn an_error_event_in_the_stream_is_reported() {
-    let server = MockServer::start(vec![Reply::sse(vec![data(
+    let server = OpenAiMock::start(vec![Reply::sse(vec![data(
         json!({"error": {"message": "model overloaded"}}),
-    )])])
-    .await;
+    )])]);
     let err = message(complete(&server).await.1);
     assert_eq!(err, "the model server reported an error: model overloaded");
 }
 
 #[tokio::test]
 async fn dropping_the_future_closes_the_connection() {
-    let server = MockServer::start(vec![Reply::Hold {
+    let server = OpenAiMock::start(vec![Reply::Hold {
         pieces: vec![text("thinking")],
-    }])
-    .await;
+    }]);
     let client = OpenAiClient::new(config(&server.base_url)).unwrap();
     let key = ApiKey::new(KEY);
     let request = request(vec![ChatMessage::new("user", "a long one")]);

@@ -11,8 +11,8 @@ use dsh_host::session::TurnEndReason;
 use serde_json::{Value, json};
 use tokio::time::timeout;
 
-use super::mock::{MockServer, Reply};
 use super::{DONE, KEY, call, finish, text};
+use dsh_test_support::openai_mock::{OpenAiMock, Reply};
 
 /// The variable the end-to-end test reads its key from. Only a child copy
 /// of this binary has it (see [`in_child_with_key`]).
@@ -113,7 +113,7 @@ async fn bash_round_trip_through_the_agent_loop() {
     let command = format!("echo hi ${{{KEY_VAR}:-}}");
     let args = json!({"command": command}).to_string();
     let (head, tail) = args.split_at(10);
-    let server = MockServer::start(vec![
+    let server = OpenAiMock::start(vec![
         Reply::sse(vec![
             text("Running "),
             text("it."),
@@ -128,8 +128,7 @@ async fn bash_round_trip_through_the_agent_loop() {
             finish("stop"),
             DONE.into(),
         ]),
-    ])
-    .await;
+    ]);
     let host = Host::new(&server.base_url, KEY_VAR);
     let session = host.session().await;
     let mut live = session.subscribe();
@@ -188,10 +187,9 @@ async fn cancelling_the_turn_closes_the_model_stream() {
     if !in_child_with_key("e2e::cancelling_the_turn_closes_the_model_stream") {
         return;
     }
-    let server = MockServer::start(vec![Reply::Hold {
+    let server = OpenAiMock::start(vec![Reply::Hold {
         pieces: vec![text("Let me think")],
-    }])
-    .await;
+    }]);
     let host = Host::new(&server.base_url, KEY_VAR);
     let session = host.session().await;
     let mut live = session.subscribe();
@@ -220,7 +218,7 @@ async fn cancelling_the_turn_closes_the_model_stream() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_missing_key_fails_the_turn_naming_the_variable() {
-    let server = MockServer::start(vec![]).await;
+    let server = OpenAiMock::start(vec![]);
     let host = Host::new(&server.base_url, "DSH_TEST_OPENAI_KEY_ABSENT");
     let session = host.session().await;
     let outcome = prompt(&session, "hello").await;
@@ -241,11 +239,10 @@ async fn a_refused_request_fails_the_turn_with_the_typed_error() {
     if !in_child_with_key("e2e::a_refused_request_fails_the_turn_with_the_typed_error") {
         return;
     }
-    let server = MockServer::start(vec![Reply::status(
+    let server = OpenAiMock::start(vec![Reply::status(
         401,
         &format!("{{\"error\": \"bad key {KEY}\"}}"),
-    )])
-    .await;
+    )]);
     let host = Host::new(&server.base_url, KEY_VAR);
     let session = host.session().await;
     let outcome = prompt(&session, "hello").await;

@@ -5,7 +5,6 @@
 
 mod client;
 mod e2e;
-mod mock;
 
 use dsh_host::model::openai::OpenAiConfig;
 use dsh_host::model::{ChatMessage, ModelRequest};

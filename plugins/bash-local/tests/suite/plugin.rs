@@ -60,7 +60,11 @@ async fn registers_the_service_and_the_tool() {
     assert!(refused.contains("`program`"), "{refused}");
 
     let body = host.take_tool("Bash");
-    let call = RArc::new(tool_call("Bash", &json!({"command": "echo hi"}), &dir));
+    let call = RArc::new(tool_call(
+        "Bash",
+        &json!({"command": "echo hi"}).to_string(),
+        &dir,
+    ));
     let result = tokio::time::timeout(FINISH, body.run(call, TestSignal::default().boxed()))
         .await
         .expect("finished");
@@ -75,7 +79,7 @@ async fn tool_arguments_that_are_not_json_are_an_error_result() {
     let (host, applied) = apply(json!({}));
     applied.expect("applied");
     let (_d, dir) = temp_dir();
-    let mut call = tool_call("Bash", &json!({}), &dir);
+    let mut call = tool_call("Bash", &json!({}).to_string(), &dir);
     call.arguments = "{not json".into();
     let result = host
         .take_tool("Bash")

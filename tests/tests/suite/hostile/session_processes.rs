@@ -14,7 +14,7 @@ use std::path::Path;
 
 use dsh_tests::acp_stdio::AcpStdio;
 use dsh_tests::background::{Background, alive, kill_if_alive, wait_for_pid, wait_until};
-use dsh_tests::openai_mock::{OpenAiMock, text_completion, tool_calls_answered};
+use dsh_tests::openai_mock::{OpenAiMock, Reply, tool_calls_answered};
 use serde_json::{Value, json};
 
 use super::session_support::{Project, WAIT, kinds, shown};
@@ -122,7 +122,7 @@ fn a_prompt_killed_mid_tool_resumes_with_a_result_for_every_call() {
     assert_eq!(killed.code, None, "killed by the signal");
     kill_if_alive(tool);
 
-    let mock = OpenAiMock::start(vec![text_completion("resumed fine")]);
+    let mock = OpenAiMock::start(vec![Reply::text("resumed fine")]);
     std::fs::write(
         project.path("openai.yml"),
         format!(
@@ -150,7 +150,7 @@ fn a_prompt_killed_mid_tool_resumes_with_a_result_for_every_call() {
 
     let requests = mock.requests();
     assert_eq!(requests.len(), 1, "{requests:?}");
-    let request = &requests[0];
+    let request = &requests[0].body;
     if let Err(broken) = tool_calls_answered(request) {
         panic!("the API would answer 400: {broken}\n{request:#}");
     }

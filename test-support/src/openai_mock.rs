@@ -1,16 +1,24 @@
-//! A scripted OpenAI-compatible server on 127.0.0.1: minimal HTTP/1.1
-//! (request line, headers, `Content-Length` body), one scripted reply per
-//! connection in arrival order, every request recorded. Each reply closes
-//! its connection (`Connection: close`), so every request is a new one.
+//! The one scripted OpenAI-compatible chat-completions server for every
+//! test, on 127.0.0.1: minimal HTTP/1.1 (request line, headers, a
+//! `Content-Length` body), one scripted [`Reply`] per request in arrival
+//! order (a 418 once the script runs out), every request recorded. Each
+//! reply closes its connection (`Connection: close`), so every request is a
+//! new one. It serves on a thread and runtime of its own until dropped, so
+//! sync tests (driving the `dsh` binary) and async tests (driving the client
+//! in-process) start it the same way.
+//!
+//! [`tool_calls_answered`] checks a recorded request against the rule
+//! OpenAI enforces with an HTTP 400: every assistant `tool_calls` id is
+//! answered by a `tool` message before any other message.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 /// What the server answers to one request.
 pub enum Reply {
@@ -26,11 +34,16 @@ pub enum Reply {
         headers: Vec<(String, String)>,
     },
     /// 200 SSE pieces, then the connection held open until the client
-    /// closes it, which is reported to [`MockServer::wait_closed`].
+    /// closes it, which is reported to [`OpenAiMock::wait_closed`].
     Hold { pieces: Vec<String> },
 }
 
 impl Reply {
+    /// A plain (non-streamed) completion answering with `text`.
+    pub fn text(text: &str) -> Reply {
+        Reply::Json(text_completion(text))
+    }
+
     pub fn sse(pieces: Vec<String>) -> Reply {
         Reply::Sse {
             pieces,
@@ -66,50 +79,80 @@ impl Recorded {
     }
 }
 
-pub struct MockServer {
+/// A plain (non-streamed) completion body answering with `text`.
+pub fn text_completion(text: &str) -> Value {
+    json!({"id": "mock", "object": "chat.completion", "choices": [{"index": 0,
+        "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]})
+}
+
+/// The mock server; stops serving (and drops held connections) when dropped.
+pub struct OpenAiMock {
+    /// `http://127.0.0.1:<port>`, for `model-openai`'s `base_url`.
     pub base_url: String,
     requests: Arc<Mutex<Vec<Recorded>>>,
     closed: tokio::sync::Mutex<mpsc::UnboundedReceiver<()>>,
-    task: tokio::task::JoinHandle<()>,
+    stop: Option<oneshot::Sender<()>>,
 }
 
-impl Drop for MockServer {
+impl Drop for OpenAiMock {
     fn drop(&mut self) {
-        self.task.abort();
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
     }
 }
 
-impl MockServer {
-    pub async fn start(replies: Vec<Reply>) -> MockServer {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base_url = format!("http://{}", listener.local_addr().unwrap());
+impl OpenAiMock {
+    /// Serves `replies`, one per request, from a thread of its own.
+    pub fn start(replies: Vec<Reply>) -> OpenAiMock {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        listener
+            .set_nonblocking(true)
+            .expect("a nonblocking listener");
+        let base_url = format!("http://{}", listener.local_addr().expect("local addr"));
         let requests = Arc::new(Mutex::new(Vec::new()));
         let replies = Arc::new(Mutex::new(VecDeque::from(replies)));
         let (closed_tx, closed) = mpsc::unbounded_channel();
+        let (stop, stopped) = oneshot::channel::<()>();
         let recorded = requests.clone();
-        let task = tokio::spawn(async move {
-            loop {
-                let Ok((socket, _)) = listener.accept().await else {
-                    return;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("the mock's runtime");
+        std::thread::spawn(move || {
+            runtime.block_on(async move {
+                let listener = TcpListener::from_std(listener).expect("a tokio listener");
+                let accept = async {
+                    loop {
+                        let Ok((socket, _)) = listener.accept().await else {
+                            return;
+                        };
+                        let recorded = recorded.clone();
+                        let replies = replies.clone();
+                        let closed_tx = closed_tx.clone();
+                        tokio::spawn(async move {
+                            serve(socket, recorded, replies, closed_tx).await;
+                        });
+                    }
                 };
-                let recorded = recorded.clone();
-                let replies = replies.clone();
-                let closed_tx = closed_tx.clone();
-                tokio::spawn(async move {
-                    serve(socket, recorded, replies, closed_tx).await;
-                });
-            }
+                tokio::select! {
+                    _ = accept => {}
+                    _ = stopped => {}
+                }
+            });
+            // Dropping the runtime here drops every connection still open.
         });
-        MockServer {
+        OpenAiMock {
             base_url,
             requests,
             closed: tokio::sync::Mutex::new(closed),
-            task,
+            stop: Some(stop),
         }
     }
 
+    /// Every request received so far, in arrival order.
     pub fn requests(&self) -> Vec<Recorded> {
-        self.requests.lock().unwrap().clone()
+        self.requests.lock().expect("requests").clone()
     }
 
     /// Waits (at most 10 s) until a `Hold` connection is closed by the client.
@@ -118,7 +161,7 @@ impl MockServer {
         tokio::time::timeout(Duration::from_secs(10), closed.recv())
             .await
             .expect("the client never closed the held connection")
-            .unwrap();
+            .expect("the mock is serving");
     }
 }
 
@@ -133,11 +176,13 @@ async fn serve(
     };
     // Record and pick the reply under one lock so both follow arrival order.
     let reply = {
-        let mut recorded = recorded.lock().unwrap();
+        let mut recorded = recorded.lock().expect("requests");
         recorded.push(request);
-        replies.lock().unwrap().pop_front()
+        replies.lock().expect("replies").pop_front()
     };
-    let reply = reply.unwrap_or_else(|| Reply::status(418, "mock: no reply scripted"));
+    let reply = reply.unwrap_or_else(|| {
+        Reply::status(418, r#"{"error":{"message":"mock: no reply scripted"}}"#)
+    });
     let _ = respond(&mut socket, reply, closed).await;
 }
 
@@ -261,4 +306,45 @@ async fn respond(
         }
     }
     socket.shutdown().await
+}
+
+/// Checks `request` (a chat-completions body) against OpenAI's rule that
+/// every assistant tool call id is answered by a `tool` message right
+/// after it, before any other message; returns what breaks it.
+pub fn tool_calls_answered(request: &Value) -> Result<(), String> {
+    let messages = request["messages"]
+        .as_array()
+        .ok_or_else(|| format!("no messages in {request}"))?;
+    let mut i = 0;
+    while i < messages.len() {
+        let m = &messages[i];
+        i += 1;
+        let Some(calls) = m["tool_calls"].as_array().filter(|c| !c.is_empty()) else {
+            if m["role"] == "tool" {
+                return Err(format!(
+                    "message {} is a tool result answering no call: {m}",
+                    i - 1
+                ));
+            }
+            continue;
+        };
+        let mut waiting: Vec<&str> = calls.iter().filter_map(|c| c["id"].as_str()).collect();
+        while i < messages.len() && messages[i]["role"] == "tool" {
+            let id = messages[i]["tool_call_id"].as_str().unwrap_or_default();
+            let Some(at) = waiting.iter().position(|w| *w == id) else {
+                return Err(format!(
+                    "tool message {i} answers `{id}`, which is not waiting"
+                ));
+            };
+            waiting.remove(at);
+            i += 1;
+        }
+        if !waiting.is_empty() {
+            return Err(format!(
+                "assistant message {} has tool calls {waiting:?} with no tool message after it",
+                i - 1
+            ));
+        }
+    }
+    Ok(())
 }
