@@ -91,10 +91,20 @@ fn any_file_opens_or_is_an_error_and_repair_is_idempotent() {
     });
 }
 
+/// What a crash can leave after the last full line: any bytes but a
+/// newline (mapped, not filtered: a filter rejects too often over a long
+/// run).
+fn torn_tail() -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec(
+        any::<u8>().prop_map(|b| if b == b'\n' { b' ' } else { b }),
+        0..64,
+    )
+}
+
 #[test]
 fn written_logs_read_back_exactly_and_torn_tails_are_cut() {
     let dir = tempfile::tempdir().unwrap();
-    proptest!(|(texts in messages(), tail in prop::collection::vec(any::<u8>().prop_filter("no newline", |b| *b != b'\n'), 0..64))| {
+    proptest!(|(texts in messages(), tail in torn_tail())| {
         let (path, written) = write_log(dir.path(), &texts);
         let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
         std::io::Write::write_all(&mut file, &tail).unwrap();
