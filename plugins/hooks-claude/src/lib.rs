@@ -101,7 +101,9 @@ impl ClaudeBridge {
         }
     }
 
-    /// Remembers where a session was before its first move.
+    /// Remembers where a session is when the bridge first hears of it
+    /// (session start) or, for a session started before the bridge, where
+    /// it was before its first move.
     pub(crate) fn note_project_dir(&self, session: &dsh_plugin_api::SessionRef, old_cwd: &str) {
         if let Ok(mut m) = self.project_dirs.lock() {
             m.entry(session.session_id.to_string())
@@ -117,14 +119,12 @@ impl ClaudeBridge {
             return dir.clone();
         }
         let known = self.project_dirs.lock().ok().and_then(|m| {
-            m.get(session.session_id.as_str())
-                .or_else(|| {
-                    session
-                        .parent_session_id
-                        .as_ref()
-                        .into_option()
-                        .and_then(|p| m.get(p.as_str()))
-                })
+            session
+                .parent_session_id
+                .as_ref()
+                .into_option()
+                .and_then(|p| m.get(p.as_str()))
+                .or_else(|| m.get(session.session_id.as_str()))
                 .cloned()
         });
         known.unwrap_or_else(|| session.cwd.to_string())
