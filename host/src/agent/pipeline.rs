@@ -14,8 +14,8 @@ use std::sync::Arc;
 use abi_stable::std_types::{RArc, ROption, RResult, RString};
 use dsh_plugin_api::services::approval::{self, ApprovalAnswer, ApprovalRequest, METHOD_REQUEST};
 use dsh_plugin_api::{
-    CwdChangedInput, ExecuteInput, PostExecuteInput, PostToolDecision, PreToolDecision, SeamInput, SeamOutput,
-    ToolCall, ToolResult,
+    CwdChangedInput, ExecuteInput, PostExecuteInput, PostToolDecision, PreToolDecision, SeamInput,
+    SeamOutput, ToolCall, ToolResult,
 };
 use futures::FutureExt as _;
 use serde_json::{Value, json};

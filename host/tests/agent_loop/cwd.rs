@@ -23,7 +23,11 @@ fn physical(p: &std::path::Path) -> PathBuf {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cd_persists_into_the_next_bash_call_of_the_session() {
     let h = Harness::new(
-        json!([bash("mkdir sub && cd sub && pwd"), bash("pwd"), text("done")]),
+        json!([
+            bash("mkdir sub && cd sub && pwd"),
+            bash("pwd"),
+            text("done")
+        ]),
         &[],
     );
     let (session, out) = h.run("go").await;
@@ -39,7 +43,12 @@ async fn a_cd_persists_into_the_next_bash_call_of_the_session() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_do_not_share_a_cwd() {
     let h = Harness::new(
-        json!([bash("mkdir sub && cd sub"), text("a"), bash("pwd"), text("b")]),
+        json!([
+            bash("mkdir sub && cd sub"),
+            text("a"),
+            bash("pwd"),
+            text("b")
+        ]),
         &[],
     );
     let (a, _) = h.run("go").await;

@@ -256,7 +256,11 @@ pub async fn run_call(
     if let Some(dir) = &run.moved_to {
         let session = call.session.session_id.as_str();
         if let Err(e) = host.set_session_cwd(session, &dir.to_string_lossy()) {
-            tracing::warn!(session, "Bash: the session stays in {}: {e}", call.session.cwd);
+            tracing::warn!(
+                session,
+                "Bash: the session stays in {}: {e}",
+                call.session.cwd
+            );
         }
     }
     run.result

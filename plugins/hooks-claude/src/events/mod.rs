@@ -266,8 +266,7 @@ impl ClaudeBridge {
                     req = req.with_env("CLAUDE_EFFORT", level);
                 }
                 if matches!(event, "SessionStart" | "CwdChanged")
-                    && let Some(file) =
-                        self.env_file(&session.session_id, event, invocations.len())
+                    && let Some(file) = self.env_file(&session.session_id, event, invocations.len())
                 {
                     req = req.with_env("CLAUDE_ENV_FILE", &file);
                 }
