@@ -163,6 +163,17 @@ pub trait HostContext: Clone + Send + Sync {
     fn report_problem(&self, problem: ConfigProblem) {
         let _ = problem;
     }
+    /// Moves a session's working directory (since 1.3): a shell tool whose
+    /// command ended in another directory (`cd sub`) reports it here, and
+    /// later tool calls and hooks of that session run there. `cwd` must
+    /// be an absolute path to a directory. The host fires
+    /// `agent/cwd-changed` once the tool call that moved it has finished
+    /// its post-execute phase. The default refuses: every host that
+    /// speaks 1.3 implements it.
+    fn set_session_cwd(&self, session_id: RString, cwd: RString) -> RResult<(), RString> {
+        let _ = (session_id, cwd);
+        RResult::RErr(RString::from("this host cannot move a session's cwd"))
+    }
 }
 
 /// Shared host-context handle.

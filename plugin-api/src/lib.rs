@@ -134,6 +134,10 @@
 //!   with their authors. A listener built against 1.0 or 1.1 is handed the
 //!   text form of these decisions (pieces joined by [`CONTEXT_SEPARATOR`]),
 //!   so it keeps folding and replacing context as before.
+//! - **1.3.0**: the `agent/cwd-changed` seam ([`CwdChangedInput`],
+//!   [`Plugin::cwd_changed`]) and [`ffi::HostContext::set_session_cwd`]
+//!   with [`Host::set_session_cwd`]: a shell tool's `cd` persists in its
+//!   session.
 #![deny(missing_docs)]
 
 pub mod compat;
@@ -177,7 +181,7 @@ pub const API_VERSION: &str = "2.0.0";
 /// by the fixture that proves a plugin from a newer minor is
 /// refused. Bump it with the crate's minor.
 #[doc(hidden)]
-pub const FIXTURE_FUTURE_API_VERSION: &str = "1.3.0";
+pub const FIXTURE_FUTURE_API_VERSION: &str = "1.4.0";
 
 /// The API version the future-minor fixture claims.
 #[cfg(feature = "__fixture-future-minor")]

@@ -65,6 +65,9 @@ impl Seam {
     /// `agent/turn-end`: notification once a turn has ended, with how it
     /// ended. Since 1.1.
     pub const TurnEnd: Seam = Seam(11);
+    /// `agent/cwd-changed`: notification once a session's working
+    /// directory has moved (a shell tool's `cd`). Since 1.3.
+    pub const CwdChanged: Seam = Seam(12);
 }
 
 /// Every seam this build knows: its constant, its event name, whether it
@@ -82,6 +85,7 @@ const SEAMS: &[(Seam, &str, bool)] = &[
     (Seam::SubagentStart, "subagent/start", true),
     (Seam::SubagentEnd, "subagent/end", true),
     (Seam::TurnEnd, "agent/turn-end", true),
+    (Seam::CwdChanged, "agent/cwd-changed", true),
 ];
 
 impl Seam {
@@ -323,6 +327,19 @@ pub struct TurnEndInput {
     pub message: ROption<RString>,
 }
 
+/// Snapshot for `agent/cwd-changed` (since 1.3).
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug)]
+pub struct CwdChangedInput {
+    /// The session, already in its new directory (`session.cwd` is
+    /// `new_cwd`).
+    pub session: SessionRef,
+    /// Where the session was.
+    pub old_cwd: RString,
+    /// Where it is now.
+    pub new_cwd: RString,
+}
+
 /// Any seam's input. It crosses the boundary as a [`SeamInput_NE`]
 /// (`NonExhaustive`): a variant added in a later minor sits in the same
 /// storage, and a build that does not know it gets an error from
@@ -356,6 +373,8 @@ pub enum SeamInput {
     SubagentEnd(RArc<SubagentInfo>),
     /// `agent/turn-end` (since 1.1).
     TurnEnd(RArc<TurnEndInput>),
+    /// `agent/cwd-changed` (since 1.3).
+    CwdChanged(RArc<CwdChangedInput>),
     /// Test-only: a seam from a minor this crate has not reached, for the
     /// fixture that proves a newer plugin is refused.
     #[cfg(feature = "__fixture-future-minor")]
@@ -378,6 +397,7 @@ impl SeamInput {
             SeamInput::SubagentStart(_) => Seam::SubagentStart,
             SeamInput::SubagentEnd(_) => Seam::SubagentEnd,
             SeamInput::TurnEnd(_) => Seam::TurnEnd,
+            SeamInput::CwdChanged(_) => Seam::CwdChanged,
             #[cfg(feature = "__fixture-future-minor")]
             SeamInput::FixtureFuture(_) => Seam(200),
         }

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use abi_stable::std_types::{RArc, ROption, RResult, RString};
 use dsh_plugin_api::services::approval::{self, ApprovalAnswer, ApprovalRequest, METHOD_REQUEST};
 use dsh_plugin_api::{
-    ExecuteInput, PostExecuteInput, PostToolDecision, PreToolDecision, SeamInput, SeamOutput,
-    ToolCall, ToolResult,
+    CwdChangedInput, ExecuteInput, PostExecuteInput, PostToolDecision, PreToolDecision, SeamInput,
+    SeamOutput, ToolCall, ToolResult,
 };
 use futures::FutureExt as _;
 use serde_json::{Value, json};
@@ -87,6 +87,8 @@ impl Session {
         };
         // Back-pressure: a reader far behind holds the turn here.
         unless_cancelled(cancel, self.feed.room()).await;
+        // A directory deleted under the session: back to where it started.
+        self.recover_cwd();
         self.append(SessionEvent::ToolCall {
             call_id: call.id.clone(),
             name: call.name.clone(),
@@ -230,6 +232,14 @@ impl Session {
         };
 
         self.written().await;
+        // A call that moved the session (`cd`): post-execute and everything
+        // after it already see the new directory, as in Claude Code.
+        let moved = self.take_cwd_move();
+        if moved.is_some() {
+            let mut now = (*exec).clone();
+            now.session = self.session_ref();
+            exec = RArc::new(now);
+        }
         // Phase 4: post-execute, from a protected snapshot plus the decision.
         let denied = matches!(gate, Gate::Denied { .. });
         let snapshot = PostExecuteInput {
@@ -247,6 +257,9 @@ impl Session {
             .await
             .unwrap_or_else(|| Traced::answered(SeamOutput::PostTool(PostToolDecision::accept())));
         self.note_timed_out("tools/post-execute", &timed_out, true);
+        if let Some((old, new)) = moved {
+            self.cwd_changed(&view, &old, &new).await;
+        }
         let mut delivered = result.clone();
         let mut later: Vec<(String, String)> = Vec::new();
         match &answer {
@@ -308,6 +321,36 @@ impl Session {
         }
         for (plugin, text) in later {
             state.buffered.push(Buffered::Context { plugin, text });
+        }
+    }
+
+    /// `agent/cwd-changed`, once per move, after the post-execute phase of
+    /// the call that moved the session.
+    async fn cwd_changed(
+        &self,
+        view: &crate::plugins::HostView,
+        old: &std::path::Path,
+        new: &std::path::Path,
+    ) {
+        let input = CwdChangedInput {
+            session: self.session_ref(),
+            old_cwd: RString::from(old.to_string_lossy().as_ref()),
+            new_cwd: RString::from(new.to_string_lossy().as_ref()),
+        };
+        let failures = view
+            .bus
+            .notify(SeamInput::CwdChanged(RArc::new(input)))
+            .await;
+        let mut state = self.state();
+        for f in failures {
+            tracing::warn!(session = %self.id, plugin = %f.plugin, "agent/cwd-changed listener failed: {}", f.message);
+            state
+                .buffered
+                .push(Buffered::Record(SessionEvent::listener_failed(
+                    "agent/cwd-changed",
+                    &f.plugin,
+                    &f.message,
+                )));
         }
     }
 

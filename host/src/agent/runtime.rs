@@ -83,6 +83,10 @@ impl SessionControl for Control {
         self.session(session_id)?.halt(plugin, reason)
     }
 
+    fn set_session_cwd(&self, session_id: &str, cwd: &str) -> Result<(), String> {
+        self.session(session_id)?.set_cwd(Path::new(cwd))
+    }
+
     fn stream_event(&self, session_id: &str, event: serde_json::Value) -> Result<(), String> {
         let event = SessionEvent::from_value(event);
         if event.kind().is_empty() {

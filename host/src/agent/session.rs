@@ -77,13 +77,19 @@ pub(crate) struct SessionState {
     /// A cancel that arrived while a turn was asked for but not started:
     /// the next turn starts cancelled.
     pub(crate) cancel_next: bool,
+    /// Where tools and hooks run now (a `Bash` `cd` moves it).
+    pub(crate) cwd: PathBuf,
+    /// Where the session was before a move not yet announced on
+    /// `agent/cwd-changed`.
+    pub(crate) moved_from: Option<PathBuf>,
 }
 
 /// One conversation.
 pub struct Session {
     /// Session id.
     pub id: String,
-    /// Where its tools and hooks run.
+    /// Where the session started (its log header's cwd). Tools and hooks
+    /// run in [`Session::current_cwd`], which a `cd` moves.
     pub cwd: PathBuf,
     pub(crate) parent: Option<String>,
     pub(crate) agent_type: Option<String>,
@@ -131,6 +137,8 @@ impl Session {
                 view: None,
                 waiting: 0,
                 cancel_next: false,
+                cwd: PathBuf::from(&header.cwd),
+                moved_from: None,
             }),
             turn_lock: tokio::sync::Mutex::new(()),
             feed: EventFeed::new(FEED_CAPACITY),
@@ -213,7 +221,7 @@ impl Session {
         let state = self.state();
         SessionRef {
             session_id: RString::from(self.id.as_str()),
-            cwd: RString::from(self.cwd.to_string_lossy().as_ref()),
+            cwd: RString::from(state.cwd.to_string_lossy().as_ref()),
             log_path: RString::from(self.log_path.to_string_lossy().as_ref()),
             permission_mode: RString::from("default"),
             turn_id: RString::from(state.turn_id.as_str()),
@@ -221,6 +229,51 @@ impl Session {
             parent_session_id: self.parent.clone().map(RString::from).into(),
             agent_type: self.agent_type.clone().map(RString::from).into(),
         }
+    }
+
+    /// Where the session's tools and hooks run now.
+    pub fn current_cwd(&self) -> PathBuf {
+        self.state().cwd.clone()
+    }
+
+    /// Moves the session into `cwd`, an absolute path to a directory
+    /// (`HostContext::set_session_cwd`). The move is announced on
+    /// `agent/cwd-changed` by the tool call that made it
+    /// ([`Session::take_cwd_move`]).
+    pub fn set_cwd(&self, cwd: &std::path::Path) -> Result<(), String> {
+        if !cwd.is_absolute() {
+            return Err(format!("cwd `{}` is not an absolute path", cwd.display()));
+        }
+        if !cwd.is_dir() {
+            return Err(format!("cwd `{}` is not a directory", cwd.display()));
+        }
+        let mut state = self.state();
+        if state.cwd != cwd {
+            let old = std::mem::replace(&mut state.cwd, cwd.to_path_buf());
+            state.moved_from.get_or_insert(old);
+        }
+        Ok(())
+    }
+
+    /// If the current directory is gone (deleted after a `cd`), moves the
+    /// session back to where it started, as Claude Code resets its shell to
+    /// the project; the move is announced like any other.
+    pub(crate) fn recover_cwd(&self) {
+        let mut state = self.state();
+        if state.cwd.is_dir() || state.cwd == self.cwd || !self.cwd.is_dir() {
+            return;
+        }
+        tracing::warn!(session = %self.id, "cwd {} is gone; back to {}", state.cwd.display(), self.cwd.display());
+        let old = std::mem::replace(&mut state.cwd, self.cwd.clone());
+        state.moved_from.get_or_insert(old);
+    }
+
+    /// The move not yet announced, as `(old, new)`; `None` when the session
+    /// is back where it was.
+    pub(crate) fn take_cwd_move(&self) -> Option<(PathBuf, PathBuf)> {
+        let mut state = self.state();
+        let old = state.moved_from.take()?;
+        (old != state.cwd).then(|| (old, state.cwd.clone()))
     }
 
     /// The plugins the open turn started with, or the current ones.

@@ -81,7 +81,7 @@ async fn run_subagent(agent: &Arc<Agent>, call: &ToolCall, signal: AbortSignalBo
     let started = Instant::now();
     let child = match agent
         .create_child(
-            &parent.cwd,
+            &parent.current_cwd(),
             None,
             Some(parent.id.clone()),
             Some(agent_type.clone()),

@@ -36,6 +36,11 @@ pub trait SessionControl: Send + Sync {
     fn sessions(&self) -> Vec<SessionRef> {
         Vec::new()
     }
+    /// Moves a session's working directory.
+    fn set_session_cwd(&self, session_id: &str, cwd: &str) -> Result<(), String> {
+        let _ = (session_id, cwd);
+        Err("this agent cannot move a session".into())
+    }
 }
 
 /// The host's shared state: the published plugin registry and what
@@ -367,6 +372,14 @@ impl HostContext for PluginContext {
             .session_control()
             .map(|s| s.sessions().into())
             .unwrap_or_default()
+    }
+
+    fn set_session_cwd(&self, session_id: RString, cwd: RString) -> RResult<(), RString> {
+        let result = self
+            .core
+            .session_control()
+            .and_then(|s| s.set_session_cwd(&session_id, &cwd));
+        unit(result)
     }
 
     fn report_problem(&self, problem: ConfigProblem) {

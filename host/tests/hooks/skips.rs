@@ -101,30 +101,6 @@ pub const ROWS: &[Row] = &[
     ),
     row(
         Claude,
-        "S12-cwd-after-cd",
-        Event("CwdChanged"),
-        "dsh's Bash does not keep a `cd` across calls, so the session cwd never changes",
-    ),
-    row(
-        Claude,
-        "S12-cwd-after-cd",
-        PayloadKey("cwd"),
-        "Claude Code moved the session into `sub` after `cd sub`; dsh's session cwd stays the project",
-    ),
-    row(
-        Claude,
-        "S12-cwd-after-cd",
-        PayloadKey("tool_response"),
-        "the second `pwd` printed the project, not `sub`: dsh's Bash starts each call in the session cwd",
-    ),
-    row(
-        Claude,
-        "S12-cwd-after-cd",
-        ToolResults,
-        "the second `pwd` runs in the project: dsh's Bash starts each call in the session cwd",
-    ),
-    row(
-        Claude,
         "S1-all-events",
         Mapped("agent_transcript_path"),
         "the subagent's transcript is its own dsh session log, compared as that path",

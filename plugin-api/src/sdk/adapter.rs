@@ -116,6 +116,10 @@ pub fn listened<P: Plugin>() -> Vec<Seam> {
             Seam::TurnEnd,
             unheard(returns2(&P::turn_end), TypeId::of::<Unheard<()>>()),
         ),
+        (
+            Seam::CwdChanged,
+            unheard(returns2(&P::cwd_changed), TypeId::of::<Unheard<()>>()),
+        ),
     ];
     rows.into_iter()
         .filter_map(|(seam, overridden)| overridden.then_some(seam))
@@ -268,6 +272,7 @@ impl<P: Plugin> Listener for SeamAdapter<P> {
             SeamInput::SubagentStart(i) => boundary(|| p.subagent_start(i), observed, slot),
             SeamInput::SubagentEnd(i) => boundary(|| p.subagent_end(i), observed, slot),
             SeamInput::TurnEnd(i) => boundary(|| p.turn_end(i), observed, slot),
+            SeamInput::CwdChanged(i) => boundary(|| p.cwd_changed(i), observed, slot),
             #[cfg(feature = "__fixture-future-minor")]
             SeamInput::FixtureFuture(_) => next.run(ROption::RNone),
         }

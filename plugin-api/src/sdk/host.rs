@@ -53,6 +53,15 @@ impl Host {
         self.ctx.sessions().into_iter().collect()
     }
 
+    /// Moves session `session_id` into `cwd`, an absolute directory (since
+    /// 1.3; see [`crate::ffi::HostContext::set_session_cwd`]).
+    pub fn set_session_cwd(&self, session_id: &str, cwd: &str) -> Result<(), String> {
+        self.ctx
+            .set_session_cwd(RString::from(session_id), RString::from(cwd))
+            .into_result()
+            .map_err(String::from)
+    }
+
     /// The host's state directory.
     pub fn state_dir(&self) -> String {
         self.ctx.state_dir().into()

@@ -239,6 +239,16 @@ pub trait Plugin: Sized + Send + Sync + 'static {
         let _ = input;
         Unheard::observed()
     }
+
+    /// `agent/cwd-changed` (since 1.3): the session's working directory
+    /// moved from `input.old_cwd` to `input.new_cwd`.
+    fn cwd_changed(
+        self: Arc<Self>,
+        input: RArc<CwdChangedInput>,
+    ) -> impl Future<Output = Result<(), String>> + Send {
+        let _ = input;
+        Unheard::observed()
+    }
 }
 
 /// Exports a [`Plugin`] as the root module of a `cdylib`.

@@ -301,6 +301,9 @@ impl Plugin for Everything {
     async fn turn_end(self: Arc<Self>, _i: RArc<TurnEndInput>) -> Result<(), String> {
         Ok(())
     }
+    async fn cwd_changed(self: Arc<Self>, _i: RArc<CwdChangedInput>) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 #[test]
@@ -505,6 +508,7 @@ mod newer {
         SubagentStart(RArc<SubagentInfo>),
         SubagentEnd(RArc<SubagentInfo>),
         TurnEnd(RArc<TurnEndInput>),
+        CwdChanged(RArc<CwdChangedInput>),
         Later(RArc<SessionEndInput>),
     }
 }

@@ -15,17 +15,24 @@
 //! - a timeout is an error result `Command timed out after ...` with
 //!   `interrupted: true`; an abort is `Command was aborted ...`, also
 //!   `interrupted: true`;
-//! - `run_in_background` is refused; the cwd does not persist across calls.
+//! - `run_in_background` is refused.
+//!
+//! As in Claude Code, the working directory persists: the command runs
+//! wrapped so the shell reports where it ended ([`crate::cwd`]), and a
+//! call that ends elsewhere moves its session there (the host's
+//! `set_session_cwd`, which fires `agent/cwd-changed`). Environment
+//! changes (`export`) do not persist.
 
 use std::future::Future;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use dsh_plugin_api::ffi::AbortSignalBox;
-use dsh_plugin_api::{ToolCall, ToolResult, ToolSpec};
+use dsh_plugin_api::{Host, ToolCall, ToolResult, ToolSpec};
 use serde_json::{Value, json};
 use tracing::Instrument as _;
 
 use crate::Config;
+use crate::cwd::CwdFile;
 use crate::runner::{self, RunAnswer, RunRequest};
 
 /// The tool's name.
@@ -152,7 +159,8 @@ pub fn spec() -> ToolSpec {
     ToolSpec {
         name: TOOL_NAME.into(),
         description: "Executes a bash command in the session's working directory and returns its \
-            output. Each call starts a fresh shell (the working directory does not persist). \
+            output. Each call starts a fresh shell in the directory the previous call ended in \
+            (a `cd` persists; exported variables do not). \
             Long output is truncated to its end. A non-zero exit is reported as `Exit code N` \
             followed by the output."
             .into(),
@@ -169,27 +177,65 @@ pub async fn bash_tool(
     config: &Config,
     cancel: impl Future<Output = ()>,
 ) -> ToolResult {
+    bash_run(args, cwd, config, cancel).await.result
+}
+
+/// What one call produced: the result, and the directory the shell ended
+/// in when that is not where it started.
+#[derive(Debug)]
+pub struct BashRun {
+    /// The tool result.
+    pub result: ToolResult,
+    /// The shell's final physical directory, when it moved.
+    pub moved_to: Option<PathBuf>,
+}
+
+/// [`bash_tool`], also reporting where the shell ended.
+pub async fn bash_run(
+    args: &Value,
+    cwd: &Path,
+    config: &Config,
+    cancel: impl Future<Output = ()>,
+) -> BashRun {
     let input = match parse_input(args) {
         Ok(input) => input,
-        Err(e) => return ToolResult::error(e.to_string()),
+        Err(e) => {
+            return BashRun {
+                result: ToolResult::error(e.to_string()),
+                moved_to: None,
+            };
+        }
     };
-    let mut spec = RunRequest::new(
-        vec![
-            config.shell.clone(),
-            "-c".to_string(),
-            input.command.clone(),
-        ],
-        cwd,
-    );
+    // Without the side channel the command still runs, in place.
+    let cwd_file = CwdFile::create()
+        .inspect_err(|e| tracing::warn!("Bash: no temp file for the final cwd: {e}"))
+        .ok();
+    let script = match &cwd_file {
+        Some(file) => crate::cwd::wrap(&input.command, file.path()),
+        None => input.command.clone(),
+    };
+    let mut spec = RunRequest::new(vec![config.shell.clone(), "-c".to_string(), script], cwd);
     spec.timeout_ms = Some(input.timeout_ms);
     spec.allow_env = config.env_allow.clone();
     tracing::debug!(command = %input.command, description = ?input.description, "Bash: running");
     let outcome = runner::run_cancellable(spec, cancel).await;
-    to_tool_result(&outcome, input.timeout_ms, config.max_output_bytes)
+    let moved_to = cwd_file
+        .and_then(|file| file.read())
+        .filter(|dir| crate::cwd::moved(cwd, dir));
+    BashRun {
+        result: to_tool_result(&outcome, input.timeout_ms, config.max_output_bytes),
+        moved_to,
+    }
 }
 
-/// The tool body as the host calls it.
-pub async fn run_call(call: &ToolCall, config: &Config, signal: AbortSignalBox) -> ToolResult {
+/// The tool body as the host calls it: a call whose shell ended in another
+/// directory moves its session there through `host`.
+pub async fn run_call(
+    call: &ToolCall,
+    config: &Config,
+    host: &Host,
+    signal: AbortSignalBox,
+) -> ToolResult {
     let span = tracing::info_span!("tool", tool = TOOL_NAME, call_id = %call.call_id, session = %call.session.session_id);
     let args: Value = match serde_json::from_str(&call.arguments) {
         Ok(args) => args,
@@ -199,14 +245,25 @@ pub async fn run_call(call: &ToolCall, config: &Config, signal: AbortSignalBox) 
             );
         }
     };
-    bash_tool(
+    let run = bash_run(
         &args,
         Path::new(call.session.cwd.as_str()),
         config,
         abort_future(signal),
     )
     .instrument(span)
-    .await
+    .await;
+    if let Some(dir) = &run.moved_to {
+        let session = call.session.session_id.as_str();
+        if let Err(e) = host.set_session_cwd(session, &dir.to_string_lossy()) {
+            tracing::warn!(
+                session,
+                "Bash: the session stays in {}: {e}",
+                call.session.cwd
+            );
+        }
+    }
+    run.result
 }
 
 /// Resolves once `signal` has fired (at once if it already has).

@@ -12,6 +12,7 @@
 //! host's tokio runtime.
 
 pub mod bash;
+pub mod cwd;
 pub mod runner;
 pub mod service;
 
@@ -71,11 +72,13 @@ impl Plugin for BashLocal {
             }
         })?;
 
+        let tool_host = host.clone();
         host.register_tool(
             bash::spec(),
             move |call: RArc<ToolCall>, signal: AbortSignalBox| {
                 let config = config.clone();
-                async move { bash::run_call(&call, &config, signal).await }
+                let host = tool_host.clone();
+                async move { bash::run_call(&call, &config, &host, signal).await }
             },
         )?;
         Ok(BashLocal)

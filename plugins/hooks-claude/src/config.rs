@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Every Claude Code event the bridge runs hooks for.
-pub const SUPPORTED_EVENTS: [&str; 9] = [
+pub const SUPPORTED_EVENTS: [&str; 10] = [
     "SessionStart",
     "UserPromptSubmit",
     "PreToolUse",
@@ -32,6 +32,7 @@ pub const SUPPORTED_EVENTS: [&str; 9] = [
     "SubagentStart",
     "SubagentStop",
     "SessionEnd",
+    "CwdChanged",
 ];
 
 /// Every hook event Claude Code 2.1 knows (vector `S1-all-events`); a name

@@ -11,6 +11,7 @@
 //! | Stop | `agent/turn-continuation` |
 //! | SubagentStart / SubagentStop | `subagent/start` / `subagent/end` |
 //! | SessionEnd | `agent/session-end` |
+//! | CwdChanged | `agent/cwd-changed` |
 //!
 //! The bridge is config parse ([`config`]) + payload build + outcome map
 //! (one module per event in [`events`]); running hooks, the exit-code
@@ -42,7 +43,7 @@ use std::time::Instant;
 use dsh_hook_protocol::{HookHost, PluginHost};
 use dsh_plugin_api::abi_stable::std_types::RArc;
 use dsh_plugin_api::{
-    ContinuationDecision, ContinuationInput, Host, Next, Plugin, PostExecuteInput,
+    ContinuationDecision, ContinuationInput, CwdChangedInput, Host, Next, Plugin, PostExecuteInput,
     PostToolDecision, PreToolDecision, PromptDecision, PromptSubmitInput, SessionEndInput,
     SessionStartInput, SubagentInfo, ToolCall,
 };
@@ -69,6 +70,9 @@ pub struct ClaudeBridge {
     /// The last prompt id each session ran: Claude Code still reports it in
     /// SessionEnd, after the turn (when the host's snapshot has none).
     last_prompt: Mutex<HashMap<String, String>>,
+    /// Where each session that has moved (`cd`) started: its
+    /// `CLAUDE_PROJECT_DIR` when none is configured.
+    project_dirs: Mutex<HashMap<String, String>>,
 }
 
 impl ClaudeBridge {
@@ -93,6 +97,43 @@ impl ClaudeBridge {
             env: config.env,
             started: Mutex::new(HashMap::new()),
             last_prompt: Mutex::new(HashMap::new()),
+            project_dirs: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Remembers where a session is when the bridge first hears of it
+    /// (session start) or, for a session started before the bridge, where
+    /// it was before its first move.
+    pub(crate) fn note_project_dir(&self, session: &dsh_plugin_api::SessionRef, old_cwd: &str) {
+        if let Ok(mut m) = self.project_dirs.lock() {
+            m.entry(session.session_id.to_string())
+                .or_insert_with(|| old_cwd.to_string());
+        }
+    }
+
+    /// `CLAUDE_PROJECT_DIR` for `session`: the configured one, else where
+    /// the session (or the parent of a subagent) started, which stays put
+    /// when a `cd` moves the session.
+    pub(crate) fn project_dir_of(&self, session: &dsh_plugin_api::SessionRef) -> String {
+        if let Some(dir) = &self.project_dir {
+            return dir.clone();
+        }
+        let known = self.project_dirs.lock().ok().and_then(|m| {
+            session
+                .parent_session_id
+                .as_ref()
+                .into_option()
+                .and_then(|p| m.get(p.as_str()))
+                .or_else(|| m.get(session.session_id.as_str()))
+                .cloned()
+        });
+        known.unwrap_or_else(|| session.cwd.to_string())
+    }
+
+    /// Forgets a closing session's project folder.
+    fn forget_project_dir(&self, session_id: &str) {
+        if let Ok(mut m) = self.project_dirs.lock() {
+            m.remove(session_id);
         }
     }
 
@@ -173,6 +214,12 @@ impl Plugin for ClaudeBridge {
 
     async fn session_end(self: Arc<Self>, input: RArc<SessionEndInput>) -> Result<(), String> {
         self.on_session_end(&input).await;
+        self.forget_project_dir(&input.session.session_id);
+        Ok(())
+    }
+
+    async fn cwd_changed(self: Arc<Self>, input: RArc<CwdChangedInput>) -> Result<(), String> {
+        self.on_cwd_changed(&input).await;
         Ok(())
     }
 

@@ -23,7 +23,7 @@ use dsh_hook_protocol::vectors::{
     Sandbox, Vector, behavior, foreign_to, load_dir, matches_with_uuids, set_launch_env,
 };
 use dsh_hooks_claude::events::{
-    self, post_tool_use, pre_tool_use, session_end, session_start, stop, subagent,
+    self, cwd_changed, post_tool_use, pre_tool_use, session_end, session_start, stop, subagent,
     user_prompt_submit,
 };
 use dsh_hooks_claude::{ClaudeBridge, Config, ConfigPaths};
@@ -32,7 +32,7 @@ use dsh_plugin_api::*;
 use serde_json::Value;
 
 /// Events the vectors record that dsh does not fire (no seam yet).
-const NOT_REPRODUCED: [&str; 3] = ["PostToolBatch", "MessageDisplay", "CwdChanged"];
+const NOT_REPRODUCED: [&str; 2] = ["PostToolBatch", "MessageDisplay"];
 
 fn vectors() -> Vec<Vector> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/vectors/claude");
@@ -122,6 +122,14 @@ fn subagent_info(j: &Value) -> SubagentInfo {
     }
 }
 
+fn cwd_input(j: &Value) -> CwdChangedInput {
+    CwdChangedInput {
+        session: session(j),
+        old_cwd: s(j, "old_cwd").into(),
+        new_cwd: s(j, "new_cwd").into(),
+    }
+}
+
 fn source(j: &Value) -> SessionStartSource {
     match j["source"].as_str() {
         Some("resume") => SessionStartSource::Resume,
@@ -179,6 +187,7 @@ fn built_payload(j: &Value) -> Option<Value> {
             },
             None,
         ),
+        "CwdChanged" => cwd_changed::payload(&cwd_input(j)),
         _ => return None,
     })
 }
@@ -678,6 +687,7 @@ async fn replay(v: &Vector) {
                     })
                     .await
             }
+            "CwdChanged" => bridge.on_cwd_changed(&cwd_input(&j)).await,
             other => panic!("{}: unexpected event {other}", v.name),
         }
         let got = sb

@@ -168,7 +168,7 @@ fn a_plugin_built_against_the_frozen_1_0_api_loads_next_to_a_current_one() {
 
     let current = h.record("current");
     assert_eq!(current.status, PluginStatus::Applied);
-    assert_eq!(current.seams, ["agent/turn-end"]);
+    assert_eq!(current.seams, ["agent/turn-end", "agent/cwd-changed"]);
     assert_eq!(
         current.description.as_deref(),
         Some("Writes one JSON line per ended turn, with the open sessions")
@@ -292,6 +292,27 @@ fn a_current_plugin_hears_turn_end_and_lists_the_hosts_sessions() {
         ]
     );
     assert!(second.message.is_some());
+}
+
+#[test]
+fn a_current_plugin_hears_cwd_changed_when_bash_moves_the_session() {
+    let h = AgentHost::boot(json!([
+        {"tool_calls": [{"name": "Bash", "arguments": {"command": "mkdir sub && cd sub"}}]},
+        {"text": "moved"}
+    ]));
+    let session = h.session();
+    let turn = h.turn(&session, "go");
+    assert_eq!(turn.reason.as_str(), "completed");
+    let project = std::fs::canonicalize(h.project()).expect("project");
+    let sub = project.join("sub");
+    let lines = h.turn_lines();
+    assert_eq!(
+        lines[0],
+        json!({"cwd_changed": {"session_id": session.id, "cwd": sub,
+               "old_cwd": h.project(), "new_cwd": sub}})
+    );
+    assert_eq!(lines[1]["reason"], "completed");
+    assert_eq!(lines.len(), 2);
 }
 
 /// A host context that keeps what a plugin registers, for calling a `.so`'s

@@ -2,6 +2,7 @@
 
 mod bash_tool;
 mod credentials;
+mod cwd;
 mod plugin;
 mod runner;
 mod service;

@@ -11,12 +11,13 @@
 //! Code's identity variables by default: `AI_AGENT`,
 //! `CLAUDE_CODE_CHILD_SESSION`, `CLAUDE_CODE_ENTRYPOINT`,
 //! `COREPACK_ENABLE_AUTO_PIN`, `NoDefaultCurrentDirectoryInExePath`), and
-//! `CLAUDE_EFFORT`, `CLAUDE_ENV_FILE` (SessionStart) and plugin folders
+//! `CLAUDE_EFFORT`, `CLAUDE_ENV_FILE` (SessionStart, CwdChanged) and plugin folders
 //! where Claude Code sets them. Identical command strings on one
 //! point run once. Nothing in the command is substituted: the shell expands
 //! `${CLAUDE_PROJECT_DIR}`; a non-plugin hook that mentions
 //! `${CLAUDE_PLUGIN_ROOT}` is refused without running, as Claude Code does.
 
+pub mod cwd_changed;
 pub mod post_tool_use;
 pub mod pre_tool_use;
 pub mod session_end;
@@ -232,7 +233,7 @@ impl ClaudeBridge {
     ) -> Vec<HookRun> {
         self.note_prompt(session);
         let stdin = stdin_bytes(payload);
-        let project_dir = self.project_dir.as_deref().unwrap_or(session.cwd.as_str());
+        let project_dir = self.project_dir_of(session);
         let with_effort = payload.get("effort").is_some();
         let mut seen: Vec<&str> = Vec::new();
         let mut invocations = Vec::new();
@@ -255,7 +256,7 @@ impl ClaudeBridge {
                     h.timeout_s,
                 )
                 .without_env_prefix(REMOVED_ENV_PREFIX)
-                .with_env("CLAUDE_PROJECT_DIR", project_dir)
+                .with_env("CLAUDE_PROJECT_DIR", &project_dir)
                 .with_env("CLAUDECODE", "1")
                 .with_env("CLAUDE_CODE_SESSION_ID", &session.session_id);
                 for (k, v) in &self.env {
@@ -264,8 +265,8 @@ impl ClaudeBridge {
                 if let (true, Some(level)) = (with_effort, self.effort.as_deref()) {
                     req = req.with_env("CLAUDE_EFFORT", level);
                 }
-                if event == "SessionStart"
-                    && let Some(file) = self.env_file(&session.session_id, invocations.len())
+                if matches!(event, "SessionStart" | "CwdChanged")
+                    && let Some(file) = self.env_file(&session.session_id, event, invocations.len())
                 {
                     req = req.with_env("CLAUDE_ENV_FILE", &file);
                 }
@@ -320,12 +321,12 @@ impl ClaudeBridge {
         }
     }
 
-    /// `CLAUDE_ENV_FILE` of the `nth` (0-based) SessionStart hook:
-    /// `<session_env_dir>/<session>/sessionstart-hook-<nth>.sh`, as Claude
-    /// Code names it under `~/.claude/session-env`. The session's folder is
+    /// `CLAUDE_ENV_FILE` of the `nth` (0-based) SessionStart or CwdChanged
+    /// hook: `<session_env_dir>/<session>/<event lowercased>-hook-<nth>.sh`,
+    /// as Claude Code names it under `~/.claude/session-env`. The session's folder is
     /// made (0700) so the hook can write the file; `None` (no variable)
     /// when the session id is not a plain file name.
-    fn env_file(&self, session_id: &str, nth: usize) -> Option<String> {
+    fn env_file(&self, session_id: &str, event: &str, nth: usize) -> Option<String> {
         if matches!(session_id, "" | "." | "..") || session_id.contains(['/', '\0']) {
             return None;
         }
@@ -342,7 +343,7 @@ impl ClaudeBridge {
             ));
         }
         Some(
-            dir.join(format!("sessionstart-hook-{nth}.sh"))
+            dir.join(format!("{}-hook-{nth}.sh", event.to_ascii_lowercase()))
                 .to_string_lossy()
                 .into_owned(),
         )

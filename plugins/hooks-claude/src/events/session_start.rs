@@ -27,6 +27,8 @@ pub fn payload(input: &SessionStartInput) -> Value {
 impl ClaudeBridge {
     /// Runs the SessionStart hooks and injects their context.
     pub async fn on_session_start(&self, input: &SessionStartInput) {
+        // Where the session starts stays its `CLAUDE_PROJECT_DIR`.
+        self.note_project_dir(&input.session, &input.session.cwd);
         if !self.has_hooks(EVENT) {
             return;
         }

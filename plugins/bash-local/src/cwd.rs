@@ -1,0 +1,107 @@
+//! Where a `Bash` command left its shell: the side channel that makes a
+//! `cd` persist across calls.
+//!
+//! The command runs wrapped as Claude Code wraps it,
+//! `eval '<command>'` followed by `pwd -P` into a private temp file (never
+//! stdout, which is the tool's output), and the command's own exit status
+//! is kept. After the run the file holds the shell's final physical
+//! directory; the tool hands it to the host (`set_session_cwd`) when it
+//! differs from where the call started. A command that ends the shell
+//! itself (`exit 3`) or kills it leaves the file empty: the directory
+//! stays where it was.
+
+use std::fs::OpenOptions;
+use std::io::Read as _;
+use std::os::unix::fs::OpenOptionsExt as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A fresh, private (0600, created exclusively) file the wrapped command
+/// writes its final directory into; removed when dropped.
+#[derive(Debug)]
+pub struct CwdFile {
+    path: PathBuf,
+}
+
+impl CwdFile {
+    /// Creates the file under the system temp folder.
+    pub fn create() -> std::io::Result<CwdFile> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let dir = std::env::temp_dir();
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let mut last = None;
+        for _ in 0..8 {
+            let n = NEXT.fetch_add(1, Ordering::Relaxed);
+            let path = dir.join(format!("dsh-cwd-{}-{nanos:x}-{n}", std::process::id()));
+            match OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&path)
+            {
+                Ok(_) => return Ok(CwdFile { path }),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| std::io::Error::other("no free temp file name")))
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The directory the command ended in: the file's one line, if it is
+    /// an absolute path to a directory that still exists.
+    pub fn read(&self) -> Option<PathBuf> {
+        let mut text = String::new();
+        let mut file = std::fs::File::open(&self.path).ok()?;
+        file.read_to_string(&mut text).ok()?;
+        let line = text.strip_suffix('\n').unwrap_or(&text);
+        let dir = PathBuf::from(line);
+        (!line.is_empty() && !line.contains('\n') && dir.is_absolute() && dir.is_dir())
+            .then_some(dir)
+    }
+}
+
+impl Drop for CwdFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// `text` as one single-quoted shell word.
+pub fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+/// The script `<shell> -c` runs: the command through `eval`, then its
+/// final directory into `file`, ending with the command's own status.
+pub fn wrap(command: &str, file: &Path) -> String {
+    format!(
+        "eval {}\n__dsh_status=$?\n{{ pwd -P >| {}; }} 2>/dev/null\nexit $__dsh_status",
+        shell_quote(command),
+        shell_quote(&file.to_string_lossy())
+    )
+}
+
+/// Whether `new` is somewhere other than `old` (compared physically, so a
+/// session started through a symlink does not "move" on every call).
+pub fn moved(old: &Path, new: &Path) -> bool {
+    let old = std::fs::canonicalize(old).unwrap_or_else(|_| old.to_path_buf());
+    old != new
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_survives_single_quotes() {
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+    }
+}
