@@ -117,7 +117,7 @@ impl Session {
         } = unless_cancelled(cancel, pre)
             .await
             .unwrap_or_else(|| Traced::failed(RString::from("the turn was cancelled")));
-        self.note_timed_out("tools/pre-execute", &timed_out, true);
+        self.note_listener_failures("tools/pre-execute", &timed_out, true);
         let mut exec = sealed.clone();
         // An `ask` waits for the guards: nobody is asked to approve a call
         // a guard would deny anyway.
@@ -215,7 +215,7 @@ impl Session {
                     dispatch(view.tools.clone()),
                 );
                 let answer = unless_cancelled(cancel, run).await.map(|traced| {
-                    self.note_timed_out("tools/execute", &traced.timed_out, true);
+                    self.note_listener_failures("tools/execute", &traced.timed_out, true);
                     traced.answer
                 });
                 match answer {
@@ -256,7 +256,7 @@ impl Session {
         } = unless_cancelled(cancel, post)
             .await
             .unwrap_or_else(|| Traced::answered(SeamOutput::PostTool(PostToolDecision::accept())));
-        self.note_timed_out("tools/post-execute", &timed_out, true);
+        self.note_listener_failures("tools/post-execute", &timed_out, true);
         if let Some((old, new)) = moved {
             self.cwd_changed(&view, &old, &new).await;
         }
@@ -308,17 +308,8 @@ impl Session {
             is_error: delivered.is_error,
             structured,
         });
+        self.note_listener_failures("tools/result", &failures, true);
         let mut state = self.state();
-        for f in failures {
-            tracing::warn!(session = %self.id, plugin = %f.plugin, "tools/result listener failed: {}", f.message);
-            state
-                .buffered
-                .push(Buffered::Record(SessionEvent::listener_failed(
-                    "tools/result",
-                    &f.plugin,
-                    &f.message,
-                )));
-        }
         for (plugin, text) in later {
             state.buffered.push(Buffered::Context { plugin, text });
         }
@@ -341,17 +332,7 @@ impl Session {
             .bus
             .notify(SeamInput::CwdChanged(RArc::new(input)))
             .await;
-        let mut state = self.state();
-        for f in failures {
-            tracing::warn!(session = %self.id, plugin = %f.plugin, "agent/cwd-changed listener failed: {}", f.message);
-            state
-                .buffered
-                .push(Buffered::Record(SessionEvent::listener_failed(
-                    "agent/cwd-changed",
-                    &f.plugin,
-                    &f.message,
-                )));
-        }
+        self.note_listener_failures("agent/cwd-changed", &failures, true);
     }
 
     async fn ask_approval(self: &Arc<Self>, call: &RArc<ToolCall>, reason: Option<&str>) -> Gate {

@@ -80,10 +80,16 @@ pub(crate) fn default_terminal(answer: SeamOutput) -> Arc<dyn crate::seams::Term
 }
 
 impl Session {
-    /// Records each listener the host cut off on `seam` for going over its
-    /// time limit as `listener/failed`: now, or with `after_step` once every
-    /// tool result of the step is in (call/result adjacency).
-    pub(crate) fn note_timed_out(&self, seam: &str, cut: &[ListenerFailure], after_step: bool) {
+    /// Records each failed listener on `seam` (one the host cut off for going
+    /// over its time limit, or a notification listener that failed) as
+    /// `listener/failed`: now, or with `after_step` once every tool result
+    /// of the step is in (call/result adjacency).
+    pub(crate) fn note_listener_failures(
+        &self,
+        seam: &str,
+        cut: &[ListenerFailure],
+        after_step: bool,
+    ) {
         for f in cut {
             tracing::warn!(session = %self.id, plugin = %f.plugin, "{seam} listener failed: {}", f.message);
             let record = SessionEvent::listener_failed(seam, &f.plugin, &f.message);
@@ -247,7 +253,7 @@ impl Session {
             .bus
             .waterfall_traced(SeamInput::PromptSubmit(RArc::new(input)), terminal)
             .await;
-        self.note_timed_out("agent/prompt-submit", &timed_out, false);
+        self.note_listener_failures("agent/prompt-submit", &timed_out, false);
         let answer = match (answer.into_result(), timed_out.first()) {
             (Ok(answer), _) => answer,
             // A prompt gate that did not decide in time blocks the prompt.
@@ -419,7 +425,7 @@ impl Session {
             .await;
         // A continuation gate that did not decide in time stops the turn
         // (it ends `error`, naming the plugin): no further model request.
-        self.note_timed_out("agent/turn-continuation", &timed_out, false);
+        self.note_listener_failures("agent/turn-continuation", &timed_out, false);
         let answer = answer
             .into_result()
             .map_err(|e| format!("agent/turn-continuation failed: {e}"))?;

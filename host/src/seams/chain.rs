@@ -164,7 +164,9 @@ impl Chain {
             input,
             SeamInput::PromptSubmit(_) | SeamInput::PostExecute(_)
         );
-        let levels = listeners.len() + 1;
+        // Only seams whose answers carry context stamp authors: the others
+        // (pre-execute, the hot path) allocate nothing for it.
+        let levels = if context { listeners.len() + 1 } else { 0 };
         Chain {
             run: Arc::new(Waterfall {
                 listeners,
