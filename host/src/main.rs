@@ -125,13 +125,19 @@ fn session_id(id: &str) -> Result<String, String> {
 /// process of the same user (a `Bash` command, a hook) can read
 /// `/proc/<dsh pid>/environ`, `mem` or `fd/`. The capabilities that would
 /// override this (`CAP_SYS_PTRACE`, `CAP_SYS_ADMIN`, `CAP_PERFMON`) are
-/// dropped by every child bash-local's runner starts.
+/// dropped from dsh's bounding set here, before any thread starts, so no
+/// child can hold them (and children spawn with `posix_spawn`, see
+/// bash-local's runner).
 fn make_non_dumpable() {
     if let Err(e) = nix::sys::prctl::set_dumpable(false) {
         eprintln!(
             "dsh: warning: cannot make the process non-dumpable ({e}); tools may read its \
              environment through /proc"
         );
+    }
+    if let Err(e) = dsh_bash_local::runner::drop_capabilities_at_startup() {
+        // The runner then drops them in each child instead.
+        eprintln!("dsh: warning: cannot drop capabilities at startup ({e})");
     }
 }
 

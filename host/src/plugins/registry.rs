@@ -568,7 +568,7 @@ fn validate_config(
     let errors: Vec<String> = validator
         .iter_errors(config)
         .map(|e| {
-            let at = e.instance_path.to_string();
+            let at = e.instance_path().to_string();
             let key = if at.is_empty() {
                 "config".to_string()
             } else {

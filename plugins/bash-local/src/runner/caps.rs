@@ -12,6 +12,13 @@
 //! `Bash` command can therefore not `strace`, `gdb`, `perf` other processes
 //! or `mount`. Without `CAP_SETPCAP` dsh's children cannot gain them, and
 //! they spawn as before.
+//!
+//! The `dsh` binary drops them from its own bounding set once at startup
+//! ([`drop_at_startup`], before any other thread exists, so every thread
+//! inherits it); its children then cannot gain them on exec, and no spawn
+//! needs a `pre_exec` hook, which would force `fork` instead of
+//! `posix_spawn`. A process that did not (a test embedding the runner)
+//! still gets the per-child drop.
 
 use std::io;
 use std::sync::OnceLock;
@@ -25,19 +32,35 @@ const CAP_SETPCAP: u32 = 8;
 /// `/proc/self/status`).
 pub(crate) fn must_drop() -> bool {
     static MUST: OnceLock<bool> = OnceLock::new();
-    *MUST.get_or_init(|| {
-        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-        let mask = |field: &str| {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix(field))
-                .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
-                .unwrap_or(0)
-        };
-        let bounding = mask("CapBnd:");
-        mask("CapEff:") & (1 << CAP_SETPCAP) != 0
-            && DROPPED.iter().any(|cap| bounding & (1 << cap) != 0)
-    })
+    *MUST.get_or_init(holds_droppable)
+}
+
+/// Whether this process may drop capabilities and its bounding set still
+/// holds one of [`DROPPED`].
+fn holds_droppable() -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let mask = |field: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(field))
+            .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+            .unwrap_or(0)
+    };
+    let bounding = mask("CapBnd:");
+    mask("CapEff:") & (1 << CAP_SETPCAP) != 0
+        && DROPPED.iter().any(|cap| bounding & (1 << cap) != 0)
+}
+
+/// Drops [`DROPPED`] from the bounding set of the calling thread, and so of
+/// every thread and child it creates later: call it first thing in `main`,
+/// before any thread starts. The process keeps its own effective
+/// capabilities; only what its children can hold on exec is narrowed.
+/// Does nothing when the capabilities are not there to drop.
+pub fn drop_at_startup() -> io::Result<()> {
+    if !holds_droppable() {
+        return Ok(());
+    }
+    drop_capabilities()
 }
 
 /// Drops [`DROPPED`] from the calling process's bounding set. Meant for

@@ -23,6 +23,7 @@ mod caps;
 mod capture;
 pub mod env;
 mod group;
+mod program;
 mod spec;
 
 use std::future::Future;
@@ -34,6 +35,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::time::Instant;
 
+pub use caps::drop_at_startup as drop_capabilities_at_startup;
 use capture::TailBuffer;
 use group::ProcessGroup;
 pub use spec::{DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_OUTPUT_BYTES, Overflow, RunAnswer, RunRequest};
@@ -87,7 +89,19 @@ fn spawn(spec: &RunRequest) -> Result<(Child, ProcessGroup), String> {
         &spec.env_remove_prefixes,
         &spec.env,
     );
-    let mut command = Command::new(program);
+    // By absolute path, so that std spawns with `posix_spawn` rather than
+    // forking the daemon (see `program`).
+    let child_path = env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.as_os_str());
+    let resolved = program::resolve(program, child_path, &spec.cwd);
+    let mut command = match &resolved {
+        Some(path) => Command::new(path),
+        None => Command::new(program),
+    };
+    // The program still sees the name it was given as `$0`.
+    command.arg0(program);
     command
         .args(args)
         .current_dir(&spec.cwd)
@@ -98,6 +112,8 @@ fn spawn(spec: &RunRequest) -> Result<(Child, ProcessGroup), String> {
         .stderr(Stdio::piped())
         .process_group(0);
     if caps::must_drop() {
+        // Only when the process did not drop them at startup (see
+        // `drop_capabilities_at_startup`): a `pre_exec` hook forces a fork.
         // SAFETY: the hook runs in the child between fork and exec and only
         // makes async-signal-safe system calls (see `caps`).
         unsafe {
