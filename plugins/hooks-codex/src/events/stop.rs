@@ -64,7 +64,7 @@ impl CodexBridge {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<ContinuationDecision, String>>,
     {
-        if !self.has_hooks(EVENT) || input.default != ContinuationDecision::Stop {
+        if !self.has_hooks(&input.session, EVENT) || input.default != ContinuationDecision::Stop {
             return next().await;
         }
         let mut runs = self
