@@ -383,7 +383,9 @@ mod tests {
         };
         assert_eq!((*value, hash.clone()), (1, sha256(b"1")));
         std::fs::write(&f, "22").unwrap();
-        assert_eq!(*get(&cache, &f, &mut reports).in_effect().unwrap().0, 22);
+        let state = get(&cache, &f, &mut reports);
+        assert_eq!(**state.in_effect().unwrap().0, 22);
+        let generation = reread_generation();
         std::fs::write(&f, "x").unwrap();
         let FileState::Kept { value, problem, .. } = get(&cache, &f, &mut reports) else {
             panic!("not kept")
@@ -393,9 +395,12 @@ mod tests {
             problem.to_string().contains("last good version"),
             "{problem}"
         );
-        // Looked up again unchanged: reported once only.
+        // Looked up again unchanged: reported once only (unless another
+        // test asked for a re-read meanwhile).
         get(&cache, &f, &mut reports);
-        assert_eq!(reports.len(), 1, "{reports:?}");
+        if generation == reread_generation() {
+            assert_eq!(reports.len(), 1, "{reports:?}");
+        }
         std::fs::remove_file(&f).unwrap();
         assert!(matches!(get(&cache, &f, &mut reports), FileState::Missing));
     }
