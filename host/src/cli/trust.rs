@@ -15,9 +15,9 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use dsh_host::config::{Manifest, PluginRef};
 use dsh_hook_protocol::discovery::{project_root, read_bounded, sha256};
 use dsh_hook_protocol::trust::{Trust, TrustStore};
+use dsh_host::config::{Manifest, PluginRef};
 
 /// What `dsh trust` was asked to do.
 pub(crate) enum TrustAction {
@@ -196,6 +196,9 @@ fn list(store: &TrustStore, found: &Lookup) {
         }
     }
     for (entry, prefix) in &found.prefixes {
-        println!("{} (every project under it; trusted_prefixes of {entry})", prefix.display());
+        println!(
+            "{} (every project under it; trusted_prefixes of {entry})",
+            prefix.display()
+        );
     }
 }

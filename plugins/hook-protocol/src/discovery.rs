@@ -429,7 +429,12 @@ mod tests {
         assert!(err.to_string().contains("not a regular file"), "{err}");
         let big = dir.path().join("big");
         std::fs::write(&big, vec![b' '; MAX_DISCOVERED_BYTES as usize + 1]).unwrap();
-        assert!(read_bounded(&big).unwrap_err().to_string().contains("bytes"));
+        assert!(
+            read_bounded(&big)
+                .unwrap_err()
+                .to_string()
+                .contains("bytes")
+        );
         let inner = dir.path().join("proj");
         std::fs::create_dir(&inner).unwrap();
         let outside = dir.path().join("secret");

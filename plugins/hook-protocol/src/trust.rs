@@ -229,7 +229,11 @@ pub fn untrusted_notice(cli: &str, project: &Path, skipped: &[Skipped]) -> Strin
         project.display()
     );
     for s in skipped {
-        text.push_str(&format!("  - {} ({})\n", s.file.display(), s.trust.describe()));
+        text.push_str(&format!(
+            "  - {} ({})\n",
+            s.file.display(),
+            s.trust.describe()
+        ));
     }
     text.push_str(&format!(
         "Review them, then run `dsh trust {}` to let them run from the next turn on.",
@@ -279,10 +283,7 @@ mod tests {
     #[test]
     fn a_missing_record_is_empty_and_a_broken_one_an_error() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(
-            TrustStore::load(dir.path()).unwrap(),
-            TrustStore::default()
-        );
+        assert_eq!(TrustStore::load(dir.path()).unwrap(), TrustStore::default());
         std::fs::write(trust_path(dir.path()), "{").unwrap();
         let err = TrustStore::load(dir.path()).unwrap_err();
         assert!(err.to_string().contains("trust.json"), "{err}");

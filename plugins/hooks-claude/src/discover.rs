@@ -86,6 +86,10 @@ struct Layer {
     plugin: Option<PluginDirs>,
 }
 
+/// One layer's file as read, and whether dsh trusts it: `(layer, file,
+/// trusted)`.
+type LayerRead = (Layer, Arc<SettingsFile>, bool);
+
 /// A session's hooks as resolved at one moment.
 #[derive(Debug, Default)]
 pub struct Resolution {
@@ -222,7 +226,7 @@ impl Discovery {
         &self,
         project: &Path,
         report: &mut dyn FnMut(ConfigProblem),
-    ) -> (Vec<(Layer, Arc<SettingsFile>, bool)>, Vec<Skipped>) {
+    ) -> (Vec<LayerRead>, Vec<Skipped>) {
         let store = self.trust_store(report);
         let mut read = Vec::new();
         let mut skipped = Vec::new();
@@ -271,11 +275,13 @@ impl Discovery {
             .filter(|(s, _)| *s == LayerSource::Managed)
             .map(|(_, v)| v)
             .collect();
-        let managed_flag = |f: fn(&SettingsFile) -> Option<bool>| {
-            managed.iter().any(|v| f(v) == Some(true))
-        };
+        let managed_flag =
+            |f: fn(&SettingsFile) -> Option<bool>| managed.iter().any(|v| f(v) == Some(true));
         let managed_hooks = || -> Vec<ClaudeHook> {
-            managed.iter().flat_map(|v| v.hooks.iter().cloned()).collect()
+            managed
+                .iter()
+                .flat_map(|v| v.hooks.iter().cloned())
+                .collect()
         };
         let resolution = |hooks| Resolution {
             hooks,
@@ -327,9 +333,7 @@ impl Discovery {
             return Vec::new();
         }
         let registry = self.home.join(".claude/plugins/installed_plugins.json");
-        let installed = self
-            .installed
-            .get(&registry, None, parse_installed, report);
+        let installed = self.installed.get(&registry, None, parse_installed, report);
         let Some((installed, _)) = installed.in_effect() else {
             for (id, _) in enabled.iter().filter(|(_, on)| *on) {
                 report(ConfigProblem::warning(

@@ -227,8 +227,12 @@ impl ClaudeBridge {
             &resolution.project,
             &resolution.skipped,
         );
-        self.host.warn(&format!("hooks-claude: session {}: {text}", session.session_id));
-        let record = serde_json::json!({"type": "user/notice", "plugin": "hooks-claude", "text": text});
+        self.host.warn(&format!(
+            "hooks-claude: session {}: {text}",
+            session.session_id
+        ));
+        let record =
+            serde_json::json!({"type": "user/notice", "plugin": "hooks-claude", "text": text});
         if let Err(e) = self.host.append_record(&session.session_id, &record) {
             self.host.warn(&format!(
                 "hooks-claude: notice for session {} dropped: {e}",
@@ -239,10 +243,7 @@ impl ClaudeBridge {
 
     /// The `permissions` blocks of the settings layers of a session started
     /// in `cwd`, lowest precedence first (for the permission engine).
-    pub fn permission_layers(
-        &self,
-        cwd: &std::path::Path,
-    ) -> Vec<permissions::PermissionLayer> {
+    pub fn permission_layers(&self, cwd: &std::path::Path) -> Vec<permissions::PermissionLayer> {
         self.discovery.permission_layers(cwd)
     }
 

@@ -138,10 +138,10 @@ impl CodexBridge {
 
     fn resolve_now(&self, session: &dsh_plugin_api::SessionRef) -> discover::Resolution {
         let host = self.host.clone();
-        self.discovery.resolve(
-            std::path::Path::new(session.cwd.as_str()),
-            &mut |p| host.warn(&format!("hooks-codex: {p}")),
-        )
+        self.discovery
+            .resolve(std::path::Path::new(session.cwd.as_str()), &mut |p| {
+                host.warn(&format!("hooks-codex: {p}"))
+            })
     }
 
     /// Resolves `session`'s hooks from the files as they are now (a turn
@@ -194,9 +194,12 @@ impl CodexBridge {
             &resolution.project,
             &resolution.skipped,
         );
-        self.host
-            .warn(&format!("hooks-codex: session {}: {text}", session.session_id));
-        let record = serde_json::json!({"type": "user/notice", "plugin": "hooks-codex", "text": text});
+        self.host.warn(&format!(
+            "hooks-codex: session {}: {text}",
+            session.session_id
+        ));
+        let record =
+            serde_json::json!({"type": "user/notice", "plugin": "hooks-codex", "text": text});
         if let Err(e) = self.host.append_record(&session.session_id, &record) {
             self.host.warn(&format!(
                 "hooks-codex: notice for session {} dropped: {e}",

@@ -18,8 +18,8 @@
 
 use std::path::{Path, PathBuf};
 
-use dsh_tests::daemon::{RpcClient, ServedDaemon};
 use dsh_tests::acp_stdio::AcpStdio;
+use dsh_tests::daemon::{RpcClient, ServedDaemon};
 use dsh_tests::{Outcome, run_dsh, temp_dir};
 use serde_json::{Value, json};
 
@@ -104,7 +104,14 @@ impl Site {
     /// One turn of session `id` in `cwd` (a site-relative folder).
     pub(crate) fn prompt(&self, cwd: &str, id: &str) -> Outcome {
         let cwd = self.path(cwd);
-        let out = self.dsh(&["prompt", "--cwd", cwd.to_str().unwrap(), "--session", id, "hi"]);
+        let out = self.dsh(&[
+            "prompt",
+            "--cwd",
+            cwd.to_str().unwrap(),
+            "--session",
+            id,
+            "hi",
+        ]);
         assert_eq!(out.code, Some(0), "{}", shown(&out));
         out
     }
@@ -112,8 +119,8 @@ impl Site {
     /// `(dialect, label)` of each hook the last turn of session `id` ran,
     /// in record (config) order.
     pub(crate) fn ran(&self, id: &str) -> Vec<(String, String)> {
-        let log = std::fs::read_to_string(self.path(&format!("state/sessions/{id}.jsonl")))
-            .unwrap();
+        let log =
+            std::fs::read_to_string(self.path(&format!("state/sessions/{id}.jsonl"))).unwrap();
         let events: Vec<Value> = log
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
@@ -128,7 +135,10 @@ impl Site {
             .map(|e| {
                 let command = e["command"].as_str().unwrap();
                 let label = command.split_whitespace().nth(1).unwrap_or_default();
-                (e["dialect"].as_str().unwrap().to_string(), label.to_string())
+                (
+                    e["dialect"].as_str().unwrap().to_string(),
+                    label.to_string(),
+                )
             })
             .collect()
     }
@@ -162,9 +172,18 @@ fn pairs(expected: &[(&str, &str)]) -> Vec<(String, String)> {
 #[test]
 fn claude_user_project_and_local_settings_run_in_order_once_the_project_is_trusted() {
     let site = Site::new("", "");
-    site.write("home/.claude/settings.json", &site.ups(&["user"], json!({})));
-    site.write("proj/.claude/settings.json", &site.ups(&["project"], json!({})));
-    site.write("proj/.claude/settings.local.json", &site.ups(&["local"], json!({})));
+    site.write(
+        "home/.claude/settings.json",
+        &site.ups(&["user"], json!({})),
+    );
+    site.write(
+        "proj/.claude/settings.json",
+        &site.ups(&["project"], json!({})),
+    );
+    site.write(
+        "proj/.claude/settings.local.json",
+        &site.ups(&["local"], json!({})),
+    );
 
     // Untrusted: only the user's hooks run, and the user is told why.
     let out = site.prompt("proj", "s1");
@@ -173,7 +192,10 @@ fn claude_user_project_and_local_settings_run_in_order_once_the_project_is_trust
     for needle in [
         "Claude Code project hooks in".to_string(),
         format!("{}/.claude/settings.json (not trusted)", proj.display()),
-        format!("{}/.claude/settings.local.json (not trusted)", proj.display()),
+        format!(
+            "{}/.claude/settings.local.json (not trusted)",
+            proj.display()
+        ),
         format!("`dsh trust {}`", proj.display()),
     ] {
         assert!(out.stderr.contains(&needle), "{needle}\n{}", shown(&out));
@@ -182,14 +204,20 @@ fn claude_user_project_and_local_settings_run_in_order_once_the_project_is_trust
     let trusted = site.dsh(&["trust", proj.to_str().unwrap()]);
     assert_eq!(trusted.code, Some(0), "{}", shown(&trusted));
     assert!(
-        trusted.stdout.contains(&format!("trusted {} (2 file(s))", proj.display())),
+        trusted
+            .stdout
+            .contains(&format!("trusted {} (2 file(s))", proj.display())),
         "{}",
         shown(&trusted)
     );
     let out = site.prompt("proj", "s2");
     assert_eq!(
         site.ran("s2"),
-        pairs(&[("claude", "user"), ("claude", "project"), ("claude", "local")])
+        pairs(&[
+            ("claude", "user"),
+            ("claude", "project"),
+            ("claude", "local")
+        ])
     );
     assert!(!out.stderr.contains("not trusted"), "{}", shown(&out));
     assert_eq!(site.take_log(), ["local", "project", "user", "user"]);
@@ -198,8 +226,14 @@ fn claude_user_project_and_local_settings_run_in_order_once_the_project_is_trust
 #[test]
 fn claude_disable_all_hooks_leaves_managed_hooks_and_managed_settings_rule() {
     let site = Site::new(", trusted_prefixes: [proj]", "");
-    site.write("home/.claude/settings.json", &site.ups(&["user"], json!({})));
-    site.write("proj/.claude/settings.json", &site.ups(&["project"], json!({})));
+    site.write(
+        "home/.claude/settings.json",
+        &site.ups(&["user"], json!({})),
+    );
+    site.write(
+        "proj/.claude/settings.json",
+        &site.ups(&["project"], json!({})),
+    );
     site.write("etc/managed.json", &site.ups(&["managed"], json!({})));
 
     // Every layer runs; managed settings come last (trusted_prefixes
@@ -207,7 +241,11 @@ fn claude_disable_all_hooks_leaves_managed_hooks_and_managed_settings_rule() {
     site.prompt("proj", "s1");
     assert_eq!(
         site.ran("s1"),
-        pairs(&[("claude", "user"), ("claude", "project"), ("claude", "managed")])
+        pairs(&[
+            ("claude", "user"),
+            ("claude", "project"),
+            ("claude", "managed")
+        ])
     );
 
     // The highest non-managed layer that sets disableAllHooks decides
@@ -223,7 +261,11 @@ fn claude_disable_all_hooks_leaves_managed_hooks_and_managed_settings_rule() {
     site.prompt("proj", "s2");
     assert_eq!(
         site.ran("s2"),
-        pairs(&[("claude", "user"), ("claude", "project"), ("claude", "managed")])
+        pairs(&[
+            ("claude", "user"),
+            ("claude", "project"),
+            ("claude", "managed")
+        ])
     );
     // ... and a local true turns off all but the managed hooks (recorded
     // S40: without managed hooks, nothing runs).
@@ -271,7 +313,8 @@ fn codex_project_layers_run_root_first_once_trusted_and_a_changed_file_is_untrus
     let out = site.prompt("proj/sub", "s1");
     assert_eq!(site.ran("s1"), pairs(&[("codex", "user")]));
     assert!(
-        out.stderr.contains(&format!("{} (not trusted)", root_file.display())),
+        out.stderr
+            .contains(&format!("{} (not trusted)", root_file.display())),
         "{}",
         shown(&out)
     );
@@ -288,7 +331,10 @@ fn codex_project_layers_run_root_first_once_trusted_and_a_changed_file_is_untrus
     // of the project still runs.
     site.write("proj/.codex/hooks.json", &site.ups(&["root2"], json!({})));
     let out = site.prompt("proj/sub", "s3");
-    assert_eq!(site.ran("s3"), pairs(&[("codex", "user"), ("codex", "sub")]));
+    assert_eq!(
+        site.ran("s3"),
+        pairs(&[("codex", "user"), ("codex", "sub")])
+    );
     assert!(
         out.stderr.contains(&format!(
             "{} (changed since it was trusted)",
@@ -300,10 +346,10 @@ fn codex_project_layers_run_root_first_once_trusted_and_a_changed_file_is_untrus
     let listed = site.dsh(&["trust", "--list"]);
     assert_eq!(listed.code, Some(0), "{}", shown(&listed));
     assert!(
-        listed.stdout.contains(&format!(
-            "{} sha256:",
-            root_file.display()
-        )) && listed.stdout.contains("(changed since trusted: untrusted)"),
+        listed
+            .stdout
+            .contains(&format!("{} sha256:", root_file.display()))
+            && listed.stdout.contains("(changed since trusted: untrusted)"),
         "{}",
         shown(&listed)
     );
@@ -342,7 +388,10 @@ fn agent_texts(notifications: &[Value]) -> Vec<String> {
 fn an_open_acp_session_sees_trust_and_edits_at_its_next_turn_and_keeps_the_last_good_file() {
     let site = Site::new("", "");
     site.write("home/.claude/settings.json", &site.ups(&["u1"], json!({})));
-    site.write("proj/.claude/settings.json", &site.ups(&["proj"], json!({})));
+    site.write(
+        "proj/.claude/settings.json",
+        &site.ups(&["proj"], json!({})),
+    );
     let proj = site.path("proj");
     let mut acp = AcpStdio::start(&site.path("cordis.yml"), site.root());
     let session = acp.new_session(&proj);
@@ -364,8 +413,10 @@ fn an_open_acp_session_sees_trust_and_edits_at_its_next_turn_and_keeps_the_last_
         .find(|t| t.contains("were not run because the project is not trusted"))
         .unwrap_or_else(|| panic!("no notice in {texts:?}"));
     assert!(
-        notice.contains(&format!("{}/.claude/settings.json (not trusted)", proj.display()))
-            && notice.contains(&format!("`dsh trust {}`", proj.display())),
+        notice.contains(&format!(
+            "{}/.claude/settings.json (not trusted)",
+            proj.display()
+        )) && notice.contains(&format!("`dsh trust {}`", proj.display())),
         "{notice}"
     );
 
@@ -387,7 +438,10 @@ fn an_open_acp_session_sees_trust_and_edits_at_its_next_turn_and_keeps_the_last_
     assert_eq!(site.take_log(), ["proj", "u2"]);
 
     // A broken edit: the last good version stays in effect ...
-    site.write("home/.claude/settings.json", "{\"hooks\": {\"UserPromptSubmit\": [");
+    site.write(
+        "home/.claude/settings.json",
+        "{\"hooks\": {\"UserPromptSubmit\": [",
+    );
     prompt(&mut acp);
     assert_eq!(site.take_log(), ["proj", "u2"]);
     // ... and `dsh check` names the file and what is wrong.

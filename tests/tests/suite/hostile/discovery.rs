@@ -17,7 +17,10 @@ fn fifos_folders_huge_and_malformed_discovered_files_are_named_and_never_hang_a_
     // A FIFO as project settings: reading it would block forever.
     std::fs::create_dir_all(site.path("proj/.claude")).unwrap();
     let fifo = site.path("proj/.claude/settings.json");
-    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
     assert!(made.success());
     // A 5 MiB local settings file.
     let huge = format!(
@@ -28,22 +31,36 @@ fn fifos_folders_huge_and_malformed_discovered_files_are_named_and_never_hang_a_
     // A folder where the user settings file goes.
     std::fs::create_dir_all(site.path("home/.claude/settings.json")).unwrap();
     // A valid Codex project file next to the broken TOML still runs.
-    site.write("proj/.codex/hooks.json", &site.ups(&["good-project"], json!({})));
+    site.write(
+        "proj/.codex/hooks.json",
+        &site.ups(&["good-project"], json!({})),
+    );
 
     let out = site.prompt("proj", "s1");
-    assert_eq!(site.take_log(), ["good-project", "good-user"], "{}", shown(&out));
+    assert_eq!(
+        site.take_log(),
+        ["good-project", "good-user"],
+        "{}",
+        shown(&out)
+    );
 
     let check = site.dsh_in("proj", &["check"]);
     let named = |rel: &str, why: &str| {
         let line = format!("{}: {why}", site.path(rel).display());
         assert!(check.stdout.contains(&line), "{line}\n{}", shown(&check));
     };
-    named("proj/.claude/settings.json", "not a regular file; no hooks loaded from it");
+    named(
+        "proj/.claude/settings.json",
+        "not a regular file; no hooks loaded from it",
+    );
     named(
         "proj/.claude/settings.local.json",
         "5242904 bytes, more than the 4194304 a hooks or settings file may have",
     );
-    named("home/.claude/settings.json", "not a regular file; no hooks loaded from it");
+    named(
+        "home/.claude/settings.json",
+        "not a regular file; no hooks loaded from it",
+    );
     named("proj/.codex/config.toml", "not valid: TOML parse error");
 }
 
@@ -52,8 +69,14 @@ fn a_symlink_out_of_a_trusted_project_is_refused() {
     let site = Site::new("", "");
     // The project's settings point at a file outside it, and its `.codex`
     // folder is a symlink to a folder outside it.
-    site.write("elsewhere/settings.json", &site.ups(&["escaped-claude"], json!({})));
-    site.write("elsewhere/codex/hooks.json", &site.ups(&["escaped-codex"], json!({})));
+    site.write(
+        "elsewhere/settings.json",
+        &site.ups(&["escaped-claude"], json!({})),
+    );
+    site.write(
+        "elsewhere/codex/hooks.json",
+        &site.ups(&["escaped-codex"], json!({})),
+    );
     std::fs::create_dir_all(site.path("proj/.claude")).unwrap();
     std::os::unix::fs::symlink(
         site.path("elsewhere/settings.json"),
@@ -61,7 +84,10 @@ fn a_symlink_out_of_a_trusted_project_is_refused() {
     )
     .unwrap();
     std::os::unix::fs::symlink(site.path("elsewhere/codex"), site.path("proj/.codex")).unwrap();
-    site.write("proj/.claude/settings.local.json", &site.ups(&["inside"], json!({})));
+    site.write(
+        "proj/.claude/settings.local.json",
+        &site.ups(&["inside"], json!({})),
+    );
     let proj = site.path("proj");
     // Approving the project does not make the outside files part of it.
     let trusted = site.dsh(&["trust", proj.to_str().unwrap()]);
