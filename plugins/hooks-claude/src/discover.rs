@@ -450,3 +450,134 @@ fn parse_installed(
         problems: Vec::new(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn write(path: &Path, v: &Value) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, v.to_string()).unwrap();
+    }
+
+    fn stop(cmd: &str) -> Value {
+        json!({"Stop": [{"hooks": [{"type": "command", "command": cmd}]}]})
+    }
+
+    /// A home with plugin `p@m` installed, a user file enabling it, and a
+    /// project file disabling it; `(discovery, project)`.
+    fn site(dir: &Path, prefixes: Vec<String>) -> (Discovery, PathBuf) {
+        let home = dir.join("home");
+        let install = dir.join("cache/p/1.0.0");
+        write(
+            &home.join(".claude/plugins/installed_plugins.json"),
+            &json!({"version": 2, "plugins": {"p@m": [{"scope": "user", "installPath": install}]}}),
+        );
+        write(
+            &install.join("hooks/hooks.json"),
+            &json!({"hooks": stop("plugin-stop")}),
+        );
+        write(
+            &home.join(".claude/settings.json"),
+            &json!({"enabledPlugins": {"p@m": true}, "hooks": stop("user-stop"),
+                    "permissions": {"allow": ["Bash(ls:*)"], "defaultMode": "plan"}}),
+        );
+        let project = dir.join("proj");
+        write(
+            &project.join(".claude/settings.json"),
+            &json!({"enabledPlugins": {"p@m": false}, "permissions": {"deny": ["Read(./.env)"]}}),
+        );
+        let config = Config {
+            discover: true,
+            home: Some(home.display().to_string()),
+            managed_settings: Some(dir.join("none.json").display().to_string()),
+            trusted_prefixes: prefixes,
+            ..Config::default()
+        };
+        (Discovery::new(&config, None), project)
+    }
+
+    fn commands(r: &Resolution) -> Vec<(&str, bool)> {
+        r.hooks
+            .iter()
+            .map(|h| (h.hook.command.as_str(), h.plugin.is_some()))
+            .collect()
+    }
+
+    #[test]
+    fn enabled_plugins_run_with_their_folders_and_an_untrusted_layer_cannot_disable_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let (discovery, project) = site(dir.path(), Vec::new());
+        let mut problems = Vec::new();
+        let r = discovery.resolve(&project, &mut |p| problems.push(p.to_string()));
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(commands(&r), [("user-stop", false), ("plugin-stop", true)]);
+        let dirs = r.hooks[1].plugin.clone().unwrap();
+        assert_eq!(
+            dirs.root,
+            dir.path().join("cache/p/1.0.0").display().to_string()
+        );
+        assert!(
+            dirs.data.ends_with("/home/.claude/plugins/data/p-m"),
+            "{}",
+            dirs.data
+        );
+        // The project file has no hooks but does enable plugins: skipped.
+        assert_eq!(r.skipped.len(), 1);
+        assert_eq!(r.skipped[0].trust, Trust::Untrusted);
+
+        // Trusted, the project's `false` overrides the user's `true`.
+        let (discovery, project) = site(
+            dir.path(),
+            vec![dir.path().join("proj").display().to_string()],
+        );
+        let r = discovery.resolve(&project, &mut |_| {});
+        assert_eq!(commands(&r), [("user-stop", false)]);
+        assert!(r.skipped.is_empty());
+    }
+
+    #[test]
+    fn permission_blocks_come_per_layer_with_source_and_trust() {
+        let dir = tempfile::tempdir().unwrap();
+        let (discovery, project) = site(dir.path(), Vec::new());
+        let layers = discovery.permission_layers(&project);
+        let got: Vec<(
+            PermissionSource,
+            bool,
+            Vec<String>,
+            Vec<String>,
+            Option<String>,
+        )> = layers
+            .into_iter()
+            .map(|l| {
+                (
+                    l.source,
+                    l.trusted,
+                    l.rules.allow,
+                    l.rules.deny,
+                    l.rules.default_mode,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    PermissionSource::User,
+                    true,
+                    vec!["Bash(ls:*)".to_string()],
+                    vec![],
+                    Some("plan".to_string())
+                ),
+                (
+                    PermissionSource::Project,
+                    false,
+                    vec![],
+                    vec!["Read(./.env)".to_string()],
+                    None
+                ),
+            ]
+        );
+    }
+}
