@@ -11,8 +11,8 @@
 //!   file of at most [`MAX_DISCOVERED_BYTES`], opened without blocking (a
 //!   FIFO planted as `settings.json` cannot hang a turn), and, for files a
 //!   project controls, only if it resolves inside that project
-//!   ([`FileCache::get`]'s `confine`): a symlink out of the project is
-//!   refused.
+//!   ([`read_confined`], checked on the open file): a symlink out of the
+//!   project is refused.
 //! - [`FileCache`]: per file, the last [`FileStamp`] (device, inode, size,
 //!   mtime and ctime in nanoseconds) and the last good parse. Each lookup
 //!   is one `stat`; a file is parsed again only when its stamp changed, or
@@ -86,10 +86,30 @@ pub fn stamp(path: &Path) -> Option<FileStamp> {
     })
 }
 
+/// The stamp of a symlink itself (for one that points nowhere).
+fn link_stamp(path: &Path) -> Option<FileStamp> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    Some(FileStamp {
+        dev: meta.dev(),
+        ino: meta.ino(),
+        len: meta.len(),
+        mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+        ctime_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
+    })
+}
+
 /// Reads a discovered file: a regular file of at most
 /// [`MAX_DISCOVERED_BYTES`], opened non-blocking so a FIFO or device
 /// cannot stall the caller.
 pub fn read_bounded(path: &Path) -> Result<Vec<u8>, ConfigError> {
+    read_confined(path, None)
+}
+
+/// [`read_bounded`], and with `confine`, only if the file opened lies inside
+/// that folder: checked on the open file itself (`/proc/self/fd`), so a
+/// symlink swapped in between a check and the open cannot lead out.
+pub fn read_confined(path: &Path, confine: Option<&Path>) -> Result<Vec<u8>, ConfigError> {
+    use std::os::fd::AsRawFd as _;
     let read_error = |source: std::io::Error| ConfigError::Read {
         path: path.to_path_buf(),
         source,
@@ -99,6 +119,20 @@ pub fn read_bounded(path: &Path) -> Result<Vec<u8>, ConfigError> {
         .custom_flags(libc::O_NONBLOCK)
         .open(path)
         .map_err(read_error)?;
+    if let Some(dir) = confine {
+        let real = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()))
+            .map_err(read_error)?;
+        let dir = std::fs::canonicalize(dir).map_err(read_error)?;
+        if !real.starts_with(&dir) {
+            return Err(ConfigError::Shape {
+                path: path.to_path_buf(),
+                message: format!(
+                    "resolves outside {} (a symlink out of the project)",
+                    dir.display()
+                ),
+            });
+        }
+    }
     let meta = file.metadata().map_err(read_error)?;
     if !meta.is_file() {
         return Err(ConfigError::Shape {
@@ -152,13 +186,6 @@ pub fn project_root(cwd: &Path, markers: &[String]) -> PathBuf {
         }
     }
     cwd.to_path_buf()
-}
-
-/// Whether `a` is `b` or inside it, after resolving both.
-pub fn resolves_inside(file: &Path, dir: &Path) -> Result<bool, std::io::Error> {
-    let file = std::fs::canonicalize(file)?;
-    let dir = std::fs::canonicalize(dir)?;
-    Ok(file.starts_with(dir))
 }
 
 /// A parsed file and what was wrong inside it (problems that did not stop
@@ -245,20 +272,9 @@ impl<T> FileCache<T> {
         report: &mut dyn FnMut(ConfigProblem),
     ) -> FileState<T> {
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        let Some(now) = stamp(path) else {
-            if std::fs::symlink_metadata(path).is_ok() {
-                // A dangling symlink: it names something, so say so.
-                let problem = ConfigProblem::error(
-                    path.display().to_string(),
-                    "",
-                    "a symlink to nothing; no hooks loaded from it",
-                );
-                let first = entries.remove(path).is_none();
-                if first {
-                    report(problem.clone());
-                }
-                return FileState::Broken { problem };
-            }
+        // A dangling symlink has a stamp of its own: it names something,
+        // and reading it reports why it gives nothing.
+        let Some(now) = stamp(path).or_else(|| link_stamp(path)) else {
             entries.remove(path);
             return FileState::Missing;
         };
@@ -269,23 +285,7 @@ impl<T> FileCache<T> {
         {
             return state_of(entry);
         }
-        let read = match confine {
-            Some(dir) => match resolves_inside(path, dir) {
-                Ok(true) => read_bounded(path),
-                Ok(false) => Err(ConfigError::Shape {
-                    path: path.to_path_buf(),
-                    message: format!(
-                        "resolves outside {} (a symlink out of the project)",
-                        dir.display()
-                    ),
-                }),
-                Err(source) => Err(ConfigError::Read {
-                    path: path.to_path_buf(),
-                    source,
-                }),
-            },
-            None => read_bounded(path),
-        };
+        let read = read_confined(path, confine);
         let parsed = read.and_then(|bytes| {
             let hash = sha256(&bytes);
             parse(path, &bytes).map(|p| (p, hash))

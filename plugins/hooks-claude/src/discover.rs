@@ -227,7 +227,11 @@ impl Discovery {
         project: &Path,
         report: &mut dyn FnMut(ConfigProblem),
     ) -> (Vec<LayerRead>, Vec<Skipped>) {
-        let store = self.trust_store(report);
+        let store = if self.discover {
+            self.trust_store(report)
+        } else {
+            TrustStore::default()
+        };
         let mut read = Vec::new();
         let mut skipped = Vec::new();
         for layer in self.layers(project) {
