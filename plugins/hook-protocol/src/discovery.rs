@@ -134,6 +134,9 @@ pub fn read_confined(path: &Path, confine: Option<&Path>) -> Result<Vec<u8>, Con
         }
     }
     let meta = file.metadata().map_err(read_error)?;
+    if meta.is_dir() {
+        return Err(read_error(std::io::Error::from_raw_os_error(libc::EISDIR)));
+    }
     if !meta.is_file() {
         return Err(ConfigError::Shape {
             path: path.to_path_buf(),

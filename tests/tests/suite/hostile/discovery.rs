@@ -59,7 +59,7 @@ fn fifos_folders_huge_and_malformed_discovered_files_are_named_and_never_hang_a_
     );
     named(
         "home/.claude/settings.json",
-        "not a regular file; no hooks loaded from it",
+        "cannot read the hooks file: Is a directory (os error 21); no hooks loaded from it",
     );
     named("proj/.codex/config.toml", "not valid: TOML parse error");
 }
