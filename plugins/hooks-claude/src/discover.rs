@@ -546,41 +546,29 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (discovery, project) = site(dir.path(), Vec::new());
         let layers = discovery.permission_layers(&project);
-        let got: Vec<(
-            PermissionSource,
-            bool,
-            Vec<String>,
-            Vec<String>,
-            Option<String>,
-        )> = layers
-            .into_iter()
-            .map(|l| {
-                (
-                    l.source,
-                    l.trusted,
-                    l.rules.allow,
-                    l.rules.deny,
-                    l.rules.default_mode,
-                )
-            })
-            .collect();
+        let home = dir.path().join("home/.claude/settings.json");
         assert_eq!(
-            got,
+            layers,
             [
-                (
-                    PermissionSource::User,
-                    true,
-                    vec!["Bash(ls:*)".to_string()],
-                    vec![],
-                    Some("plan".to_string())
-                ),
-                (
-                    PermissionSource::Project,
-                    false,
-                    vec![],
-                    vec!["Read(./.env)".to_string()],
-                    None
-                ),
+                PermissionLayer {
+                    source: PermissionSource::User,
+                    file: home,
+                    trusted: true,
+                    rules: crate::permissions::PermissionRules {
+                        allow: vec!["Bash(ls:*)".into()],
+                        default_mode: Some("plan".into()),
+                        ..Default::default()
+                    },
+                },
+                PermissionLayer {
+                    source: PermissionSource::Project,
+                    file: project.join(".claude/settings.json"),
+                    trusted: false,
+                    rules: crate::permissions::PermissionRules {
+                        deny: vec!["Read(./.env)".into()],
+                        ..Default::default()
+                    },
+                },
             ]
         );
     }
