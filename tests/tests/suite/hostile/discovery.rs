@@ -105,3 +105,38 @@ fn a_symlink_out_of_a_trusted_project_is_refused() {
         assert!(check.stdout.contains(&line), "{line}\n{}", shown(&check));
     }
 }
+
+#[test]
+fn a_broken_trust_record_trusts_nothing_and_is_named() {
+    let site = Site::new("", "");
+    site.write(
+        "proj/.claude/settings.json",
+        &site.ups(&["project"], json!({})),
+    );
+    let proj = site.path("proj");
+    // Nothing to trust: refused, nothing written.
+    let empty = site.path("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = site.dsh(&["trust", empty.to_str().unwrap()]);
+    assert_eq!(out.code, Some(1), "{}", shown(&out));
+    assert!(out.stderr.contains("nothing trusted"), "{}", shown(&out));
+    assert!(!site.path("state/trust.json").exists());
+    let out = site.dsh(&["trust", site.path("nowhere").to_str().unwrap()]);
+    assert_eq!(out.code, Some(1), "{}", shown(&out));
+
+    assert_eq!(site.dsh(&["trust", proj.to_str().unwrap()]).code, Some(0));
+    site.prompt("proj", "s1");
+    assert_eq!(site.take_log(), ["project"]);
+
+    // The record damaged: every project is untrusted again, and both the
+    // turn's log and `dsh trust --list` name the file.
+    let record = site.path("state/trust.json");
+    std::fs::write(&record, "{\"projects\": ").unwrap();
+    let out = site.prompt("proj", "s2");
+    assert_eq!(site.take_log(), Vec::<String>::new(), "{}", shown(&out));
+    let named = format!("the trust record {} is not valid", record.display());
+    assert!(out.stderr.contains(&named), "{}", shown(&out));
+    let listed = site.dsh(&["trust", "--list"]);
+    assert_eq!(listed.code, Some(1), "{}", shown(&listed));
+    assert!(listed.stderr.contains(&named), "{}", shown(&listed));
+}
