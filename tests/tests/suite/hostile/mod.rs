@@ -17,7 +17,8 @@
 //!   listeners that block their thread.
 //! - [`discovery`]: discovered hook files that are FIFOs, huge, folders,
 //!   malformed or symlinks out of the project are refused by name, never
-//!   hang a turn, and leave the good files running.
+//!   hang a turn, and leave the good files running; a damaged trust record
+//!   trusts nothing and is named.
 //! - [`hooks`]: hook decisions read whole, oversized hook text replaced as
 //!   each CLI does, hook-file problems in `dsh check`, secrets kept from
 //!   tools.
