@@ -78,6 +78,23 @@ enum Command {
         #[arg(long, default_value = "cordis.yml")]
         config: PathBuf,
     },
+    /// Approve the project hooks of a folder (`discover: true`), list the
+    /// trusted projects, or revoke one. A changed file is untrusted again
+    /// until approved again. Exit 0 done, 1 nothing to do or a problem.
+    Trust {
+        /// The manifest (for its state_dir and the bridges' settings).
+        #[arg(long, default_value = "cordis.yml")]
+        config: PathBuf,
+        /// List the trusted projects and prefixes.
+        #[arg(long, conflicts_with_all = ["path", "revoke"])]
+        list: bool,
+        /// Forget the trust of this folder's project.
+        #[arg(long, value_name = "PATH", conflicts_with = "path")]
+        revoke: Option<PathBuf>,
+        /// The folder whose project hooks to trust, as they are now.
+        #[arg(required_unless_present_any = ["list", "revoke"])]
+        path: Option<PathBuf>,
+    },
     /// Inspect stored sessions.
     Sessions {
         /// The manifest (for its state_dir).
@@ -162,6 +179,20 @@ fn main() -> ExitCode {
         }),
         Command::Serve { config } => cli::serve(&config),
         Command::Acp { config, connect } => cli::acp(cli::AcpArgs { config, connect }),
+        Command::Trust {
+            config,
+            list,
+            revoke,
+            path,
+        } => cli::trust(
+            &config,
+            match (list, revoke, path) {
+                (true, _, _) => cli::TrustAction::List,
+                (_, Some(p), _) => cli::TrustAction::Revoke(p),
+                (_, None, Some(p)) => cli::TrustAction::Approve(p),
+                (false, None, None) => cli::TrustAction::List,
+            },
+        ),
         Command::Sessions { config, command } => match command {
             SessionsCommand::List => cli::sessions_list(&config),
             SessionsCommand::Show { id } => cli::sessions_show(&config, &id),

@@ -191,6 +191,15 @@ impl Translator {
                     fields,
                 ))]
             }
+            SessionEvent::Other(record) if event.kind() == "user/notice" => {
+                // A plugin's word to the user (untrusted project hooks).
+                match record.get("text").and_then(Value::as_str) {
+                    Some(text) if !text.is_empty() => {
+                        vec![SessionUpdate::AgentMessageChunk(text_chunk(text))]
+                    }
+                    _ => Vec::new(),
+                }
+            }
             _ => Vec::new(),
         }
     }

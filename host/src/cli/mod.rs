@@ -6,12 +6,14 @@ mod check;
 mod prompt;
 mod serve;
 mod sessions;
+mod trust;
 
 pub(crate) use acp::{AcpArgs, acp};
 pub(crate) use check::check;
 pub(crate) use prompt::{PromptArgs, prompt};
 pub(crate) use serve::serve;
 pub(crate) use sessions::{sessions_list, sessions_repair, sessions_show};
+pub(crate) use trust::{TrustAction, trust};
 
 use std::path::Path;
 use std::sync::Arc;

@@ -58,6 +58,13 @@ fn print_human(event: &SessionEvent) {
             None | Some("") => println!("[turn {}]", reason.as_str()),
             Some(msg) => println!("[turn {}: {msg}]", reason.as_str()),
         },
+        SessionEvent::Other(record) if event.kind() == "user/notice" => {
+            // A plugin's word to the user (untrusted project hooks): on
+            // stderr, so stdout stays the turn.
+            if let Some(text) = record.get("text").and_then(serde_json::Value::as_str) {
+                eprintln!("{text}");
+            }
+        }
         _ => {}
     }
 }

@@ -6,6 +6,9 @@
 //! being accepted meanwhile. The accept loop learns the outcome through a
 //! [`Summary`] (what `STATUS=` shows) and a wake-up to send `READY=1`.
 //!
+//! A SIGHUP also makes the hook bridges read every hook and settings file
+//! again at its next use ([`dsh_hook_protocol::discovery::request_reread`]).
+//!
 //! A manifest that cannot be loaded (unreadable, too large, empty, a
 //! duplicate key, a bad entry) is rejected as a whole: the running plugins
 //! stay, the error is logged, and `STATUS=` says the reload failed until a
@@ -104,6 +107,9 @@ fn reload(path: &Path, socket: &Path, host: &Mutex<PluginHost>) -> Summary {
     // A poisoned lock means a reload panicked halfway; the host is still
     // the one running, so carry on with it.
     let mut host = host.lock().unwrap_or_else(PoisonError::into_inner);
+    // Every hook and settings file the bridges read is read again at its
+    // next use, changed or not (the bridges kept by this reload included).
+    dsh_hook_protocol::discovery::request_reread();
     match Manifest::load(path) {
         Ok(manifest) => {
             if manifest.socket != socket {

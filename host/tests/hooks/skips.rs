@@ -186,6 +186,6 @@ pub const ROWS: &[Row] = &[
         Codex,
         "C1-no-trust-bypass",
         ExtraCalls("*"),
-        "Codex ran no hook without a trust entry; dsh's bridge runs the files it is given (trust is config discovery's job)",
+        "Codex ran no hook without a per-hook trust entry; dsh runs user and config_path hook files without one (as Codex with --dangerously-bypass-hook-trust) and gates only project hooks (`dsh trust`)",
     ),
 ];

@@ -123,7 +123,12 @@ pub fn read_file(path: &Path) -> Result<String, ConfigError> {
 /// Reads and parses a JSON file that must hold an object.
 pub fn read_json_object(path: &Path) -> Result<Map<String, Value>, ConfigError> {
     let text = read_file(path)?;
-    match serde_json::from_str::<Value>(&text) {
+    parse_json_object(path, text.as_bytes())
+}
+
+/// Parses the bytes of `path` as a JSON object.
+pub fn parse_json_object(path: &Path, bytes: &[u8]) -> Result<Map<String, Value>, ConfigError> {
+    match serde_json::from_slice::<Value>(bytes) {
         Ok(Value::Object(map)) => Ok(map),
         Ok(_) => Err(ConfigError::Shape {
             path: path.to_path_buf(),

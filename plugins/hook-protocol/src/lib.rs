@@ -19,6 +19,9 @@
 //! - [`point`]: runs every hook of one point concurrently and appends the
 //!   `hook/invoked` + `hook/result` records afterwards, in config order.
 //! - [`records`]: the shape of those records.
+//! - [`discovery`]: hook files found from a session's cwd, read safely,
+//!   re-read when they change, the last good version kept when they break.
+//! - [`trust`]: which project hook files the user approved (`dsh trust`).
 //!
 //! With the `local-runner` feature, [`local`] provides a recording
 //! [`HookHost`] that runs hooks in `bash-local`'s process runner (the code
@@ -37,6 +40,7 @@
 
 pub mod codec;
 pub mod config;
+pub mod discovery;
 #[cfg(feature = "local-runner")]
 pub mod local;
 pub mod matcher;
@@ -45,6 +49,7 @@ pub mod paths;
 pub mod point;
 pub mod records;
 pub mod runner;
+pub mod trust;
 #[cfg(feature = "local-runner")]
 pub mod vectors;
 

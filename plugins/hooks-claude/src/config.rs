@@ -15,7 +15,8 @@ use std::path::Path;
 
 pub use dsh_hook_protocol::ConfigPaths;
 
-use dsh_hook_protocol::config::{self as shared, HandlerShape};
+use dsh_hook_protocol::config::{self as shared, ConfigError, HandlerShape};
+use dsh_hook_protocol::discovery::Parsed;
 use dsh_hook_protocol::{ConfiguredHook, MatcherSyntax};
 use dsh_plugin_api::{ConfigProblem, ProblemSeverity};
 use serde::{Deserialize, Serialize};
@@ -115,6 +116,22 @@ pub struct Config {
     /// Claude Code 2.1.197 adds to identify itself (vector
     /// `S20-env-passthrough`); a map given here replaces it whole.
     pub env: std::collections::BTreeMap<String, String>,
+    /// Layer each session's hooks from its project as Claude Code does
+    /// (`~/.claude/settings.json`, `<project>/.claude/settings.json`,
+    /// `<project>/.claude/settings.local.json`, enabled plugins' hooks,
+    /// managed settings); `config_path` files stay a layer of their own.
+    /// See [`crate::discover`].
+    pub discover: bool,
+    /// The home whose `.claude/` holds the user layer and the installed
+    /// plugins (default `$HOME`): the daemon's user may not be the
+    /// projects' owner.
+    pub home: Option<String>,
+    /// Claude Code's managed settings file (default
+    /// `/etc/claude-code/managed-settings.json`).
+    pub managed_settings: Option<String>,
+    /// Folders whose project hooks run without `dsh trust` (a server's
+    /// checkouts): a project file under one of them is trusted.
+    pub trusted_prefixes: Vec<String>,
 }
 
 /// Claude Code 2.1.197's identity variables for hooks, as recorded
@@ -144,6 +161,10 @@ impl Default for Config {
             hook_outputs_dir: None,
             session_env_dir: None,
             env: default_env(),
+            discover: false,
+            home: None,
+            managed_settings: None,
+            trusted_prefixes: Vec::new(),
         }
     }
 }
@@ -179,41 +200,105 @@ fn ignores_matcher(event: &str) -> bool {
     matches!(event, "UserPromptSubmit" | "Stop")
 }
 
-/// Loads every file of `config`.
-pub fn load(config: &Config) -> Loaded {
-    let shape = HandlerShape {
+/// The handler rules of Claude Code hooks, with `default_timeout_s`.
+pub fn shape(default_timeout_s: u64) -> HandlerShape {
+    HandlerShape {
         syntax: MatcherSyntax::Claude,
-        default_timeout_s: config.default_timeout_s,
+        default_timeout_s,
         ignores_matcher,
         handler_keys: &HANDLER_KEYS,
+    }
+}
+
+/// What one Claude Code settings or hooks file holds that dsh uses.
+#[derive(Debug, Default)]
+pub struct SettingsFile {
+    /// Its hooks, in file order.
+    pub hooks: Vec<ClaudeHook>,
+    /// `disableAllHooks`, when set.
+    pub disable_all_hooks: Option<bool>,
+    /// `allowManagedHooksOnly`, when set (honoured in managed settings).
+    pub allow_managed_hooks_only: Option<bool>,
+    /// `enabledPlugins` (`"name@marketplace": true|false`), in file order.
+    pub enabled_plugins: Vec<(String, bool)>,
+    /// The `permissions` block, when there is one.
+    pub permissions: Option<crate::permissions::PermissionRules>,
+}
+
+/// Parses one settings file, plugin `hooks/hooks.json` or bare event map
+/// from its bytes. `plugin`: the folders its hooks get when it is a plugin
+/// file. Problems inside the file are in the result; a file that cannot be
+/// used at all is the error.
+pub fn parse_settings(
+    path: &Path,
+    bytes: &[u8],
+    default_timeout_s: u64,
+    plugin: Option<&PluginDirs>,
+) -> Result<Parsed<SettingsFile>, ConfigError> {
+    let map = shared::parse_json_object(path, bytes)?;
+    let source = path.display().to_string();
+    let mut problems = Vec::new();
+    let mut file = SettingsFile {
+        disable_all_hooks: map.get("disableAllHooks").and_then(Value::as_bool),
+        allow_managed_hooks_only: map.get("allowManagedHooksOnly").and_then(Value::as_bool),
+        enabled_plugins: map
+            .get("enabledPlugins")
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| v.as_bool().map(|b| (k.clone(), b)))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        permissions: crate::permissions::parse(&map, &source, &mut problems),
+        hooks: Vec::new(),
     };
+    let events = match map.get("hooks") {
+        Some(Value::Object(events)) => Some((events, "hooks")),
+        Some(_) => {
+            return Err(ConfigError::Shape {
+                path: path.to_path_buf(),
+                message: "key `hooks`: `hooks` is not an object".into(),
+            });
+        }
+        None if map.values().all(Value::is_array) => Some((&map, "")),
+        None => None,
+    };
+    if let Some((events, prefix)) = events {
+        let supported = split_events(events, &source, prefix, &mut problems);
+        let shape = shape(default_timeout_s);
+        for hook in shared::parse_event_map(&supported, &shape, &source, prefix, &mut problems) {
+            file.hooks.push(ClaudeHook {
+                hook,
+                plugin: plugin.cloned(),
+            });
+        }
+    }
+    Ok(Parsed {
+        value: file,
+        problems,
+    })
+}
+
+/// Loads every file of `config` (the explicit layer, read once).
+pub fn load(config: &Config) -> Loaded {
     let plugin = config.plugin_root.as_deref().map(plugin_dirs);
     let mut loaded = Loaded::default();
     let paths = config.config_path.paths();
     for path in &paths {
-        let map = match shared::read_json_object(path) {
-            Ok(map) => map,
-            Err(e) => {
-                loaded.problems.push(e.problem());
-                continue;
-            }
-        };
-        let source = path.display().to_string();
-        let Some((events, prefix)) = event_map(&map, &source, &mut loaded.problems) else {
-            continue;
-        };
-        let supported = split_events(events, &source, prefix, &mut loaded.problems);
         let from_plugin = match (&plugin, &config.plugin_root) {
-            (Some(dirs), Some(root)) if path.starts_with(root) => Some(dirs.clone()),
+            (Some(dirs), Some(root)) if path.starts_with(root) => Some(dirs),
             _ => None,
         };
-        for hook in
-            shared::parse_event_map(&supported, &shape, &source, prefix, &mut loaded.problems)
-        {
-            loaded.hooks.push(ClaudeHook {
-                hook,
-                plugin: from_plugin.clone(),
-            });
+        let parsed = shared::read_file(path).and_then(|text| {
+            parse_settings(path, text.as_bytes(), config.default_timeout_s, from_plugin)
+        });
+        match parsed {
+            Ok(parsed) => {
+                loaded.problems.extend(parsed.problems);
+                loaded.hooks.extend(parsed.value.hooks);
+            }
+            Err(e) => loaded.problems.push(e.problem()),
         }
     }
     no_hooks_is_an_error(&paths, loaded.hooks.is_empty(), &mut loaded.problems);
@@ -243,29 +328,6 @@ pub(crate) fn no_hooks_is_an_error(
         )
     };
     problems.push(ConfigProblem::error("", "config_path", message));
-}
-
-/// The event map of a file and its key path: its `hooks` object, or the
-/// file itself when every value is a list (a bare map). A settings file
-/// without hooks has none, silently.
-fn event_map<'a>(
-    map: &'a Map<String, Value>,
-    source: &str,
-    problems: &mut Vec<ConfigProblem>,
-) -> Option<(&'a Map<String, Value>, &'static str)> {
-    match map.get("hooks") {
-        Some(Value::Object(events)) => Some((events, "hooks")),
-        Some(_) => {
-            problems.push(ConfigProblem::error(
-                source,
-                "hooks",
-                "`hooks` is not an object; no hooks loaded from the file",
-            ));
-            None
-        }
-        None if map.values().all(Value::is_array) => Some((map, "")),
-        None => None,
-    }
 }
 
 /// The events dsh fires; a problem for each other one: a warning for an

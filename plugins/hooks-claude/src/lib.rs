@@ -33,13 +33,16 @@
 )]
 
 pub mod config;
+pub mod discover;
 pub mod events;
+pub mod permissions;
 pub mod persist;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use dsh_hook_protocol::trust::Skipped;
 use dsh_hook_protocol::{HookHost, PluginHost};
 use dsh_plugin_api::abi_stable::std_types::RArc;
 use dsh_plugin_api::{
@@ -53,7 +56,14 @@ pub use config::{ClaudeHook, Config, ConfigPaths};
 /// The Claude Code hook bridge.
 pub struct ClaudeBridge {
     host: Arc<dyn HookHost>,
-    hooks: Vec<ClaudeHook>,
+    /// The hooks resolved when the bridge was applied.
+    initial: Vec<ClaudeHook>,
+    /// Where each session's hooks come from ([`discover`]).
+    discovery: discover::Discovery,
+    /// Each session's hooks as resolved at its last turn start.
+    resolved: Mutex<HashMap<String, Arc<discover::Resolution>>>,
+    /// The untrusted files each session was last told about.
+    noticed: Mutex<HashMap<String, Vec<Skipped>>>,
     project_dir: Option<String>,
     effort: Option<String>,
     /// Where long hook texts are saved ([`persist`]); `None`: beside the
@@ -76,16 +86,68 @@ pub struct ClaudeBridge {
 }
 
 impl ClaudeBridge {
-    /// Loads the configured hook files (once) and reports every problem
-    /// through `host` (`dsh check` lists them).
+    /// Loads the configured hook files and reports every problem through
+    /// `host` (`dsh check` lists them), with no trust record: project
+    /// files run only under `trusted_prefixes`.
     pub fn new(config: Config, host: Arc<dyn HookHost>) -> Self {
-        let loaded = config::load(&config);
-        for problem in loaded.problems {
+        Self::with_state_dir(config, host, None)
+    }
+
+    /// As [`ClaudeBridge::new`], with the trust record of `state_dir`. The
+    /// hooks are resolved once here for the configured `project_dir` (else
+    /// this process's folder), so `dsh check` run in a project lists what is
+    /// wrong with its files; sessions resolve their own at each turn.
+    pub fn with_state_dir(
+        config: Config,
+        host: Arc<dyn HookHost>,
+        state_dir: Option<std::path::PathBuf>,
+    ) -> Self {
+        let discovery = discover::Discovery::new(&config, state_dir);
+        let here = config
+            .project_dir
+            .clone()
+            .map(std::path::PathBuf::from)
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_default();
+        let mut problems = Vec::new();
+        let first = discovery.resolve(&here, &mut |p| problems.push(p));
+        for path in discovery.explicit() {
+            // A missing listed file is an error (a discovered one is not).
+            if let Err(source) = std::fs::symlink_metadata(path) {
+                let e = dsh_hook_protocol::ConfigError::Read {
+                    path: path.clone(),
+                    source,
+                };
+                problems.push(e.problem());
+            }
+        }
+        for s in &first.skipped {
+            problems.push(dsh_plugin_api::ConfigProblem::warning(
+                s.file.display().to_string(),
+                "",
+                format!(
+                    "project hooks {}; they do not run until `dsh trust {}`",
+                    s.trust.describe(),
+                    first.project.display()
+                ),
+            ));
+        }
+        if !discovery.discovers() {
+            config::no_hooks_is_an_error(
+                discovery.explicit(),
+                first.hooks.is_empty(),
+                &mut problems,
+            );
+        }
+        for problem in problems {
             host.report_problem(problem);
         }
         ClaudeBridge {
             host,
-            hooks: loaded.hooks,
+            initial: first.hooks.clone(),
+            discovery,
+            resolved: Mutex::new(HashMap::new()),
+            noticed: Mutex::new(HashMap::new()),
             project_dir: config.project_dir,
             effort: config.effort,
             hook_outputs_dir: config.hook_outputs_dir.map(std::path::PathBuf::from),
@@ -99,6 +161,90 @@ impl ClaudeBridge {
             last_prompt: Mutex::new(HashMap::new()),
             project_dirs: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Resolves `session`'s hooks from the files as they are now (a turn
+    /// starts, or the session does) and keeps them for the session's other
+    /// hook points; what is wrong with a changed file is logged.
+    pub(crate) fn refresh(
+        &self,
+        session: &dsh_plugin_api::SessionRef,
+    ) -> Arc<discover::Resolution> {
+        let project = std::path::PathBuf::from(self.project_dir_of(session));
+        let host = self.host.clone();
+        let resolution = Arc::new(
+            self.discovery
+                .resolve(&project, &mut |p| host.warn(&format!("hooks-claude: {p}"))),
+        );
+        if let Ok(mut m) = self.resolved.lock() {
+            m.insert(session.session_id.to_string(), resolution.clone());
+        }
+        resolution
+    }
+
+    /// The hooks `session` runs: as resolved at its turn's start, or now
+    /// for a session the bridge has not seen start (a subagent's).
+    pub(crate) fn hooks_for(
+        &self,
+        session: &dsh_plugin_api::SessionRef,
+    ) -> Arc<discover::Resolution> {
+        let known = self
+            .resolved
+            .lock()
+            .ok()
+            .and_then(|m| m.get(session.session_id.as_str()).cloned());
+        known.unwrap_or_else(|| {
+            let project = std::path::PathBuf::from(self.project_dir_of(session));
+            let host = self.host.clone();
+            Arc::new(
+                self.discovery
+                    .resolve(&project, &mut |p| host.warn(&format!("hooks-claude: {p}"))),
+            )
+        })
+    }
+
+    /// Tells the session's user which project hooks were skipped for want
+    /// of trust (a `user/notice` record, which ACP shows as an agent
+    /// message), once per set of files.
+    pub(crate) fn notice_untrusted(
+        &self,
+        session: &dsh_plugin_api::SessionRef,
+        resolution: &discover::Resolution,
+    ) {
+        let Ok(mut noticed) = self.noticed.lock() else {
+            return;
+        };
+        let before = noticed.get(session.session_id.as_str());
+        if resolution.skipped.is_empty() || before == Some(&resolution.skipped) {
+            if resolution.skipped.is_empty() {
+                noticed.remove(session.session_id.as_str());
+            }
+            return;
+        }
+        noticed.insert(session.session_id.to_string(), resolution.skipped.clone());
+        let text = dsh_hook_protocol::trust::untrusted_notice(
+            "Claude Code",
+            &resolution.project,
+            &resolution.skipped,
+        );
+        self.host.warn(&format!(
+            "hooks-claude: session {}: {text}",
+            session.session_id
+        ));
+        let record =
+            serde_json::json!({"type": "user/notice", "plugin": "hooks-claude", "text": text});
+        if let Err(e) = self.host.append_record(&session.session_id, &record) {
+            self.host.warn(&format!(
+                "hooks-claude: notice for session {} dropped: {e}",
+                session.session_id
+            ));
+        }
+    }
+
+    /// The `permissions` blocks of the settings layers of a session started
+    /// in `cwd`, lowest precedence first (for the permission engine).
+    pub fn permission_layers(&self, cwd: &std::path::Path) -> Vec<permissions::PermissionLayer> {
+        self.discovery.permission_layers(cwd)
     }
 
     /// Remembers where a session is when the bridge first hears of it
@@ -130,16 +276,22 @@ impl ClaudeBridge {
         known.unwrap_or_else(|| session.cwd.to_string())
     }
 
-    /// Forgets a closing session's project folder.
+    /// Forgets a closing session's project folder and hooks.
     fn forget_project_dir(&self, session_id: &str) {
         if let Ok(mut m) = self.project_dirs.lock() {
             m.remove(session_id);
         }
+        if let Ok(mut m) = self.resolved.lock() {
+            m.remove(session_id);
+        }
+        if let Ok(mut m) = self.noticed.lock() {
+            m.remove(session_id);
+        }
     }
 
-    /// The hooks loaded at start, in config order.
+    /// The hooks resolved when the bridge was applied, in config order.
     pub fn hooks(&self) -> &[ClaudeHook] {
-        &self.hooks
+        &self.initial
     }
 
     fn mark_started(&self, call_id: &str) {
@@ -189,6 +341,16 @@ impl Plugin for ClaudeBridge {
         config.config_path = config.config_path.resolved(|p| host.resolve_path(p));
         config.plugin_root = config.plugin_root.as_deref().map(|p| resolve(p.as_ref()));
         config.project_dir = config.project_dir.as_deref().map(|p| resolve(p.as_ref()));
+        config.home = config.home.as_deref().map(|p| resolve(p.as_ref()));
+        config.managed_settings = config
+            .managed_settings
+            .as_deref()
+            .map(|p| resolve(p.as_ref()));
+        config.trusted_prefixes = config
+            .trusted_prefixes
+            .iter()
+            .map(|p| resolve(p.as_ref()))
+            .collect();
         config.hook_outputs_dir = config
             .hook_outputs_dir
             .as_deref()
@@ -201,9 +363,11 @@ impl Plugin for ClaudeBridge {
                 .into_owned(),
         });
 
-        Ok(ClaudeBridge::new(
+        let state_dir = std::path::PathBuf::from(host.state_dir());
+        Ok(ClaudeBridge::with_state_dir(
             config,
             Arc::new(PluginHost::new(host.clone())),
+            Some(state_dir),
         ))
     }
 

@@ -22,6 +22,7 @@ use std::path::Path;
 pub use dsh_hook_protocol::ConfigPaths;
 
 use dsh_hook_protocol::config::{self as shared, ConfigError, HandlerShape};
+use dsh_hook_protocol::discovery::Parsed;
 use dsh_hook_protocol::{ConfiguredHook, MatcherSyntax};
 use dsh_plugin_api::{ConfigProblem, ProblemSeverity};
 use serde::{Deserialize, Serialize};
@@ -83,6 +84,20 @@ pub struct Config {
     /// takes it from its model's metadata; the default, 3,000, is what it
     /// used for a model it has no metadata for (recorded).
     pub tool_output_tokens: usize,
+    /// Layer each session's hooks from its folder as Codex does:
+    /// `$CODEX_HOME/hooks.json` and `config.toml`, then every
+    /// `.codex/hooks.json` and `.codex/config.toml` from the project root
+    /// down to the session's folder; `config_path` files stay a layer of
+    /// their own. See [`crate::discover`].
+    pub discover: bool,
+    /// Codex's home (default `$CODEX_HOME`, else `$HOME/.codex`): the
+    /// daemon's user may not be the projects' owner.
+    pub codex_home: Option<String>,
+    /// What marks a project root (Codex's `project_root_markers`).
+    pub project_root_markers: Vec<String>,
+    /// Folders whose project hooks run without `dsh trust` (a server's
+    /// checkouts).
+    pub trusted_prefixes: Vec<String>,
 }
 
 impl Default for Config {
@@ -94,6 +109,10 @@ impl Default for Config {
             env: Default::default(),
             hook_outputs_dir: None,
             tool_output_tokens: crate::spill::DEFAULT_TOOL_OUTPUT_TOKENS,
+            discover: false,
+            codex_home: None,
+            project_root_markers: vec![".git".into()],
+            trusted_prefixes: Vec::new(),
         }
     }
 }
@@ -148,91 +167,139 @@ fn ignores_matcher(event: &str) -> bool {
     matches!(event, "UserPromptSubmit" | "Stop")
 }
 
-/// Loads every file of `config`.
-pub fn load(config: &Config) -> Loaded {
-    let shape = HandlerShape {
+/// The handler rules of Codex hooks, with `default_timeout_s`.
+pub fn shape(default_timeout_s: u64) -> HandlerShape {
+    HandlerShape {
         syntax: MatcherSyntax::Codex,
-        default_timeout_s: config.default_timeout_s,
+        default_timeout_s,
         ignores_matcher,
         handler_keys: &HANDLER_KEYS,
+    }
+}
+
+/// The hooks of one file, numbered from 0 within it.
+#[derive(Debug, Default)]
+pub struct FileHooks {
+    /// Hooks of supported events, `display_order` counted in this file.
+    pub hooks: Vec<CodexHook>,
+    /// Every command handler Codex numbers in the file (also those of
+    /// events dsh does not fire), so the next file's numbers follow on.
+    pub handlers: usize,
+}
+
+/// Parses one `hooks.json` or `config.toml` from its bytes (a file without
+/// hooks has none); problems inside it are in the result.
+pub fn parse_file(
+    path: &Path,
+    bytes: &[u8],
+    default_timeout_s: u64,
+) -> Result<Parsed<FileHooks>, ConfigError> {
+    let shape = shape(default_timeout_s);
+    let mut problems = Vec::new();
+    let mut file = FileHooks::default();
+    let Some((events, prefix)) = read_events(path, bytes)? else {
+        return Ok(Parsed {
+            value: file,
+            problems,
+        });
     };
+    let path = std::path::absolute(path).unwrap_or(path.to_path_buf());
+    let source = path.display().to_string();
+    for event in events
+        .keys()
+        .filter(|e| !DISCOVERY_ORDER.contains(&e.as_str()))
+    {
+        problems.push(shared::unknown_event(
+            &source,
+            prefix,
+            event,
+            "Codex",
+            &DISCOVERY_ORDER,
+        ));
+    }
+    let mut not_fired = Vec::new();
+    for event in DISCOVERY_ORDER {
+        let Some(groups) = events.get(event) else {
+            continue;
+        };
+        let mut one = Map::new();
+        one.insert(event.to_string(), groups.clone());
+        for hook in shared::parse_event_map(&one, &shape, &source, prefix, &mut problems) {
+            let order = file.handlers;
+            file.handlers += 1;
+            if SUPPORTED_EVENTS.contains(&event) {
+                file.hooks.push(CodexHook {
+                    hook,
+                    display_order: order,
+                });
+            } else if !not_fired.contains(&event) {
+                not_fired.push(event);
+            }
+        }
+    }
+    if !not_fired.is_empty() {
+        problems.push(ConfigProblem::warning(
+            &source,
+            prefix,
+            format!(
+                "dsh does not fire these Codex events, their hooks never run: {}",
+                not_fired.join(", ")
+            ),
+        ));
+    }
+    Ok(Parsed {
+        value: file,
+        problems,
+    })
+}
+
+/// Loads every file of `config` (the explicit layer, read once).
+pub fn load(config: &Config) -> Loaded {
     let mut loaded = Loaded::default();
     let mut display_order = 0;
     let paths = config.config_path.paths();
     for path in &paths {
-        let (events, prefix) = match read_events(path) {
-            Ok(Some(events)) => events,
-            Ok(None) => continue,
-            Err(e) => {
-                loaded.problems.push(e.problem());
-                continue;
-            }
-        };
-        let path = std::path::absolute(path).unwrap_or(path.clone());
-        let source = path.display().to_string();
-        for event in events
-            .keys()
-            .filter(|e| !DISCOVERY_ORDER.contains(&e.as_str()))
-        {
-            loaded.problems.push(shared::unknown_event(
-                &source,
-                prefix,
-                event,
-                "Codex",
-                &DISCOVERY_ORDER,
-            ));
-        }
-        let mut not_fired = Vec::new();
-        for event in DISCOVERY_ORDER {
-            let Some(groups) = events.get(event) else {
-                continue;
-            };
-            let mut one = Map::new();
-            one.insert(event.to_string(), groups.clone());
-            for hook in shared::parse_event_map(&one, &shape, &source, prefix, &mut loaded.problems)
-            {
-                let order = display_order;
-                display_order += 1;
-                if SUPPORTED_EVENTS.contains(&event) {
-                    loaded.hooks.push(CodexHook {
-                        hook,
-                        display_order: order,
-                    });
-                } else if !not_fired.contains(&event) {
-                    not_fired.push(event);
+        let parsed = shared::read_file(path)
+            .and_then(|text| parse_file(path, text.as_bytes(), config.default_timeout_s));
+        match parsed {
+            Ok(parsed) => {
+                loaded.problems.extend(parsed.problems);
+                for mut hook in parsed.value.hooks {
+                    hook.display_order += display_order;
+                    loaded.hooks.push(hook);
                 }
+                display_order += parsed.value.handlers;
             }
-        }
-        if !not_fired.is_empty() {
-            loaded.problems.push(ConfigProblem::warning(
-                &source,
-                prefix,
-                format!(
-                    "dsh does not fire these Codex events, their hooks never run: {}",
-                    not_fired.join(", ")
-                ),
-            ));
+            Err(e) => loaded.problems.push(e.problem()),
         }
     }
-    let explained = loaded
-        .problems
+    no_hooks_is_an_error(&paths, loaded.hooks.is_empty(), &mut loaded.problems);
+    loaded
+}
+
+/// A bridge that loads no hook runs nothing: an error (unless an error
+/// already says why).
+pub(crate) fn no_hooks_is_an_error(
+    paths: &[std::path::PathBuf],
+    empty: bool,
+    problems: &mut Vec<ConfigProblem>,
+) {
+    let explained = problems
         .iter()
         .any(|p| p.severity == ProblemSeverity::Error);
-    if loaded.hooks.is_empty() && !explained {
-        let message = if paths.is_empty() {
-            "no hooks file is configured; the bridge runs no hooks".to_string()
-        } else {
-            let files: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-            format!(
-                "no usable hook in {}; the bridge runs no hooks",
-                files.join(", ")
-            )
-        };
-        loaded
-            .problems
-            .push(ConfigProblem::error("", "config_path", message));
+    if !empty || explained {
+        return;
     }
-    loaded
+    let message = if paths.is_empty() {
+        "no hooks file is configured; the bridge runs no hooks".to_string()
+    } else {
+        let files: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        format!(
+            "no usable hook in {}; the bridge runs no hooks",
+            files.join(", ")
+        )
+    };
+    problems.push(ConfigProblem::error("", "config_path", message));
 }
 
 /// A file's event map and the key path it sits at (`hooks`, or empty).
@@ -240,14 +307,17 @@ type Events = (Map<String, Value>, &'static str);
 
 /// The event map of one file and its key path, `None` when it has no
 /// hooks at all.
-fn read_events(path: &Path) -> Result<Option<Events>, ConfigError> {
+fn read_events(path: &Path, bytes: &[u8]) -> Result<Option<Events>, ConfigError> {
     let shape_error = |message: &str| ConfigError::Shape {
         path: path.to_path_buf(),
         message: message.into(),
     };
     let top = if path.extension().is_some_and(|e| e == "toml") {
-        let text = shared::read_file(path)?;
-        let table: toml::Table = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+        let text = std::str::from_utf8(bytes).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let table: toml::Table = toml::from_str(text).map_err(|e| ConfigError::Parse {
             path: path.to_path_buf(),
             message: e.to_string(),
         })?;
@@ -256,7 +326,7 @@ fn read_events(path: &Path) -> Result<Option<Events>, ConfigError> {
             _ => return Err(shape_error("the TOML does not convert to a JSON object")),
         }
     } else {
-        shared::read_json_object(path)?
+        shared::parse_json_object(path, bytes)?
     };
     match top.get("hooks") {
         Some(Value::Object(events)) => Ok(Some((events.clone(), "hooks"))),

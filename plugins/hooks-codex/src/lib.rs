@@ -30,13 +30,16 @@
 )]
 
 pub mod config;
+pub mod discover;
 pub mod events;
 pub mod output;
 pub mod spill;
 pub mod tool;
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
+use dsh_hook_protocol::trust::Skipped;
 use dsh_hook_protocol::{HookHost, PluginHost};
 use dsh_plugin_api::abi_stable::std_types::RArc;
 use dsh_plugin_api::{
@@ -50,7 +53,14 @@ pub use config::{CodexHook, Config, ConfigPaths};
 /// The Codex hook bridge.
 pub struct CodexBridge {
     host: Arc<dyn HookHost>,
-    hooks: Vec<CodexHook>,
+    /// The hooks resolved when the bridge was applied.
+    initial: Vec<CodexHook>,
+    /// Where each session's hooks come from ([`discover`]).
+    discovery: discover::Discovery,
+    /// Each session's hooks as resolved at its last turn start.
+    resolved: Mutex<HashMap<String, Arc<discover::Resolution>>>,
+    /// The untrusted files each session was last told about.
+    noticed: Mutex<HashMap<String, Vec<Skipped>>>,
     model: String,
     env: std::collections::BTreeMap<String, String>,
     /// Where over-long hook texts are saved whole ([`spill`]).
@@ -60,16 +70,62 @@ pub struct CodexBridge {
 }
 
 impl CodexBridge {
-    /// Loads the configured hook files (once) and reports every problem
-    /// through `host` (`dsh check` lists them).
+    /// Loads the configured hook files and reports every problem through
+    /// `host` (`dsh check` lists them), with no trust record: project
+    /// files run only under `trusted_prefixes`.
     pub fn new(config: Config, host: Arc<dyn HookHost>) -> Self {
-        let loaded = config::load(&config);
-        for problem in loaded.problems {
+        Self::with_state_dir(config, host, None)
+    }
+
+    /// As [`CodexBridge::new`], with the trust record of `state_dir`. The
+    /// hooks are resolved once here for this process's folder, so `dsh
+    /// check` run in a project lists what is wrong with its files.
+    pub fn with_state_dir(
+        config: Config,
+        host: Arc<dyn HookHost>,
+        state_dir: Option<std::path::PathBuf>,
+    ) -> Self {
+        let discovery = discover::Discovery::new(&config, state_dir);
+        let here = std::env::current_dir().unwrap_or_default();
+        let mut problems = Vec::new();
+        let first = discovery.resolve(&here, &mut |p| problems.push(p));
+        for path in discovery.explicit() {
+            // A missing listed file is an error (a discovered one is not).
+            if let Err(source) = std::fs::symlink_metadata(path) {
+                let e = dsh_hook_protocol::ConfigError::Read {
+                    path: path.clone(),
+                    source,
+                };
+                problems.push(e.problem());
+            }
+        }
+        for s in &first.skipped {
+            problems.push(dsh_plugin_api::ConfigProblem::warning(
+                s.file.display().to_string(),
+                "",
+                format!(
+                    "project hooks {}; they do not run until `dsh trust {}`",
+                    s.trust.describe(),
+                    first.project.display()
+                ),
+            ));
+        }
+        if !discovery.discovers() {
+            config::no_hooks_is_an_error(
+                discovery.explicit(),
+                first.hooks.is_empty(),
+                &mut problems,
+            );
+        }
+        for problem in problems {
             host.report_problem(problem);
         }
         CodexBridge {
             host,
-            hooks: loaded.hooks,
+            initial: first.hooks.clone(),
+            discovery,
+            resolved: Mutex::new(HashMap::new()),
+            noticed: Mutex::new(HashMap::new()),
             model: config.model,
             env: config.env,
             hook_outputs_dir: config
@@ -77,6 +133,88 @@ impl CodexBridge {
                 .map(std::path::PathBuf::from)
                 .unwrap_or_else(spill::default_dir),
             tool_output_tokens: config.tool_output_tokens,
+        }
+    }
+
+    fn resolve_now(&self, session: &dsh_plugin_api::SessionRef) -> discover::Resolution {
+        let host = self.host.clone();
+        self.discovery
+            .resolve(std::path::Path::new(session.cwd.as_str()), &mut |p| {
+                host.warn(&format!("hooks-codex: {p}"))
+            })
+    }
+
+    /// Resolves `session`'s hooks from the files as they are now (a turn
+    /// starts, or the session does) and keeps them for its other points.
+    pub(crate) fn refresh(
+        &self,
+        session: &dsh_plugin_api::SessionRef,
+    ) -> Arc<discover::Resolution> {
+        let resolution = Arc::new(self.resolve_now(session));
+        if let Ok(mut m) = self.resolved.lock() {
+            m.insert(session.session_id.to_string(), resolution.clone());
+        }
+        resolution
+    }
+
+    /// The hooks `session` runs: as resolved at its turn's start, or now
+    /// for a session the bridge has not seen start.
+    pub(crate) fn hooks_for(
+        &self,
+        session: &dsh_plugin_api::SessionRef,
+    ) -> Arc<discover::Resolution> {
+        let known = self
+            .resolved
+            .lock()
+            .ok()
+            .and_then(|m| m.get(session.session_id.as_str()).cloned());
+        known.unwrap_or_else(|| Arc::new(self.resolve_now(session)))
+    }
+
+    /// Tells the session's user which project hooks were skipped for want
+    /// of trust (a `user/notice` record), once per set of files.
+    pub(crate) fn notice_untrusted(
+        &self,
+        session: &dsh_plugin_api::SessionRef,
+        resolution: &discover::Resolution,
+    ) {
+        let Ok(mut noticed) = self.noticed.lock() else {
+            return;
+        };
+        let before = noticed.get(session.session_id.as_str());
+        if resolution.skipped.is_empty() || before == Some(&resolution.skipped) {
+            if resolution.skipped.is_empty() {
+                noticed.remove(session.session_id.as_str());
+            }
+            return;
+        }
+        noticed.insert(session.session_id.to_string(), resolution.skipped.clone());
+        let text = dsh_hook_protocol::trust::untrusted_notice(
+            "Codex",
+            &resolution.project,
+            &resolution.skipped,
+        );
+        self.host.warn(&format!(
+            "hooks-codex: session {}: {text}",
+            session.session_id
+        ));
+        let record =
+            serde_json::json!({"type": "user/notice", "plugin": "hooks-codex", "text": text});
+        if let Err(e) = self.host.append_record(&session.session_id, &record) {
+            self.host.warn(&format!(
+                "hooks-codex: notice for session {} dropped: {e}",
+                session.session_id
+            ));
+        }
+    }
+
+    /// Forgets a closing session.
+    fn forget(&self, session_id: &str) {
+        if let Ok(mut m) = self.resolved.lock() {
+            m.remove(session_id);
+        }
+        if let Ok(mut m) = self.noticed.lock() {
+            m.remove(session_id);
         }
     }
 
@@ -92,9 +230,9 @@ impl CodexBridge {
         }
     }
 
-    /// The hooks loaded at start, in Codex's discovery order.
+    /// The hooks resolved when the bridge was applied, in Codex's order.
     pub fn hooks(&self) -> &[CodexHook] {
-        &self.hooks
+        &self.initial
     }
 }
 
@@ -107,14 +245,15 @@ impl Plugin for CodexBridge {
     fn apply(host: &Host, mut config: Config) -> Result<Self, String> {
         // Relative paths in the manifest resolve against its folder.
         config.config_path = config.config_path.resolved(|p| host.resolve_path(p));
-        config.hook_outputs_dir = config
-            .hook_outputs_dir
-            .as_deref()
-            .map(|p| host.resolve_path(p).to_string_lossy().into_owned());
-
-        Ok(CodexBridge::new(
+        let resolve = |p: &str| host.resolve_path(p).to_string_lossy().into_owned();
+        config.hook_outputs_dir = config.hook_outputs_dir.as_deref().map(resolve);
+        config.codex_home = config.codex_home.as_deref().map(resolve);
+        config.trusted_prefixes = config.trusted_prefixes.iter().map(|p| resolve(p)).collect();
+        let state_dir = std::path::PathBuf::from(host.state_dir());
+        Ok(CodexBridge::with_state_dir(
             config,
             Arc::new(PluginHost::new(host.clone())),
+            Some(state_dir),
         ))
     }
 
@@ -125,6 +264,7 @@ impl Plugin for CodexBridge {
 
     async fn session_end(self: Arc<Self>, input: RArc<SessionEndInput>) -> Result<(), String> {
         self.on_session_end(&input).await;
+        self.forget(&input.session.session_id);
         Ok(())
     }
 

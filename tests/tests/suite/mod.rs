@@ -7,12 +7,15 @@
 //! - [`cli`]: `dsh check` and `dsh plugins` over the real binary;
 //! - [`abi_evolution`]: a plugin built against the frozen 1.0 API works in
 //!   this host, what 1.1 added works from a `.so`, a newer minor is refused;
+//! - [`discovery`]: per-project hook discovery, trust, and files re-read
+//!   when they change;
 //! - [`hostile`]: the hostile-input suite;
 //! - [`reload_atomic`]: reload as one atomic swap of the plugin registry,
 //!   under concurrent turns.
 
 mod abi_evolution;
 mod cli;
+mod discovery;
 mod examples;
 mod hostile;
 mod plugin_host;

@@ -29,7 +29,7 @@ impl ClaudeBridge {
     /// `CLAUDE_PROJECT_DIR` from here on.
     pub async fn on_cwd_changed(&self, input: &CwdChangedInput) {
         self.note_project_dir(&input.session, &input.old_cwd);
-        if !self.has_hooks(EVENT) {
+        if !self.has_hooks(&input.session, EVENT) {
             return;
         }
         let mut runs = self.fire(EVENT, &input.session, &[], &payload(input)).await;

@@ -216,8 +216,11 @@ pub(crate) fn quoted_stderr(run: &HookRun) -> String {
 
 impl ClaudeBridge {
     /// Whether any hook is configured for `event`.
-    pub(crate) fn has_hooks(&self, event: &str) -> bool {
-        self.hooks.iter().any(|h| h.hook.event == event)
+    pub(crate) fn has_hooks(&self, session: &SessionRef, event: &str) -> bool {
+        self.hooks_for(session)
+            .hooks
+            .iter()
+            .any(|h| h.hook.event == event)
     }
 
     /// Runs every hook of `event` whose matcher selects one of `subjects`
@@ -235,9 +238,10 @@ impl ClaudeBridge {
         let stdin = stdin_bytes(payload);
         let project_dir = self.project_dir_of(session);
         let with_effort = payload.get("effort").is_some();
+        let resolution = self.hooks_for(session);
         let mut seen: Vec<&str> = Vec::new();
         let mut invocations = Vec::new();
-        for (index, ch) in self.hooks.iter().enumerate() {
+        for (index, ch) in resolution.hooks.iter().enumerate() {
             let h = &ch.hook;
             if h.event != event || !(subjects.is_empty() || h.matcher.matches_any(subjects)) {
                 continue;

@@ -115,7 +115,7 @@ impl ClaudeBridge {
         Fut: Future<Output = Result<PostToolDecision, String>>,
     {
         let duration_ms = self.take_duration_ms(&input.call.call_id);
-        let Some(event) = event_of(input).filter(|e| self.has_hooks(e)) else {
+        let Some(event) = event_of(input).filter(|e| self.has_hooks(&input.call.session, e)) else {
             return next().await;
         };
         let call = &input.call;

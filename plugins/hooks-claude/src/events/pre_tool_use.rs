@@ -95,7 +95,7 @@ impl ClaudeBridge {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<PreToolDecision, String>>,
     {
-        if !self.has_hooks(EVENT) {
+        if !self.has_hooks(&call.session, EVENT) {
             let decision = next().await?;
             self.mark_started(&call.call_id);
             return Ok(decision);

@@ -27,7 +27,7 @@ impl ClaudeBridge {
     /// Runs the SessionEnd hooks.
     pub async fn on_session_end(&self, input: &SessionEndInput) {
         let last_prompt = self.take_last_prompt(&input.session.session_id);
-        if !self.has_hooks(EVENT) || super::is_subagent(&input.session) {
+        if !self.has_hooks(&input.session, EVENT) || super::is_subagent(&input.session) {
             return;
         }
         let mut runs = self

@@ -29,7 +29,8 @@ impl ClaudeBridge {
     pub async fn on_session_start(&self, input: &SessionStartInput) {
         // Where the session starts stays its `CLAUDE_PROJECT_DIR`.
         self.note_project_dir(&input.session, &input.session.cwd);
-        if !self.has_hooks(EVENT) {
+        self.refresh(&input.session);
+        if !self.has_hooks(&input.session, EVENT) {
             return;
         }
         let source = input.source.as_str();

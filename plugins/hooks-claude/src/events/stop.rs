@@ -56,7 +56,7 @@ impl ClaudeBridge {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<ContinuationDecision, String>>,
     {
-        if !self.has_hooks(EVENT)
+        if !self.has_hooks(&input.session, EVENT)
             || input.default != ContinuationDecision::Stop
             || super::is_subagent(&input.session)
         {

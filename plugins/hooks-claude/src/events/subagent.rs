@@ -56,7 +56,7 @@ pub fn stop_payload(info: &SubagentInfo, effort_level: Option<&str>) -> Value {
 impl ClaudeBridge {
     /// Runs the SubagentStart hooks; their context goes to the child.
     pub async fn on_subagent_start(&self, info: &SubagentInfo) {
-        if !self.has_hooks(START) {
+        if !self.has_hooks(&info.parent, START) {
             return;
         }
         let subject = info.agent_type.as_str();
@@ -82,7 +82,7 @@ impl ClaudeBridge {
 
     /// Runs the SubagentStop hooks (observe only).
     pub async fn on_subagent_stop(&self, info: &SubagentInfo) {
-        if !self.has_hooks(STOP) {
+        if !self.has_hooks(&info.parent, STOP) {
             return;
         }
         let subject = info.agent_type.as_str();

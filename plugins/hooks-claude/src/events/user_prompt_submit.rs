@@ -53,7 +53,12 @@ impl ClaudeBridge {
     {
         // Even without UserPromptSubmit hooks: SessionEnd reports it.
         self.note_prompt(&input.session);
-        if !self.has_hooks(EVENT) || super::is_subagent(&input.session) {
+        // A turn starts: its hooks are the files as they are now.
+        if !super::is_subagent(&input.session) {
+            let resolution = self.refresh(&input.session);
+            self.notice_untrusted(&input.session, &resolution);
+        }
+        if !self.has_hooks(&input.session, EVENT) || super::is_subagent(&input.session) {
             return next().await;
         }
         let prompt = blocks_text(&input.content);

@@ -112,8 +112,11 @@ pub(crate) fn invalid(run: &mut HookRun, why: String) {
 
 impl CodexBridge {
     /// Whether any hook is configured for `event`.
-    pub(crate) fn has_hooks(&self, event: &str) -> bool {
-        self.hooks.iter().any(|h| h.hook.event == event)
+    pub(crate) fn has_hooks(&self, session: &SessionRef, event: &str) -> bool {
+        self.hooks_for(session)
+            .hooks
+            .iter()
+            .any(|h| h.hook.event == event)
     }
 
     /// The program that runs a hook: `/bin/bash -c`, as Codex 0.171.0 runs
@@ -131,7 +134,8 @@ impl CodexBridge {
         payload: &Value,
     ) -> Vec<HookRun> {
         let stdin = stdin_bytes(payload);
-        let invocations: Vec<Invocation> = self
+        let resolution = self.hooks_for(session);
+        let invocations: Vec<Invocation> = resolution
             .hooks
             .iter()
             .enumerate()

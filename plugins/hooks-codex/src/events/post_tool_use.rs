@@ -69,7 +69,7 @@ impl CodexBridge {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<PostToolDecision, String>>,
     {
-        if input.denied || !self.has_hooks(EVENT) {
+        if input.denied || !self.has_hooks(&input.call.session, EVENT) {
             return next().await;
         }
         let call = &input.call;

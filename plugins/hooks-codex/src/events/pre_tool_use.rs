@@ -139,7 +139,7 @@ impl CodexBridge {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<PreToolDecision, String>>,
     {
-        if !self.has_hooks(EVENT) {
+        if !self.has_hooks(&call.session, EVENT) {
             return next().await;
         }
         let tool = codex_tool(call);

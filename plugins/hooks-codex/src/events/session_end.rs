@@ -25,7 +25,7 @@ pub fn payload(input: &SessionEndInput) -> Value {
 impl CodexBridge {
     /// Runs the SessionEnd hooks.
     pub async fn on_session_end(&self, input: &SessionEndInput) {
-        if !self.has_hooks(EVENT) {
+        if !self.has_hooks(&input.session, EVENT) {
             return;
         }
         let mut runs = self

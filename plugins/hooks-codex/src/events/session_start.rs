@@ -35,7 +35,8 @@ pub fn payload(input: &SessionStartInput, model: &str) -> Value {
 impl CodexBridge {
     /// Runs the SessionStart hooks.
     pub async fn on_session_start(&self, input: &SessionStartInput) {
-        if !self.has_hooks(EVENT) {
+        self.refresh(&input.session);
+        if !self.has_hooks(&input.session, EVENT) {
             return;
         }
         let source = input.source.as_str();

@@ -64,7 +64,7 @@ impl CodexBridge {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<ContinuationDecision, String>>,
     {
-        if !self.has_hooks(EVENT) || input.default != ContinuationDecision::Stop {
+        if !self.has_hooks(&input.session, EVENT) || input.default != ContinuationDecision::Stop {
             return next().await;
         }
         let mut runs = self
@@ -72,9 +72,10 @@ impl CodexBridge {
             .await;
         let mut continuation: Option<String> = None;
         let mut halted = false;
+        let resolution = self.hooks_for(&input.session);
         for run in &mut runs {
             let reading = read(run);
-            let run_id = self
+            let run_id = resolution
                 .hooks
                 .get(run.index)
                 .map(|h| h.run_id())

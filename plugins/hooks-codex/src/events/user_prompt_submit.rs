@@ -46,7 +46,10 @@ impl CodexBridge {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<PromptDecision, String>>,
     {
-        if !self.has_hooks(EVENT) {
+        // A turn starts: its hooks are the files as they are now.
+        let resolution = self.refresh(&input.session);
+        self.notice_untrusted(&input.session, &resolution);
+        if !self.has_hooks(&input.session, EVENT) {
             return next().await;
         }
         let mut runs = self

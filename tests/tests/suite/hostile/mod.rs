@@ -15,11 +15,16 @@
 //!   into a valid conversation, SIGINT and SIGTERM to `dsh prompt`.
 //! - [`plugins`]: plugin trust over the whole path, listener time limits,
 //!   listeners that block their thread.
+//! - [`discovery`]: discovered hook files that are FIFOs, huge, folders,
+//!   malformed or symlinks out of the project are refused by name, never
+//!   hang a turn, and leave the good files running; a damaged trust record
+//!   trusts nothing and is named.
 //! - [`hooks`]: hook decisions read whole, oversized hook text replaced as
 //!   each CLI does, hook-file problems in `dsh check`, secrets kept from
 //!   tools.
 
 mod daemon;
+mod discovery;
 mod hooks;
 mod manifest;
 mod plugins;
