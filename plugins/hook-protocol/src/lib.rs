@@ -19,6 +19,9 @@
 //! - [`point`]: runs every hook of one point concurrently and appends the
 //!   `hook/invoked` + `hook/result` records afterwards, in config order.
 //! - [`records`]: the shape of those records.
+//! - [`transport`] and [`handler`]: hooks that are not processes (Claude
+//!   Code's `http`, dsh's `socket` hook servers), run by the host's
+//!   `hook-transport` service and answered in the command contract.
 //!
 //! With the `local-runner` feature, [`local`] provides a recording
 //! [`HookHost`] that runs hooks in `bash-local`'s process runner (the code
@@ -37,6 +40,7 @@
 
 pub mod codec;
 pub mod config;
+pub mod handler;
 #[cfg(feature = "local-runner")]
 pub mod local;
 pub mod matcher;
@@ -45,6 +49,7 @@ pub mod paths;
 pub mod point;
 pub mod records;
 pub mod runner;
+pub mod transport;
 #[cfg(feature = "local-runner")]
 pub mod vectors;
 

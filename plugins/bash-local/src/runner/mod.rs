@@ -23,6 +23,7 @@ mod caps;
 mod capture;
 pub mod env;
 mod group;
+pub mod server;
 mod spec;
 
 use std::future::Future;
