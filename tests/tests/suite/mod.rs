@@ -7,6 +7,7 @@
 //! - [`cli`]: `dsh check` and `dsh plugins` over the real binary;
 //! - [`abi_evolution`]: a plugin built against the frozen 1.0 API works in
 //!   this host, what 1.1 added works from a `.so`, a newer minor is refused;
+//! - [`hook_servers`]: `http` hooks and socket hook servers (issue 14);
 //! - [`hostile`]: the hostile-input suite;
 //! - [`reload_atomic`]: reload as one atomic swap of the plugin registry,
 //!   under concurrent turns.
@@ -14,6 +15,7 @@
 mod abi_evolution;
 mod cli;
 mod examples;
+mod hook_servers;
 mod hostile;
 mod plugin_host;
 mod reload_atomic;

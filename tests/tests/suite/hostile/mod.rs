@@ -15,11 +15,15 @@
 //!   into a valid conversation, SIGINT and SIGTERM to `dsh prompt`.
 //! - [`plugins`]: plugin trust over the whole path, listener time limits,
 //!   listeners that block their thread.
+//! - [`hook_servers`]: socket hook servers and http endpoints that send
+//!   garbage, too much, or hang up: each read as the command hook it stands
+//!   for would be.
 //! - [`hooks`]: hook decisions read whole, oversized hook text replaced as
 //!   each CLI does, hook-file problems in `dsh check`, secrets kept from
 //!   tools.
 
 mod daemon;
+mod hook_servers;
 mod hooks;
 mod manifest;
 mod plugins;
