@@ -313,19 +313,19 @@ fn socket_servers_in_python_and_node_decide_as_the_equivalent_command_hook() {
 /// otherwise decides as the README's example.
 fn crashing_server(python: &str, starts: &Path) -> String {
     let decide = &python[..python.find("def serve").unwrap()];
-    format!(
-        "{decide}\
-import json, os, socket, sys\n\
-with open({starts:?}, 'a') as f: f.write(str(os.getpid()) + '\\n')\n\
-srv = socket.socket(socket.AF_UNIX); srv.bind(os.environ['DSH_HOOK_SOCKET']); srv.listen()\n\
-while True:\n\
-    conn = srv.accept()[0]\n\
-    f = conn.makefile('rw')\n\
-    for line in f:\n\
-        req = json.loads(line)\n\
-        if 'crash' in req['params']['stdin']: os._exit(3)\n\
-        f.write(json.dumps({{'jsonrpc': '2.0', 'id': req['id'], 'result': decide(req['params']['stdin'])}}) + '\\n'); f.flush()\n"
-    )
+    let rest = r#"
+import json, os, socket, sys
+with open(STARTS, "a") as f: f.write(str(os.getpid()) + "\n")
+srv = socket.socket(socket.AF_UNIX); srv.bind(os.environ["DSH_HOOK_SOCKET"]); srv.listen()
+while True:
+    conn = srv.accept()[0]
+    f = conn.makefile("rw")
+    for line in f:
+        req = json.loads(line)
+        if "crash" in req["params"]["stdin"]: os._exit(3)
+        f.write(json.dumps({"jsonrpc": "2.0", "id": req["id"], "result": decide(req["params"]["stdin"])}) + "\n"); f.flush()
+"#;
+    format!("{decide}{}", rest.replace("STARTS", &format!("{starts:?}")))
 }
 
 #[test]
