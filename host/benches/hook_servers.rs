@@ -70,7 +70,11 @@ fn point(rt: &tokio::runtime::Runtime, dir: tempfile::TempDir, hook: Option<Valu
             let file = root.join("settings.json");
             let hooks = json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [hook]}]}});
             std::fs::write(&file, hooks.to_string()).unwrap();
-            plugins.load_module("bash-local", builtin::lookup("bash-local").unwrap(), json!({}));
+            plugins.load_module(
+                "bash-local",
+                builtin::lookup("bash-local").unwrap(),
+                json!({}),
+            );
             plugins.load_module(
                 "hooks-claude",
                 builtin::lookup("hooks-claude").unwrap(),
@@ -99,7 +103,11 @@ fn session(cwd: &Path) -> SessionRef {
     SessionRef {
         session_id: "ses_bench".into(),
         cwd: cwd.to_string_lossy().as_ref().into(),
-        log_path: cwd.join("ses_bench.jsonl").to_string_lossy().as_ref().into(),
+        log_path: cwd
+            .join("ses_bench.jsonl")
+            .to_string_lossy()
+            .as_ref()
+            .into(),
         permission_mode: "default".into(),
         turn_id: "turn_bench".into(),
         prompt_id: "prompt_bench".into(),
@@ -182,11 +190,15 @@ fn bench(c: &mut Criterion) {
     rt.block_on(socket.pre_execute());
 
     let mut g = c.benchmark_group("hook_servers");
-    g.bench_function("socket_hook", |b| b.iter(|| rt.block_on(socket.pre_execute())));
+    g.bench_function("socket_hook", |b| {
+        b.iter(|| rt.block_on(socket.pre_execute()))
+    });
     g.bench_function("command_hook_exit_0", |b| {
         b.iter(|| rt.block_on(command.pre_execute()))
     });
-    g.bench_function("native_listener", |b| b.iter(|| rt.block_on(native.pre_execute())));
+    g.bench_function("native_listener", |b| {
+        b.iter(|| rt.block_on(native.pre_execute()))
+    });
     g.finish();
 
     let rounds = 200;

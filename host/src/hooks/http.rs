@@ -86,9 +86,8 @@ impl HttpHooks {
             .header(ACCEPT, ACCEPT_VALUE)
             .body(super::http_body(run).to_string());
         for (name, value) in &handler.headers {
-            let value = transport::interpolate(value, &handler.allowed_env_vars, |n| {
-                std::env::var(n).ok()
-            });
+            let value =
+                transport::interpolate(value, &handler.allowed_env_vars, |n| std::env::var(n).ok());
             let (Ok(name), Ok(value)) = (
                 HeaderName::from_bytes(name.as_bytes()),
                 HeaderValue::from_str(&value),

@@ -26,14 +26,14 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 
-use dsh_hook_protocol::transport::{self, Handler, SocketHandler, TransportRequest};
-use dsh_hook_protocol::{RunAnswer, RunRequest};
+pub use crate::config::{HookSettings, HttpSettings};
+use crate::plugins::HostCore;
 use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::std_types::{RArc, RResult, RString};
 use async_ffi::{FfiFuture, FutureExt as _};
+use dsh_hook_protocol::transport::{self, Handler, SocketHandler, TransportRequest};
+use dsh_hook_protocol::{RunAnswer, RunRequest};
 use dsh_plugin_api::ffi::{Service, Service_TO, ServiceBox};
-pub use crate::config::{HookSettings, HttpSettings};
-use crate::plugins::HostCore;
 
 /// The owner id of the service in the registry.
 pub const OWNER: &str = "dsh";

@@ -100,7 +100,10 @@ impl Supervisor {
                     make_private_dir(dir)?;
                 }
                 let mut env: BTreeMap<String, String> = run.env.clone();
-                env.insert(SOCKET_ENV.into(), self.socket.to_string_lossy().into_owned());
+                env.insert(
+                    SOCKET_ENV.into(),
+                    self.socket.to_string_lossy().into_owned(),
+                );
                 let spec = ServerSpec {
                     program: vec!["/bin/sh".into(), "-c".into(), self.command.clone()],
                     cwd: run.cwd.clone(),

@@ -111,10 +111,7 @@ impl SocketPeer {
         let id = connection.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         {
-            let mut pending = connection
-                .pending
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
+            let mut pending = connection.pending.lock().unwrap_or_else(|p| p.into_inner());
             match pending.as_mut() {
                 Some(map) => {
                     map.insert(id, tx);
@@ -278,7 +275,12 @@ where
             continue;
         }
         let parsed = serde_json::from_slice::<Response>(&buf);
-        let Ok(Response { id: Some(id), result, error }) = parsed else {
+        let Ok(Response {
+            id: Some(id),
+            result,
+            error,
+        }) = parsed
+        else {
             let shown: String = String::from_utf8_lossy(&buf).chars().take(200).collect();
             tracing::warn!(%socket, line = %shown, "hook server sent something that is not a JSON-RPC response; connection closed");
             break transport::crashed_answer(format!(
@@ -288,8 +290,9 @@ where
         let answer = match (result, error) {
             (_, Some(e)) => transport::error_answer(format!("hook server error: {}", e.message)),
             (Some(result), None) => match serde_json::from_value::<SocketResult>(result) {
-                Ok(r) if r.stdout.len() as u64 > MAX_OUTPUT_BYTES
-                    || r.stderr.len() as u64 > MAX_OUTPUT_BYTES =>
+                Ok(r)
+                    if r.stdout.len() as u64 > MAX_OUTPUT_BYTES
+                        || r.stderr.len() as u64 > MAX_OUTPUT_BYTES =>
                 {
                     transport::too_large_answer()
                 }
@@ -339,7 +342,11 @@ where
     loop {
         let available = reader.fill_buf().await?;
         if available.is_empty() {
-            return Ok(if buf.is_empty() { Line::Eof } else { Line::Text });
+            return Ok(if buf.is_empty() {
+                Line::Eof
+            } else {
+                Line::Text
+            });
         }
         let (take, done) = match available.iter().position(|b| *b == b'\n') {
             Some(i) => (i + 1, true),

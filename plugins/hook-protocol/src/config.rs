@@ -338,10 +338,9 @@ impl Group<'_> {
             );
             return None;
         };
-        let transport_kind = object
-            .get("type")
-            .and_then(Value::as_str)
-            .filter(|k| *k == "socket" || (*k == "http" && self.shape.syntax == MatcherSyntax::Claude));
+        let transport_kind = object.get("type").and_then(Value::as_str).filter(|k| {
+            *k == "socket" || (*k == "http" && self.shape.syntax == MatcherSyntax::Claude)
+        });
         let known = transport_kind
             .and_then(crate::handler::keys_of)
             .unwrap_or(self.shape.handler_keys);
@@ -365,10 +364,7 @@ impl Group<'_> {
                     } else {
                         key_path(at, e.key)
                     };
-                    self.error(
-                        key,
-                        format!("{}; the hook never runs", e.message),
-                    );
+                    self.error(key, format!("{}; the hook never runs", e.message));
                     None
                 }
             };
@@ -681,11 +677,20 @@ mod tests {
             ]}]
         }));
         assert_eq!(
-            hooks.iter().map(|h| (h.command.as_str(), h.timeout_s)).collect::<Vec<_>>(),
+            hooks
+                .iter()
+                .map(|h| (h.command.as_str(), h.timeout_s))
+                .collect::<Vec<_>>(),
             [("/run/h.sock", 5), ("http://127.0.0.1:8/h", 600)]
         );
-        assert!(matches!(hooks[0].handler, Some(crate::transport::Handler::Socket(_))));
-        assert!(matches!(hooks[1].handler, Some(crate::transport::Handler::Http(_))));
+        assert!(matches!(
+            hooks[0].handler,
+            Some(crate::transport::Handler::Socket(_))
+        ));
+        assert!(matches!(
+            hooks[1].handler,
+            Some(crate::transport::Handler::Http(_))
+        ));
         assert_eq!(
             w,
             [

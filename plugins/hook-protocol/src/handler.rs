@@ -54,7 +54,10 @@ pub fn parse(kind: &str, object: &Map<String, Value>) -> Result<Handler, Handler
     match kind {
         "http" => parse_http(object).map(Handler::Http),
         "socket" => parse_socket(object).map(Handler::Socket),
-        other => Err(error("type", format!("`{other}` is not an http or socket hook"))),
+        other => Err(error(
+            "type",
+            format!("`{other}` is not an http or socket hook"),
+        )),
     }
 }
 
@@ -77,10 +80,7 @@ fn parse_http(object: &Map<String, Value>) -> Result<HttpHandler, HandlerError> 
             let mut headers = Vec::new();
             for (name, value) in map {
                 let Some(value) = value.as_str() else {
-                    return Err(error(
-                        "headers",
-                        format!("header `{name}` is not a string"),
-                    ));
+                    return Err(error("headers", format!("header `{name}` is not a string")));
                 };
                 headers.push((name.clone(), value.to_string()));
             }
@@ -118,7 +118,10 @@ fn parse_socket(object: &Map<String, Value>) -> Result<SocketHandler, HandlerErr
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.clone())),
             Some(Value::String(_)) => Err(error(key, format!("socket hook with an empty `{key}`"))),
-            Some(_) => Err(error(key, format!("socket hook whose `{key}` is not a string"))),
+            Some(_) => Err(error(
+                key,
+                format!("socket hook whose `{key}` is not a string"),
+            )),
         }
     };
     let path = text("path")?;
@@ -132,10 +135,7 @@ fn parse_socket(object: &Map<String, Value>) -> Result<SocketHandler, HandlerErr
     if let Some(p) = &path
         && !p.starts_with('/')
     {
-        return Err(error(
-            "path",
-            format!("socket path `{p}` is not absolute"),
-        ));
+        return Err(error("path", format!("socket path `{p}` is not absolute")));
     }
     Ok(SocketHandler { path, command })
 }
@@ -158,7 +158,10 @@ mod tests {
         )
         .unwrap();
         let Handler::Http(h) = h else { panic!() };
-        assert_eq!(h.headers, [("B".into(), "$T".into()), ("A".into(), "1".into())]);
+        assert_eq!(
+            h.headers,
+            [("B".into(), "$T".into()), ("A".into(), "1".into())]
+        );
         assert_eq!(h.allowed_env_vars, ["T"]);
     }
 
@@ -166,11 +169,31 @@ mod tests {
     fn bad_handlers_name_their_key() {
         let cases = [
             (json!({"type": "http"}), "", "http hook with no `url`"),
-            (json!({"type": "http", "url": "ftp://x"}), "url", "`ftp://x` is not an http:// or https:// URL"),
-            (json!({"type": "http", "url": "http://x", "headers": {"A": 1}}), "headers", "header `A` is not a string"),
-            (json!({"type": "socket"}), "", "socket hook with neither `path` (a server you run) nor `command` (a server dsh starts)"),
-            (json!({"type": "socket", "path": "rel.sock"}), "path", "socket path `rel.sock` is not absolute"),
-            (json!({"type": "socket", "command": 3}), "command", "socket hook whose `command` is not a string"),
+            (
+                json!({"type": "http", "url": "ftp://x"}),
+                "url",
+                "`ftp://x` is not an http:// or https:// URL",
+            ),
+            (
+                json!({"type": "http", "url": "http://x", "headers": {"A": 1}}),
+                "headers",
+                "header `A` is not a string",
+            ),
+            (
+                json!({"type": "socket"}),
+                "",
+                "socket hook with neither `path` (a server you run) nor `command` (a server dsh starts)",
+            ),
+            (
+                json!({"type": "socket", "path": "rel.sock"}),
+                "path",
+                "socket path `rel.sock` is not absolute",
+            ),
+            (
+                json!({"type": "socket", "command": 3}),
+                "command",
+                "socket hook whose `command` is not a string",
+            ),
         ];
         for (v, key, message) in cases {
             let kind = v["type"].as_str().unwrap().to_string();
@@ -181,7 +204,11 @@ mod tests {
 
     #[test]
     fn socket_handlers_take_a_path_a_command_or_both() {
-        let s = parse("socket", &obj(json!({"path": "/run/x.sock", "command": "node s.js"}))).unwrap();
+        let s = parse(
+            "socket",
+            &obj(json!({"path": "/run/x.sock", "command": "node s.js"})),
+        )
+        .unwrap();
         assert_eq!(
             s,
             Handler::Socket(SocketHandler {

@@ -273,7 +273,9 @@ pub fn interpolate(
         } else {
             let end = after
                 .char_indices()
-                .find(|(i, c)| !(c.is_ascii_alphanumeric() || *c == '_') || (*i == 0 && c.is_ascii_digit()))
+                .find(|(i, c)| {
+                    !(c.is_ascii_alphanumeric() || *c == '_') || (*i == 0 && c.is_ascii_digit())
+                })
                 .map_or(after.len(), |(i, _)| i);
             (&after[..end], end)
         };
@@ -377,7 +379,10 @@ mod tests {
         );
         let bad = http_answer(u, 200, "{not json");
         assert_eq!(bad.exit_code, Some(1));
-        assert!(bad.stderr.starts_with("HTTP hook must return valid JSON, but parsing failed"));
+        assert!(
+            bad.stderr
+                .starts_with("HTTP hook must return valid JSON, but parsing failed")
+        );
     }
 
     #[test]

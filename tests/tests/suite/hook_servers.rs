@@ -75,7 +75,11 @@ impl Turn {
             .iter()
             .map(|e| {
                 let s = e.to_string();
-                if s.len() > 700 { format!("{}…", &s[..700]) } else { s }
+                if s.len() > 700 {
+                    format!("{}…", &s[..700])
+                } else {
+                    s
+                }
             })
             .collect();
         format!(
@@ -204,7 +208,10 @@ pub(crate) fn readme_block(lang: &str) -> String {
         .nth(1)
         .expect("the README's socket hook section");
     let fence = format!("```{lang}\n");
-    let start = section.find(&fence).unwrap_or_else(|| panic!("no {lang} block")) + fence.len();
+    let start = section
+        .find(&fence)
+        .unwrap_or_else(|| panic!("no {lang} block"))
+        + fence.len();
     let len = section[start..].find("```").unwrap();
     section[start..start + len].to_string()
 }
@@ -285,7 +292,10 @@ fn socket_servers_in_python_and_node_decide_as_the_equivalent_command_hook() {
             let denied = turn.of_type("tool/denied");
             assert_eq!(denied.len(), 1, "{}", ctx());
             assert!(
-                denied[0]["reason"].as_str().unwrap().contains("no rm -rf here"),
+                denied[0]["reason"]
+                    .as_str()
+                    .unwrap()
+                    .contains("no rm -rf here"),
                 "{}",
                 ctx()
             );
@@ -357,7 +367,9 @@ fn a_crashed_server_fails_open_and_is_restarted_and_dies_with_dsh() {
         "{ctx}"
     );
     assert!(
-        turn.of_type("tool/result")[0]["content"].to_string().contains("crash"),
+        turn.of_type("tool/result")[0]["content"]
+            .to_string()
+            .contains("crash"),
         "{ctx}"
     );
     // ... and the restarted server denied the next one.
@@ -372,9 +384,11 @@ fn a_crashed_server_fails_open_and_is_restarted_and_dies_with_dsh() {
     assert_eq!(pids.len(), 2, "started twice: {pids:?}\n{ctx}");
     assert_ne!(pids[0], pids[1]);
     // dsh is gone: so is its server.
-    wait_until("the server to die with dsh", Duration::from_secs(10), || {
-        !alive(pids[1])
-    });
+    wait_until(
+        "the server to die with dsh",
+        Duration::from_secs(10),
+        || !alive(pids[1]),
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -423,12 +437,18 @@ async fn concurrent_tool_calls_share_one_server_connection() {
     });
     // A hook whose answer never came would time out and fail open: the
     // tool would run and the test fail.
-    let hooks = pre_tool_use(vec![json!({"type": "socket", "path": socket, "timeout": 20})]);
+    let hooks = pre_tool_use(vec![
+        json!({"type": "socket", "path": socket, "timeout": 20}),
+    ]);
     let file = root.join("hooks.json");
     std::fs::write(&file, json!({ "hooks": hooks }).to_string()).unwrap();
     let host = AgentHost::scripted(
         &root,
-        vec![Load::builtin("hooks-claude", "hooks-claude", json!({"config_path": file}))],
+        vec![Load::builtin(
+            "hooks-claude",
+            "hooks-claude",
+            json!({"config_path": file}),
+        )],
         bash_calls_for_two(),
     )
     .problem_free();
@@ -442,12 +462,19 @@ async fn concurrent_tool_calls_share_one_server_connection() {
     .await;
     for out in [one, two] {
         let events = dsh_host::session::events::wire(&out.events);
-        let denied: Vec<&Value> = events.iter().filter(|e| e["type"] == "tool/denied").collect();
+        let denied: Vec<&Value> = events
+            .iter()
+            .filter(|e| e["type"] == "tool/denied")
+            .collect();
         assert_eq!(denied.len(), 1, "{events:#?}");
         assert!(denied[0]["reason"].to_string().contains("held together"));
     }
     assert!(!host.project.join("ran").exists(), "a tool ran");
-    assert_eq!(std::fs::read_to_string(&count).unwrap(), "1", "one connection");
+    assert_eq!(
+        std::fs::read_to_string(&count).unwrap(),
+        "1",
+        "one connection"
+    );
 }
 
 /// Two sessions' scripts: each runs one `Bash` (which must be denied),
@@ -521,7 +548,12 @@ impl HttpEndpoint {
     }
 }
 
-fn serve(stream: TcpStream, connection: usize, seen: &Mutex<Vec<Received>>, replies: &Mutex<Vec<Reply>>) {
+fn serve(
+    stream: TcpStream,
+    connection: usize,
+    seen: &Mutex<Vec<Received>>,
+    replies: &Mutex<Vec<Reply>>,
+) {
     let mut writer = stream.try_clone().unwrap();
     let mut reader = BufReader::new(stream);
     loop {
@@ -554,7 +586,11 @@ fn serve(stream: TcpStream, connection: usize, seen: &Mutex<Vec<Received>>, repl
         });
         let reply = {
             let mut r = replies.lock().unwrap();
-            if r.len() > 1 { r.remove(0) } else { r[0].clone() }
+            if r.len() > 1 {
+                r.remove(0)
+            } else {
+                r[0].clone()
+            }
         };
         let (status, text) = match reply {
             Reply::Send(s, t) => (s, t),
@@ -568,7 +604,11 @@ fn serve(stream: TcpStream, connection: usize, seen: &Mutex<Vec<Received>>, repl
             "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
             text.len()
         );
-        if writer.write_all(head.as_bytes()).and_then(|()| writer.write_all(text.as_bytes())).is_err() {
+        if writer
+            .write_all(head.as_bytes())
+            .and_then(|()| writer.write_all(text.as_bytes()))
+            .is_err()
+        {
             return;
         }
     }
@@ -586,7 +626,10 @@ pub(crate) fn pre_decision(decision: &str, extra: Value) -> String {
 fn an_http_hook_gets_the_command_hooks_payload_and_its_deny_is_honoured() {
     let endpoint = HttpEndpoint::start(vec![Reply::Send(
         200,
-        pre_decision("deny", json!({"permissionDecisionReason": "MARK_HTTP_DENY"})),
+        pre_decision(
+            "deny",
+            json!({"permissionDecisionReason": "MARK_HTTP_DENY"}),
+        ),
     )]);
     let project = Project::new(Bridge::Claude, json!({}), bash_calls(&["touch ran"]), "");
     let stdin_copy = project.root().join("stdin.json");
@@ -597,7 +640,8 @@ fn an_http_hook_gets_the_command_hooks_payload_and_its_deny_is_honoured() {
                "allowedEnvVars": ["HOOK_TOKEN"]}),
         json!({"type": "command", "command": format!("cat > {}", stdin_copy.display())}),
     ]));
-    let turn = project.prompt_with_env("go", &[("HOOK_TOKEN", "tok_S70"), ("NOT_LISTED", "secret")]);
+    let turn =
+        project.prompt_with_env("go", &[("HOOK_TOKEN", "tok_S70"), ("NOT_LISTED", "secret")]);
     let ctx = turn.context();
     assert!(!project.proj().join("ran").exists(), "{ctx}");
     let denied = turn.of_type("tool/denied");
@@ -609,7 +653,10 @@ fn an_http_hook_gets_the_command_hooks_payload_and_its_deny_is_honoured() {
     assert_eq!(r.request_line, "POST /hook/pre HTTP/1.1");
     // As recorded in S70-deny.
     assert_eq!(r.header("content-type"), Some("application/json"));
-    assert_eq!(r.header("accept"), Some("application/json, text/plain, */*"));
+    assert_eq!(
+        r.header("accept"),
+        Some("application/json, text/plain, */*")
+    );
     assert_eq!(r.header("authorization"), Some("Bearer tok_S70"));
     assert_eq!(r.header("x-braced"), Some("tok_S70-x"));
     assert_eq!(r.header("x-unlisted"), Some("v=;w="));
@@ -657,12 +704,19 @@ fn an_http_hook_allow_with_updated_input_rewrites_the_call_and_reuses_its_connec
 fn an_http_hook_that_times_out_or_answers_500_fails_open() {
     let cases = [
         (
-            Reply::Late(Duration::from_secs(8), 200, pre_decision("deny", json!({"permissionDecisionReason": "late"}))),
+            Reply::Late(
+                Duration::from_secs(8),
+                200,
+                pre_decision("deny", json!({"permissionDecisionReason": "late"})),
+            ),
             "timed_out",
             None,
         ),
         (
-            Reply::Send(500, pre_decision("deny", json!({"permissionDecisionReason": "body of a 500"}))),
+            Reply::Send(
+                500,
+                pre_decision("deny", json!({"permissionDecisionReason": "body of a 500"})),
+            ),
             "non_blocking_error",
             Some("HTTP 500 from "),
         ),
@@ -671,18 +725,27 @@ fn an_http_hook_that_times_out_or_answers_500_fails_open() {
         let endpoint = HttpEndpoint::start(vec![reply]);
         let project = Project::new(
             Bridge::Claude,
-            pre_tool_use(vec![json!({"type": "http", "url": endpoint.url, "timeout": 1})]),
+            pre_tool_use(vec![
+                json!({"type": "http", "url": endpoint.url, "timeout": 1}),
+            ]),
             bash_calls(&["touch ran"]),
             "",
         );
         let turn = project.prompt("go");
         let ctx = format!("{outcome}\n{}", turn.context());
-        assert!(project.proj().join("ran").exists(), "the tool did not run: {ctx}");
+        assert!(
+            project.proj().join("ran").exists(),
+            "the tool did not run: {ctx}"
+        );
         assert!(turn.of_type("tool/denied").is_empty(), "{ctx}");
         let result = turn.of_type("hook/result")[0];
         assert_eq!(result["outcome"], outcome, "{ctx}");
         if let Some(stderr) = stderr {
-            assert_eq!(result["stderr"], format!("{stderr}{}", endpoint.url), "{ctx}");
+            assert_eq!(
+                result["stderr"],
+                format!("{stderr}{}", endpoint.url),
+                "{ctx}"
+            );
         }
         assert_eq!(endpoint.received().len(), 1, "{ctx}");
     }
@@ -693,7 +756,10 @@ fn an_http_hook_on_a_host_the_manifest_does_not_allow_is_never_called() {
     // A loopback endpoint, but a manifest that allows another host only.
     let endpoint = HttpEndpoint::start(vec![Reply::Send(
         200,
-        pre_decision("deny", json!({"permissionDecisionReason": "should not be asked"})),
+        pre_decision(
+            "deny",
+            json!({"permissionDecisionReason": "should not be asked"}),
+        ),
     )]);
     let project = Project::new(
         Bridge::Claude,
@@ -703,10 +769,18 @@ fn an_http_hook_on_a_host_the_manifest_does_not_allow_is_never_called() {
     );
     let turn = project.prompt("go");
     let ctx = turn.context();
-    assert!(endpoint.received().is_empty(), "the endpoint was called: {ctx}");
+    assert!(
+        endpoint.received().is_empty(),
+        "the endpoint was called: {ctx}"
+    );
     let result = turn.of_type("hook/result")[0];
     assert_eq!(result["outcome"], "not_started", "{ctx}");
-    let host = endpoint.url.trim_start_matches("http://").split(':').next().unwrap();
+    let host = endpoint
+        .url
+        .trim_start_matches("http://")
+        .split(':')
+        .next()
+        .unwrap();
     assert_eq!(
         result["spawn_error"],
         format!(
@@ -716,16 +790,24 @@ fn an_http_hook_on_a_host_the_manifest_does_not_allow_is_never_called() {
         ),
         "{ctx}"
     );
-    assert!(turn.outcome.stderr.contains("hooks.http.allowed_hosts"), "{ctx}");
+    assert!(
+        turn.outcome.stderr.contains("hooks.http.allowed_hosts"),
+        "{ctx}"
+    );
     // By default only loopback is allowed: a URL elsewhere is refused
     // without any network traffic (the name could not even resolve).
     let elsewhere = "http://hooks.example.invalid/pre";
-    project.write_hooks(&pre_tool_use(vec![json!({"type": "http", "url": elsewhere})]));
+    project.write_hooks(&pre_tool_use(vec![
+        json!({"type": "http", "url": elsewhere}),
+    ]));
     std::fs::write(
         project.root().join("cordis.yml"),
         std::fs::read_to_string(project.root().join("cordis.yml"))
             .unwrap()
-            .replace("hooks:\n  http:\n    allowed_hosts: [hooks.example.invalid]\n", ""),
+            .replace(
+                "hooks:\n  http:\n    allowed_hosts: [hooks.example.invalid]\n",
+                "",
+            ),
     )
     .unwrap();
     let turn = project.prompt("go");

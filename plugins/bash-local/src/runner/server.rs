@@ -128,7 +128,8 @@ mod tests {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         // SAFETY: signal 0 only checks whether the process exists.
         while unsafe { libc::kill(grandchild, 0) } == 0 {
-            let stat = std::fs::read_to_string(format!("/proc/{grandchild}/stat")).unwrap_or_default();
+            let stat =
+                std::fs::read_to_string(format!("/proc/{grandchild}/stat")).unwrap_or_default();
             if stat.split_whitespace().nth(2) == Some("Z") || stat.is_empty() {
                 break;
             }

@@ -111,19 +111,20 @@ fn an_answer_too_big_to_read_is_a_blocking_error() {
 
 #[test]
 fn an_answer_to_an_id_nobody_asked_for_is_ignored_and_the_hook_times_out() {
-    run_plan(&["wrong_id", "deny"], &[("timed_out", true), ("blocked", false)], 2);
+    run_plan(
+        &["wrong_id", "deny"],
+        &[("timed_out", true), ("blocked", false)],
+        2,
+    );
 }
 
 #[test]
 fn a_socket_hook_whose_server_is_not_running_fails_open_naming_the_socket() {
-    let project = Project::new(
-        Bridge::Codex,
-        json!({}),
-        bash_calls(&["touch ran"]),
-        "",
-    );
+    let project = Project::new(Bridge::Codex, json!({}), bash_calls(&["touch ran"]), "");
     let socket = project.root().join("nobody.sock");
-    project.write_hooks(&pre_tool_use(vec![json!({"type": "socket", "path": socket})]));
+    project.write_hooks(&pre_tool_use(vec![
+        json!({"type": "socket", "path": socket}),
+    ]));
     let turn = project.prompt("go");
     let ctx = turn.context();
     assert!(project.proj().join("ran").exists(), "{ctx}");
@@ -133,7 +134,10 @@ fn a_socket_hook_whose_server_is_not_running_fails_open_naming_the_socket() {
         result["spawn_error"]
             .as_str()
             .unwrap()
-            .starts_with(&format!("cannot connect to hook server {}", socket.display())),
+            .starts_with(&format!(
+                "cannot connect to hook server {}",
+                socket.display()
+            )),
         "{ctx}"
     );
 }
@@ -142,15 +146,30 @@ fn a_socket_hook_whose_server_is_not_running_fails_open_naming_the_socket() {
 fn garbage_huge_and_dropped_http_answers_are_read_as_claude_code_reads_them() {
     let cases = [
         // Not JSON: an error, not context (recorded: S70-plain-text-200).
-        (Reply::Send(200, "just text".into()), "non_blocking_error", true),
-        (Reply::Send(200, "{broken".into()), "non_blocking_error", true),
+        (
+            Reply::Send(200, "just text".into()),
+            "non_blocking_error",
+            true,
+        ),
+        (
+            Reply::Send(200, "{broken".into()),
+            "non_blocking_error",
+            true,
+        ),
         // The endpoint hangs up (recorded: S70-closed-no-answer).
         (Reply::Hangup, "non_blocking_error", true),
         // Over 16 MiB: unreadable, so a blocking error.
-        (Reply::Send(200, "z".repeat(17 * 1024 * 1024)), "blocked", false),
+        (
+            Reply::Send(200, "z".repeat(17 * 1024 * 1024)),
+            "blocked",
+            false,
+        ),
         // A proper deny still works after all that.
         (
-            Reply::Send(200, pre_decision("deny", json!({"permissionDecisionReason": "ok"}))),
+            Reply::Send(
+                200,
+                pre_decision("deny", json!({"permissionDecisionReason": "ok"})),
+            ),
             "blocked",
             false,
         ),
@@ -159,7 +178,9 @@ fn garbage_huge_and_dropped_http_answers_are_read_as_claude_code_reads_them() {
         let endpoint = HttpEndpoint::start(vec![reply]);
         let project = Project::new(
             Bridge::Claude,
-            pre_tool_use(vec![json!({"type": "http", "url": endpoint.url, "timeout": 30})]),
+            pre_tool_use(vec![
+                json!({"type": "http", "url": endpoint.url, "timeout": 30}),
+            ]),
             bash_calls(&["touch ran"]),
             "",
         );
