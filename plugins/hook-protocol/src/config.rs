@@ -116,6 +116,10 @@ impl ConfigError {
     }
 }
 
+/// What a problem with hooks written in the manifest (a bridge's `hooks`
+/// config key) names as its file.
+pub const MANIFEST_SOURCE: &str = "the manifest";
+
 /// Reads a file to a string, as a [`ConfigError`] on failure.
 pub fn read_file(path: &Path) -> Result<String, ConfigError> {
     std::fs::read_to_string(path).map_err(|source| ConfigError::Read {

@@ -115,6 +115,9 @@ pub struct Config {
     /// Claude Code 2.1.197 adds to identify itself (vector
     /// `S20-env-passthrough`); a map given here replaces it whole.
     pub env: std::collections::BTreeMap<String, String>,
+    /// Hooks written in the manifest itself: an event map as in a hooks
+    /// file (`{"PreToolUse": [...]}`), loaded after the files.
+    pub hooks: Option<serde_json::Map<String, Value>>,
 }
 
 /// Claude Code 2.1.197's identity variables for hooks, as recorded
@@ -144,6 +147,7 @@ impl Default for Config {
             hook_outputs_dir: None,
             session_env_dir: None,
             env: default_env(),
+            hooks: None,
         }
     }
 }
@@ -214,6 +218,15 @@ pub fn load(config: &Config) -> Loaded {
                 hook,
                 plugin: from_plugin.clone(),
             });
+        }
+    }
+    if let Some(events) = &config.hooks {
+        let source = shared::MANIFEST_SOURCE;
+        let supported = split_events(events, source, "hooks", &mut loaded.problems);
+        for hook in
+            shared::parse_event_map(&supported, &shape, source, "hooks", &mut loaded.problems)
+        {
+            loaded.hooks.push(ClaudeHook { hook, plugin: None });
         }
     }
     no_hooks_is_an_error(&paths, loaded.hooks.is_empty(), &mut loaded.problems);

@@ -83,6 +83,9 @@ pub struct Config {
     /// takes it from its model's metadata; the default, 3,000, is what it
     /// used for a model it has no metadata for (recorded).
     pub tool_output_tokens: usize,
+    /// Hooks written in the manifest itself: an event map as in a hooks
+    /// file (`{"PreToolUse": [...]}`), loaded after the files.
+    pub hooks: Option<serde_json::Map<String, Value>>,
 }
 
 impl Default for Config {
@@ -94,6 +97,7 @@ impl Default for Config {
             env: Default::default(),
             hook_outputs_dir: None,
             tool_output_tokens: crate::spill::DEFAULT_TOOL_OUTPUT_TOKENS,
+            hooks: None,
         }
     }
 }
@@ -159,17 +163,26 @@ pub fn load(config: &Config) -> Loaded {
     let mut loaded = Loaded::default();
     let mut display_order = 0;
     let paths = config.config_path.paths();
-    for path in &paths {
-        let (events, prefix) = match read_events(path) {
-            Ok(Some(events)) => events,
+    let files = paths.iter().map(|path| {
+        let source = std::path::absolute(path).unwrap_or(path.clone());
+        read_events(path).map(|found| found.map(|events| (events, source.display().to_string())))
+    });
+    // Hooks written in the manifest come after the files.
+    let inline = config.hooks.clone().map(|events| {
+        Ok(Some((
+            (events, "hooks"),
+            shared::MANIFEST_SOURCE.to_string(),
+        )))
+    });
+    for found in files.chain(inline) {
+        let ((events, prefix), source) = match found {
+            Ok(Some(found)) => found,
             Ok(None) => continue,
             Err(e) => {
                 loaded.problems.push(e.problem());
                 continue;
             }
         };
-        let path = std::path::absolute(path).unwrap_or(path.clone());
-        let source = path.display().to_string();
         for event in events
             .keys()
             .filter(|e| !DISCOVERY_ORDER.contains(&e.as_str()))

@@ -110,6 +110,17 @@ impl Project {
     /// `hooks` is the event map; `script` the model's replies; `extra` more
     /// manifest text (top-level keys).
     pub(crate) fn new(bridge: Bridge, hooks: Value, script: Value, extra: &str) -> Project {
+        Project::with_config(bridge, bridge.config(), hooks, script, extra)
+    }
+
+    /// [`Project::new`] with the bridge's `config` given.
+    pub(crate) fn with_config(
+        bridge: Bridge,
+        config: Value,
+        hooks: Value,
+        script: Value,
+        extra: &str,
+    ) -> Project {
         let dir = temp_dir();
         for sub in ["proj", "home"] {
             std::fs::create_dir_all(dir.path().join(sub)).unwrap();
@@ -120,7 +131,7 @@ impl Project {
             "state_dir: state\n{extra}plugins:\n  - name: bash-local\n  - name: {}\n    config: {}\n  \
              - id: model\n    name: model-scripted\n    config: {}\n",
             bridge.plugin(),
-            bridge.config(),
+            config,
             json!({"script": script, "record": "requests.jsonl"}),
         );
         std::fs::write(project.root().join("cordis.yml"), manifest).unwrap();
@@ -312,6 +323,41 @@ fn socket_servers_in_python_and_node_decide_as_the_equivalent_command_hook() {
         for (handler, got) in &seen[1..] {
             assert_eq!(got, want, "{bridge:?}: {handler} vs {first}");
         }
+    }
+}
+
+#[test]
+fn socket_hooks_written_in_the_manifest_run_in_both_bridges() {
+    let python = readme_block("python");
+    for bridge in Bridge::BOTH {
+        let dir = temp_dir();
+        let server = dir.path().join("server.py");
+        std::fs::write(&server, &python).unwrap();
+        let mut config = bridge.config();
+        config.as_object_mut().unwrap().remove("config_path");
+        config["hooks"] = pre_tool_use(vec![
+            json!({"type": "socket", "command": format!("python3 {}", server.display())}),
+        ]);
+        let project = Project::with_config(
+            bridge,
+            config,
+            json!({}),
+            bash_calls(&["rm -rf junk", "echo fine"]),
+            "",
+        );
+        let turn = project.prompt("go");
+        let ctx = format!("{bridge:?}\n{}", turn.context());
+        let denied = turn.of_type("tool/denied");
+        assert_eq!(denied.len(), 1, "{ctx}");
+        assert!(
+            denied[0]["reason"].to_string().contains("no rm -rf here"),
+            "{ctx}"
+        );
+        assert_eq!(
+            turn.of_type("hook/invoked")[0]["source"],
+            "the manifest",
+            "{ctx}"
+        );
     }
 }
 
