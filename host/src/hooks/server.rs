@@ -186,12 +186,7 @@ async fn supervise(
         if started.elapsed() >= HEALTHY_AFTER {
             failures = 0;
         }
-        let delay = match failures {
-            0 => Duration::ZERO,
-            n => FIRST_BACKOFF
-                .saturating_mul(1u32 << (n - 1).min(16))
-                .min(MAX_BACKOFF),
-        };
+        let delay = backoff(failures);
         failures = failures.saturating_add(1);
         tracing::warn!(server = %command, "hook server {why}; restarting in {} ms", delay.as_millis());
         *shared.phase.lock().unwrap_or_else(|p| p.into_inner()) = Phase::Waiting {
@@ -202,6 +197,17 @@ async fn supervise(
             () = tokio::time::sleep(delay) => {}
             () = stop.cancelled() => return,
         }
+    }
+}
+
+/// The wait before the next start after `failures` exits in a row: none
+/// for the first, then 100 ms doubling up to [`MAX_BACKOFF`].
+fn backoff(failures: u32) -> Duration {
+    match failures {
+        0 => Duration::ZERO,
+        n => FIRST_BACKOFF
+            .saturating_mul(1u32 << (n - 1).min(16))
+            .min(MAX_BACKOFF),
     }
 }
 
@@ -221,4 +227,16 @@ fn forward_output(child: &mut tokio::process::Child, command: &str) {
     }
     pump(child.stdout.take(), command.to_string(), "stdout");
     pump(child.stderr.take(), command.to_string(), "stderr");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn restarts_back_off_from_at_once_to_five_seconds() {
+        let ms: Vec<u128> = (0..9).map(|n| backoff(n).as_millis()).collect();
+        assert_eq!(ms, [0, 100, 200, 400, 800, 1600, 3200, 5000, 5000]);
+        assert_eq!(backoff(u32::MAX), MAX_BACKOFF);
+    }
 }

@@ -7,7 +7,8 @@
 //! - [`cli`]: `dsh check` and `dsh plugins` over the real binary;
 //! - [`abi_evolution`]: a plugin built against the frozen 1.0 API works in
 //!   this host, what 1.1 added works from a `.so`, a newer minor is refused;
-//! - [`hook_servers`]: `http` hooks and socket hook servers (issue 14);
+//! - [`hook_servers`]: socket hook servers (issue 14);
+//! - [`http_hooks`]: Claude Code's `http` hooks (issue 14);
 //! - [`hostile`]: the hostile-input suite;
 //! - [`reload_atomic`]: reload as one atomic swap of the plugin registry,
 //!   under concurrent turns.
@@ -17,5 +18,6 @@ mod cli;
 mod examples;
 mod hook_servers;
 mod hostile;
+mod http_hooks;
 mod plugin_host;
 mod reload_atomic;

@@ -7,9 +7,8 @@
 
 use serde_json::json;
 
-use crate::suite::hook_servers::{
-    Bridge, HttpEndpoint, Project, Reply, bash_calls, pre_decision, pre_tool_use,
-};
+use crate::suite::hook_servers::{Bridge, Project, bash_calls, pre_tool_use};
+use crate::suite::http_hooks::{HttpEndpoint, Reply, pre_decision};
 
 /// A user-run server that answers the n-th request it gets as the n-th
 /// entry of its plan says (then `deny`): `garbage` (a line that is not
@@ -189,4 +188,30 @@ fn garbage_huge_and_dropped_http_answers_are_read_as_claude_code_reads_them() {
         assert_eq!(turn.of_type("hook/result")[0]["outcome"], outcome, "{ctx}");
         assert_eq!(project.proj().join("ran").exists(), runs, "{ctx}");
     }
+}
+
+#[test]
+fn a_server_that_will_not_stay_up_fails_open_at_once_while_it_backs_off() {
+    let project = Project::new(
+        Bridge::Codex,
+        pre_tool_use(vec![
+            json!({"type": "socket", "command": "exit 7", "timeout": 60}),
+        ]),
+        bash_calls(&["touch ran"]),
+        "",
+    );
+    let turn = project.prompt("go");
+    let ctx = turn.context();
+    assert!(project.proj().join("ran").exists(), "{ctx}");
+    let result = turn.of_type("hook/result")[0];
+    assert_eq!(result["outcome"], "not_started", "{ctx}");
+    let error = result["spawn_error"].as_str().unwrap();
+    assert!(
+        error.starts_with("hook server `exit 7` is down (exited: exit status: 7); it restarts in "),
+        "{ctx}"
+    );
+    assert!(
+        turn.outcome.stderr.contains("restarting in 100 ms"),
+        "{ctx}"
+    );
 }
