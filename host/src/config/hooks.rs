@@ -35,3 +35,32 @@ impl Default for HttpSettings {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::Manifest;
+    use std::path::Path;
+
+    #[test]
+    fn the_manifest_reads_allowed_hosts_and_defaults_to_loopback() {
+        let path = Path::new("/etc/dsh/cordis.yml");
+        let m = Manifest::from_yaml(path, "plugins: []\n").unwrap();
+        assert_eq!(m.hooks.http.allowed_hosts, ["loopback"]);
+        let text =
+            "plugins: []\nhooks:\n  http:\n    allowed_hosts: [loopback, hooks.example.com]\n";
+        let m = Manifest::from_yaml(path, text).unwrap();
+        assert_eq!(
+            m.hooks.http.allowed_hosts,
+            ["loopback", "hooks.example.com"]
+        );
+    }
+
+    #[test]
+    fn a_misspelled_hooks_key_is_refused_naming_it() {
+        let path = Path::new("/etc/dsh/cordis.yml");
+        let text = "plugins: []\nhooks:\n  http:\n    allowed_host: [example.com]\n";
+        let e = Manifest::from_yaml(path, text).unwrap_err().to_string();
+        assert!(e.starts_with("/etc/dsh/cordis.yml: "), "{e}");
+        assert!(e.contains("allowed_host"), "{e}");
+    }
+}
