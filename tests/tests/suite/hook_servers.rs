@@ -4,6 +4,8 @@
 //!
 //! - socket servers in Python and Node make the same decisions, with the
 //!   same records, as the equivalent command hook, in both bridges;
+//! - a request carries exactly the stdin the command hook gets, the cwd,
+//!   the bridge's variables and the timeout;
 //! - a server dsh starts is restarted after it crashes (the crashed call
 //!   fails open) and dies with dsh;
 //! - concurrent turns share one server connection, requests in flight
@@ -318,6 +320,70 @@ fn socket_servers_in_python_and_node_decide_as_the_equivalent_command_hook() {
         for (handler, got) in &seen[1..] {
             assert_eq!(got, want, "{bridge:?}: {handler} vs {first}");
         }
+    }
+}
+
+/// A user-run server that saves each request's `params` to `saved` and
+/// answers exit 0 with nothing to say.
+const RECORDING_SERVER: &str = r#"
+import json, socket, sys
+srv = socket.socket(socket.AF_UNIX); srv.bind(sys.argv[1]); srv.listen()
+while True:
+    f = srv.accept()[0].makefile("rw")
+    for line in f:
+        req = json.loads(line)
+        open(sys.argv[2], "w").write(json.dumps(req))
+        f.write(json.dumps({"jsonrpc": "2.0", "id": req["id"], "result": {"exit_code": 0}}) + "\n"); f.flush()
+"#;
+
+#[test]
+fn a_socket_request_carries_exactly_the_command_hooks_stdin() {
+    for bridge in Bridge::BOTH {
+        let project = Project::new(bridge, json!({}), bash_calls(&["echo hi"]), "");
+        let server = project.write("recording.py", RECORDING_SERVER);
+        let socket = project.root().join("rec.sock");
+        let saved = project.root().join("request.json");
+        let mut command = Command::new("python3");
+        command.arg(&server).arg(&socket).arg(&saved);
+        let _server = Background::start(command);
+        wait_until("the server to listen", Duration::from_secs(30), || {
+            std::os::unix::net::UnixStream::connect(&socket).is_ok()
+        });
+        let stdin_copy = project.root().join("stdin.txt");
+        project.write_hooks(&pre_tool_use(vec![
+            json!({"type": "socket", "path": socket, "timeout": 30}),
+            json!({"type": "command", "command": format!("cat > {}", stdin_copy.display())}),
+        ]));
+        let turn = project.prompt("go");
+        let ctx = format!("{bridge:?}\n{}", turn.context());
+        let request: Value =
+            serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+        assert_eq!(request["jsonrpc"], "2.0", "{ctx}");
+        assert_eq!(request["method"], "hook", "{ctx}");
+        let params = &request["params"];
+        assert_eq!(
+            params["stdin"].as_str().unwrap(),
+            std::fs::read_to_string(&stdin_copy).unwrap(),
+            "{ctx}"
+        );
+        assert_eq!(params["timeout_ms"], 30_000, "{ctx}");
+        let cwd = project.proj().canonicalize().unwrap();
+        assert_eq!(
+            std::path::Path::new(params["cwd"].as_str().unwrap())
+                .canonicalize()
+                .unwrap(),
+            cwd,
+            "{ctx}"
+        );
+        if bridge == Bridge::Claude {
+            assert_eq!(params["env"]["CLAUDECODE"], "1", "{ctx}");
+            assert!(params["env"]["CLAUDE_PROJECT_DIR"].is_string(), "{ctx}");
+        }
+        assert_eq!(
+            turn.of_type("hook/result")[0]["outcome"],
+            "success",
+            "{ctx}"
+        );
     }
 }
 
