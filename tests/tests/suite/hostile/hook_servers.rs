@@ -3,7 +3,8 @@
 //! stands for would: garbage or a dropped connection is a crashed hook (a
 //! non-blocking error: the tool runs), an answer too big to read is a
 //! blocking error (the tool does not run), and the next call gets a fresh
-//! connection.
+//! connection. `dsh check` names the key of a socket or http hook that
+//! cannot run.
 
 use serde_json::json;
 
@@ -214,4 +215,38 @@ fn a_server_that_will_not_stay_up_fails_open_at_once_while_it_backs_off() {
         turn.outcome.stderr.contains("restarting in 100 ms"),
         "{ctx}"
     );
+}
+
+#[test]
+fn dsh_check_names_the_key_of_an_unusable_socket_or_http_hook() {
+    let project = Project::new(
+        Bridge::Claude,
+        pre_tool_use(vec![
+            json!({"type": "socket"}),
+            json!({"type": "socket", "path": "relative.sock"}),
+            json!({"type": "http", "url": "ftp://127.0.0.1/x"}),
+            json!({"type": "socket", "path": "/run/ok.sock"}),
+        ]),
+        bash_calls(&[]),
+        "",
+    );
+    let mut command = std::process::Command::new(&dsh_tests::artifacts::workspace().dsh);
+    command
+        .arg("check")
+        .arg("--config")
+        .arg(project.root().join("cordis.yml"))
+        .current_dir(project.root());
+    let out = dsh_tests::run(command, std::time::Duration::from_secs(60));
+    let text = format!("{}{}", out.stdout, out.stderr);
+    assert_eq!(out.code, Some(1), "{text}");
+    for want in [
+        "key `hooks.PreToolUse[0].hooks[0]`: socket hook with neither `path` (a server you run) \
+         nor `command` (a server dsh starts); the hook never runs",
+        "key `hooks.PreToolUse[0].hooks[1].path`: socket path `relative.sock` is not absolute; \
+         the hook never runs",
+        "key `hooks.PreToolUse[0].hooks[2].url`: `ftp://127.0.0.1/x` is not an http:// or \
+         https:// URL; the hook never runs",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in:\n{text}");
+    }
 }
