@@ -12,6 +12,7 @@ pub mod acp;
 pub mod agent;
 pub mod config;
 pub mod daemon;
+pub mod hooks;
 pub mod model;
 pub mod plugins;
 pub mod seams;

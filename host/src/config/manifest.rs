@@ -96,6 +96,7 @@ struct RawManifest {
     plugin_dirs: Vec<PathBuf>,
     shutdown_grace_s: u64,
     plugins: Vec<RawEntry>,
+    hooks: super::HookSettings,
 }
 
 impl Default for RawManifest {
@@ -107,6 +108,7 @@ impl Default for RawManifest {
             plugin_dirs: Vec::new(),
             shutdown_grace_s: 20,
             plugins: Vec::new(),
+            hooks: super::HookSettings::default(),
         }
     }
 }
@@ -171,6 +173,9 @@ pub struct Manifest {
     pub shutdown_grace: std::time::Duration,
     /// Plugin entries in manifest order.
     pub plugins: Vec<PluginEntry>,
+    /// `hooks:`: settings of the `hook-transport` service (`http` and
+    /// `socket` hooks).
+    pub hooks: super::HookSettings,
 }
 
 fn default_state_dir() -> PathBuf {
@@ -286,6 +291,7 @@ impl Manifest {
             plugin_dirs,
             shutdown_grace: std::time::Duration::from_secs(raw.shutdown_grace_s),
             plugins,
+            hooks: raw.hooks,
         })
     }
 

@@ -7,8 +7,11 @@
 //! and the key. A manifest is at most 1 MiB, and an empty one or one
 //! that gives a key twice in a mapping is refused (see `strict`).
 
+mod hooks;
 mod manifest;
 mod strict;
+
+pub use hooks::{HookSettings, HttpSettings};
 
 pub use manifest::{
     ConfigError, DEFAULT_LISTENER_TIMEOUT, MAX_MANIFEST_BYTES, Manifest, PluginEntry, PluginRef,

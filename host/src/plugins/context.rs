@@ -54,6 +54,9 @@ pub struct HostCore {
     state_dir: PathBuf,
     runtime: tokio::runtime::Handle,
     threads: PluginThreads,
+    /// The `hook-transport` service, made on first use and kept for the
+    /// core's life (its connections and hook servers survive reloads).
+    hook_transport: std::sync::OnceLock<crate::hooks::HookTransport>,
 }
 
 impl HostCore {
@@ -66,6 +69,7 @@ impl HostCore {
             state_dir,
             threads: PluginThreads::new(runtime.clone()),
             runtime,
+            hook_transport: std::sync::OnceLock::new(),
         })
     }
 
@@ -85,6 +89,12 @@ impl HostCore {
     /// The threads `.so` plugins' calls run on.
     pub fn plugin_threads(&self) -> &PluginThreads {
         &self.threads
+    }
+
+    /// The host's `hook-transport` service ([`crate::hooks`]).
+    pub fn hook_transport(&self) -> &crate::hooks::HookTransport {
+        self.hook_transport
+            .get_or_init(|| crate::hooks::HookTransport::new(&self.state_dir))
     }
 
     /// The state directory.

@@ -205,6 +205,9 @@ pub struct PluginHost {
 impl PluginHost {
     /// A host with nothing loaded.
     pub fn new(core: Arc<HostCore>, manifest_path: PathBuf) -> Self {
+        // Every host runs `http` and `socket` hooks; a manifest's `hooks:`
+        // settings replace the defaults when it loads.
+        crate::hooks::install(&core, &crate::config::HookSettings::default());
         PluginHost {
             core,
             manifest_path,
@@ -245,6 +248,7 @@ impl PluginHost {
     /// Applies every entry of `manifest`, then every drop-in library, and
     /// publishes them together.
     pub fn load_manifest(&mut self, manifest: &Manifest) {
+        crate::hooks::install(&self.core, &manifest.hooks);
         let previous = self.instances();
         let mut staging = Staging::new(self.core.view().instances().to_vec());
         for entry in self.desired_entries(manifest) {

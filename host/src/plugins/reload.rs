@@ -78,6 +78,7 @@ impl PluginHost {
     /// instance ([`PluginStatus::Kept`], and a problem says so).
     pub fn reload(&mut self, manifest: &Manifest) -> ReloadReport {
         self.problems.clear();
+        crate::hooks::install(&self.core, &manifest.hooks);
         let desired = self.desired_entries(manifest);
         let previous_instances = self.instances();
         let previous = std::mem::take(&mut self.records);

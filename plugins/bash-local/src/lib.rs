@@ -24,6 +24,7 @@ use dsh_plugin_api::{Host, Plugin, PluginModuleRef, ToolCall, plugin_module};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use runner::server::{Server, ServerSpec, spawn_server};
 pub use runner::{RunAnswer, RunRequest, run, run_cancellable};
 
 /// `bash-local` config.

@@ -61,8 +61,12 @@ pub struct ConfiguredHook {
     pub matcher: Matcher,
     /// The group's matcher as written.
     pub matcher_raw: Option<String>,
-    /// The shell command.
+    /// The shell command (for an `http` or `socket` hook: its URL, socket
+    /// path or server command, what records call it).
     pub command: String,
+    /// Where a hook that is not a command runs (`http`, `socket`;
+    /// [`crate::handler`]); `None` for a command hook.
+    pub handler: Option<crate::transport::Handler>,
     /// Timeout in seconds.
     pub timeout_s: u64,
     /// The config file it came from.
@@ -111,6 +115,10 @@ impl ConfigError {
         )
     }
 }
+
+/// What a problem with hooks written in the manifest (a bridge's `hooks`
+/// config key) names as its file.
+pub const MANIFEST_SOURCE: &str = "the manifest";
 
 /// Reads a file to a string, as a [`ConfigError`] on failure.
 pub fn read_file(path: &Path) -> Result<String, ConfigError> {
@@ -193,8 +201,9 @@ pub fn key_path(prefix: &str, key: &str) -> String {
 
 /// Keys of a matcher group both CLIs read.
 const GROUP_KEYS: [&str; 2] = ["matcher", "hooks"];
-/// Handler types the CLIs know; only `command` hooks run in dsh.
-const HANDLER_TYPES: [&str; 4] = ["command", "prompt", "agent", "http"];
+/// Handler types the CLIs know, plus dsh's own `socket`; `command`,
+/// `socket` and (Claude) `http` hooks run in dsh.
+const HANDLER_TYPES: [&str; 5] = ["command", "prompt", "agent", "http", "socket"];
 
 /// One matcher group being parsed.
 struct Group<'a> {
@@ -306,12 +315,13 @@ impl Group<'_> {
         let mut hooks = Vec::new();
         for (handler_index, handler) in handlers.iter().enumerate() {
             let at = format!("{at}.hooks[{handler_index}]");
-            if let Some(command) = self.handler(handler, &at) {
+            if let Some((command, transport)) = self.handler(handler, &at) {
                 hooks.push(ConfiguredHook {
                     event: event.to_string(),
                     matcher: matcher.clone(),
                     matcher_raw: matcher_raw.clone(),
                     command,
+                    handler: transport,
                     timeout_s: timeout_s(handler.get("timeout"), self.shape.default_timeout_s),
                     source: self.source.to_string(),
                     group_index: self.index,
@@ -322,8 +332,13 @@ impl Group<'_> {
         hooks
     }
 
-    /// The command of a usable command handler.
-    fn handler(&mut self, handler: &Value, at: &str) -> Option<String> {
+    /// The command of a usable command handler, or the label and handler
+    /// of a usable `http` / `socket` one.
+    fn handler(
+        &mut self,
+        handler: &Value,
+        at: &str,
+    ) -> Option<(String, Option<crate::transport::Handler>)> {
         let event = self.event;
         let Some(object) = handler.as_object() else {
             self.error(
@@ -332,7 +347,13 @@ impl Group<'_> {
             );
             return None;
         };
-        let suggested = self.unknown_keys(object, at, self.shape.handler_keys);
+        let transport_kind = object.get("type").and_then(Value::as_str).filter(|k| {
+            *k == "socket" || (*k == "http" && self.shape.syntax == MatcherSyntax::Claude)
+        });
+        let known = transport_kind
+            .and_then(crate::handler::keys_of)
+            .unwrap_or(self.shape.handler_keys);
+        let suggested = self.unknown_keys(object, at, known);
         let found = |known: &str| {
             suggested
                 .iter()
@@ -340,6 +361,23 @@ impl Group<'_> {
                 .map(|(_, written)| format!(" (found `{written}`)"))
                 .unwrap_or_default()
         };
+        if let Some(kind) = transport_kind {
+            return match crate::handler::parse(kind, object) {
+                Ok(h) => {
+                    self.timeout_warning(object, at);
+                    Some((h.label(), Some(h)))
+                }
+                Err(e) => {
+                    let key = if e.key.is_empty() {
+                        at.to_string()
+                    } else {
+                        key_path(at, e.key)
+                    };
+                    self.error(key, format!("{}; the hook never runs", e.message));
+                    None
+                }
+            };
+        }
         match object.get("type") {
             Some(Value::String(kind)) if kind == "command" => {}
             Some(Value::String(kind)) if HANDLER_TYPES.contains(&kind.as_str()) => {
@@ -347,7 +385,8 @@ impl Group<'_> {
                     self.source,
                     key_path(at, "type"),
                     format!(
-                        "`{kind}` hooks are not supported, only `command` hooks: this {event} hook never runs"
+                        "`{kind}` hooks are not supported, only `command`, `socket` (and in \
+                         Claude hook files `http`) hooks: this {event} hook never runs"
                     ),
                 ));
                 return None;
@@ -388,6 +427,12 @@ impl Group<'_> {
             );
             return None;
         }
+        self.timeout_warning(object, at);
+        Some((command.to_string(), None))
+    }
+
+    /// Warns about a `timeout` that is not a positive number.
+    fn timeout_warning(&mut self, object: &Map<String, Value>, at: &str) {
         if let Some(t) = object.get("timeout")
             && !matches!(t, Value::Number(n) if n.as_f64().is_some_and(|f| f > 0.0))
         {
@@ -400,7 +445,6 @@ impl Group<'_> {
                 ),
             ));
         }
-        Some(command.to_string())
     }
 }
 
@@ -560,7 +604,7 @@ mod tests {
             w,
             [
                 "W hooks.PreToolUse[0].hooks[0].type: `prompt` hooks are not supported, only \
-              `command` hooks: this PreToolUse hook never runs"
+              `command`, `socket` (and in Claude hook files `http`) hooks: this PreToolUse hook never runs"
             ]
         );
     }
@@ -627,6 +671,41 @@ mod tests {
                 "E hooks.PreToolUse[2].hooks[1]: no `type` (found `typ`); the hook never runs",
                 "E hooks.PreToolUse[2].hooks[2].type: unknown hook type \"comand\" (did you mean `command`?); the hook never runs",
                 "W hooks.PreToolUse[2].hooks[3].timeout: timeout \"soon\" is not a positive number of seconds; 600s is used",
+            ]
+        );
+    }
+
+    #[test]
+    fn socket_and_http_handlers_parse_with_their_own_keys() {
+        let (hooks, w) = parse(json!({
+            "PreToolUse": [{"hooks": [
+                {"type": "socket", "path": "/run/h.sock", "timeout": 5},
+                {"type": "http", "url": "http://127.0.0.1:8/h", "headers": {"A": "$B"},
+                 "allowedEnvVars": ["B"], "urll": 1},
+                {"type": "socket"}
+            ]}]
+        }));
+        assert_eq!(
+            hooks
+                .iter()
+                .map(|h| (h.command.as_str(), h.timeout_s))
+                .collect::<Vec<_>>(),
+            [("/run/h.sock", 5), ("http://127.0.0.1:8/h", 600)]
+        );
+        assert!(matches!(
+            hooks[0].handler,
+            Some(crate::transport::Handler::Socket(_))
+        ));
+        assert!(matches!(
+            hooks[1].handler,
+            Some(crate::transport::Handler::Http(_))
+        ));
+        assert_eq!(
+            w,
+            [
+                "W hooks.PreToolUse[0].hooks[1].urll: unknown key `urll` is ignored (did you mean `url`?)",
+                "E hooks.PreToolUse[0].hooks[2]: socket hook with neither `path` (a server you run) nor \
+                 `command` (a server dsh starts); the hook never runs",
             ]
         );
     }

@@ -22,6 +22,9 @@
 //! - [`discovery`]: hook files found from a session's cwd, read safely,
 //!   re-read when they change, the last good version kept when they break.
 //! - [`trust`]: which project hook files the user approved (`dsh trust`).
+//! - [`transport`] and [`handler`]: hooks that are not processes (Claude
+//!   Code's `http`, dsh's `socket` hook servers), run by the host's
+//!   `hook-transport` service and answered in the command contract.
 //!
 //! With the `local-runner` feature, [`local`] provides a recording
 //! [`HookHost`] that runs hooks in `bash-local`'s process runner (the code
@@ -41,6 +44,7 @@
 pub mod codec;
 pub mod config;
 pub mod discovery;
+pub mod handler;
 #[cfg(feature = "local-runner")]
 pub mod local;
 pub mod matcher;
@@ -49,6 +53,7 @@ pub mod paths;
 pub mod point;
 pub mod records;
 pub mod runner;
+pub mod transport;
 pub mod trust;
 #[cfg(feature = "local-runner")]
 pub mod vectors;

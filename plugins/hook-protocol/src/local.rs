@@ -159,6 +159,7 @@ mod tests {
             matcher: None,
             source: "t".into(),
             request: Ok(sh(cmd, cwd, "", 10)),
+            handler: None,
         };
         let host = LocalHost::new();
         let runs = run_all(

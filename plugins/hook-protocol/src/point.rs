@@ -30,6 +30,9 @@ pub struct Invocation {
     /// The process to run, or why the hook is refused without running
     /// (the message becomes its stderr, as the real CLI reports it).
     pub request: Result<RunRequest, String>,
+    /// For an `http` or `socket` hook, where `request` is sent instead of
+    /// being run as a process.
+    pub handler: Option<crate::transport::Handler>,
 }
 
 /// How a hook's answer was taken.
@@ -105,7 +108,10 @@ pub async fn run_all(host: &dyn HookHost, invocations: Vec<Invocation>) -> Vec<H
         let answer = match inv.request {
             Ok(request) => {
                 debug!(command = %inv.command, "starting hook");
-                host.run(request)
+                match inv.handler {
+                    Some(handler) => host.send(handler, request),
+                    None => host.run(request),
+                }
             }
             Err(message) => {
                 let refused = RunAnswer {
@@ -222,6 +228,7 @@ mod tests {
                 String::new(),
                 1,
             )),
+            handler: None,
         }
     }
 

@@ -22,6 +22,8 @@ pub use dsh_plugin_api::services::process_runner::{RunAnswer, RunRequest};
 use dsh_plugin_api::{ConfigProblem, Host};
 use serde_json::Value;
 
+use crate::transport::Handler;
+
 /// A boxed, sendable future (what [`HookHost::run`] returns).
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
@@ -54,6 +56,18 @@ pub fn hook_request(program: Vec<String>, cwd: &str, stdin: String, timeout_s: u
 pub trait HookHost: Send + Sync + 'static {
     /// Runs one hook process. Never fails: problems are in the answer.
     fn run(&self, request: RunRequest) -> BoxFuture<RunAnswer>;
+    /// Runs one `http` or `socket` hook with the request a command hook
+    /// would have got ([`crate::transport`]). Never fails. A host without
+    /// the `hook-transport` service answers that the hook cannot run.
+    fn send(&self, handler: Handler, request: RunRequest) -> BoxFuture<RunAnswer> {
+        let _ = request;
+        let message = format!(
+            "cannot run {}: this host has no `{}` service",
+            handler.label(),
+            crate::transport::SERVICE
+        );
+        Box::pin(async move { crate::transport::unreachable_answer(message) })
+    }
     /// Adds model-facing context to a session, attributed to the bridge.
     fn inject_context(&self, session_id: &str, text: &str) -> Result<(), String>;
     /// Appends a `hook/*` record to the session log of an open turn.
@@ -93,6 +107,30 @@ impl HookHost for PluginHost {
             {
                 Ok(answer) => serde_json::from_value(answer).unwrap_or_else(|e| {
                     RunAnswer::spawn_failure(format!("{PROCESS_RUNNER} answered badly: {e}"))
+                }),
+                Err(e) => RunAnswer::spawn_failure(e),
+            }
+        })
+    }
+
+    fn send(&self, handler: Handler, request: RunRequest) -> BoxFuture<RunAnswer> {
+        let host = self.host.clone();
+        Box::pin(async move {
+            let call = crate::transport::TransportRequest {
+                handler,
+                run: request,
+            };
+            let args = match serde_json::to_value(&call) {
+                Ok(args) => args,
+                Err(e) => return RunAnswer::spawn_failure(format!("cannot encode request: {e}")),
+            };
+            let service = crate::transport::SERVICE;
+            match host
+                .call_service(service, crate::transport::METHOD_CALL, &args)
+                .await
+            {
+                Ok(answer) => serde_json::from_value(answer).unwrap_or_else(|e| {
+                    RunAnswer::spawn_failure(format!("{service} answered badly: {e}"))
                 }),
                 Err(e) => RunAnswer::spawn_failure(e),
             }

@@ -132,6 +132,9 @@ pub struct Config {
     /// Folders whose project hooks run without `dsh trust` (a server's
     /// checkouts): a project file under one of them is trusted.
     pub trusted_prefixes: Vec<String>,
+    /// Hooks written in the manifest itself: an event map as in a hooks
+    /// file (`{"PreToolUse": [...]}`), loaded after the files.
+    pub hooks: Option<serde_json::Map<String, Value>>,
 }
 
 /// Claude Code 2.1.197's identity variables for hooks, as recorded
@@ -165,6 +168,7 @@ impl Default for Config {
             home: None,
             managed_settings: None,
             trusted_prefixes: Vec::new(),
+            hooks: None,
         }
     }
 }
@@ -294,6 +298,18 @@ pub fn load(config: &Config) -> Loaded {
             parse_settings(path, text.as_bytes(), config.default_timeout_s, from_plugin)
         });
         match parsed {
+            Ok(parsed) => {
+                loaded.problems.extend(parsed.problems);
+                loaded.hooks.extend(parsed.value.hooks);
+            }
+            Err(e) => loaded.problems.push(e.problem()),
+        }
+    }
+    // Hooks written in the manifest come after the files.
+    if let Some(events) = &config.hooks {
+        let text = serde_json::json!({ "hooks": events }).to_string();
+        let source = Path::new(shared::MANIFEST_SOURCE);
+        match parse_settings(source, text.as_bytes(), config.default_timeout_s, None) {
             Ok(parsed) => {
                 loaded.problems.extend(parsed.problems);
                 loaded.hooks.extend(parsed.value.hooks);

@@ -84,6 +84,8 @@ struct Layer {
     source: LayerSource,
     path: PathBuf,
     plugin: Option<PluginDirs>,
+    /// The hooks written in the manifest (`hooks`), not a file.
+    inline: bool,
 }
 
 /// One layer's file as read, and whether dsh trusts it: `(layer, file,
@@ -125,12 +127,32 @@ pub struct Discovery {
     trusted_prefixes: Vec<PathBuf>,
     settings: FileCache<SettingsFile>,
     installed: FileCache<HashMap<String, PathBuf>>,
+    /// The hooks written in the manifest, parsed once: a layer right after
+    /// the `config_path` files.
+    inline: Option<Arc<SettingsFile>>,
+    /// What is wrong with them.
+    inline_problems: Vec<ConfigProblem>,
 }
 
 impl Discovery {
     /// Discovery for `config` (paths already absolute); trust is read from
     /// `state_dir` (none: only trusted prefixes are trusted).
     pub fn new(config: &Config, state_dir: Option<PathBuf>) -> Discovery {
+        let mut inline_problems = Vec::new();
+        let inline = config.hooks.as_ref().and_then(|events| {
+            let text = serde_json::json!({ "hooks": events }).to_string();
+            let source = Path::new(dsh_hook_protocol::config::MANIFEST_SOURCE);
+            match parse_settings(source, text.as_bytes(), config.default_timeout_s, None) {
+                Ok(parsed) => {
+                    inline_problems.extend(parsed.problems);
+                    Some(Arc::new(parsed.value))
+                }
+                Err(e) => {
+                    inline_problems.push(e.problem());
+                    None
+                }
+            }
+        });
         let home = config
             .home
             .clone()
@@ -155,7 +177,14 @@ impl Discovery {
             trusted_prefixes: config.trusted_prefixes.iter().map(PathBuf::from).collect(),
             settings: FileCache::default(),
             installed: FileCache::default(),
+            inline,
+            inline_problems,
         }
+    }
+
+    /// What is wrong with the hooks written in the manifest.
+    pub fn inline_problems(&self) -> &[ConfigProblem] {
+        &self.inline_problems
     }
 
     /// Whether project layers are read.
@@ -173,6 +202,7 @@ impl Discovery {
             source,
             path,
             plugin: None,
+            inline: false,
         };
         let mut layers = Vec::new();
         if self.discover {
@@ -198,6 +228,15 @@ impl Discovery {
                 source: LayerSource::Explicit,
                 path: path.clone(),
                 plugin,
+                inline: false,
+            });
+        }
+        if self.inline.is_some() {
+            layers.push(Layer {
+                source: LayerSource::Explicit,
+                path: PathBuf::from(dsh_hook_protocol::config::MANIFEST_SOURCE),
+                plugin: None,
+                inline: true,
             });
         }
         if self.discover {
@@ -235,6 +274,12 @@ impl Discovery {
         let mut read = Vec::new();
         let mut skipped = Vec::new();
         for layer in self.layers(project) {
+            if layer.inline {
+                if let Some(inline) = &self.inline {
+                    read.push((layer, inline.clone(), true));
+                }
+                continue;
+            }
             let confine = layer.source.needs_trust().then_some(project);
             let timeout = self.default_timeout_s;
             let plugin = layer.plugin.clone();

@@ -109,7 +109,7 @@ impl ClaudeBridge {
             .map(std::path::PathBuf::from)
             .or_else(|| std::env::current_dir().ok())
             .unwrap_or_default();
-        let mut problems = Vec::new();
+        let mut problems = discovery.inline_problems().to_vec();
         let first = discovery.resolve(&here, &mut |p| problems.push(p));
         for path in discovery.explicit() {
             // A missing listed file is an error (a discovered one is not).

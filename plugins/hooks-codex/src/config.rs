@@ -98,6 +98,9 @@ pub struct Config {
     /// Folders whose project hooks run without `dsh trust` (a server's
     /// checkouts).
     pub trusted_prefixes: Vec<String>,
+    /// Hooks written in the manifest itself: an event map as in a hooks
+    /// file (`{"PreToolUse": [...]}`), loaded after the files.
+    pub hooks: Option<serde_json::Map<String, Value>>,
 }
 
 impl Default for Config {
@@ -113,6 +116,7 @@ impl Default for Config {
             codex_home: None,
             project_root_markers: vec![".git".into()],
             trusted_prefixes: Vec::new(),
+            hooks: None,
         }
     }
 }
@@ -194,17 +198,33 @@ pub fn parse_file(
     bytes: &[u8],
     default_timeout_s: u64,
 ) -> Result<Parsed<FileHooks>, ConfigError> {
-    let shape = shape(default_timeout_s);
-    let mut problems = Vec::new();
-    let mut file = FileHooks::default();
     let Some((events, prefix)) = read_events(path, bytes)? else {
         return Ok(Parsed {
-            value: file,
-            problems,
+            value: FileHooks::default(),
+            problems: Vec::new(),
         });
     };
     let path = std::path::absolute(path).unwrap_or(path.to_path_buf());
-    let source = path.display().to_string();
+    Ok(parse_events(
+        &events,
+        prefix,
+        &path.display().to_string(),
+        default_timeout_s,
+    ))
+}
+
+/// The hooks of one event map (a file's, or the manifest's `hooks`) found
+/// at key path `prefix` of `source`.
+pub fn parse_events(
+    events: &Map<String, Value>,
+    prefix: &str,
+    source: &str,
+    default_timeout_s: u64,
+) -> Parsed<FileHooks> {
+    let shape = shape(default_timeout_s);
+    let mut problems = Vec::new();
+    let mut file = FileHooks::default();
+    let source = source.to_string();
     for event in events
         .keys()
         .filter(|e| !DISCOVERY_ORDER.contains(&e.as_str()))
@@ -247,9 +267,22 @@ pub fn parse_file(
             ),
         ));
     }
-    Ok(Parsed {
+    Parsed {
         value: file,
         problems,
+    }
+}
+
+/// The hooks written in the manifest (`hooks`), parsed as a file of their
+/// own that comes after the `config_path` files.
+pub fn inline_hooks(config: &Config) -> Option<Parsed<FileHooks>> {
+    config.hooks.as_ref().map(|events| {
+        parse_events(
+            events,
+            "hooks",
+            shared::MANIFEST_SOURCE,
+            config.default_timeout_s,
+        )
     })
 }
 
@@ -271,6 +304,13 @@ pub fn load(config: &Config) -> Loaded {
                 display_order += parsed.value.handlers;
             }
             Err(e) => loaded.problems.push(e.problem()),
+        }
+    }
+    if let Some(parsed) = inline_hooks(config) {
+        loaded.problems.extend(parsed.problems);
+        for mut hook in parsed.value.hooks {
+            hook.display_order += display_order;
+            loaded.hooks.push(hook);
         }
     }
     no_hooks_is_an_error(&paths, loaded.hooks.is_empty(), &mut loaded.problems);

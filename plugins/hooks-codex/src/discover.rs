@@ -108,13 +108,24 @@ pub struct Discovery {
     state_dir: Option<PathBuf>,
     trusted_prefixes: Vec<PathBuf>,
     files: FileCache<FileHooks>,
+    /// The hooks written in the manifest, parsed once: a layer after the
+    /// `config_path` files.
+    inline: Option<Arc<FileHooks>>,
+    /// What is wrong with them.
+    inline_problems: Vec<ConfigProblem>,
 }
 
 impl Discovery {
     /// Discovery for `config` (paths already absolute); trust is read from
     /// `state_dir` (none: only trusted prefixes are trusted).
     pub fn new(config: &Config, state_dir: Option<PathBuf>) -> Discovery {
+        let (inline, inline_problems) = match crate::config::inline_hooks(config) {
+            Some(parsed) => (Some(Arc::new(parsed.value)), parsed.problems),
+            None => (None, Vec::new()),
+        };
         Discovery {
+            inline,
+            inline_problems,
             discover: config.discover,
             codex_home: config
                 .codex_home
@@ -138,6 +149,11 @@ impl Discovery {
     /// The explicit files.
     pub fn explicit(&self) -> &[PathBuf] {
         &self.explicit
+    }
+
+    /// What is wrong with the hooks written in the manifest.
+    pub fn inline_problems(&self) -> &[ConfigProblem] {
+        &self.inline_problems
     }
 
     /// The hooks of a session in `cwd`, as the files are now; what is wrong
@@ -197,6 +213,9 @@ impl Discovery {
                 }
             }
             append(&mut resolution.hooks, file, &mut offset);
+        }
+        if let Some(inline) = &self.inline {
+            append(&mut resolution.hooks, inline, &mut offset);
         }
         resolution
     }

@@ -87,7 +87,7 @@ impl CodexBridge {
     ) -> Self {
         let discovery = discover::Discovery::new(&config, state_dir);
         let here = std::env::current_dir().unwrap_or_default();
-        let mut problems = Vec::new();
+        let mut problems = discovery.inline_problems().to_vec();
         let first = discovery.resolve(&here, &mut |p| problems.push(p));
         for path in discovery.explicit() {
             // A missing listed file is an error (a discovered one is not).

@@ -9,6 +9,8 @@
 //!   this host, what 1.1 added works from a `.so`, a newer minor is refused;
 //! - [`discovery`]: per-project hook discovery, trust, and files re-read
 //!   when they change;
+//! - [`hook_servers`]: socket hook servers (issue 14);
+//! - [`http_hooks`]: Claude Code's `http` hooks (issue 14);
 //! - [`hostile`]: the hostile-input suite;
 //! - [`reload_atomic`]: reload as one atomic swap of the plugin registry,
 //!   under concurrent turns.
@@ -17,6 +19,8 @@ mod abi_evolution;
 mod cli;
 mod discovery;
 mod examples;
+mod hook_servers;
 mod hostile;
+mod http_hooks;
 mod plugin_host;
 mod reload_atomic;

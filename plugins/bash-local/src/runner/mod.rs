@@ -24,6 +24,7 @@ mod capture;
 pub mod env;
 mod group;
 mod program;
+pub mod server;
 mod spec;
 
 use std::future::Future;

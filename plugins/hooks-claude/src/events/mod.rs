@@ -287,6 +287,7 @@ impl ClaudeBridge {
                 matcher: h.matcher_raw.clone(),
                 source: h.source.clone(),
                 request,
+                handler: h.handler.clone(),
             });
         }
         if invocations.is_empty() {

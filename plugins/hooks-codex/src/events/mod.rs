@@ -160,6 +160,7 @@ impl CodexBridge {
                     ),
                     |req, (k, v)| req.with_env(k, v),
                 )),
+                handler: h.hook.handler.clone(),
             })
             .collect();
         if invocations.is_empty() {

@@ -19,12 +19,16 @@
 //!   malformed or symlinks out of the project are refused by name, never
 //!   hang a turn, and leave the good files running; a damaged trust record
 //!   trusts nothing and is named.
+//! - [`hook_servers`]: socket hook servers and http endpoints that send
+//!   garbage, too much, or hang up: each read as the command hook it stands
+//!   for would be.
 //! - [`hooks`]: hook decisions read whole, oversized hook text replaced as
 //!   each CLI does, hook-file problems in `dsh check`, secrets kept from
 //!   tools.
 
 mod daemon;
 mod discovery;
+mod hook_servers;
 mod hooks;
 mod manifest;
 mod plugins;
