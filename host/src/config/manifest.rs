@@ -96,6 +96,8 @@ struct RawManifest {
     plugin_dirs: Vec<PathBuf>,
     shutdown_grace_s: u64,
     plugins: Vec<RawEntry>,
+    state: Option<super::store::RawState>,
+    telemetry: Option<super::telemetry::RawTelemetry>,
 }
 
 impl Default for RawManifest {
@@ -107,6 +109,8 @@ impl Default for RawManifest {
             plugin_dirs: Vec::new(),
             shutdown_grace_s: 20,
             plugins: Vec::new(),
+            state: None,
+            telemetry: None,
         }
     }
 }
@@ -171,6 +175,10 @@ pub struct Manifest {
     pub shutdown_grace: std::time::Duration,
     /// Plugin entries in manifest order.
     pub plugins: Vec<PluginEntry>,
+    /// Where sessions are kept (`state:`; `DSH_STORE_URL`).
+    pub store: super::StoreConfig,
+    /// What is exported (`telemetry:`; `OTEL_EXPORTER_OTLP_ENDPOINT`).
+    pub telemetry: super::TelemetryConfig,
 }
 
 fn default_state_dir() -> PathBuf {
@@ -263,6 +271,24 @@ impl Manifest {
             .map(|p| absolute(&base, p))
             .unwrap_or_else(|| state_dir.join("dsh.sock"));
         let plugin_dirs = raw.plugin_dirs.iter().map(|d| absolute(&base, d)).collect();
+        let store = raw
+            .state
+            .clone()
+            .unwrap_or_default()
+            .resolve(std::env::var(super::store::STORE_URL_ENV).ok())
+            .map_err(|message| ConfigError::Parse {
+                path: path.to_path_buf(),
+                message,
+            })?;
+        let telemetry = raw
+            .telemetry
+            .clone()
+            .unwrap_or_default()
+            .resolve(std::env::var(super::telemetry::OTLP_ENDPOINT_ENV).ok())
+            .map_err(|message| ConfigError::Parse {
+                path: path.to_path_buf(),
+                message,
+            })?;
         let mut plugins = Vec::new();
         let mut ids = HashSet::new();
         for (index, entry) in raw.plugins.into_iter().enumerate() {
@@ -286,6 +312,8 @@ impl Manifest {
             plugin_dirs,
             shutdown_grace: std::time::Duration::from_secs(raw.shutdown_grace_s),
             plugins,
+            store,
+            telemetry,
         })
     }
 

@@ -8,7 +8,12 @@
 //! that gives a key twice in a mapping is refused (see `strict`).
 
 mod manifest;
+mod store;
 mod strict;
+mod telemetry;
+
+pub use store::{STORE_URL_ENV, StoreConfig};
+pub use telemetry::{OTLP_ENDPOINT_ENV, TelemetryConfig};
 
 pub use manifest::{
     ConfigError, DEFAULT_LISTENER_TIMEOUT, MAX_MANIFEST_BYTES, Manifest, PluginEntry, PluginRef,

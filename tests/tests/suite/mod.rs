@@ -10,6 +10,9 @@
 //! - [`hostile`]: the hostile-input suite;
 //! - [`reload_atomic`]: reload as one atomic swap of the plugin registry,
 //!   under concurrent turns.
+//! - [`store_pg`]: sessions in a real PostgreSQL shared by two daemons.
+//! - [`telemetry`]: one turn's spans at an OTLP receiver, the metrics
+//!   endpoint scraped.
 
 mod abi_evolution;
 mod cli;
@@ -17,3 +20,5 @@ mod examples;
 mod hostile;
 mod plugin_host;
 mod reload_atomic;
+mod store_pg;
+mod telemetry;
