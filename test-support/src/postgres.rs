@@ -66,7 +66,12 @@ impl PgServer {
         };
         // SAFETY: geteuid(2) has no preconditions.
         let as_postgres = unsafe { libc::geteuid() } == 0;
-        if as_postgres && Command::new("id").arg("postgres").output().map_or(true, |o| !o.status.success()) {
+        if as_postgres
+            && !Command::new("id")
+                .arg("postgres")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        {
             eprintln!("skipped: running as root and there is no `postgres` user to run the server as");
             return None;
         }

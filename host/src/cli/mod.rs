@@ -85,7 +85,11 @@ pub(crate) fn open_store(
                 retry: *retry,
                 connect_timeout: *connect_timeout,
                 pool_size: *pool_size,
-            })?;
+            })?
+            .with_transcript_dir(manifest.state_dir.join("sessions"));
+            // Private, as with files: the Claude bridge keeps long hook
+            // output there.
+            dsh_host::session::create_state_dir(&manifest.state_dir.join("sessions"))?;
             tracing::info!(store = %store.shown(), "sessions are kept in PostgreSQL");
             Ok(Arc::new(store))
         }

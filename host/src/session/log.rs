@@ -385,6 +385,7 @@ mod tests {
     use super::*;
     use crate::session::events::TurnKind;
     use serde_json::json;
+    use std::io::Write as _;
 
     fn start(turn: &str) -> SessionEvent {
         SessionEvent::turn_start(turn, TurnKind::Prompt)

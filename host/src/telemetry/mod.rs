@@ -58,7 +58,10 @@ pub(crate) fn seam_answered(seam: &'static str, started: Instant, answer: &SeamR
     }
     metrics::observe("dsh_seam_duration_seconds", &[("seam", seam)], started.elapsed());
     let kind = decision_kind(answer);
-    metrics::inc("dsh_seam_decisions_total", &[("seam", seam), ("kind", &kind)]);
+    metrics::inc(
+        "dsh_seam_decisions_total",
+        &[("seam", seam), ("kind", kind.as_str())],
+    );
 }
 
 /// A notification went round.
@@ -91,19 +94,22 @@ pub(crate) fn observe_event(event: &SessionEvent) {
         }
         SessionEvent::ToolResult { name, is_error, .. } => {
             let outcome = if *is_error { "error" } else { "ok" };
-            metrics::inc("dsh_tool_calls_total", &[("tool", name), ("outcome", outcome)]);
+            metrics::inc(
+                "dsh_tool_calls_total",
+                &[("tool", name.as_str()), ("outcome", outcome)],
+            );
         }
         SessionEvent::Other(record) if record["type"] == "hook/result" => {
             let text = |key: &str| record[key].as_str().unwrap_or("unknown").to_string();
             let (hook_event, outcome) = (text("event"), text("outcome"));
             metrics::inc(
                 "dsh_hook_runs_total",
-                &[("event", &hook_event), ("outcome", &outcome)],
+                &[("event", hook_event.as_str()), ("outcome", outcome.as_str())],
             );
             if let Some(ms) = record["duration_ms"].as_u64() {
                 metrics::observe(
                     "dsh_hook_duration_seconds",
-                    &[("event", &hook_event)],
+                    &[("event", hook_event.as_str())],
                     std::time::Duration::from_millis(ms),
                 );
             }

@@ -137,7 +137,7 @@ pub async fn run_all(host: &dyn HookHost, invocations: Vec<Invocation>) -> Vec<H
             span.record("duration_ms", answer.duration_ms);
             match (answer.exit_code, answer.signal) {
                 (Some(code), _) => span.record("exit", code),
-                (None, Some(signal)) => span.record("exit", format!("signal {signal}")),
+                (None, Some(signal)) => span.record("exit", format!("signal {signal}").as_str()),
                 (None, None) => span.record("exit", "none"),
             };
             HookRun {

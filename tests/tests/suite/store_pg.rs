@@ -168,7 +168,7 @@ fn two_hosts_share_sessions_one_holder_at_a_time_and_a_killed_holder_lets_go() {
 
     // B dies holding it: its connection ends and the lock with it.
     daemon_b.signal(libc::SIGKILL);
-    daemon_b.wait();
+    let _ = daemon_b.wait();
     let mut again = connect(&a);
     load_when_released(&mut again, &a, &id);
     assert_eq!(again.prompt(&id, "three"), "end_turn");

@@ -118,6 +118,9 @@ impl Shared {
 pub struct PgStore {
     shared: Shared,
     pool: deadpool_postgres::Pool,
+    /// Where a held session's transcript path points (hooks get it, and
+    /// the Claude bridge keeps long hook output beside it).
+    transcript_dir: Option<PathBuf>,
 }
 
 fn hostname() -> String {
@@ -197,7 +200,11 @@ impl PgStore {
             .runtime(deadpool_postgres::Runtime::Tokio1)
             .build()
             .map_err(|e| shared.error(format!("cannot build the pool: {e}")))?;
-        let store = PgStore { shared, pool };
+        let store = PgStore {
+            shared,
+            pool,
+            transcript_dir: None,
+        };
         let migrated = store.run(|shared, _| async move {
             let mut client = shared.connect().await?;
             migrate::migrate(&mut client).await
@@ -206,6 +213,14 @@ impl PgStore {
             tracing::info!(store = %store.shared.shown, version, "applied session store migration: {name}");
         }
         Ok((store, migrated))
+    }
+
+    /// Held sessions' transcript paths are `<dir>/<id>.jsonl` (the files
+    /// store's names under `<state_dir>/sessions`); no file is written
+    /// there: the events are in the database.
+    pub fn with_transcript_dir(mut self, dir: PathBuf) -> PgStore {
+        self.transcript_dir = Some(dir);
+        self
     }
 
     /// The database, as it may be shown (no password).
@@ -269,7 +284,10 @@ impl PgStore {
                     header,
                     events,
                     kept_aside: None,
-                    path: self.pseudo_path(id),
+                    path: match &self.transcript_dir {
+                        Some(dir) => dir.join(format!("{id}.jsonl")),
+                        None => self.pseudo_path(id),
+                    },
                     writer: Box::new(writer),
                 })
             }

@@ -42,7 +42,8 @@ pub(crate) enum Holding {
     Refused { holder: String },
 }
 
-const LOCK: &str = "SELECT pg_try_advisory_lock(hashtextextended('dsh-session:' || $1, 0))";
+const LOCK: &str =
+    "SELECT pg_try_advisory_lock(hashtextextended('dsh-session:' || $1::text, 0))";
 
 async fn holder_of(client: &tokio_postgres::Client, id: &str) -> String {
     let row = client
@@ -252,7 +253,7 @@ impl Task {
                 .await;
             let _ = client
                 .execute(
-                    "SELECT pg_advisory_unlock(hashtextextended('dsh-session:' || $1, 0))",
+                    "SELECT pg_advisory_unlock(hashtextextended('dsh-session:' || $1::text, 0))",
                     &[&self.id],
                 )
                 .await;
