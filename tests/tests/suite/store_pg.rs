@@ -370,3 +370,58 @@ fn store_migrate_applies_each_version_once() {
     );
     assert!(!first.stdout.contains(PG_PASSWORD) && !first.stderr.contains(PG_PASSWORD));
 }
+
+#[test]
+fn appends_are_idempotent_per_session_and_seq_and_one_holder_at_a_time() {
+    use dsh_host::session::postgres::{PgOptions, PgStore};
+    use dsh_host::session::{
+        LogError, SessionEvent, SessionHeader, SessionLog, TurnEndReason, TurnKind,
+    };
+    let Some(pg) = PgServer::start() else { return };
+    let here = PgStore::connect(&PgOptions::new(&pg.url())).unwrap();
+    let elsewhere = PgStore::connect(&PgOptions::new(&pg.url())).unwrap();
+    let mut log = SessionLog::create_in(&here, SessionHeader::new("idem-1", "/w")).unwrap();
+    let refused = SessionLog::open_in(&elsewhere, "idem-1").err().unwrap();
+    assert!(
+        matches!(&refused, LogError::HeldElsewhere { id, holder }
+            if id == "idem-1" && holder.contains(&format!("pid {}", std::process::id()))),
+        "{refused}"
+    );
+
+    log.append(SessionEvent::turn_start("t1", TurnKind::Prompt))
+        .unwrap();
+    // Event 1 is already stored, as when a commit landed but its
+    // acknowledgement was lost: storing it again changes nothing.
+    let earlier = r#"{"type":"context/message","content":"first","source":{"kind":"user"}}"#;
+    pg.psql(&format!(
+        "INSERT INTO dsh_events (session_id, seq, event, line) VALUES ('idem-1', 1, '{earlier}', '{earlier}')"
+    ));
+    log.append(SessionEvent::from_value(
+        json!({"type": "context/message", "content": "second", "source": {"kind": "user"}}),
+    ))
+    .unwrap();
+    log.append(SessionEvent::turn_end("t1", TurnEndReason::Completed, None))
+        .unwrap();
+    log.sync().unwrap();
+    assert_eq!(
+        pg.psql("SELECT seq, event->>'content' FROM dsh_events WHERE session_id = 'idem-1' ORDER BY seq")
+            .lines()
+            .collect::<Vec<_>>(),
+        ["0|", "1|first", "2|"]
+    );
+
+    // Closed here, it can be opened elsewhere (the release is on its way).
+    drop(log);
+    let deadline = Instant::now() + WAIT;
+    let reopened = loop {
+        match SessionLog::open_in(&elsewhere, "idem-1") {
+            Ok(l) => break l,
+            Err(LogError::HeldElsewhere { .. }) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
+    assert_eq!(reopened.events().len(), 3);
+    assert_eq!(reopened.header().cwd, "/w");
+}
