@@ -72,7 +72,9 @@ impl PgServer {
                 .output()
                 .is_ok_and(|o| o.status.success())
         {
-            eprintln!("skipped: running as root and there is no `postgres` user to run the server as");
+            eprintln!(
+                "skipped: running as root and there is no `postgres` user to run the server as"
+            );
             return None;
         }
         let dir = tempfile::Builder::new()

@@ -44,8 +44,12 @@ fn one_turn(log: &mut SessionLog, n: u64) {
     ] {
         log.append(SessionEvent::from_value(event)).unwrap();
     }
-    log.append(SessionEvent::turn_end(&turn, TurnEndReason::Completed, None))
-        .unwrap();
+    log.append(SessionEvent::turn_end(
+        &turn,
+        TurnEndReason::Completed,
+        None,
+    ))
+    .unwrap();
     log.sync().unwrap();
 }
 
@@ -54,18 +58,21 @@ fn median_turn(c: &mut Criterion, name: &str, store: &dyn SessionStore) -> Durat
     let mut log = SessionLog::create_in(store, SessionHeader::new(&id, "/tmp")).unwrap();
     let mut n = 0u64;
     let mut samples: Vec<Duration> = Vec::new();
-    c.bench_function(&format!("one turn ({EVENTS_PER_TURN} events + sync): {name}"), |b| {
-        b.iter_custom(|iters| {
-            let started = Instant::now();
-            for _ in 0..iters {
-                n += 1;
-                one_turn(&mut log, n);
-            }
-            let took = started.elapsed();
-            samples.push(took / iters.max(1) as u32);
-            took
-        })
-    });
+    c.bench_function(
+        &format!("one turn ({EVENTS_PER_TURN} events + sync): {name}"),
+        |b| {
+            b.iter_custom(|iters| {
+                let started = Instant::now();
+                for _ in 0..iters {
+                    n += 1;
+                    one_turn(&mut log, n);
+                }
+                let took = started.elapsed();
+                samples.push(took / iters.max(1) as u32);
+                took
+            })
+        },
+    );
     samples.sort();
     samples[samples.len() / 2]
 }

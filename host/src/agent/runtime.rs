@@ -120,7 +120,12 @@ impl Agent {
     /// An agent over `core`, keeping sessions under `state_dir`. Installs
     /// itself as the core's session control and registers the `Agent` tool.
     pub fn new(core: Arc<HostCore>, state_dir: &Path, options: AgentOptions) -> Arc<Agent> {
-        Self::with_store(core, state_dir, Arc::new(FileStore::new(state_dir)), options)
+        Self::with_store(
+            core,
+            state_dir,
+            Arc::new(FileStore::new(state_dir)),
+            options,
+        )
     }
 
     /// An agent keeping its sessions in `store` (`state_dir` still holds

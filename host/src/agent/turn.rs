@@ -144,7 +144,8 @@ impl Session {
             state.view = Some(self.core.view());
         }
         self.append(SessionEvent::turn_start(&turn_id, TurnKind::Prompt));
-        let span = tracing::info_span!(parent: &self.span, "turn", session = %self.id, turn = %turn_id);
+        let span =
+            tracing::info_span!(parent: &self.span, "turn", session = %self.id, turn = %turn_id);
         let (mut reason, mut message) =
             tracing::Instrument::instrument(self.turn_body(&cancel), span).await;
         self.flush_buffered();

@@ -71,21 +71,21 @@ pub(crate) fn open_store(
     manifest: &dsh_host::config::Manifest,
 ) -> Result<Arc<dyn SessionStore>, LogError> {
     match &manifest.store {
-        dsh_host::config::StoreConfig::Files => {
-            Ok(Arc::new(FileStore::new(&manifest.state_dir)))
-        }
+        dsh_host::config::StoreConfig::Files => Ok(Arc::new(FileStore::new(&manifest.state_dir))),
         dsh_host::config::StoreConfig::Postgres {
             url,
             retry,
             connect_timeout,
             pool_size,
         } => {
-            let store = dsh_host::session::postgres::PgStore::connect(&dsh_host::session::postgres::PgOptions {
-                url: url.clone(),
-                retry: *retry,
-                connect_timeout: *connect_timeout,
-                pool_size: *pool_size,
-            })?
+            let store = dsh_host::session::postgres::PgStore::connect(
+                &dsh_host::session::postgres::PgOptions {
+                    url: url.clone(),
+                    retry: *retry,
+                    connect_timeout: *connect_timeout,
+                    pool_size: *pool_size,
+                },
+            )?
             .with_transcript_dir(manifest.state_dir.join("sessions"));
             // Private, as with files: the Claude bridge keeps long hook
             // output there.

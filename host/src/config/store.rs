@@ -101,7 +101,9 @@ impl RawState {
                 Ok(StoreConfig::Postgres {
                     url,
                     retry: Duration::from_secs(self.retry_s.unwrap_or(30)),
-                    connect_timeout: Duration::from_secs(self.connect_timeout_s.unwrap_or(5).max(1)),
+                    connect_timeout: Duration::from_secs(
+                        self.connect_timeout_s.unwrap_or(5).max(1),
+                    ),
                     pool_size: self.pool_size.unwrap_or(4),
                 })
             }
@@ -137,7 +139,9 @@ mod tests {
         assert!(e.contains("state.store: redis"), "{e}");
         let e = raw("postgres", None).resolve(None).unwrap_err();
         assert!(e.contains("state.url"), "{e}");
-        let e = raw("files", Some("postgres://h/db")).resolve(None).unwrap_err();
+        let e = raw("files", Some("postgres://h/db"))
+            .resolve(None)
+            .unwrap_err();
         assert!(e.contains("state.url"), "{e}");
     }
 }

@@ -84,11 +84,19 @@ mod tests {
             metrics_listen: Some("localhost".into()),
             ..RawTelemetry::default()
         };
-        assert!(bad.resolve(None).unwrap_err().contains("telemetry.metrics_listen"));
+        assert!(
+            bad.resolve(None)
+                .unwrap_err()
+                .contains("telemetry.metrics_listen")
+        );
         let bad = RawTelemetry {
             otlp_endpoint: Some("127.0.0.1:4318".into()),
             ..RawTelemetry::default()
         };
-        assert!(bad.resolve(None).unwrap_err().contains("telemetry.otlp_endpoint"));
+        assert!(
+            bad.resolve(None)
+                .unwrap_err()
+                .contains("telemetry.otlp_endpoint")
+        );
     }
 }

@@ -215,7 +215,10 @@ impl SessionLog {
     }
 
     /// Creates a new session in `store` and holds it.
-    pub fn create_in(store: &dyn SessionStore, header: SessionHeader) -> Result<SessionLog, LogError> {
+    pub fn create_in(
+        store: &dyn SessionStore,
+        header: SessionHeader,
+    ) -> Result<SessionLog, LogError> {
         let held = store.create(&header)?;
         Ok(SessionLog::held(held))
     }

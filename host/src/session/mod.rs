@@ -37,9 +37,9 @@ pub mod id;
 mod log;
 pub mod postgres;
 pub mod repair;
-pub mod transfer;
 mod scan;
 mod store;
+pub mod transfer;
 mod writer;
 
 pub use backend::{Held, SessionStore, StoreWriter};
@@ -51,4 +51,3 @@ pub use log::{INTERRUPTED_TOOL_RESULT, LogError, SessionHeader, SessionLog, now_
 pub use scan::Damage;
 pub use store::{LogSnapshot, StoredSession, list_sessions, read_log};
 pub use writer::PendingSync;
-

@@ -57,7 +57,11 @@ pub fn import(store: &dyn SessionStore, from: &Path, bytes: &[u8]) -> Result<Imp
     let first = bytes.split(|b| *b == b'\n').next().unwrap_or_default();
     let id = serde_json::from_slice::<Value>(first)
         .ok()
-        .and_then(|v| v.get("session_id").and_then(Value::as_str).map(str::to_string))
+        .and_then(|v| {
+            v.get("session_id")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
         .ok_or_else(|| LogError::Damaged {
             path: from.to_path_buf(),
             id: "?".into(),

@@ -226,13 +226,18 @@ mod tests {
         );
         gauge_add("dsh_sessions_held", &[], 1);
         let text = render();
-        assert!(text.contains("dsh_turns_total{reason=\"completed\"} 2"), "{text}");
+        assert!(
+            text.contains("dsh_turns_total{reason=\"completed\"} 2"),
+            "{text}"
+        );
         assert!(
             text.contains("dsh_hook_duration_seconds_bucket{event=\"Pre\\\"Tool\",le=\"0.005\"} 1"),
             "{text}"
         );
         assert!(
-            text.contains("dsh_hook_duration_seconds_bucket{event=\"Pre\\\"Tool\",le=\"0.0025\"} 0"),
+            text.contains(
+                "dsh_hook_duration_seconds_bucket{event=\"Pre\\\"Tool\",le=\"0.0025\"} 0"
+            ),
             "{text}"
         );
         assert!(text.contains("dsh_sessions_held 1"), "{text}");

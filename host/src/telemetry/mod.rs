@@ -56,7 +56,11 @@ pub(crate) fn seam_answered(seam: &'static str, started: Instant, answer: &SeamR
     if !metrics::enabled() {
         return;
     }
-    metrics::observe("dsh_seam_duration_seconds", &[("seam", seam)], started.elapsed());
+    metrics::observe(
+        "dsh_seam_duration_seconds",
+        &[("seam", seam)],
+        started.elapsed(),
+    );
     let kind = decision_kind(answer);
     metrics::inc(
         "dsh_seam_decisions_total",
@@ -66,7 +70,11 @@ pub(crate) fn seam_answered(seam: &'static str, started: Instant, answer: &SeamR
 
 /// A notification went round.
 pub(crate) fn seam_notified(seam: &'static str, started: Instant) {
-    metrics::observe("dsh_seam_duration_seconds", &[("seam", seam)], started.elapsed());
+    metrics::observe(
+        "dsh_seam_duration_seconds",
+        &[("seam", seam)],
+        started.elapsed(),
+    );
 }
 
 /// The guards answered.
@@ -74,12 +82,19 @@ pub(crate) fn guards_answered(started: Instant, verdict: &GuardVerdict) {
     if !metrics::enabled() {
         return;
     }
-    metrics::observe("dsh_seam_duration_seconds", &[("seam", "guards")], started.elapsed());
+    metrics::observe(
+        "dsh_seam_duration_seconds",
+        &[("seam", "guards")],
+        started.elapsed(),
+    );
     let kind = match verdict {
         GuardVerdict::Abstain => "abstain",
         GuardVerdict::Deny { .. } => "deny",
     };
-    metrics::inc("dsh_seam_decisions_total", &[("seam", "guards"), ("kind", kind)]);
+    metrics::inc(
+        "dsh_seam_decisions_total",
+        &[("seam", "guards"), ("kind", kind)],
+    );
 }
 
 /// Counts what a logged event says happened (turn ends, tool results, hook
@@ -104,7 +119,10 @@ pub(crate) fn observe_event(event: &SessionEvent) {
             let (hook_event, outcome) = (text("event"), text("outcome"));
             metrics::inc(
                 "dsh_hook_runs_total",
-                &[("event", hook_event.as_str()), ("outcome", outcome.as_str())],
+                &[
+                    ("event", hook_event.as_str()),
+                    ("outcome", outcome.as_str()),
+                ],
             );
             if let Some(ms) = record["duration_ms"].as_u64() {
                 metrics::observe(
@@ -162,7 +180,10 @@ async fn answer_scrape(mut stream: tokio::net::TcpStream) {
     let (status, body) = if first.starts_with("GET /metrics ") || first.starts_with("GET / ") {
         ("200 OK", metrics::render())
     } else {
-        ("404 Not Found", "not found; the metrics are at /metrics\n".to_string())
+        (
+            "404 Not Found",
+            "not found; the metrics are at /metrics\n".to_string(),
+        )
     };
     let response = format!(
         "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",

@@ -193,7 +193,11 @@ fn waiting_tool() -> Value {
 fn wait_for_file(path: &Path) {
     let deadline = Instant::now() + WAIT;
     while !path.exists() {
-        assert!(Instant::now() < deadline, "{} never appeared", path.display());
+        assert!(
+            Instant::now() < deadline,
+            "{} never appeared",
+            path.display()
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -320,7 +324,10 @@ fn export_and_import_move_a_session_between_files_and_postgres() {
         root.path(),
     );
     assert_eq!(imported.code, Some(0), "{imported:?}");
-    assert!(imported.stdout.contains("imported session `moved-1`"), "{imported:?}");
+    assert!(
+        imported.stdout.contains("imported session `moved-1`"),
+        "{imported:?}"
+    );
     let again = run_dsh(
         [
             "sessions",
@@ -331,7 +338,11 @@ fn export_and_import_move_a_session_between_files_and_postgres() {
         ],
         root.path(),
     );
-    assert_eq!(again.code, Some(1), "an id already stored is refused: {again:?}");
+    assert_eq!(
+        again.code,
+        Some(1),
+        "an id already stored is refused: {again:?}"
+    );
     assert!(again.stderr.contains("already exists"), "{again:?}");
 
     let exported = run_dsh(
@@ -342,7 +353,10 @@ fn export_and_import_move_a_session_between_files_and_postgres() {
     assert_eq!(exported.stdout, original, "the round trip changes nothing");
     let listed = run_dsh(["sessions", "list", "--config", pg_arg], root.path());
     assert!(
-        listed.stdout.lines().any(|l| l.starts_with("moved-1") && l.contains("completed")),
+        listed
+            .stdout
+            .lines()
+            .any(|l| l.starts_with("moved-1") && l.contains("completed")),
         "{listed:?}"
     );
 }
@@ -356,16 +370,22 @@ fn store_migrate_applies_each_version_once() {
     let first = run_dsh(["store", "migrate", "--config", arg], root.path());
     assert_eq!(first.code, Some(0), "{first:?}");
     assert!(
-        first.stdout.contains("applied migration 1: sessions and events")
+        first
+            .stdout
+            .contains("applied migration 1: sessions and events")
             && first.stdout.contains("schema version 1 (was 0)"),
         "{first:?}"
     );
     let second = run_dsh(["store", "migrate", "--config", arg], root.path());
     assert_eq!(second.code, Some(0), "{second:?}");
     assert!(!second.stdout.contains("applied"), "{second:?}");
-    assert!(second.stdout.contains("schema version 1 (was 1)"), "{second:?}");
+    assert!(
+        second.stdout.contains("schema version 1 (was 1)"),
+        "{second:?}"
+    );
     assert_eq!(
-        pg.psql("SELECT version, name FROM dsh_schema_migrations").trim(),
+        pg.psql("SELECT version, name FROM dsh_schema_migrations")
+            .trim(),
         "1|sessions and events"
     );
     assert!(!first.stdout.contains(PG_PASSWORD) && !first.stderr.contains(PG_PASSWORD));
@@ -404,9 +424,11 @@ fn appends_are_idempotent_per_session_and_seq_and_one_holder_at_a_time() {
         .unwrap();
     log.sync().unwrap();
     assert_eq!(
-        pg.psql("SELECT seq, event->>'content' FROM dsh_events WHERE session_id = 'idem-1' ORDER BY seq")
-            .lines()
-            .collect::<Vec<_>>(),
+        pg.psql(
+            "SELECT seq, event->>'content' FROM dsh_events WHERE session_id = 'idem-1' ORDER BY seq"
+        )
+        .lines()
+        .collect::<Vec<_>>(),
         ["0|", "1|first", "2|"]
     );
 

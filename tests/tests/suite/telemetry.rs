@@ -99,7 +99,10 @@ fn serve_exports(stream: TcpStream, sink: &Mutex<Vec<Span>>) {
         }
         let mut body = vec![0u8; length];
         reader.read_exact(&mut body).unwrap();
-        assert!(request_line.starts_with("POST /v1/traces "), "{request_line}");
+        assert!(
+            request_line.starts_with("POST /v1/traces "),
+            "{request_line}"
+        );
         let export = ExportTraceServiceRequest::decode(body.as_slice()).unwrap();
         let mut got = sink.lock().unwrap();
         for resource in export.resource_spans {
@@ -229,7 +232,11 @@ fn one_turn_exports_its_spans_to_otlp_with_their_parents() {
         .into_iter()
         .filter(|s| s.attributes["seam"].starts_with("tools/"))
     {
-        assert_eq!(parent(seam).map(|p| p.id.clone()), Some(tool.id.clone()), "{seam:?}");
+        assert_eq!(
+            parent(seam).map(|p| p.id.clone()),
+            Some(tool.id.clone()),
+            "{seam:?}"
+        );
     }
 }
 
@@ -264,7 +271,9 @@ fn the_metrics_endpoint_counts_one_turn() {
     );
     let daemon = ServedDaemon::start(&config, root.path(), "warn");
     let before = prometheus_parse::Scrape::parse(
-        http_get(port, "/metrics").lines().map(|l| Ok(l.to_string())),
+        http_get(port, "/metrics")
+            .lines()
+            .map(|l| Ok(l.to_string())),
     )
     .unwrap();
     assert!(
@@ -277,16 +286,16 @@ fn the_metrics_endpoint_counts_one_turn() {
     assert_eq!(client.prompt(&id, "go"), "end_turn");
 
     let scrape = prometheus_parse::Scrape::parse(
-        http_get(port, "/metrics").lines().map(|l| Ok(l.to_string())),
+        http_get(port, "/metrics")
+            .lines()
+            .map(|l| Ok(l.to_string())),
     )
     .unwrap();
     let value = |metric: &str, labels: &[(&str, &str)]| -> Option<f64> {
         scrape
             .samples
             .iter()
-            .find(|s| {
-                s.metric == metric && labels.iter().all(|(k, v)| s.labels.get(k) == Some(*v))
-            })
+            .find(|s| s.metric == metric && labels.iter().all(|(k, v)| s.labels.get(k) == Some(*v)))
             .map(|s| match &s.value {
                 prometheus_parse::Value::Counter(v)
                 | prometheus_parse::Value::Gauge(v)
@@ -297,9 +306,15 @@ fn the_metrics_endpoint_counts_one_turn() {
                 other => panic!("{metric}: {other:?}"),
             })
     };
-    assert_eq!(value("dsh_turns_total", &[("reason", "completed")]), Some(1.0));
     assert_eq!(
-        value("dsh_tool_calls_total", &[("tool", "Bash"), ("outcome", "ok")]),
+        value("dsh_turns_total", &[("reason", "completed")]),
+        Some(1.0)
+    );
+    assert_eq!(
+        value(
+            "dsh_tool_calls_total",
+            &[("tool", "Bash"), ("outcome", "ok")]
+        ),
         Some(1.0)
     );
     assert_eq!(
@@ -319,7 +334,10 @@ fn the_metrics_endpoint_counts_one_turn() {
         Some(1.0)
     );
     assert!(
-        value("dsh_seam_duration_seconds", &[("seam", "tools/pre-execute")]) == Some(1.0),
+        value(
+            "dsh_seam_duration_seconds",
+            &[("seam", "tools/pre-execute")]
+        ) == Some(1.0),
         "{:?}",
         scrape.samples
     );

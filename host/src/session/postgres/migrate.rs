@@ -62,7 +62,10 @@ async fn apply(client: &mut tokio_postgres::Client) -> Result<Migrated, String> 
         .await
         .map_err(|e| format!("cannot begin: {}", why(&e)))?;
     let done: Vec<i32> = tx
-        .query("SELECT version FROM dsh_schema_migrations ORDER BY version", &[])
+        .query(
+            "SELECT version FROM dsh_schema_migrations ORDER BY version",
+            &[],
+        )
         .await
         .map_err(|e| format!("cannot read dsh_schema_migrations: {}", why(&e)))?
         .iter()

@@ -322,7 +322,10 @@ impl SessionStore for PgStore {
         check_session_id(id)?;
         let owned = id.to_string();
         let found = self.run(move |_, pool| async move {
-            let client = pool.get().await.map_err(|e| format!("cannot connect: {e}"))?;
+            let client = pool
+                .get()
+                .await
+                .map_err(|e| format!("cannot connect: {e}"))?;
             let header = client
                 .query_opt(
                     "SELECT header_line FROM dsh_sessions WHERE id = $1",
@@ -379,7 +382,10 @@ impl SessionStore for PgStore {
 
     fn list(&self) -> Result<Vec<StoredSession>, LogError> {
         let rows = self.run(|_, pool| async move {
-            let client = pool.get().await.map_err(|e| format!("cannot connect: {e}"))?;
+            let client = pool
+                .get()
+                .await
+                .map_err(|e| format!("cannot connect: {e}"))?;
             let rows = client
                 .query(
                     "SELECT id, header_line FROM dsh_sessions ORDER BY created_ms, id",
@@ -408,7 +414,10 @@ impl SessionStore for PgStore {
         }
         let owned = id.to_string();
         self.run(move |_, pool| async move {
-            let client = pool.get().await.map_err(|e| format!("cannot connect: {e}"))?;
+            let client = pool
+                .get()
+                .await
+                .map_err(|e| format!("cannot connect: {e}"))?;
             let row = client
                 .query_opt("SELECT 1 FROM dsh_sessions WHERE id = $1", &[&owned])
                 .await

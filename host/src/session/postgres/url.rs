@@ -24,7 +24,10 @@ pub(crate) fn parse(url: &str) -> Result<tokio_postgres::Config, String> {
 
 /// The URL as it may be shown: scheme, user, hosts, ports, database.
 pub(crate) fn shown(config: &tokio_postgres::Config) -> String {
-    let user = config.get_user().map(|u| format!("{u}@")).unwrap_or_default();
+    let user = config
+        .get_user()
+        .map(|u| format!("{u}@"))
+        .unwrap_or_default();
     let ports = config.get_ports();
     let hosts: Vec<String> = config
         .get_hosts()

@@ -42,8 +42,7 @@ pub(crate) enum Holding {
     Refused { holder: String },
 }
 
-const LOCK: &str =
-    "SELECT pg_try_advisory_lock(hashtextextended('dsh-session:' || $1::text, 0))";
+const LOCK: &str = "SELECT pg_try_advisory_lock(hashtextextended('dsh-session:' || $1::text, 0))";
 
 async fn holder_of(client: &tokio_postgres::Client, id: &str) -> String {
     let row = client

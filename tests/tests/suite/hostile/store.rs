@@ -54,8 +54,14 @@ fn a_store_url_that_is_not_one_is_refused_without_echoing_it() {
 fn an_unknown_store_or_a_missing_url_names_the_key() {
     let dir = temp_dir();
     for (state, needle) in [
-        ("state: {store: redis}\n", "`state.store: redis` is not a store"),
-        ("state: {store: postgres}\n", "`state.store: postgres` needs `state.url`"),
+        (
+            "state: {store: redis}\n",
+            "`state.store: redis` is not a store",
+        ),
+        (
+            "state: {store: postgres}\n",
+            "`state.store: postgres` needs `state.url`",
+        ),
         ("state: {stor: files}\n", "stor"),
     ] {
         let config = manifest(dir.path(), state);
@@ -129,8 +135,9 @@ fn dsh_store_url_overrides_the_manifest_store() {
     let out = run(command, Duration::from_secs(60));
     assert_eq!(out.code, Some(1), "{out:?}");
     assert!(
-        out.stderr
-            .contains(&format!("session store postgres://dsh@127.0.0.1:{port}/envdb")),
+        out.stderr.contains(&format!(
+            "session store postgres://dsh@127.0.0.1:{port}/envdb"
+        )),
         "{out:?}"
     );
     assert!(!out.stderr.contains("env-pw-3"), "{out:?}");
