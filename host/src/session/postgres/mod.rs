@@ -173,7 +173,7 @@ impl PgStore {
         })?;
         let hostname = hostname();
         let me = format!("{hostname} pid {}", std::process::id());
-        config.application_name(&format!("dsh {me}"));
+        config.application_name(format!("dsh {me}"));
         config.connect_timeout(options.connect_timeout);
         let shown = url::shown(&config);
         let rt = start_runtime().map_err(|message| LogError::Store {
