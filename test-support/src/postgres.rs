@@ -3,8 +3,10 @@
 //!
 //! The binaries come from Debian's `postgresql` package
 //! (`/usr/lib/postgresql/<version>/bin`; `.ci/run` installs it). When they
-//! are missing, [`PgServer::start`] prints why and returns `None`, and the
-//! test returns early: the one allowed skip. `initdb` refuses to run as
+//! are missing at build time the tests that need them are marked ignored
+//! (`cfg(dsh_have_postgres)`, `tests/build.rs`); when they are missing at
+//! run time all the same, [`PgServer::start`] prints why and returns `None`
+//! and the test returns early. `initdb` refuses to run as
 //! root, so as root the server runs as the `postgres` user (the package
 //! creates it) through `runuser`, with the folder handed to it.
 //!

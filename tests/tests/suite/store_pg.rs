@@ -119,6 +119,10 @@ fn assert_consistent(events: &[(i64, String)]) -> usize {
 }
 
 #[test]
+#[cfg_attr(
+    not(dsh_have_postgres),
+    ignore = "needs PostgreSQL (Debian package postgresql; .ci/run installs it)"
+)]
 fn two_hosts_share_sessions_one_holder_at_a_time_and_a_killed_holder_lets_go() {
     let Some(pg) = PgServer::start() else { return };
     let root = temp_dir();
@@ -203,6 +207,10 @@ fn wait_for_file(path: &Path) {
 }
 
 #[test]
+#[cfg_attr(
+    not(dsh_have_postgres),
+    ignore = "needs PostgreSQL (Debian package postgresql; .ci/run installs it)"
+)]
 fn the_database_restarted_mid_turn_loses_nothing_and_the_daemon_reconnects() {
     let Some(pg) = PgServer::start() else { return };
     let root = temp_dir();
@@ -242,6 +250,10 @@ fn the_database_restarted_mid_turn_loses_nothing_and_the_daemon_reconnects() {
 }
 
 #[test]
+#[cfg_attr(
+    not(dsh_have_postgres),
+    ignore = "needs PostgreSQL (Debian package postgresql; .ci/run installs it)"
+)]
 fn a_turn_past_the_retry_window_fails_clearly_and_its_events_follow_later() {
     let Some(pg) = PgServer::start() else { return };
     let root = temp_dir();
@@ -284,6 +296,10 @@ fn a_turn_past_the_retry_window_fails_clearly_and_its_events_follow_later() {
 }
 
 #[test]
+#[cfg_attr(
+    not(dsh_have_postgres),
+    ignore = "needs PostgreSQL (Debian package postgresql; .ci/run installs it)"
+)]
 fn export_and_import_move_a_session_between_files_and_postgres() {
     let Some(pg) = PgServer::start() else { return };
     let root = temp_dir();
@@ -362,6 +378,10 @@ fn export_and_import_move_a_session_between_files_and_postgres() {
 }
 
 #[test]
+#[cfg_attr(
+    not(dsh_have_postgres),
+    ignore = "needs PostgreSQL (Debian package postgresql; .ci/run installs it)"
+)]
 fn store_migrate_applies_each_version_once() {
     let Some(pg) = PgServer::start() else { return };
     let root = temp_dir();
@@ -392,6 +412,10 @@ fn store_migrate_applies_each_version_once() {
 }
 
 #[test]
+#[cfg_attr(
+    not(dsh_have_postgres),
+    ignore = "needs PostgreSQL (Debian package postgresql; .ci/run installs it)"
+)]
 fn appends_are_idempotent_per_session_and_seq_and_one_holder_at_a_time() {
     use dsh_host::session::postgres::{PgOptions, PgStore};
     use dsh_host::session::{

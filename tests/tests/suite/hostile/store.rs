@@ -94,6 +94,10 @@ fn an_unreachable_database_at_start_is_one_clear_error() {
 }
 
 #[test]
+#[cfg_attr(
+    not(dsh_have_postgres),
+    ignore = "needs PostgreSQL (Debian package postgresql; .ci/run installs it)"
+)]
 fn a_wrong_password_is_refused_naming_the_database_not_the_password() {
     let Some(pg) = PgServer::start() else { return };
     let dir = temp_dir();
