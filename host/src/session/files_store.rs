@@ -167,3 +167,44 @@ pub(crate) fn open_file(path: &Path) -> Result<Held, LogError> {
         kept_aside,
     })
 }
+
+/// Writes `<dir>/<id>.jsonl` afresh (header, then `lines`) and keeps it open
+/// for appending: the local transcript of a session another store keeps
+/// (hooks read the file their `transcript_path` names). Written under a
+/// temporary name, then renamed into place whole, 0600, with the writer's
+/// lock.
+pub(crate) fn write_transcript(
+    dir: &Path,
+    id: &str,
+    header_line: &str,
+    lines: &[String],
+) -> Result<(PathBuf, LogWriter), LogError> {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    crate::session::id::check_session_id(id)?;
+    files::create_state_dir(dir)?;
+    let path = dir.join(format!("{id}.jsonl"));
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let temp = dir.join(format!(".{id}.jsonl.new-{}-{n}", std::process::id()));
+    let written = files::create_private_file(&temp).and_then(|file| {
+        let mut file = files::lock(file, &temp)?;
+        let mut text = String::with_capacity(header_line.len() + 1);
+        text.push_str(header_line);
+        text.push('\n');
+        for line in lines {
+            text.push_str(line);
+            text.push('\n');
+        }
+        file.write_all(text.as_bytes())
+            .map_err(|e| io_error(&temp, "cannot write the transcript", e))?;
+        std::fs::rename(&temp, &path).map_err(|e| io_error(&path, "cannot put in place", e))?;
+        Ok(file)
+    });
+    let file = match written {
+        Ok(file) => file,
+        Err(e) => {
+            let _ = std::fs::remove_file(&temp);
+            return Err(e);
+        }
+    };
+    Ok((path.clone(), LogWriter::start(&path, file)?))
+}

@@ -267,6 +267,7 @@ impl PgStore {
                 lines,
                 writer,
             } => {
+                let (path, writer) = self.with_transcript(id, &header_line, &lines, writer);
                 let header: SessionHeader = serde_json::from_str(&header_line).map_err(|e| {
                     self.shared
                         .error(format!("session `{id}`: the stored header is not one: {e}"))
@@ -284,10 +285,7 @@ impl PgStore {
                     header,
                     events,
                     kept_aside: None,
-                    path: match &self.transcript_dir {
-                        Some(dir) => dir.join(format!("{id}.jsonl")),
-                        None => self.pseudo_path(id),
-                    },
+                    path,
                     writer: Box::new(writer),
                 })
             }
@@ -301,6 +299,32 @@ impl PgStore {
                 id: id.to_string(),
                 holder,
             }),
+        }
+    }
+}
+
+impl PgStore {
+    /// Writes the local transcript of a held session (when this store has a
+    /// transcript folder) and has `writer` keep it up to date. Without one,
+    /// or when it cannot be written (logged), the session's path names it
+    /// in the database.
+    fn with_transcript(
+        &self,
+        id: &str,
+        header_line: &str,
+        lines: &[(i64, String)],
+        writer: writer::PgWriter,
+    ) -> (PathBuf, writer::PgWriter) {
+        let Some(dir) = &self.transcript_dir else {
+            return (self.pseudo_path(id), writer);
+        };
+        let lines: Vec<String> = lines.iter().map(|(_, l)| l.clone()).collect();
+        match super::files_store::write_transcript(dir, id, header_line, &lines) {
+            Ok((path, transcript)) => (path, writer.with_transcript(transcript)),
+            Err(e) => {
+                tracing::warn!(session = %id, "cannot keep the local transcript: {e}; hooks get no transcript file");
+                (self.pseudo_path(id), writer)
+            }
         }
     }
 }

@@ -24,7 +24,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::{Shared, why};
 use crate::session::backend::StoreWriter;
 use crate::session::log::LogError;
-use crate::session::writer::PendingSync;
+use crate::session::writer::{LogWriter, PendingSync};
 
 /// What [`hold`] found.
 pub(crate) enum Holding {
@@ -156,6 +156,7 @@ pub(crate) async fn hold(
         writer: PgWriter {
             ops: tx,
             path: PathBuf::from(format!("{}#{id}", shared.shown)),
+            transcript: None,
         },
     })
 }
@@ -169,9 +170,17 @@ enum Op {
 pub(crate) struct PgWriter {
     ops: mpsc::UnboundedSender<Op>,
     path: PathBuf,
+    /// The local transcript file's writer, when there is one.
+    transcript: Option<LogWriter>,
 }
 
 impl PgWriter {
+    /// Also appends every line to the local transcript `writer`.
+    pub(crate) fn with_transcript(mut self, writer: LogWriter) -> PgWriter {
+        self.transcript = Some(writer);
+        self
+    }
+
     fn ended(&self) -> LogError {
         LogError::Io {
             path: self.path.clone(),
@@ -190,7 +199,13 @@ impl StoreWriter for PgWriter {
     fn append(&self, seq: u64, line: &str) -> Result<(), LogError> {
         self.ops
             .send(Op::Line(seq as i64, line.to_string()))
-            .map_err(|_| self.ended())
+            .map_err(|_| self.ended())?;
+        if let Some(transcript) = &self.transcript {
+            // A copy for hooks: its failure is logged by its writer and
+            // does not fail the append, which the database holds.
+            StoreWriter::append(transcript, seq, line).ok();
+        }
+        Ok(())
     }
 
     fn sync(&self) -> Result<(), LogError> {
@@ -201,6 +216,9 @@ impl StoreWriter for PgWriter {
     fn sync_later(&self, durable: bool) -> Result<PendingSync, LogError> {
         if durable {
             return Ok(PendingSync::new(self.queue_sync()?, self.path.clone()));
+        }
+        if let Some(transcript) = &self.transcript {
+            return transcript.sync_later(false);
         }
         // No transcript file to wait for: a barrier is passed at once.
         let (tx, rx) = oneshot::channel();
