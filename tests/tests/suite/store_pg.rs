@@ -170,11 +170,14 @@ fn two_hosts_share_sessions_one_holder_at_a_time_and_a_killed_holder_lets_go() {
         "B's model got A's turn"
     );
     // B's local transcript (what its hooks read) holds A's turn and its own.
-    let transcript =
-        std::fs::read_to_string(b.join(format!("state/sessions/{id}.jsonl"))).unwrap();
+    let transcript = std::fs::read_to_string(b.join(format!("state/sessions/{id}.jsonl"))).unwrap();
     let order: Vec<usize> = ["\"one\"", "first answer", "\"two\"", "second answer"]
         .iter()
-        .map(|t| transcript.find(t).unwrap_or_else(|| panic!("{t} not in {transcript}")))
+        .map(|t| {
+            transcript
+                .find(t)
+                .unwrap_or_else(|| panic!("{t} not in {transcript}"))
+        })
         .collect();
     assert!(order.is_sorted(), "{transcript}");
 
