@@ -6,7 +6,8 @@
 //! - [`plugins`]: loading built-ins and `.so` files, contexts, dispose;
 //! - [`seams`]: the seam bus and its dispatch shapes;
 //! - [`model`]: the `model` service contract and the scripted provider;
-//! - [`acp`]: the Agent Client Protocol server editors talk to.
+//! - [`acp`]: the Agent Client Protocol server editors talk to;
+//! - [`telemetry`]: OpenTelemetry spans and Prometheus metrics (opt-in).
 
 pub mod acp;
 pub mod agent;
@@ -17,3 +18,4 @@ pub mod model;
 pub mod plugins;
 pub mod seams;
 pub mod session;
+pub mod telemetry;

@@ -103,6 +103,22 @@ enum Command {
         #[command(subcommand)]
         command: SessionsCommand,
     },
+    /// Manage the session store (`state:` in the manifest).
+    Store {
+        /// The manifest (for its `state:` block).
+        #[arg(long, default_value = "cordis.yml", global = true)]
+        config: PathBuf,
+        #[command(subcommand)]
+        command: StoreCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum StoreCommand {
+    /// Create or upgrade the PostgreSQL schema (versioned migrations, each
+    /// applied once); prints what it applied. `dsh serve` applies pending
+    /// migrations itself when it connects.
+    Migrate,
 }
 
 #[derive(Subcommand)]
@@ -128,6 +144,22 @@ enum SessionsCommand {
         /// longer says (default: the current one).
         #[arg(long)]
         cwd: Option<PathBuf>,
+    },
+    /// Write a session as JSONL (header line, then one event per line), as
+    /// it stands, to move it to another store.
+    Export {
+        /// Session id.
+        #[arg(value_parser = session_id)]
+        id: String,
+        /// Write here instead of stdout.
+        #[arg(long)]
+        output: Option<PathBuf>,
+    },
+    /// Read a JSONL session (from `export`, or a file store's log) into the
+    /// manifest's store. Refuses a damaged file or an id already stored.
+    Import {
+        /// The JSONL file.
+        file: PathBuf,
     },
 }
 
@@ -197,6 +229,11 @@ fn main() -> ExitCode {
             SessionsCommand::List => cli::sessions_list(&config),
             SessionsCommand::Show { id } => cli::sessions_show(&config, &id),
             SessionsCommand::Repair { id, cwd } => cli::sessions_repair(&config, &id, cwd),
+            SessionsCommand::Export { id, output } => cli::sessions_export(&config, &id, output),
+            SessionsCommand::Import { file } => cli::sessions_import(&config, &file),
+        },
+        Command::Store { config, command } => match command {
+            StoreCommand::Migrate => cli::store_migrate(&config),
         },
     };
     match result {

@@ -19,6 +19,7 @@
 //! - [`acp_stdio`]: a raw JSON-RPC client over `dsh acp`'s stdio.
 //! - [`openai_mock`]: the scripted OpenAI-compatible server on 127.0.0.1.
 //! - [`fake_host`]: the fake plugin host for plugin unit tests.
+//! - [`postgres`]: a real PostgreSQL server of a test's own.
 //! - [`wait`]: timed waits for async tests.
 //!
 //! Every wait here has a timeout; nothing sleeps to synchronize.
@@ -35,6 +36,7 @@ pub mod events;
 pub mod fake_host;
 pub mod host;
 pub mod openai_mock;
+pub mod postgres;
 pub mod process;
 pub mod wait;
 

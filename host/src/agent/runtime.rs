@@ -13,7 +13,7 @@ use dsh_plugin_api::{
 use super::session::{Phase, Session, new_id};
 use crate::plugins::{HostCore, SessionControl};
 use crate::session::{
-    LogError, LoggedEvent, SessionEvent, SessionHeader, SessionLog, session_path,
+    FileStore, LogError, LoggedEvent, SessionEvent, SessionHeader, SessionLog, SessionStore,
 };
 
 /// Loop settings.
@@ -46,6 +46,7 @@ async fn off_the_runtime<T: Send + 'static>(
 pub struct Agent {
     pub(crate) core: Arc<HostCore>,
     state_dir: PathBuf,
+    store: Arc<dyn SessionStore>,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     pub(crate) options: AgentOptions,
 }
@@ -119,9 +120,26 @@ impl Agent {
     /// An agent over `core`, keeping sessions under `state_dir`. Installs
     /// itself as the core's session control and registers the `Agent` tool.
     pub fn new(core: Arc<HostCore>, state_dir: &Path, options: AgentOptions) -> Arc<Agent> {
+        Self::with_store(
+            core,
+            state_dir,
+            Arc::new(FileStore::new(state_dir)),
+            options,
+        )
+    }
+
+    /// An agent keeping its sessions in `store` (`state_dir` still holds
+    /// the daemon's other state).
+    pub fn with_store(
+        core: Arc<HostCore>,
+        state_dir: &Path,
+        store: Arc<dyn SessionStore>,
+        options: AgentOptions,
+    ) -> Arc<Agent> {
         let agent = Arc::new(Agent {
             core: core.clone(),
             state_dir: state_dir.to_path_buf(),
+            store,
             sessions: Mutex::new(HashMap::new()),
             options,
         });
@@ -181,8 +199,8 @@ impl Agent {
         let mut header = SessionHeader::new(&id, &cwd.to_string_lossy());
         header.parent_session_id = parent.clone();
         header.agent_type = agent_type;
-        let state_dir = self.state_dir.clone();
-        let log = off_the_runtime(move || SessionLog::create(&state_dir, header)).await?;
+        let store = self.store.clone();
+        let log = off_the_runtime(move || SessionLog::create_in(store.as_ref(), header)).await?;
         let session = Session::new(self.core.clone(), log, self.options.max_steps);
         self.insert(session.clone());
         if parent.is_none() {
@@ -209,8 +227,10 @@ impl Agent {
         if let Some(live) = self.get(id) {
             return Ok(live);
         }
-        let path = session_path(&self.state_dir, id)?;
-        let log = off_the_runtime(move || SessionLog::open(&path)).await?;
+        crate::session::check_session_id(id)?;
+        let store = self.store.clone();
+        let owned = id.to_string();
+        let log = off_the_runtime(move || SessionLog::open_in(store.as_ref(), &owned)).await?;
         // Another load of the same id may have finished meanwhile.
         if let Some(live) = self.get(id) {
             return Ok(live);
@@ -231,10 +251,15 @@ impl Agent {
         &self.state_dir
     }
 
-    /// Whether a session with this id exists on disk (never for an id
-    /// that is not of dsh's form).
+    /// Where sessions are kept.
+    pub fn store(&self) -> &Arc<dyn SessionStore> {
+        &self.store
+    }
+
+    /// Whether a session with this id is stored (never for an id that is
+    /// not of dsh's form).
     pub fn exists(&self, id: &str) -> bool {
-        session_path(&self.state_dir, id).is_ok_and(|p| p.symlink_metadata().is_ok())
+        self.store.exists(id)
     }
 
     /// Fires session-start; its context waits for the listeners and lands

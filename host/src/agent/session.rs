@@ -104,17 +104,22 @@ pub struct Session {
     pub(crate) state: Mutex<SessionState>,
     pub(crate) turn_lock: tokio::sync::Mutex<()>,
     pub(crate) feed: Arc<EventFeed>,
+    /// The `session` span (telemetry): every turn's span is its child; it
+    /// ends when the session is closed.
+    pub(crate) span: tracing::Span,
 }
 
 impl Drop for Session {
     fn drop(&mut self) {
         self.feed.close();
+        crate::telemetry::metrics::gauge_add("dsh_sessions_held", &[], -1);
     }
 }
 
 impl Session {
     pub(crate) fn new(core: Arc<HostCore>, log: SessionLog, max_steps: u32) -> Arc<Session> {
         let header = log.header().clone();
+        crate::telemetry::metrics::gauge_add("dsh_sessions_held", &[], 1);
         Arc::new(Session {
             id: header.session_id.clone(),
             cwd: PathBuf::from(&header.cwd),
@@ -142,6 +147,7 @@ impl Session {
             }),
             turn_lock: tokio::sync::Mutex::new(()),
             feed: EventFeed::new(FEED_CAPACITY),
+            span: tracing::trace_span!(parent: None, "session", session = %header.session_id),
         })
     }
 
@@ -177,22 +183,28 @@ impl Session {
     pub(crate) fn append(&self, event: SessionEvent) {
         let mut log = self.log();
         match log.append(event) {
-            Ok(logged) => self.feed.publish(logged),
+            Ok(logged) => {
+                crate::telemetry::observe_event(&logged.event);
+                self.feed.publish(logged)
+            }
             Err(e) => tracing::error!(session = %self.id, "session log append failed: {e}"),
         }
     }
 
     /// Syncs the log on its writer thread and waits for it off the
     /// runtime's workers.
-    pub(crate) async fn sync(&self) {
+    /// The failure is logged and returned (a turn whose end is not durable
+    /// fails with it).
+    pub(crate) async fn sync(&self) -> Result<(), crate::session::LogError> {
         let pending = self.log().sync_later();
         let synced = match pending {
             Ok(pending) => pending.done().await,
             Err(e) => Err(e),
         };
-        if let Err(e) = synced {
+        if let Err(e) = &synced {
             tracing::error!(session = %self.id, "session log sync failed: {e}");
         }
+        synced
     }
 
     /// Waits until every event appended so far is in the log file, so a

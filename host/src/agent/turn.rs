@@ -144,14 +144,19 @@ impl Session {
             state.view = Some(self.core.view());
         }
         self.append(SessionEvent::turn_start(&turn_id, TurnKind::Prompt));
-        let span = tracing::info_span!("turn", session = %self.id, turn = %turn_id);
-        let (reason, message) =
+        let span =
+            tracing::info_span!(parent: &self.span, "turn", session = %self.id, turn = %turn_id);
+        let (mut reason, mut message) =
             tracing::Instrument::instrument(self.turn_body(&cancel), span).await;
         self.flush_buffered();
         self.append(SessionEvent::turn_end(&turn_id, reason, message.as_deref()));
         // The turn end's fsync, off the runtime's workers: durable before
-        // any plugin hears the turn ended, and once the turn returns.
-        self.sync().await;
+        // any plugin hears the turn ended, and once the turn returns. A turn
+        // the store could not keep fails with the store's error.
+        if let Err(e) = self.sync().await {
+            reason = TurnEndReason::Error;
+            message = Some(format!("the turn's events were not stored: {e}"));
+        }
         let ended = self.session_ref();
         let view = {
             let mut state = self.state();
@@ -320,6 +325,7 @@ impl Session {
             // Back-pressure: a reader far behind holds the turn here.
             unless_cancelled(cancel, self.feed.room()).await;
             self.append(SessionEvent::StepStart { step });
+            let step_span = tracing::trace_span!("step", session = %self.id, step);
             if let Some((plugin, text)) = steering.take() {
                 self.append(SessionEvent::SteeringMessage {
                     content: text,
@@ -328,7 +334,10 @@ impl Session {
             }
             let reply = tokio::select! {
                 _ = cancel.cancelled() => Err(None),
-                reply = self.request_model() => reply.map_err(Some),
+                reply = tracing::Instrument::instrument(
+                    self.request_model(),
+                    tracing::trace_span!(parent: &step_span, "model.request", session = %self.id, step),
+                ) => reply.map_err(Some),
             };
             let mut reply = match reply {
                 Ok(reply) => reply,
@@ -350,7 +359,8 @@ impl Session {
                 tool_calls: reply.tool_calls.clone(),
             });
             for call in &reply.tool_calls {
-                self.run_tool(call, cancel).await;
+                let span = tracing::trace_span!(parent: &step_span, "tool.call", session = %self.id, call_id = %call.id, tool = %call.name);
+                tracing::Instrument::instrument(self.run_tool(call, cancel), span).await;
             }
             // Decision 2: context from the step's tools goes after every result.
             self.flush_buffered();

@@ -161,7 +161,9 @@ enum Refused {
 impl From<LogError> for Refused {
     fn from(e: LogError) -> Self {
         match e {
-            LogError::Locked { .. } => Refused::InUse(e.to_string()),
+            LogError::Locked { .. } | LogError::HeldElsewhere { .. } => {
+                Refused::InUse(e.to_string())
+            }
             other => Refused::Failed(other.to_string()),
         }
     }

@@ -28,16 +28,41 @@ impl ConnectionHandler for AcpConnections {
 
 /// Serves until SIGTERM. Exit 0 after a clean stop, 1 when it cannot start.
 pub(crate) fn serve(config: &Path) -> anyhow::Result<ExitCode> {
-    let level = match dsh_host::config::Manifest::load(config) {
-        Ok(m) => m.log_level,
+    let manifest = match dsh_host::config::Manifest::load(config) {
+        Ok(m) => m,
         Err(e) => {
             eprintln!("dsh: {e}");
             return Ok(ExitCode::from(1));
         }
     };
-    super::init_tracing(&level);
+    // Before the runtime: the span exporter's HTTP client blocks on a
+    // thread of its own.
+    let telemetry = match dsh_host::telemetry::init(&manifest.log_level, &manifest.telemetry) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("dsh: {e}");
+            return Ok(ExitCode::from(1));
+        }
+    };
     let runtime = tokio::runtime::Runtime::new()?;
-    let booted = match super::boot(config, &runtime) {
+    if let Some(addr) = manifest.telemetry.metrics_listen {
+        match runtime.block_on(dsh_host::telemetry::serve_metrics(addr)) {
+            Ok(bound) => tracing::info!("metrics at http://{bound}/metrics"),
+            Err(e) => {
+                eprintln!("dsh: telemetry.metrics_listen {addr}: cannot listen: {e}");
+                return Ok(ExitCode::from(1));
+            }
+        }
+    }
+    let outcome = serve_booted(config, &runtime);
+    // Plugin-spawned tasks must not keep a stopped daemon alive.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    telemetry.shutdown();
+    outcome
+}
+
+fn serve_booted(config: &Path, runtime: &tokio::runtime::Runtime) -> anyhow::Result<ExitCode> {
+    let booted = match super::boot(config, runtime) {
         Ok(b) => b,
         Err(e) => {
             eprintln!("dsh: {e}");
@@ -57,8 +82,6 @@ pub(crate) fn serve(config: &Path) -> anyhow::Result<ExitCode> {
         let acp = AcpServer::new(booted.agent);
         daemon.run(Arc::new(AcpConnections(acp))).await
     });
-    // Plugin-spawned tasks must not keep a stopped daemon alive.
-    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     match outcome {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(e) => {

@@ -3,30 +3,50 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use dsh_host::config::Manifest;
+use std::sync::Arc;
+
+use dsh_host::config::{Manifest, StoreConfig};
+use dsh_host::session::postgres::{self, PgOptions, PgStore};
 use dsh_host::session::repair::{HeaderFix, repair};
 use dsh_host::session::{
-    LogError, LoggedEvent, SessionEvent, SessionLog, list_sessions, read_log, session_path,
+    LogError, SessionEvent, SessionLog, SessionStore, check_session_id, transfer,
 };
 
 use super::EXIT_IN_USE;
 
-fn state_dir(config: &Path) -> Result<PathBuf, ExitCode> {
-    Manifest::load(config).map(|m| m.state_dir).map_err(|e| {
+/// The manifest's session store, and where it is (for messages).
+fn store(config: &Path) -> Result<(Arc<dyn SessionStore>, String), ExitCode> {
+    let manifest = Manifest::load(config).map_err(|e| {
         eprintln!("{e}");
         ExitCode::from(1)
-    })
+    })?;
+    let store = super::open_store(&manifest).map_err(|e| {
+        eprintln!("dsh: {e}");
+        ExitCode::from(1)
+    })?;
+    let at = match manifest.store {
+        StoreConfig::Files => manifest.state_dir.display().to_string(),
+        StoreConfig::Postgres { .. } => store.describe(),
+    };
+    Ok((store, at))
 }
 
 /// One line per session: id, turns, last end reason, cwd. A log whose
 /// header cannot be read is listed as `damaged`, with the way forward.
 pub(crate) fn sessions_list(config: &Path) -> anyhow::Result<ExitCode> {
-    let dir = match state_dir(config) {
-        Ok(d) => d,
+    let (store, _) = match store(config) {
+        Ok(s) => s,
         Err(code) => return Ok(code),
     };
+    let listed = match store.list() {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("dsh: {e}");
+            return Ok(ExitCode::from(1));
+        }
+    };
     println!("{:<40} {:>5} {:<12} CWD", "SESSION", "TURNS", "LAST");
-    for stored in list_sessions(&dir) {
+    for stored in listed {
         let header = match &stored.header {
             Ok(h) => h,
             Err(why) => {
@@ -39,11 +59,10 @@ pub(crate) fn sessions_list(config: &Path) -> anyhow::Result<ExitCode> {
                 continue;
             }
         };
-        let text = std::fs::read_to_string(&stored.path).unwrap_or_default();
+        let events = store.read(&stored.id).map(|s| s.events).unwrap_or_default();
         // A `turn/end` this dsh cannot type (a newer reason) still counts.
-        let ends: Vec<String> = text
-            .lines()
-            .filter_map(|l| serde_json::from_str::<LoggedEvent>(l).ok())
+        let ends: Vec<String> = events
+            .iter()
             .filter(|e| e.kind() == "turn/end")
             .map(|e| match &e.event {
                 SessionEvent::TurnEnd { reason, .. } => reason.as_str().to_string(),
@@ -64,8 +83,8 @@ pub(crate) fn sessions_list(config: &Path) -> anyhow::Result<ExitCode> {
 }
 
 /// Prints what a log holds as it stands (for a live or a damaged log).
-fn print_as_it_stands(path: &Path) -> anyhow::Result<()> {
-    let snapshot = read_log(path)?;
+fn print_as_it_stands(store: &dyn SessionStore, id: &str) -> anyhow::Result<()> {
+    let snapshot = store.read(id)?;
     if let Some(header) = &snapshot.header {
         println!("{}", serde_json::to_string(header)?);
     }
@@ -78,18 +97,15 @@ fn print_as_it_stands(path: &Path) -> anyhow::Result<()> {
 /// The session's events as JSONL. A session another process has open is
 /// only read; otherwise the log is loaded as a resume would load it.
 pub(crate) fn sessions_show(config: &Path, id: &str) -> anyhow::Result<ExitCode> {
-    let dir = match state_dir(config) {
-        Ok(d) => d,
+    let (store, at) = match store(config) {
+        Ok(s) => s,
         Err(code) => return Ok(code),
     };
-    let path = match session_path(&dir, id) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("dsh: {e}");
-            return Ok(ExitCode::from(2));
-        }
-    };
-    match SessionLog::open(&path) {
+    if let Err(e) = check_session_id(id) {
+        eprintln!("dsh: {e}");
+        return Ok(ExitCode::from(2));
+    }
+    match SessionLog::open_in(store.as_ref(), id) {
         Ok(log) => {
             println!("{}", serde_json::to_string(log.header())?);
             for event in log.events() {
@@ -104,20 +120,128 @@ pub(crate) fn sessions_show(config: &Path, id: &str) -> anyhow::Result<ExitCode>
             Ok(ExitCode::SUCCESS)
         }
         Err(LogError::Missing { .. }) => {
-            eprintln!("dsh: no session `{id}` under {}", dir.display());
+            eprintln!("dsh: no session `{id}` under {at}");
             Ok(ExitCode::from(1))
         }
-        Err(LogError::Locked { .. }) => {
-            print_as_it_stands(&path)?;
+        Err(LogError::Locked { .. } | LogError::HeldElsewhere { .. }) => {
+            print_as_it_stands(store.as_ref(), id)?;
             eprintln!(
                 "dsh: session `{id}` is in use by another dsh process; shown as it stands, nothing repaired"
             );
             Ok(ExitCode::SUCCESS)
         }
         Err(e @ LogError::Damaged { .. }) => {
-            print_as_it_stands(&path)?;
+            print_as_it_stands(store.as_ref(), id)?;
             eprintln!("dsh: {e}");
             Ok(ExitCode::from(1))
+        }
+        Err(e) => {
+            eprintln!("dsh: {e}");
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+/// `dsh sessions export ID`: the session as JSONL on stdout or in `output`.
+pub(crate) fn sessions_export(
+    config: &Path,
+    id: &str,
+    output: Option<PathBuf>,
+) -> anyhow::Result<ExitCode> {
+    let (store, at) = match store(config) {
+        Ok(s) => s,
+        Err(code) => return Ok(code),
+    };
+    let text = match transfer::export(store.as_ref(), id) {
+        Ok(t) => t,
+        Err(LogError::Missing { .. }) => {
+            eprintln!("dsh: no session `{id}` under {at}");
+            return Ok(ExitCode::from(1));
+        }
+        Err(e) => {
+            eprintln!("dsh: {e}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    match output {
+        Some(path) => {
+            if let Err(e) = std::fs::write(&path, text) {
+                eprintln!("dsh: {}: cannot write: {e}", path.display());
+                return Ok(ExitCode::from(1));
+            }
+        }
+        None => print!("{text}"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `dsh sessions import FILE`: a JSONL session into the manifest's store.
+pub(crate) fn sessions_import(config: &Path, file: &Path) -> anyhow::Result<ExitCode> {
+    let (store, _) = match store(config) {
+        Ok(s) => s,
+        Err(code) => return Ok(code),
+    };
+    let bytes = match std::fs::read(file) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("dsh: {}: cannot read: {e}", file.display());
+            return Ok(ExitCode::from(1));
+        }
+    };
+    match transfer::import(store.as_ref(), file, &bytes) {
+        Ok(done) => {
+            println!(
+                "imported session `{}` ({} events) into {}",
+                done.id,
+                done.events,
+                store.describe()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("dsh: {e}");
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+/// `dsh store migrate`: applies pending schema migrations.
+pub(crate) fn store_migrate(config: &Path) -> anyhow::Result<ExitCode> {
+    let manifest = match Manifest::load(config) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("{e}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let StoreConfig::Postgres {
+        url,
+        retry,
+        connect_timeout,
+        pool_size,
+    } = &manifest.store
+    else {
+        println!("the session store is `files`: nothing to migrate");
+        return Ok(ExitCode::SUCCESS);
+    };
+    let options = PgOptions {
+        url: url.clone(),
+        retry: *retry,
+        connect_timeout: *connect_timeout,
+        pool_size: *pool_size,
+    };
+    match PgStore::connect_and_migrate(&options) {
+        Ok((store, migrated)) => {
+            for (version, name) in &migrated.applied {
+                println!("applied migration {version}: {name}");
+            }
+            println!(
+                "{}: schema version {} (was {})",
+                store.shown(),
+                postgres::latest(),
+                migrated.from
+            );
+            Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
             eprintln!("dsh: {e}");
@@ -132,10 +256,20 @@ pub(crate) fn sessions_repair(
     id: &str,
     cwd: Option<PathBuf>,
 ) -> anyhow::Result<ExitCode> {
-    let dir = match state_dir(config) {
-        Ok(d) => d,
-        Err(code) => return Ok(code),
+    let manifest = match Manifest::load(config) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("{e}");
+            return Ok(ExitCode::from(1));
+        }
     };
+    if let StoreConfig::Postgres { .. } = manifest.store {
+        eprintln!(
+            "dsh: `sessions repair` rewrites JSONL logs; this manifest keeps sessions in PostgreSQL, whose events are stored whole"
+        );
+        return Ok(ExitCode::from(1));
+    }
+    let dir = manifest.state_dir;
     let cwd = match cwd {
         Some(c) => std::path::absolute(c)?,
         None => std::env::current_dir()?,

@@ -97,6 +97,8 @@ struct RawManifest {
     shutdown_grace_s: u64,
     plugins: Vec<RawEntry>,
     hooks: super::HookSettings,
+    state: Option<super::store::RawState>,
+    telemetry: Option<super::telemetry::RawTelemetry>,
 }
 
 impl Default for RawManifest {
@@ -109,6 +111,8 @@ impl Default for RawManifest {
             shutdown_grace_s: 20,
             plugins: Vec::new(),
             hooks: super::HookSettings::default(),
+            state: None,
+            telemetry: None,
         }
     }
 }
@@ -176,6 +180,10 @@ pub struct Manifest {
     /// `hooks:`: settings of the `hook-transport` service (`http` and
     /// `socket` hooks).
     pub hooks: super::HookSettings,
+    /// Where sessions are kept (`state:`; `DSH_STORE_URL`).
+    pub store: super::StoreConfig,
+    /// What is exported (`telemetry:`; `OTEL_EXPORTER_OTLP_ENDPOINT`).
+    pub telemetry: super::TelemetryConfig,
 }
 
 fn default_state_dir() -> PathBuf {
@@ -268,6 +276,24 @@ impl Manifest {
             .map(|p| absolute(&base, p))
             .unwrap_or_else(|| state_dir.join("dsh.sock"));
         let plugin_dirs = raw.plugin_dirs.iter().map(|d| absolute(&base, d)).collect();
+        let store = raw
+            .state
+            .clone()
+            .unwrap_or_default()
+            .resolve(std::env::var(super::store::STORE_URL_ENV).ok())
+            .map_err(|message| ConfigError::Parse {
+                path: path.to_path_buf(),
+                message,
+            })?;
+        let telemetry = raw
+            .telemetry
+            .clone()
+            .unwrap_or_default()
+            .resolve(std::env::var(super::telemetry::OTLP_ENDPOINT_ENV).ok())
+            .map_err(|message| ConfigError::Parse {
+                path: path.to_path_buf(),
+                message,
+            })?;
         let mut plugins = Vec::new();
         let mut ids = HashSet::new();
         for (index, entry) in raw.plugins.into_iter().enumerate() {
@@ -292,6 +318,8 @@ impl Manifest {
             shutdown_grace: std::time::Duration::from_secs(raw.shutdown_grace_s),
             plugins,
             hooks: raw.hooks,
+            store,
+            telemetry,
         })
     }
 

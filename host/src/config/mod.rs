@@ -9,7 +9,12 @@
 
 mod hooks;
 mod manifest;
+mod store;
 mod strict;
+mod telemetry;
+
+pub use store::{STORE_URL_ENV, StoreConfig};
+pub use telemetry::{OTLP_ENDPOINT_ENV, TelemetryConfig};
 
 pub use hooks::{HookSettings, HttpSettings};
 

@@ -225,19 +225,36 @@ impl SeamBus {
         input: SeamInput,
         terminal: Arc<dyn Terminal>,
     ) -> FfiFuture<SeamResult> {
+        let seam = input.seam().name();
         let listeners = self.snapshot(input.seam());
-        let chain = Chain::new(listeners, input, terminal, None).start();
-        async move { typed_result(chain.await) }.into_ffi()
+        let span = crate::telemetry::seam_span(seam, "waterfall");
+        let chain = span.in_scope(|| Chain::new(listeners, input, terminal, None).start());
+        let started = std::time::Instant::now();
+        tracing::Instrument::instrument(
+            async move {
+                let answer = typed_result(chain.await);
+                crate::telemetry::seam_answered(seam, started, &answer);
+                answer
+            },
+            span,
+        )
+        .into_ffi()
     }
 
     /// Runs a waterfall and also returns what each listener answered and
     /// which listeners the host cut off for taking too long.
     pub async fn waterfall_traced(&self, input: SeamInput, terminal: Arc<dyn Terminal>) -> Traced {
+        let seam = input.seam().name();
         let listeners = self.snapshot(input.seam());
         let trace: Trace = Arc::default();
         let chain = Chain::new(listeners, input, terminal, Some(trace.clone()));
         let run = chain.run.clone();
-        let answer = typed_result(chain.start().await);
+        let span = crate::telemetry::seam_span(seam, "waterfall");
+        let started = std::time::Instant::now();
+        let answer = typed_result(
+            tracing::Instrument::instrument(span.in_scope(|| chain.start()), span).await,
+        );
+        crate::telemetry::seam_answered(seam, started, &answer);
         let mut entries = std::mem::take(&mut *trace.lock().unwrap_or_else(|p| p.into_inner()));
         entries.sort_by_key(|e| e.index);
         Traced {
@@ -250,6 +267,16 @@ impl SeamBus {
     /// Runs a notification: every listener, in order, each with the same
     /// snapshot. Failures are contained and returned.
     pub async fn notify(&self, input: SeamInput) -> Vec<ListenerFailure> {
+        let seam = input.seam().name();
+        let span = crate::telemetry::seam_span(seam, "notification");
+        let started = std::time::Instant::now();
+        let failures = tracing::Instrument::instrument(self.notify_all(input), span).await;
+        crate::telemetry::seam_notified(seam, started);
+        failures
+    }
+
+    async fn notify_all(&self, input: SeamInput) -> Vec<ListenerFailure> {
+        let seam = input.seam().name();
         let listeners = self.listeners.get(&input.seam()).unwrap_or(&self.none);
         let mut failures = Vec::new();
         for entry in listeners.iter() {
@@ -258,6 +285,7 @@ impl SeamBus {
             let call = ListenerCall::start(
                 &entry.owner,
                 &entry.listener,
+                seam,
                 input.clone().into(),
                 next,
                 budget,
@@ -281,6 +309,14 @@ impl SeamBus {
     /// or one over its plugin's time limit, is reported and treated as a
     /// deny, since a guard that cannot answer must not let a call through.
     pub async fn check_guards(&self, call: &RArc<ToolCall>) -> GuardVerdict {
+        let span = crate::telemetry::seam_span("guards", "guards");
+        let started = std::time::Instant::now();
+        let verdict = tracing::Instrument::instrument(self.ask_guards(call), span).await;
+        crate::telemetry::guards_answered(started, &verdict);
+        verdict
+    }
+
+    async fn ask_guards(&self, call: &RArc<ToolCall>) -> GuardVerdict {
         for entry in self.guards.iter() {
             match decode_guard(check_guard(entry, call).await) {
                 RResult::ROk(GuardDecision::Abstain) => {}

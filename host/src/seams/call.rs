@@ -168,6 +168,9 @@ pub(crate) struct ListenerCall {
     owner: Owner,
     disposed: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
     limit: Option<Limit>,
+    /// The `listener` span (telemetry), entered while the call is polled.
+    span: tracing::Span,
+    seam: &'static str,
 }
 
 impl ListenerCall {
@@ -176,12 +179,14 @@ impl ListenerCall {
     pub(crate) fn start(
         owner: &Owner,
         listener: &Arc<ListenerBox>,
+        seam: &'static str,
         input: SeamInput_NE,
         next: NextBox,
         budget: Option<Arc<Budget>>,
     ) -> ListenerCall {
+        let span = tracing::trace_span!("listener", plugin = %owner.id, seam, outcome = tracing::field::Empty);
         let running = match &owner.calls.threads {
-            None => Running::Inline(listener.call(input, next)),
+            None => Running::Inline(span.in_scope(|| listener.call(input, next))),
             Some(threads) => {
                 let listener = listener.clone();
                 Running::Offloaded(threads.run(move || listener.call(input, next)))
@@ -194,6 +199,8 @@ impl ListenerCall {
             .map(|t| t.host().clone())
             .or_else(|| tokio::runtime::Handle::try_current().ok());
         ListenerCall {
+            span,
+            seam,
             running,
             owner: owner.clone(),
             disposed: None,
@@ -251,6 +258,26 @@ impl Future for ListenerCall {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
+        let answer = this.poll_call(cx);
+        if let Poll::Ready(answer) = &answer {
+            let failed = !matches!(answer, Ok(RResult::ROk(_)));
+            this.span
+                .record("outcome", if failed { "failed" } else { "answered" });
+            if failed {
+                crate::telemetry::metrics::inc(
+                    "dsh_listener_failures_total",
+                    &[("plugin", &*this.owner.id), ("seam", this.seam)],
+                );
+            }
+        }
+        answer
+    }
+}
+
+impl ListenerCall {
+    fn poll_call(&mut self, cx: &mut Context<'_>) -> Poll<Result<WireResult, Cut>> {
+        let this = self;
+        let _inside = this.span.enter();
         let answer = match &mut this.running {
             Running::Inline(fut) => Pin::new(fut).poll(cx),
             Running::Offloaded(job) => Pin::new(job)

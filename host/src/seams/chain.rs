@@ -235,7 +235,15 @@ impl Chain {
             caller: budget.clone(),
         };
         let next = NextCall_TO::from_value(next, TD_Opaque);
-        let call = ListenerCall::start(&entry.owner, &entry.listener, input.into(), next, budget);
+        let seam = input.seam().name();
+        let call = ListenerCall::start(
+            &entry.owner,
+            &entry.listener,
+            seam,
+            input.into(),
+            next,
+            budget,
+        );
         Level { call, run, index }.into_ffi()
     }
 }

@@ -4,18 +4,18 @@
 //! writes and syncs run on the log's own thread ([`super::writer`]).
 
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+use super::backend::{Held, SessionStore, StoreWriter};
 use super::events::{LoggedEvent, SessionEvent, TurnEndReason};
-use super::files::{self, io_error};
+use super::files::io_error;
+use super::files_store::FileStore;
 use super::id::{InvalidSessionId, check_session_id};
-use super::scan::scan;
-use super::writer::{LogWriter, PendingSync};
+use super::writer::PendingSync;
 
 /// A session log problem.
 #[derive(Debug, thiserror::Error)]
@@ -50,6 +50,24 @@ pub enum LogError {
     Locked {
         /// The log file.
         path: PathBuf,
+    },
+    /// Another dsh host holds the session in a shared store.
+    #[error(
+        "session `{id}` is held by another dsh host ({holder}); it is released when that host closes it or its connection ends"
+    )]
+    HeldElsewhere {
+        /// The session.
+        id: String,
+        /// Who holds it (host, process, since when), as that host recorded it.
+        holder: String,
+    },
+    /// The store (a database) failed or could not be reached.
+    #[error("session store {store}: {message}")]
+    Store {
+        /// The store, as [`super::SessionStore::describe`] gives it.
+        store: String,
+        /// What failed.
+        message: String,
     },
     /// The log is damaged beyond what a load repairs by itself.
     #[error(
@@ -181,7 +199,7 @@ fn stamp(event: SessionEvent, ts: u64) -> LoggedEvent {
 /// One session's log file, held with the writer's lock, and its events.
 pub struct SessionLog {
     path: PathBuf,
-    writer: LogWriter,
+    writer: Box<dyn StoreWriter>,
     header: SessionHeader,
     events: Vec<LoggedEvent>,
     open_turn: Option<String>,
@@ -190,106 +208,54 @@ pub struct SessionLog {
 }
 
 impl SessionLog {
-    /// Creates the log of a new session (0600, in a 0700 folder) and
-    /// takes its lock; refuses to overwrite one. The file appears whole:
-    /// it is written under a temporary name and linked into place.
+    /// Creates the log of a new session in the JSONL files under
+    /// `state_dir` (see [`FileStore::create`]).
     pub fn create(state_dir: &Path, header: SessionHeader) -> Result<SessionLog, LogError> {
-        static NEXT: AtomicU64 = AtomicU64::new(1);
-        let path = session_path(state_dir, &header.session_id)?;
-        let dir = files::sessions_dir(state_dir)?;
-        let mut line = serde_json::to_string(&header).map_err(|e| io_error(&path, "header", e))?;
-        line.push('\n');
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let temp = dir.join(format!(
-            ".{}.jsonl.new-{}-{n}",
-            header.session_id,
-            std::process::id()
-        ));
-        let made = files::create_private_file(&temp).and_then(|file| {
-            let mut file = files::lock(file, &temp)?;
-            file.write_all(line.as_bytes())
-                .and_then(|()| file.sync_all())
-                .map_err(|e| io_error(&temp, "cannot write header", e))?;
-            match std::fs::hard_link(&temp, &path) {
-                Ok(()) => Ok(file),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    Err(LogError::Exists { path: path.clone() })
-                }
-                // A file system without hard links: create in place.
-                Err(_) => {
-                    let mut file = files::lock(files::create_private_file(&path)?, &path)?;
-                    file.write_all(line.as_bytes())
-                        .and_then(|()| file.sync_all())
-                        .map_err(|e| io_error(&path, "cannot write header", e))?;
-                    Ok(file)
-                }
-            }
-        });
-        let _ = std::fs::remove_file(&temp);
-        let file = made?;
-        files::sync_dir(&dir);
-        Ok(SessionLog {
-            writer: LogWriter::start(&path, file)?,
-            path,
-            header,
-            events: Vec::new(),
-            open_turn: None,
-            kept_aside: None,
-        })
+        Self::create_in(&FileStore::new(state_dir), header)
     }
 
-    /// Opens an existing log as its writer: takes its lock (refused while
-    /// another process holds it), cuts a crash-cut end (keeping those bytes
-    /// aside as `<id>.jsonl.damaged-<n>`), and closes a turn a crash left
-    /// open: each tool call without a result gets an error result, then
-    /// `turn/end {interrupted}`. Any other damage is refused with the line
-    /// and the way forward (`dsh sessions repair`).
+    /// Creates a new session in `store` and holds it.
+    pub fn create_in(
+        store: &dyn SessionStore,
+        header: SessionHeader,
+    ) -> Result<SessionLog, LogError> {
+        let held = store.create(&header)?;
+        Ok(SessionLog::held(held))
+    }
+
+    /// Opens the existing JSONL log at `path` as its writer (see
+    /// [`FileStore::open`] and [`SessionLog::open_in`]).
     pub fn open(path: &Path) -> Result<SessionLog, LogError> {
-        let id = id_of(path)?;
-        let mut file = files::open_locked(path)?;
-        let bytes = read_all(&mut file, path)?;
-        let scanned = scan(&bytes, &id);
-        if let Some(first) = scanned.damage.first() {
-            let others = scanned.damage.len() - 1;
-            return Err(LogError::Damaged {
-                path: path.to_path_buf(),
-                id,
-                line: first.line,
-                message: first.message.clone(),
-                more: match others {
-                    0 => String::new(),
-                    1 => " (and 1 more damaged line)".into(),
-                    n => format!(" (and {n} more damaged lines)"),
-                },
-            });
-        }
-        let header = scanned.header.ok_or_else(|| LogError::Damaged {
-            path: path.to_path_buf(),
-            id: id.clone(),
-            line: 1,
-            message: "no header".into(),
-            more: String::new(),
-        })?;
-        let mut kept_aside = None;
-        if let Some(tail) = &scanned.tail {
-            let aside = files::keep_aside(path, &bytes)?;
-            file.set_len(tail.start as u64)
-                .map_err(|e| io_error(path, "cannot cut the crash-cut end", e))?;
-            tracing::warn!(path = %path.display(), line = tail.line, kept = %aside.display(), "cut a crash-cut last line from the session log; the original is kept aside");
-            kept_aside = Some(aside);
-        }
+        let held = super::files_store::open_file(path)?;
+        SessionLog::close_crashed(SessionLog::held(held))
+    }
+
+    /// Opens session `id` in `store` as its writer: holds it (refused while
+    /// another process or host holds it), and closes a turn a crash left
+    /// open: each tool call without a result gets an error result, then
+    /// `turn/end {interrupted}`.
+    pub fn open_in(store: &dyn SessionStore, id: &str) -> Result<SessionLog, LogError> {
+        let held = store.open(id)?;
+        SessionLog::close_crashed(SessionLog::held(held))
+    }
+
+    fn held(held: Held) -> SessionLog {
         let mut log = SessionLog {
-            path: path.to_path_buf(),
-            writer: LogWriter::start(path, file)?,
-            header,
+            path: held.path,
+            writer: held.writer,
+            header: held.header,
             events: Vec::new(),
             open_turn: None,
-            kept_aside,
+            kept_aside: held.kept_aside,
         };
-        for event in scanned.events {
+        for event in held.events {
             log.track(&event.event);
             log.events.push(event);
         }
+        log
+    }
+
+    fn close_crashed(mut log: SessionLog) -> Result<SessionLog, LogError> {
         if let Some(turn) = log.open_turn.clone() {
             for (call_id, name) in log.unanswered_calls() {
                 log.append(SessionEvent::ToolResult {
@@ -369,10 +335,9 @@ impl SessionLog {
             _ => {}
         }
         let logged = stamp(event, now_ms());
-        // One write per line: a killed process leaves whole lines behind.
-        let mut line = logged.to_string().into_bytes();
-        line.push(b'\n');
-        self.writer.write_line(line)?;
+        // One line per event: the store never splits or merges them.
+        self.writer
+            .append(self.events.len() as u64, &logged.to_string())?;
         self.track(&logged.event);
         self.events.push(logged.clone());
         Ok(logged)
@@ -423,6 +388,7 @@ mod tests {
     use super::*;
     use crate::session::events::TurnKind;
     use serde_json::json;
+    use std::io::Write as _;
 
     fn start(turn: &str) -> SessionEvent {
         SessionEvent::turn_start(turn, TurnKind::Prompt)

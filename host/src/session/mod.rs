@@ -21,20 +21,31 @@
 //!   readable event, the original kept aside.
 //! - [`read_log`], [`list_sessions`]: reading as it stands, touching nothing.
 //!
-//! This module only reads and writes files; it calls nothing else.
+//! - [`SessionStore`]: where logs are kept. [`FileStore`] (the files above)
+//!   is the default; [`postgres::PgStore`] keeps them in PostgreSQL for
+//!   several hosts (one host holds a session at a time).
+//!
+//! This module only reads and writes files and its store; it calls nothing
+//! else.
 
+mod backend;
 pub mod events;
 pub mod files;
+mod files_store;
 pub mod history;
 pub mod id;
 mod log;
+pub mod postgres;
 pub mod repair;
 mod scan;
 mod store;
+pub mod transfer;
 mod writer;
 
+pub use backend::{Held, SessionStore, StoreWriter};
 pub use events::{EventSource, LoggedEvent, SessionEvent, TurnEndReason, TurnKind};
 pub use files::create_state_dir;
+pub use files_store::FileStore;
 pub use id::{InvalidSessionId, check_session_id};
 pub use log::{INTERRUPTED_TOOL_RESULT, LogError, SessionHeader, SessionLog, now_ms, session_path};
 pub use scan::Damage;

@@ -52,6 +52,15 @@ pub struct PendingSync(
 );
 
 impl PendingSync {
+    /// A sync answered through `rx` (another store's writer); `path` names
+    /// the log in a failure.
+    pub(crate) fn new(
+        rx: tokio::sync::oneshot::Receiver<Result<(), LogError>>,
+        path: PathBuf,
+    ) -> PendingSync {
+        PendingSync(rx, path)
+    }
+
     /// The file is on disk up to the sync (or the failure that stopped it).
     pub async fn done(self) -> Result<(), LogError> {
         self.0.await.unwrap_or_else(|_| {

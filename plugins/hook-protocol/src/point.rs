@@ -9,7 +9,7 @@
 //! config order, whatever order the processes finished in.
 
 use futures::future::join_all;
-use tracing::{debug, warn};
+use tracing::{Instrument as _, debug, warn};
 
 use crate::Dialect;
 use crate::codec::Exit;
@@ -105,6 +105,7 @@ impl HookRun {
 /// result keeps the invocations' order.
 pub async fn run_all(host: &dyn HookHost, invocations: Vec<Invocation>) -> Vec<HookRun> {
     let futures = invocations.into_iter().map(|inv| {
+        let span = hook_span(&inv);
         let answer = match inv.request {
             Ok(request) => {
                 debug!(command = %inv.command, "starting hook");
@@ -123,6 +124,7 @@ pub async fn run_all(host: &dyn HookHost, invocations: Vec<Invocation>) -> Vec<H
                 Box::pin(async move { refused })
             }
         };
+        let span_for_future = span.clone();
         async move {
             let mut answer = answer.await;
             let exit = Exit::of(&answer);
@@ -137,6 +139,13 @@ pub async fn run_all(host: &dyn HookHost, invocations: Vec<Invocation>) -> Vec<H
                 answer.stderr = message.clone();
                 detail = Some(message);
             }
+            span.record("outcome", outcome.as_str());
+            span.record("duration_ms", answer.duration_ms);
+            match (answer.exit_code, answer.signal) {
+                (Some(code), _) => span.record("exit", code),
+                (None, Some(signal)) => span.record("exit", format!("signal {signal}").as_str()),
+                (None, None) => span.record("exit", "none"),
+            };
             HookRun {
                 index: inv.index,
                 command: inv.command,
@@ -147,8 +156,44 @@ pub async fn run_all(host: &dyn HookHost, invocations: Vec<Invocation>) -> Vec<H
                 detail,
             }
         }
+        .instrument(span_for_future)
     });
     join_all(futures).await
+}
+
+/// The `hook` span of one run (telemetry; disabled, and free, unless an
+/// exporter listens): the hook event (from the payload's
+/// `hook_event_name`), the matcher, a hash of the command (FNV-1a, 64 bits,
+/// hex: the command itself may hold secrets), then the exit, the outcome
+/// and the duration.
+fn hook_span(inv: &Invocation) -> tracing::Span {
+    let span = tracing::trace_span!(
+        "hook",
+        event = tracing::field::Empty,
+        matcher = inv.matcher.as_deref().unwrap_or(""),
+        command_hash = %command_hash(&inv.command),
+        exit = tracing::field::Empty,
+        outcome = tracing::field::Empty,
+        duration_ms = tracing::field::Empty,
+    );
+    if !span.is_disabled()
+        && let Ok(request) = &inv.request
+        && let Ok(payload) = serde_json::from_str::<serde_json::Value>(&request.stdin)
+        && let Some(event) = payload.get("hook_event_name").and_then(|e| e.as_str())
+    {
+        span.record("event", event);
+    }
+    span
+}
+
+/// FNV-1a (64 bits) of `command`, as 16 hex digits.
+pub fn command_hash(command: &str) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in command.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}")
 }
 
 /// Appends the `hook/invoked` + `hook/result` pair of every run, in order.

@@ -14,6 +14,9 @@
 //! - [`hostile`]: the hostile-input suite;
 //! - [`reload_atomic`]: reload as one atomic swap of the plugin registry,
 //!   under concurrent turns.
+//! - [`store_pg`]: sessions in a real PostgreSQL shared by two daemons.
+//! - [`telemetry`]: one turn's spans at an OTLP receiver, the metrics
+//!   endpoint scraped.
 
 mod abi_evolution;
 mod cli;
@@ -24,3 +27,5 @@ mod hostile;
 mod http_hooks;
 mod plugin_host;
 mod reload_atomic;
+mod store_pg;
+mod telemetry;

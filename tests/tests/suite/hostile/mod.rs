@@ -25,6 +25,9 @@
 //! - [`hooks`]: hook decisions read whole, oversized hook text replaced as
 //!   each CLI does, hook-file problems in `dsh check`, secrets kept from
 //!   tools.
+//! - [`store`]: a bad store URL, a wrong password, an unreachable database,
+//!   `DSH_STORE_URL`: refused at start naming the database, never the
+//!   password.
 
 mod daemon;
 mod discovery;
@@ -35,3 +38,4 @@ mod plugins;
 mod session_processes;
 mod session_support;
 mod sessions;
+mod store;
