@@ -104,6 +104,8 @@ pub struct Session {
     pub(crate) state: Mutex<SessionState>,
     pub(crate) turn_lock: tokio::sync::Mutex<()>,
     pub(crate) feed: Arc<EventFeed>,
+    /// Each plugin's shell prelude, by plugin id ([`super::prelude`]).
+    pub(crate) preludes: Mutex<std::collections::BTreeMap<String, String>>,
 }
 
 impl Drop for Session {
@@ -142,6 +144,7 @@ impl Session {
             }),
             turn_lock: tokio::sync::Mutex::new(()),
             feed: EventFeed::new(FEED_CAPACITY),
+            preludes: Mutex::new(std::collections::BTreeMap::new()),
         })
     }
 

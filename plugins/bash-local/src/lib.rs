@@ -13,6 +13,7 @@
 
 pub mod bash;
 pub mod cwd;
+pub mod prelude;
 pub mod runner;
 pub mod service;
 
@@ -37,7 +38,9 @@ pub struct Config {
     pub env_allow: Vec<String>,
     /// Cap, in bytes, on the Bash output the model reads (the tail is kept).
     pub max_output_bytes: usize,
-    /// The shell the Bash tool runs commands with (`<shell> -c <command>`).
+    /// The shell the Bash tool runs commands with (`<shell> -c <command>`);
+    /// `/bin/bash` by default, as Claude Code runs them (its messages name
+    /// the shell: `/bin/bash: -c: line 2: syntax error ...`).
     pub shell: String,
 }
 
@@ -46,7 +49,7 @@ impl Default for Config {
         Config {
             env_allow: Vec::new(),
             max_output_bytes: 30_000,
-            shell: "bash".to_string(),
+            shell: "/bin/bash".to_string(),
         }
     }
 }

@@ -64,6 +64,13 @@ pub trait HookHost: Send + Sync + 'static {
     fn warn(&self, message: &str);
     /// Reports a problem with a hooks file (at load: `dsh check` lists it).
     fn report_problem(&self, problem: ConfigProblem);
+    /// Sets the bridge's shell prelude for a session (plugin API 1.4):
+    /// script the shell tool runs before each of its commands; empty
+    /// clears it. The default refuses (a host that keeps none).
+    fn set_shell_prelude(&self, session_id: &str, script: &str) -> Result<(), String> {
+        let _ = (session_id, script);
+        Err("this host keeps no shell prelude".into())
+    }
 }
 
 /// The production [`HookHost`]: the plugin SDK's [`Host`].
@@ -117,6 +124,10 @@ impl HookHost for PluginHost {
 
     fn report_problem(&self, problem: ConfigProblem) {
         self.host.report_problem(problem);
+    }
+
+    fn set_shell_prelude(&self, session_id: &str, script: &str) -> Result<(), String> {
+        self.host.set_session_shell_prelude(session_id, script)
     }
 }
 

@@ -35,6 +35,7 @@
 pub mod config;
 pub mod events;
 pub mod persist;
+pub mod session_env;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

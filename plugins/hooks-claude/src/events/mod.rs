@@ -327,10 +327,7 @@ impl ClaudeBridge {
     /// made (0700) so the hook can write the file; `None` (no variable)
     /// when the session id is not a plain file name.
     fn env_file(&self, session_id: &str, event: &str, nth: usize) -> Option<String> {
-        if matches!(session_id, "" | "." | "..") || session_id.contains(['/', '\0']) {
-            return None;
-        }
-        let dir = self.session_env_dir.join(session_id);
+        let dir = self.env_dir(session_id)?;
         use std::os::unix::fs::DirBuilderExt as _;
         if let Err(e) = std::fs::DirBuilder::new()
             .recursive(true)
@@ -347,6 +344,52 @@ impl ClaudeBridge {
                 .to_string_lossy()
                 .into_owned(),
         )
+    }
+
+    /// The session's `CLAUDE_ENV_FILE` folder; `None` when the session id
+    /// is not a plain file name.
+    pub(crate) fn env_dir(&self, session_id: &str) -> Option<std::path::PathBuf> {
+        if matches!(session_id, "" | "." | "..") || session_id.contains(['/', '\0']) {
+            return None;
+        }
+        Some(self.session_env_dir.join(session_id))
+    }
+
+    /// Rebuilds the session's `CLAUDE_ENV_FILE` script
+    /// ([`crate::session_env`]) and hands it to the host as the bridge's
+    /// shell prelude, so the session's next `Bash` commands run it.
+    pub(crate) fn refresh_shell_prelude(&self, session: &SessionRef) {
+        if is_subagent(session) {
+            // A subagent's shell runs its root session's script.
+            return;
+        }
+        let Some(dir) = self.env_dir(&session.session_id) else {
+            return;
+        };
+        let launch = std::env::var_os("CLAUDE_ENV_FILE").map(std::path::PathBuf::from);
+        let script = crate::session_env::build(&dir, launch.as_deref());
+        if let Err(e) = self.host.set_shell_prelude(&session.session_id, &script)
+            && !script.is_empty()
+        {
+            self.host.warn(&format!(
+                "hooks-claude: the CLAUDE_ENV_FILE script of session {} is not run: {e}",
+                session.session_id
+            ));
+        }
+    }
+
+    /// Empties the session's CwdChanged hook files before those hooks run
+    /// again, as Claude Code does.
+    pub(crate) fn clear_cwd_env_files(&self, session: &SessionRef) {
+        let Some(dir) = self.env_dir(&session.session_id) else {
+            return;
+        };
+        if let Err(e) = crate::session_env::clear_cwd_files(&dir) {
+            self.host.warn(&format!(
+                "hooks-claude: cannot empty the CwdChanged env files in {}: {e}",
+                dir.display()
+            ));
+        }
     }
 
     /// Injects context, logging (not failing) when the host refuses.

@@ -30,6 +30,7 @@ impl ClaudeBridge {
         // Where the session starts stays its `CLAUDE_PROJECT_DIR`.
         self.note_project_dir(&input.session, &input.session.cwd);
         if !self.has_hooks(EVENT) {
+            self.refresh_shell_prelude(&input.session);
             return;
         }
         let source = input.source.as_str();
@@ -51,6 +52,9 @@ impl ClaudeBridge {
             }
         }
         self.record(&input.session, EVENT, &runs);
+        // What the hooks wrote into their `CLAUDE_ENV_FILE`s reaches the
+        // session's `Bash` commands from now on.
+        self.refresh_shell_prelude(&input.session);
         for text in contexts {
             self.inject(&input.session.session_id, &text);
         }
