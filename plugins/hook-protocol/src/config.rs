@@ -71,6 +71,9 @@ pub struct ConfiguredHook {
     pub group_index: usize,
     /// Index of the handler within its group.
     pub handler_index: usize,
+    /// The handler object as written, for the options a dialect reads
+    /// itself (Claude Code's `args`, `if`, `async`, `shell`, ...).
+    pub handler: serde_json::Map<String, Value>,
 }
 
 /// Dialect rules the shared parser needs.
@@ -311,6 +314,7 @@ impl Group<'_> {
                     source: self.source.to_string(),
                     group_index: self.index,
                     handler_index,
+                    handler: handler.as_object().cloned().unwrap_or_default(),
                 });
             }
         }

@@ -71,6 +71,13 @@ pub trait HookHost: Send + Sync + 'static {
         let _ = (session_id, script);
         Err("this host keeps no shell prelude".into())
     }
+    /// Starts one hook process in the background and does not wait for it
+    /// (Claude Code's `async` hooks; plugin API 1.4's `process-runner`
+    /// method `spawn`). The default refuses.
+    fn spawn(&self, request: RunRequest) -> BoxFuture<Result<(), String>> {
+        let _ = request;
+        Box::pin(async { Err("this host cannot run hooks in the background".to_string()) })
+    }
 }
 
 /// The production [`HookHost`]: the plugin SDK's [`Host`].
@@ -128,6 +135,17 @@ impl HookHost for PluginHost {
 
     fn set_shell_prelude(&self, session_id: &str, script: &str) -> Result<(), String> {
         self.host.set_session_shell_prelude(session_id, script)
+    }
+
+    fn spawn(&self, request: RunRequest) -> BoxFuture<Result<(), String>> {
+        let host = self.host.clone();
+        Box::pin(async move {
+            let args = serde_json::to_value(&request)
+                .map_err(|e| format!("cannot encode request: {e}"))?;
+            host.call_service(PROCESS_RUNNER, process_runner::METHOD_SPAWN, &args)
+                .await
+                .map(|_| ())
+        })
     }
 }
 

@@ -34,6 +34,7 @@
 
 pub mod config;
 pub mod events;
+pub mod options;
 pub mod persist;
 pub mod session_env;
 

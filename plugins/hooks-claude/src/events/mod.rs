@@ -34,6 +34,7 @@ use dsh_plugin_api::SessionRef;
 use serde_json::{Map, Value};
 
 use crate::ClaudeBridge;
+use crate::options::{self, HandlerOptions};
 use crate::persist::{Kind, Spill};
 
 /// Claude Code's own refusal of `${CLAUDE_PLUGIN_ROOT}` outside a plugin
@@ -235,30 +236,69 @@ impl ClaudeBridge {
         let stdin = stdin_bytes(payload);
         let project_dir = self.project_dir_of(session);
         let with_effort = payload.get("effort").is_some();
-        let mut seen: Vec<&str> = Vec::new();
+        let session_end_ms = (event == session_end::EVENT).then(|| self.session_end_budget_ms());
+        let mut seen: Vec<(&str, Option<Vec<String>>, Option<String>)> = Vec::new();
         let mut invocations = Vec::new();
+        let mut background = Vec::new();
+        // Index of each hook that runs (background ones included), for
+        // its `CLAUDE_ENV_FILE` name.
+        let mut nth = 0;
         for (index, ch) in self.hooks.iter().enumerate() {
             let h = &ch.hook;
             if h.event != event || !(subjects.is_empty() || h.matcher.matches_any(subjects)) {
                 continue;
             }
-            if seen.contains(&h.command.as_str()) {
+            let opts = HandlerOptions::of(&h.handler);
+            let key = (h.command.as_str(), opts.args.clone(), opts.if_rule.clone());
+            if seen.contains(&key) {
                 continue;
             }
-            seen.push(&h.command);
-            let request = if ch.plugin.is_none() && h.command.contains("${CLAUDE_PLUGIN_ROOT}") {
+            seen.push(key);
+            if let Some(rule) = &opts.if_rule {
+                // An `if` is a tool rule: without a tool call the hook
+                // never runs (vector `S52-if-rules`).
+                let tool = payload.get("tool_name").and_then(Value::as_str);
+                let input = payload.get("tool_input").unwrap_or(&Value::Null);
+                match tool {
+                    Some(tool) if options::has_tool(event) && options::rule_matches(rule, tool, input) => {}
+                    _ => continue,
+                }
+            }
+            let mentions_root = h.command.contains("${CLAUDE_PLUGIN_ROOT}")
+                || opts
+                    .args
+                    .iter()
+                    .flatten()
+                    .any(|a| a.contains("${CLAUDE_PLUGIN_ROOT}"));
+            let powershell = opts.powershell.then(options::find_powershell);
+            let request = if ch.plugin.is_none() && mentions_root {
                 Err(plugin_root_refusal(&h.command))
+            } else if let Some(None) = powershell {
+                Err(options::powershell_missing(&h.command))
             } else {
-                let mut req = hook_request(
-                    vec!["/bin/sh".into(), "-c".into(), h.command.clone()],
-                    &session.cwd,
-                    stdin.clone(),
-                    h.timeout_s,
-                )
-                .without_env_prefix(REMOVED_ENV_PREFIX)
-                .with_env("CLAUDE_PROJECT_DIR", &project_dir)
-                .with_env("CLAUDECODE", "1")
-                .with_env("CLAUDE_CODE_SESSION_ID", &session.session_id);
+                let plugin = ch.plugin.as_ref().map(|d| (d.root.as_str(), d.data.as_str()));
+                let program = match (&opts.args, powershell.flatten()) {
+                    // Exec form: no shell (vector `S52-args`).
+                    (Some(args), _) => std::iter::once(&h.command)
+                        .chain(args)
+                        .map(|a| options::substitute(a, &project_dir, plugin))
+                        .collect(),
+                    (None, Some(pwsh)) => vec![
+                        pwsh.to_string_lossy().into_owned(),
+                        "-NoProfile".into(),
+                        "-NonInteractive".into(),
+                        "-ExecutionPolicy".into(),
+                        "Bypass".into(),
+                        "-Command".into(),
+                        h.command.clone(),
+                    ],
+                    (None, None) => vec!["/bin/sh".into(), "-c".into(), h.command.clone()],
+                };
+                let mut req = hook_request(program, &session.cwd, stdin.clone(), h.timeout_s)
+                    .without_env_prefix(REMOVED_ENV_PREFIX)
+                    .with_env("CLAUDE_PROJECT_DIR", &project_dir)
+                    .with_env("CLAUDECODE", "1")
+                    .with_env("CLAUDE_CODE_SESSION_ID", &session.session_id);
                 for (k, v) in &self.env {
                     req = req.with_env(k, v);
                 }
@@ -266,7 +306,7 @@ impl ClaudeBridge {
                     req = req.with_env("CLAUDE_EFFORT", level);
                 }
                 if matches!(event, "SessionStart" | "CwdChanged")
-                    && let Some(file) = self.env_file(&session.session_id, event, invocations.len())
+                    && let Some(file) = self.env_file(&session.session_id, event, nth)
                 {
                     req = req.with_env("CLAUDE_ENV_FILE", &file);
                 }
@@ -275,15 +315,30 @@ impl ClaudeBridge {
                         .with_env("CLAUDE_PLUGIN_ROOT", &dirs.root)
                         .with_env("CLAUDE_PLUGIN_DATA", &dirs.data);
                 }
+                if let (Some(ms), false) = (session_end_ms, opts.has_timeout) {
+                    req.timeout_ms = Some(ms);
+                }
                 Ok(req)
             };
-            invocations.push(Invocation {
-                index,
-                command: h.command.clone(),
-                matcher: h.matcher_raw.clone(),
-                source: h.source.clone(),
-                request,
-            });
+            nth += 1;
+            match request {
+                Ok(req) if opts.background => background.push(req),
+                request => invocations.push(Invocation {
+                    index,
+                    command: h.command.clone(),
+                    matcher: h.matcher_raw.clone(),
+                    source: h.source.clone(),
+                    request,
+                }),
+            }
+        }
+        // Started, never waited for; their answers change nothing
+        // (vector `S52-async-deny`).
+        for req in background {
+            if let Err(e) = self.host.spawn(req).await {
+                self.host
+                    .warn(&format!("hooks-claude: an async {event} hook did not start: {e}"));
+            }
         }
         if invocations.is_empty() {
             return Vec::new();
@@ -344,6 +399,28 @@ impl ClaudeBridge {
                 .to_string_lossy()
                 .into_owned(),
         )
+    }
+
+    /// What a SessionEnd hook without a `timeout` of its own gets, in ms:
+    /// `CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS` when set, else the
+    /// largest SessionEnd `timeout`, at least 1.5 s and at most 60 s, as
+    /// Claude Code (vector `S52-sessionend-timeout`).
+    fn session_end_budget_ms(&self) -> u64 {
+        let set = std::env::var("CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS")
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|ms| *ms > 0);
+        set.unwrap_or_else(|| {
+            let largest = self
+                .hooks
+                .iter()
+                .filter(|h| h.hook.event == session_end::EVENT)
+                .filter(|h| HandlerOptions::of(&h.hook.handler).has_timeout)
+                .map(|h| h.hook.timeout_s.saturating_mul(1000))
+                .max()
+                .unwrap_or(0);
+            largest.clamp(1_500, 60_000)
+        })
     }
 
     /// The session's `CLAUDE_ENV_FILE` folder; `None` when the session id
