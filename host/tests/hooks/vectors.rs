@@ -489,16 +489,19 @@ fn concurrent_order<'a>(want: &[&Value], got: Vec<&'a script::Call>) -> Vec<&'a 
         while j < got.len() && event(got[j]) == ev {
             j += 1;
         }
-        let mut batch: Vec<&script::Call> = got[i..j].to_vec();
-        // The recorded labels of the same stretch, in their order.
-        let order: Vec<String> = want
-            .get(i..j.min(want.len()))
-            .unwrap_or_default()
-            .iter()
-            .map(|c| s(c, "label"))
-            .collect();
-        batch.sort_by_key(|c| order.iter().position(|l| *l == c.label).unwrap_or(usize::MAX));
-        out.extend(batch);
+        let mut batch: Vec<Option<&script::Call>> = got[i..j].iter().copied().map(Some).collect();
+        // The recorded labels of the same stretch, in their order: each
+        // takes the first call of that label not taken yet.
+        for w in want.get(i..j.min(want.len())).unwrap_or_default() {
+            let label = s(w, "label");
+            if let Some(slot) = batch
+                .iter_mut()
+                .find(|c| c.is_some_and(|c| c.label == label))
+            {
+                out.extend(slot.take());
+            }
+        }
+        out.extend(batch.into_iter().flatten());
         i = j;
     }
     out
@@ -740,7 +743,31 @@ fn check_requests(
     }
     let bridge = dialect.bridge();
     let mut want_sourced = Vec::new();
+    // Several text blocks of one user message (two Stop blocks, vector
+    // S53-two-stop-blocks) are one message in dsh's history: their texts,
+    // in order.
+    let mut texts: Vec<Value> = Vec::new();
     for t in outcome["hook_text_seen_by_model"].as_array().unwrap() {
+        let placement = s(t, "placement");
+        let block = placement
+            .strip_prefix("text block ")
+            .and_then(|p| p.strip_suffix(" in a user message"))
+            .and_then(|p| p.split_once(" of "))
+            .and_then(|(k, n)| Some((k.parse::<usize>().ok()?, n.parse::<usize>().ok()?)));
+        match (block, texts.last_mut()) {
+            (Some((k, n)), Some(prev)) if k > 1 && n > 1 && prev["request"] == t["request"] => {
+                let joined = format!("{}{}", s(prev, "text"), s(t, "text"));
+                prev["text"] = json!(joined);
+            }
+            (Some((1, n)), _) if n > 1 => {
+                let mut t = t.clone();
+                t["placement"] = json!("text block 1 of 1 in a user message");
+                texts.push(t);
+            }
+            _ => texts.push(t.clone()),
+        }
+    }
+    for t in &texts {
         let r = t["request"].as_u64().unwrap_or(0) as usize;
         let placement = s(t, "placement");
         let mut text = p.map_paths(sb, &s(t, "text"));

@@ -89,6 +89,16 @@ pub struct HookRun {
     pub outcome: Outcome,
     /// Why the output was rejected, or other detail for the log.
     pub detail: Option<String>,
+    /// When it finished among the runs of its point: 0 first. Claude Code
+    /// reads the answers of one point in this order.
+    pub finished: usize,
+}
+
+/// The indices of `runs` in the order they finished.
+pub fn completion_order(runs: &[HookRun]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..runs.len()).collect();
+    order.sort_by_key(|&i| runs[i].finished);
+    order
 }
 
 impl HookRun {
@@ -101,6 +111,8 @@ impl HookRun {
 /// Runs every invocation concurrently and waits for all of them. The
 /// result keeps the invocations' order.
 pub async fn run_all(host: &dyn HookHost, invocations: Vec<Invocation>) -> Vec<HookRun> {
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let done = &done;
     let futures = invocations.into_iter().map(|inv| {
         let answer = match inv.request {
             Ok(request) => {
@@ -119,6 +131,7 @@ pub async fn run_all(host: &dyn HookHost, invocations: Vec<Invocation>) -> Vec<H
         };
         async move {
             let mut answer = answer.await;
+            let finished = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let exit = Exit::of(&answer);
             let outcome = Outcome::of_exit(&exit);
             let mut detail = None;
@@ -139,6 +152,7 @@ pub async fn run_all(host: &dyn HookHost, invocations: Vec<Invocation>) -> Vec<H
                 answer,
                 outcome,
                 detail,
+                finished,
             }
         }
     });

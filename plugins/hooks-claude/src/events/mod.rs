@@ -210,6 +210,24 @@ pub(crate) fn capped_context(spill: &Spill<'_>, reading: &Reading, nth: usize) -
     Some(spill.cap(text, Kind::AdditionalContext, "", nth))
 }
 
+/// The runs' indices in the order Claude Code reads their answers: as they
+/// finished (it consumes the hooks of one point as they complete; vectors
+/// `S53-*`, whose sleeps fix that order).
+pub(crate) fn completion(runs: &[HookRun]) -> Vec<usize> {
+    point::completion_order(runs)
+}
+
+/// Text blocks Claude Code puts one after another in a message: every one
+/// but the last ends with a newline (vectors `S5-block-and-context`,
+/// `S53-post-block-plus-context`, `S53-two-pre-contexts`).
+pub(crate) fn text_blocks(mut blocks: Vec<String>) -> Vec<String> {
+    let last = blocks.len().saturating_sub(1);
+    for b in blocks.iter_mut().take(last) {
+        b.push('\n');
+    }
+    blocks
+}
+
 /// `[command]: stderr`: how Claude Code quotes a blocking hook's stderr.
 pub(crate) fn quoted_stderr(run: &HookRun) -> String {
     format!("[{}]: {}", run.command, run.answer.stderr)

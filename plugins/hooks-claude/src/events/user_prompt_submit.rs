@@ -22,8 +22,7 @@ use serde_json::Value;
 
 use super::{
     JsonCount, capped_context, capped_plain, fresh_id, head, permission_mode, prompt_id,
-    quoted_stderr, read,
-};
+    quoted_stderr, read, completion};
 use crate::ClaudeBridge;
 
 /// The event name.
@@ -64,7 +63,9 @@ impl ClaudeBridge {
         let batch = fresh_id();
         let spill = self.spill(&input.session.session_id, &input.session.log_path, &batch);
         let mut answers = JsonCount::default();
-        for run in &mut runs {
+        // In the order the hooks finished (vector `S53-ups-several-contexts`).
+        for i in completion(&runs) {
+            let run = &mut runs[i];
             let reading = read(run, EVENT);
             let nth = answers.count(&reading);
             if reading.blocked {
