@@ -754,9 +754,18 @@ fn check_requests(
             .and_then(|p| p.strip_suffix(" in a user message"))
             .and_then(|p| p.split_once(" of "))
             .and_then(|(k, n)| Some((k.parse::<usize>().ok()?, n.parse::<usize>().ok()?)));
+        // Codex's several `<hook_prompt>` user messages after the answer
+        // (C50-two-stop-blocks): one steering text, a line each.
+        let codex_prompt = placement == "user message, after the assistant message, last input item";
         match (block, texts.last_mut()) {
             (Some((k, n)), Some(prev)) if k > 1 && n > 1 && prev["request"] == t["request"] => {
                 let joined = format!("{}{}", s(prev, "text"), s(t, "text"));
+                prev["text"] = json!(joined);
+            }
+            (None, Some(prev))
+                if codex_prompt && prev["request"] == t["request"] && s(prev, "placement") == placement =>
+            {
+                let joined = format!("{}\n{}", s(prev, "text"), s(t, "text"));
                 prev["text"] = json!(joined);
             }
             (Some((1, n)), _) if n > 1 => {
@@ -825,6 +834,7 @@ fn check_requests(
             }
         }
         let is_user_prompt = |m: &Value| m["role"] == "user" && m.get("source").is_none();
+        let is_sourced = |m: &Value| m.get("source").is_some();
         if placement.starts_with("content of the tool_result block")
             || placement == "output of the function_call_output item"
         {
@@ -910,6 +920,23 @@ fn check_requests(
             }
             "developer message, after the user message, last input item" => {
                 prev.is_some_and(is_user_prompt) && last && !steering
+            }
+            // Several hooks' contexts: a developer message each, in a row
+            // (vectors `C50-*-several-contexts`).
+            "developer message, after the environment_context user message, before another developer message" => {
+                msgs.get(j + 1).is_some_and(is_sourced) && !steering
+            }
+            "developer message, after another developer message, before the user message" => {
+                prev.is_some_and(is_sourced) && msgs[j + 1..].iter().any(is_user_prompt) && !steering
+            }
+            "developer message, after the user message, before another developer message" => {
+                prev.is_some_and(is_user_prompt) && msgs.get(j + 1).is_some_and(is_sourced) && !steering
+            }
+            "developer message, after another developer message, before another developer message" => {
+                prev.is_some_and(is_sourced) && msgs.get(j + 1).is_some_and(is_sourced) && !steering
+            }
+            "developer message, after another developer message, last input item" => {
+                prev.is_some_and(is_sourced) && last && !steering
             }
             other => {
                 fails.push(format!("unknown placement {other:?}"));
