@@ -34,6 +34,16 @@ use serde_json::Value;
 /// Events the vectors record that dsh does not fire (no seam yet).
 const NOT_REPRODUCED: [&str; 2] = ["PostToolBatch", "MessageDisplay"];
 
+/// Vectors only the loop-level test (`host/tests/hooks`) replays: several
+/// hooks of one point whose answers Claude Code reads in the order they
+/// finish (`S53-*`, whose recorded sleeps fix that order), and an `async`
+/// hook nobody waits for (`S52-async-deny`). This harness drives one
+/// recorded call at a time through a host that runs nothing in the
+/// background.
+fn loop_only(name: &str) -> bool {
+    name.starts_with("S53-") || name == "S52-async-deny"
+}
+
 fn vectors() -> Vec<Vector> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/vectors/claude");
     let v = load_dir(&dir);
@@ -482,6 +492,9 @@ async fn every_vector_replays_through_real_hooks() {
 }
 
 async fn replay(v: &Vector) {
+    if loop_only(&v.name) {
+        return;
+    }
     let sb = Sandbox::new();
     let host = Arc::new(LocalHost::new());
     let bridge = bridge_for(v, &sb, host.clone());

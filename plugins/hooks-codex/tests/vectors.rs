@@ -373,7 +373,17 @@ fn unified(want: &[String], got: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// Vectors only the loop-level test (`host/tests/hooks`) replays: several
+/// hooks of one point answering at once (`C50-*`); this harness drives one
+/// recorded call at a time.
+fn loop_only(name: &str) -> bool {
+    name.starts_with("C50-")
+}
+
 async fn replay(v: &Vector) {
+    if loop_only(&v.name) {
+        return;
+    }
     let sb = Sandbox::new();
     let outs = outputs_dir(v);
     let host = Arc::new(LocalHost::new());

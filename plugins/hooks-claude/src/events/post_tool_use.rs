@@ -145,6 +145,9 @@ impl ClaudeBridge {
             self.halt(&call.session.session_id, &reason);
         }
         let decision = next().await?;
+        if pieces.is_empty() {
+            return Ok(decision);
+        }
         // Ours come first, each its own piece; then the rest of the
         // chain's feedback and context.
         let mut ours = text_blocks(pieces).into_iter();
