@@ -142,7 +142,10 @@
 //!   [`ffi::HostContext::session_shell_prelude`] with
 //!   [`Host::set_session_shell_prelude`] and [`Host::session_shell_prelude`]:
 //!   script a shell tool runs before each command of a session (Claude
-//!   Code's `CLAUDE_ENV_FILE`).
+//!   Code's `CLAUDE_ENV_FILE`); the `agent/model-request` seam
+//!   ([`ModelRequestInput`], [`Plugin::model_request`]) before each model
+//!   request (Codex's `PreModelRequest`); the `process-runner` method
+//!   `spawn` ([`services::process_runner::METHOD_SPAWN`]).
 #![deny(missing_docs)]
 
 pub mod compat;

@@ -155,12 +155,6 @@ pub const ROWS: &[Row] = &[
     row(
         Codex,
         "*",
-        Event("PreModelRequest"),
-        "dsh has no seam before each model request",
-    ),
-    row(
-        Codex,
-        "*",
         Mapped("permission_mode"),
         "the vectors ran with --dangerously-bypass-approvals-and-sandbox (`bypassPermissions`); dsh sessions report `default`",
     ),

@@ -40,7 +40,7 @@ use std::sync::Arc;
 use dsh_hook_protocol::{HookHost, PluginHost};
 use dsh_plugin_api::abi_stable::std_types::RArc;
 use dsh_plugin_api::{
-    ContinuationDecision, ContinuationInput, Host, Next, Plugin, PostExecuteInput,
+    ContinuationDecision, ContinuationInput, Host, ModelRequestInput, Next, Plugin, PostExecuteInput,
     PostToolDecision, PreToolDecision, PromptDecision, PromptSubmitInput, SessionEndInput,
     SessionStartInput, ToolCall,
 };
@@ -125,6 +125,11 @@ impl Plugin for CodexBridge {
 
     async fn session_end(self: Arc<Self>, input: RArc<SessionEndInput>) -> Result<(), String> {
         self.on_session_end(&input).await;
+        Ok(())
+    }
+
+    async fn model_request(self: Arc<Self>, input: RArc<ModelRequestInput>) -> Result<(), String> {
+        self.on_model_request(&input).await;
         Ok(())
     }
 
