@@ -22,7 +22,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Every Claude Code event the bridge runs hooks for.
-pub const SUPPORTED_EVENTS: [&str; 10] = [
+pub const SUPPORTED_EVENTS: [&str; 12] = [
+    "PostToolBatch",
+    "MessageDisplay",
     "SessionStart",
     "UserPromptSubmit",
     "PreToolUse",

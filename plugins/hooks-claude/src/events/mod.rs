@@ -17,6 +17,7 @@
 //! `${CLAUDE_PROJECT_DIR}`; a non-plugin hook that mentions
 //! `${CLAUDE_PLUGIN_ROOT}` is refused without running, as Claude Code does.
 
+pub mod batch;
 pub mod cwd_changed;
 pub mod post_tool_use;
 pub mod pre_tool_use;

@@ -94,6 +94,7 @@ impl ClaudeBridge {
         Fut: Future<Output = Result<PostToolDecision, String>>,
     {
         let duration_ms = self.take_duration_ms(&input.call.call_id);
+        self.note_batch_call(input);
         let Some(event) = event_of(input).filter(|e| self.has_hooks(e)) else {
             return next().await;
         };

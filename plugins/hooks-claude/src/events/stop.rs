@@ -56,6 +56,7 @@ impl ClaudeBridge {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<ContinuationDecision, String>>,
     {
+        self.on_step_end(input).await;
         if !self.has_hooks(EVENT)
             || input.default != ContinuationDecision::Stop
             || super::is_subagent(&input.session)
