@@ -85,9 +85,9 @@ fn model_script(v: &Vector) -> Value {
             return json!({"tool_calls": [{"name": t["name"], "arguments": t["input"]}]});
         }
         if let Some(f) = r.get("function_call") {
-            // Codex's shell tool is dsh's `Bash {command}`; other arguments
-            // (`workdir`, ...) stay, which the bridge reports as Codex does.
-            let mut args: serde_json::Map<String, Value> =
+            // Codex's shell tool, as bash-local offers it for Codex
+            // sessions (`codex_exec_command`), with the model's arguments.
+            let args: Value =
                 serde_json::from_str(f["arguments"].as_str().unwrap_or("{}")).unwrap();
             assert!(
                 f["name"] == "exec_command",
@@ -95,11 +95,7 @@ fn model_script(v: &Vector) -> Value {
                 v.name,
                 f["name"]
             );
-            let cmd = args.remove("cmd").unwrap_or(Value::Null);
-            let mut out = serde_json::Map::new();
-            out.insert("command".into(), cmd);
-            out.extend(args);
-            return json!({"tool_calls": [{"name": "Bash", "arguments": out}]});
+            return json!({"tool_calls": [{"name": "exec_command", "arguments": args}]});
         }
         json!({"text": r["text"]})
     };
@@ -228,7 +224,17 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
             json!({}),
         ));
     }
-    let host = AgentHost::scripted(sb.run(), loads, model_script(v));
+    let bash = match dialect {
+        Dialect::Claude => json!({}),
+        Dialect::Codex => json!({"codex_exec_command": true}),
+    };
+    let record = sb.run().join("requests.jsonl");
+    let model = Load::builtin(
+        "model",
+        "model-scripted",
+        json!({"script": model_script(v), "record": record}),
+    );
+    let host = AgentHost::with_bash_config(sb.run(), bash, loads, model);
     // A matcher its CLI's regex dialect rejects never matched there (the
     // CLI logged it and ran on, S51-dialect); dsh reports it as a config
     // error and its group never runs. Any other error fails the vector.
@@ -323,7 +329,7 @@ async fn check(
     check_calls(&v, &sb, dialect, &skips, &p, &mut b, &mut fails);
     check_requests(&v, &sb, dialect, &skips, &p, &mut b, &mut fails);
     check_saved_files(&v, &sb, &skips, &p, &mut b, &mut fails);
-    check_tools(&v, &sb, &skips, &p, &mut fails);
+    check_tools(&v, &sb, &skips, &p, &mut b, &mut fails);
     check_turn_ends(&v, &sb, dialect, &p, &mut fails);
     let whole = skips
         .mine
@@ -841,7 +847,7 @@ fn check_requests(
             let is_error = placement.contains("is_error=true");
             let found = msgs.iter().any(|m| {
                 m["role"] == "tool"
-                    && m["content"] == text.as_str()
+                    && b.match_str(&text, m["content"].as_str().unwrap_or_default())
                     && (dialect == Dialect::Codex
                         || m.get("is_error").and_then(Value::as_bool).unwrap_or(false) == is_error)
             });
@@ -1000,7 +1006,14 @@ fn check_spilled(v: &Vector, sb: &Sandbox, p: &Produced, shown: &str) -> Result<
     Ok(())
 }
 
-fn check_tools(v: &Vector, sb: &Sandbox, skips: &Skips, p: &Produced, fails: &mut Vec<String>) {
+fn check_tools(
+    v: &Vector,
+    sb: &Sandbox,
+    skips: &Skips,
+    p: &Produced,
+    b: &mut Bindings,
+    fails: &mut Vec<String>,
+) {
     let want = v.json["outcome"]["tool_calls"]
         .as_array()
         .cloned()
@@ -1036,7 +1049,8 @@ fn check_tools(v: &Vector, sb: &Sandbox, skips: &Skips, p: &Produced, fails: &mu
             && !skips.has(Aspect::ToolResults)
         {
             let seen = sb.subst(seen);
-            if result["content"] != seen.as_str() {
+            // `$CHUNK_ID`, `$WALL_TIME` (Codex's framing) bind to dsh's.
+            if !b.match_str(&seen, result["content"].as_str().unwrap_or_default()) {
                 fails.push(format!(
                     "tool {id}: result want {seen:?} got {}",
                     result["content"]

@@ -13,6 +13,7 @@
 
 pub mod bash;
 pub mod cwd;
+pub mod exec;
 pub mod prelude;
 pub mod runner;
 pub mod service;
@@ -38,6 +39,9 @@ pub struct Config {
     pub env_allow: Vec<String>,
     /// Cap, in bytes, on the Bash output the model reads (the tail is kept).
     pub max_output_bytes: usize,
+    /// Also offer Codex's shell tool `exec_command` ([`exec`]): for
+    /// sessions whose hooks are Codex's.
+    pub codex_exec_command: bool,
     /// The shell the Bash tool runs commands with (`<shell> -c <command>`);
     /// `/bin/bash` by default, as Claude Code runs them (its messages name
     /// the shell: `/bin/bash: -c: line 2: syntax error ...`).
@@ -49,6 +53,7 @@ impl Default for Config {
         Config {
             env_allow: Vec::new(),
             max_output_bytes: 30_000,
+            codex_exec_command: false,
             shell: "/bin/bash".to_string(),
         }
     }
@@ -64,6 +69,8 @@ impl Plugin for BashLocal {
 
     fn apply(host: &Host, config: Config) -> Result<Self, String> {
         let config = Arc::new(config);
+        let codex_exec = config.codex_exec_command;
+        let exec_env_allow = config.env_allow.clone();
 
         let env_allow = config.env_allow.clone();
         host.provide_service(service::SERVICE_NAME, move |method: String, args: Value| {
@@ -84,6 +91,20 @@ impl Plugin for BashLocal {
                 async move { bash::run_call(&call, &config, &host, signal).await }
             },
         )?;
+        if codex_exec {
+            let env_allow = exec_env_allow;
+            host.register_tool(
+                exec::spec(),
+                move |call: RArc<ToolCall>, _signal: AbortSignalBox| {
+                    let env_allow = env_allow.clone();
+                    async move {
+                        let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+                        exec::run(&args, std::path::Path::new(call.session.cwd.as_str()), &env_allow)
+                            .await
+                    }
+                },
+            )?;
+        }
         Ok(BashLocal)
     }
 }
