@@ -87,7 +87,12 @@ impl SessionControl for Control {
         self.session(session_id)?.set_cwd(Path::new(cwd))
     }
 
-    fn set_shell_prelude(&self, plugin: &str, session_id: &str, script: &str) -> Result<(), String> {
+    fn set_shell_prelude(
+        &self,
+        plugin: &str,
+        session_id: &str,
+        script: &str,
+    ) -> Result<(), String> {
         self.session(session_id)?.set_shell_prelude(plugin, script);
         Ok(())
     }

@@ -42,7 +42,12 @@ pub trait SessionControl: Send + Sync {
         Err("this agent cannot move a session".into())
     }
     /// Sets `plugin`'s shell prelude for a session (empty clears it).
-    fn set_shell_prelude(&self, plugin: &str, session_id: &str, script: &str) -> Result<(), String> {
+    fn set_shell_prelude(
+        &self,
+        plugin: &str,
+        session_id: &str,
+        script: &str,
+    ) -> Result<(), String> {
         let _ = (plugin, session_id, script);
         Err("this agent keeps no shell prelude".into())
     }

@@ -15,18 +15,21 @@ const LIMIT: Duration = Duration::from_secs(60);
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_async_hook_is_not_waited_for_and_its_deny_changes_nothing() {
     // The hook runs in the session's cwd, where the tool touches `ran`.
-    let c = Case::claude(json!([bash("touch ran && echo ran"), text("done")]), |cap| {
-        // The hook can only finish after the tool ran: waiting for it
-        // would deadlock the call.
-        let hook = cap.hook(
+    let c = Case::claude(
+        json!([bash("touch ran && echo ran"), text("done")]),
+        |cap| {
+            // The hook can only finish after the tool ran: waiting for it
+            // would deadlock the call.
+            let hook = cap.hook(
             "pre.sh",
             "cat >/dev/null; while [ ! -f ran ]; do sleep 0.05; done; \
              echo '{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"late\"}}'; \
              touch $CAP/hook_done",
         );
-        json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
+            json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
             {"type": "command", "command": hook, "async": true}]}]})
-    });
+        },
+    );
     let (_, out) = within("the turn", LIMIT, c.run("go")).await;
     let results = of_kind(&out.events, "tool/result");
     assert_eq!(results[0]["content"], "ran", "{results:?}");

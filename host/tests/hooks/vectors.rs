@@ -762,14 +762,17 @@ fn check_requests(
             .and_then(|(k, n)| Some((k.parse::<usize>().ok()?, n.parse::<usize>().ok()?)));
         // Codex's several `<hook_prompt>` user messages after the answer
         // (C50-two-stop-blocks): one steering text, a line each.
-        let codex_prompt = placement == "user message, after the assistant message, last input item";
+        let codex_prompt =
+            placement == "user message, after the assistant message, last input item";
         match (block, texts.last_mut()) {
             (Some((k, n)), Some(prev)) if k > 1 && n > 1 && prev["request"] == t["request"] => {
                 let joined = format!("{}{}", s(prev, "text"), s(t, "text"));
                 prev["text"] = json!(joined);
             }
             (None, Some(prev))
-                if codex_prompt && prev["request"] == t["request"] && s(prev, "placement") == placement =>
+                if codex_prompt
+                    && prev["request"] == t["request"]
+                    && s(prev, "placement") == placement =>
             {
                 let joined = format!("{}\n{}", s(prev, "text"), s(t, "text"));
                 prev["text"] = json!(joined);
@@ -933,10 +936,14 @@ fn check_requests(
                 msgs.get(j + 1).is_some_and(is_sourced) && !steering
             }
             "developer message, after another developer message, before the user message" => {
-                prev.is_some_and(is_sourced) && msgs[j + 1..].iter().any(is_user_prompt) && !steering
+                prev.is_some_and(is_sourced)
+                    && msgs[j + 1..].iter().any(is_user_prompt)
+                    && !steering
             }
             "developer message, after the user message, before another developer message" => {
-                prev.is_some_and(is_user_prompt) && msgs.get(j + 1).is_some_and(is_sourced) && !steering
+                prev.is_some_and(is_user_prompt)
+                    && msgs.get(j + 1).is_some_and(is_sourced)
+                    && !steering
             }
             "developer message, after another developer message, before another developer message" => {
                 prev.is_some_and(is_sourced) && msgs.get(j + 1).is_some_and(is_sourced) && !steering
@@ -1155,25 +1162,26 @@ async fn run_dialect(dialect: Dialect) {
     set_launch_env(&all);
     let used = Arc::new(Mutex::new(BTreeSet::new()));
     let total = all.len();
-    let results: Vec<(String, Vec<String>, bool)> = futures::stream::iter(all.into_iter().map(|v| {
-        let used = used.clone();
-        async move {
-            let name = v.name.clone();
-            let run = tokio::spawn(tokio::time::timeout(
-                Duration::from_secs(120),
-                check(v, dialect, used),
-            ));
-            let (fails, whole) = match run.await {
-                Ok(Ok(done)) => done,
-                Ok(Err(_)) => (vec![format!("{name}: timed out after 120 s")], false),
-                Err(e) => (vec![format!("{name}: panicked: {e}")], false),
-            };
-            (name, fails, whole)
-        }
-    }))
-    .buffer_unordered(6)
-    .collect()
-    .await;
+    let results: Vec<(String, Vec<String>, bool)> =
+        futures::stream::iter(all.into_iter().map(|v| {
+            let used = used.clone();
+            async move {
+                let name = v.name.clone();
+                let run = tokio::spawn(tokio::time::timeout(
+                    Duration::from_secs(120),
+                    check(v, dialect, used),
+                ));
+                let (fails, whole) = match run.await {
+                    Ok(Ok(done)) => done,
+                    Ok(Err(_)) => (vec![format!("{name}: timed out after 120 s")], false),
+                    Err(e) => (vec![format!("{name}: panicked: {e}")], false),
+                };
+                (name, fails, whole)
+            }
+        }))
+        .buffer_unordered(6)
+        .collect()
+        .await;
     let mut failures: Vec<String> = results.iter().flat_map(|(_, f, _)| f.clone()).collect();
     failures.sort();
     let failed: BTreeSet<&String> = results

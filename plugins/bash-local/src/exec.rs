@@ -104,7 +104,12 @@ pub async fn run(args: &Value, cwd: &Path, env_allow: &[String]) -> ToolResult {
         (None, None) => -1,
     };
     let chunk = &uuid::Uuid::new_v4().simple().to_string()[..6];
-    let text = framed(chunk, started.elapsed().as_secs_f64(), code, &outcome.stdout);
+    let text = framed(
+        chunk,
+        started.elapsed().as_secs_f64(),
+        code,
+        &outcome.stdout,
+    );
     ToolResult::text(text).with_structured(json!({"output": outcome.stdout}).to_string())
 }
 
@@ -122,7 +127,10 @@ mod tests {
             workdir(&json!({"workdir": "/tmp"}), Path::new("/p")),
             PathBuf::from("/tmp")
         );
-        assert_eq!(workdir(&json!({"workdir": "sub"}), Path::new("/p")), PathBuf::from("/p/sub"));
+        assert_eq!(
+            workdir(&json!({"workdir": "sub"}), Path::new("/p")),
+            PathBuf::from("/p/sub")
+        );
         assert_eq!(workdir(&json!({}), Path::new("/p")), PathBuf::from("/p"));
     }
 }

@@ -98,9 +98,14 @@ impl Plugin for BashLocal {
                 move |call: RArc<ToolCall>, _signal: AbortSignalBox| {
                     let env_allow = env_allow.clone();
                     async move {
-                        let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
-                        exec::run(&args, std::path::Path::new(call.session.cwd.as_str()), &env_allow)
-                            .await
+                        let args: Value =
+                            serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+                        exec::run(
+                            &args,
+                            std::path::Path::new(call.session.cwd.as_str()),
+                            &env_allow,
+                        )
+                        .await
                     }
                 },
             )?;

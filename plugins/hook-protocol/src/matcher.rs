@@ -200,7 +200,10 @@ mod tests {
             (r"\cJ|Bash", Some(true), None),
         ];
         for (pattern, claude, codex) in cases {
-            for (syntax, want) in [(MatcherSyntax::Claude, claude), (MatcherSyntax::Codex, codex)] {
+            for (syntax, want) in [
+                (MatcherSyntax::Claude, claude),
+                (MatcherSyntax::Codex, codex),
+            ] {
                 let got = Matcher::parse(Some(pattern), syntax)
                     .ok()
                     .map(|m| m.matches("Bash"));

@@ -86,7 +86,11 @@ pub fn substitute(text: &str, project_dir: &str, plugin: Option<(&str, &str)>) -
 pub fn has_tool(event: &str) -> bool {
     matches!(
         event,
-        "PreToolUse" | "PostToolUse" | "PostToolUseFailure" | "PermissionRequest" | "PermissionDenied"
+        "PreToolUse"
+            | "PostToolUse"
+            | "PostToolUseFailure"
+            | "PermissionRequest"
+            | "PermissionDenied"
     )
 }
 
@@ -167,14 +171,34 @@ mod tests {
         let c = |cmd: &str| json!({ "command": cmd });
         assert!(rule_matches("Bash()", "Bash", &c("x")));
         assert!(rule_matches("Bash(*)", "Bash", &c("x")));
-        assert!(rule_matches("Bash(npm run test:*)", "Bash", &c("npm run test --x")));
-        assert!(!rule_matches("Bash(npm run test:*)", "Bash", &c("npm run lint")));
-        assert!(rule_matches("Bash(git * main)", "Bash", &c("git push origin main")));
-        assert!(!rule_matches("Bash(git * main)", "Bash", &c("git push origin main2")));
+        assert!(rule_matches(
+            "Bash(npm run test:*)",
+            "Bash",
+            &c("npm run test --x")
+        ));
+        assert!(!rule_matches(
+            "Bash(npm run test:*)",
+            "Bash",
+            &c("npm run lint")
+        ));
+        assert!(rule_matches(
+            "Bash(git * main)",
+            "Bash",
+            &c("git push origin main")
+        ));
+        assert!(!rule_matches(
+            "Bash(git * main)",
+            "Bash",
+            &c("git push origin main2")
+        ));
         assert!(rule_matches("Bash(ls)", "Bash", &c("ls")));
         assert!(!rule_matches("Bash(ls)", "Bash", &c("ls -la")));
         assert!(rule_matches("Task", "Agent", &json!({})));
-        assert!(!rule_matches("Read(./src/**)", "Read", &json!({"file_path": "./src/a"})));
+        assert!(!rule_matches(
+            "Read(./src/**)",
+            "Read",
+            &json!({"file_path": "./src/a"})
+        ));
     }
 
     #[test]
@@ -182,7 +206,10 @@ mod tests {
         let h = json!({"type": "command", "command": "bash", "args": ["a", "${CLAUDE_PROJECT_DIR}"],
             "if": "Bash", "async": true, "shell": "powershell", "timeout": 3});
         let o = HandlerOptions::of(h.as_object().unwrap());
-        assert_eq!(o.args.as_deref(), Some(&["a".to_string(), "${CLAUDE_PROJECT_DIR}".to_string()][..]));
+        assert_eq!(
+            o.args.as_deref(),
+            Some(&["a".to_string(), "${CLAUDE_PROJECT_DIR}".to_string()][..])
+        );
         assert_eq!(o.if_rule.as_deref(), Some("Bash"));
         assert!(o.background && o.powershell && o.has_timeout);
         let rewake = json!({"asyncRewake": true});
@@ -193,9 +220,16 @@ mod tests {
     #[test]
     fn exec_form_substitutes_only_the_placeholders() {
         assert_eq!(
-            substitute("${CLAUDE_PROJECT_DIR}/x $HOME '${CLAUDE_PLUGIN_ROOT}'", "/p", None),
+            substitute(
+                "${CLAUDE_PROJECT_DIR}/x $HOME '${CLAUDE_PLUGIN_ROOT}'",
+                "/p",
+                None
+            ),
             "/p/x $HOME '${CLAUDE_PLUGIN_ROOT}'"
         );
-        assert_eq!(substitute("${CLAUDE_PLUGIN_DATA}", "/p", Some(("/r", "/d"))), "/d");
+        assert_eq!(
+            substitute("${CLAUDE_PLUGIN_DATA}", "/p", Some(("/r", "/d"))),
+            "/d"
+        );
     }
 }

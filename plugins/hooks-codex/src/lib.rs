@@ -40,9 +40,9 @@ use std::sync::Arc;
 use dsh_hook_protocol::{HookHost, PluginHost};
 use dsh_plugin_api::abi_stable::std_types::RArc;
 use dsh_plugin_api::{
-    ContinuationDecision, ContinuationInput, Host, ModelRequestInput, Next, Plugin, PostExecuteInput,
-    PostToolDecision, PreToolDecision, PromptDecision, PromptSubmitInput, SessionEndInput,
-    SessionStartInput, ToolCall,
+    ContinuationDecision, ContinuationInput, Host, ModelRequestInput, Next, Plugin,
+    PostExecuteInput, PostToolDecision, PreToolDecision, PromptDecision, PromptSubmitInput,
+    SessionEndInput, SessionStartInput, ToolCall,
 };
 
 pub use config::{CodexHook, Config, ConfigPaths};

@@ -345,7 +345,13 @@ fn a_current_plugin_hears_each_model_request_before_it_goes_out() {
     let lines = h.model_request_lines();
     let steps: Vec<(Value, Value, Value)> = lines
         .iter()
-        .map(|l| (l["session_id"].clone(), l["step"].clone(), l["attempt"].clone()))
+        .map(|l| {
+            (
+                l["session_id"].clone(),
+                l["step"].clone(),
+                l["attempt"].clone(),
+            )
+        })
         .collect();
     assert_eq!(
         steps,
@@ -354,7 +360,10 @@ fn a_current_plugin_hears_each_model_request_before_it_goes_out() {
             (json!(session.id), json!(2), json!(1))
         ]
     );
-    assert_ne!(lines[0]["request_id"], lines[1]["request_id"], "fresh per request");
+    assert_ne!(
+        lines[0]["request_id"], lines[1]["request_id"],
+        "fresh per request"
+    );
 }
 
 /// A host context that keeps what a plugin registers, for calling a `.so`'s

@@ -279,7 +279,9 @@ impl ClaudeBridge {
                 let tool = payload.get("tool_name").and_then(Value::as_str);
                 let input = payload.get("tool_input").unwrap_or(&Value::Null);
                 match tool {
-                    Some(tool) if options::has_tool(event) && options::rule_matches(rule, tool, input) => {}
+                    Some(tool)
+                        if options::has_tool(event) && options::rule_matches(rule, tool, input) => {
+                    }
                     _ => continue,
                 }
             }
@@ -295,7 +297,10 @@ impl ClaudeBridge {
             } else if let Some(None) = powershell {
                 Err(options::powershell_missing(&h.command))
             } else {
-                let plugin = ch.plugin.as_ref().map(|d| (d.root.as_str(), d.data.as_str()));
+                let plugin = ch
+                    .plugin
+                    .as_ref()
+                    .map(|d| (d.root.as_str(), d.data.as_str()));
                 let program = match (&opts.args, powershell.flatten()) {
                     // Exec form: no shell (vector `S52-args`).
                     (Some(args), _) => std::iter::once(&h.command)
@@ -355,8 +360,9 @@ impl ClaudeBridge {
         // (vector `S52-async-deny`).
         for req in background {
             if let Err(e) = self.host.spawn(req).await {
-                self.host
-                    .warn(&format!("hooks-claude: an async {event} hook did not start: {e}"));
+                self.host.warn(&format!(
+                    "hooks-claude: an async {event} hook did not start: {e}"
+                ));
             }
         }
         if invocations.is_empty() {

@@ -30,8 +30,9 @@ use dsh_plugin_api::{PreToolDecision, ToolCall};
 use serde_json::Value;
 
 use super::{
-    JsonCount, capped_context, claude_tool_name, effort, head, permission_mode, prompt_id,
-    quoted_stderr, read, tool_subjects, completion, text_blocks};
+    JsonCount, capped_context, claude_tool_name, completion, effort, head, permission_mode,
+    prompt_id, quoted_stderr, read, text_blocks, tool_subjects,
+};
 use crate::ClaudeBridge;
 
 /// The event name.

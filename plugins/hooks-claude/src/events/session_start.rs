@@ -10,7 +10,7 @@
 use dsh_plugin_api::SessionStartInput;
 use serde_json::Value;
 
-use super::{JsonCount, capped_context, capped_plain, fresh_id, head, read, completion};
+use super::{JsonCount, capped_context, capped_plain, completion, fresh_id, head, read};
 use crate::ClaudeBridge;
 
 /// The event name.

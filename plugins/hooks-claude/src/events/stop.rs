@@ -16,7 +16,7 @@ use dsh_plugin_api::abi_stable::std_types::{ROption, RString};
 use dsh_plugin_api::{ContinuationDecision, ContinuationInput};
 use serde_json::{Value, json};
 
-use super::{effort, head, permission_mode, prompt_id, quoted_stderr, read, completion};
+use super::{completion, effort, head, permission_mode, prompt_id, quoted_stderr, read};
 use crate::ClaudeBridge;
 
 /// The event name.

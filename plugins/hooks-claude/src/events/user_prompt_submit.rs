@@ -21,8 +21,9 @@ use dsh_plugin_api::{PromptDecision, PromptSubmitInput, blocks_text};
 use serde_json::Value;
 
 use super::{
-    JsonCount, capped_context, capped_plain, fresh_id, head, permission_mode, prompt_id,
-    quoted_stderr, read, completion};
+    JsonCount, capped_context, capped_plain, completion, fresh_id, head, permission_mode,
+    prompt_id, quoted_stderr, read,
+};
 use crate::ClaudeBridge;
 
 /// The event name.
