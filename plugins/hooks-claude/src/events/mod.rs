@@ -54,6 +54,10 @@ fn plugin_root_refusal(command: &str) -> String {
 /// `OTEL_RESOURCE_ATTRIBUTES` dropped, nothing else).
 pub const REMOVED_ENV_PREFIX: &str = "OTEL_";
 
+/// What makes two hooks of one point the same hook (run once): command,
+/// exec-form arguments and `if`.
+type DedupKey<'a> = (&'a str, Option<Vec<String>>, Option<String>);
+
 /// The stdin Claude Code writes: compact JSON and one newline.
 pub fn stdin_bytes(payload: &Value) -> String {
     let mut s = payload.to_string();
@@ -256,7 +260,7 @@ impl ClaudeBridge {
         let project_dir = self.project_dir_of(session);
         let with_effort = payload.get("effort").is_some();
         let session_end_ms = (event == session_end::EVENT).then(|| self.session_end_budget_ms());
-        let mut seen: Vec<(&str, Option<Vec<String>>, Option<String>)> = Vec::new();
+        let mut seen: Vec<DedupKey<'_>> = Vec::new();
         let mut invocations = Vec::new();
         let mut background = Vec::new();
         // Index of each hook that runs (background ones included), for
