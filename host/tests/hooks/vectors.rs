@@ -226,7 +226,9 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
     }
     let bash = match dialect {
         Dialect::Claude => json!({}),
-        Dialect::Codex => json!({"codex_exec_command": true}),
+        // Codex ran with an empty HOME: its login shell read no profile.
+        Dialect::Codex => json!({"codex_exec_command": true,
+            "codex_exec_env": {"HOME": sb.home()}}),
     };
     let record = sb.run().join("requests.jsonl");
     let model = Load::builtin(
@@ -850,7 +852,8 @@ fn check_requests(
             let is_error = placement.contains("is_error=true");
             let found = msgs.iter().any(|m| {
                 m["role"] == "tool"
-                    && b.match_str(&text, m["content"].as_str().unwrap_or_default())
+                    && (m["content"] == text.as_str()
+                        || b.match_str(&text, m["content"].as_str().unwrap_or_default()))
                     && (dialect == Dialect::Codex
                         || m.get("is_error").and_then(Value::as_bool).unwrap_or(false) == is_error)
             });
@@ -1057,7 +1060,9 @@ fn check_tools(
         {
             let seen = sb.subst(seen);
             // `$CHUNK_ID`, `$WALL_TIME` (Codex's framing) bind to dsh's.
-            if !b.match_str(&seen, result["content"].as_str().unwrap_or_default()) {
+            if result["content"] != seen.as_str()
+                && !b.match_str(&seen, result["content"].as_str().unwrap_or_default())
+            {
                 fails.push(format!(
                     "tool {id}: result want {seen:?} got {}",
                     result["content"]

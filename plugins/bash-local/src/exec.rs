@@ -75,7 +75,12 @@ pub fn framed(chunk_id: &str, wall_s: f64, exit_code: i64, output: &str) -> Stri
 }
 
 /// Runs the tool body.
-pub async fn run(args: &Value, cwd: &Path, env_allow: &[String]) -> ToolResult {
+pub async fn run(
+    args: &Value,
+    cwd: &Path,
+    env_allow: &[String],
+    env: &std::collections::BTreeMap<String, String>,
+) -> ToolResult {
     let Some(cmd) = args.get("cmd").and_then(Value::as_str) else {
         return ToolResult::error("exec_command: missing required parameter `cmd`");
     };
@@ -93,6 +98,8 @@ pub async fn run(args: &Value, cwd: &Path, env_allow: &[String]) -> ToolResult {
     );
     spec.timeout_ms = Some(DEFAULT_TIMEOUT_MS);
     spec.allow_env = env_allow.to_vec();
+    spec.env
+        .extend(env.iter().map(|(k, v)| (k.clone(), v.clone())));
     let started = std::time::Instant::now();
     let outcome = runner::run(spec).await;
     if let Some(e) = &outcome.spawn_error {

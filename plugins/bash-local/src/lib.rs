@@ -42,6 +42,10 @@ pub struct Config {
     /// Also offer Codex's shell tool `exec_command` ([`exec`]): for
     /// sessions whose hooks are Codex's.
     pub codex_exec_command: bool,
+    /// Variables set for `exec_command`'s processes (Codex's
+    /// `shell_environment_policy.set`), e.g. the `HOME` whose profile its
+    /// login shell reads.
+    pub codex_exec_env: std::collections::BTreeMap<String, String>,
     /// The shell the Bash tool runs commands with (`<shell> -c <command>`);
     /// `/bin/bash` by default, as Claude Code runs them (its messages name
     /// the shell: `/bin/bash: -c: line 2: syntax error ...`).
@@ -54,6 +58,7 @@ impl Default for Config {
             env_allow: Vec::new(),
             max_output_bytes: 30_000,
             codex_exec_command: false,
+            codex_exec_env: Default::default(),
             shell: "/bin/bash".to_string(),
         }
     }
@@ -71,6 +76,7 @@ impl Plugin for BashLocal {
         let config = Arc::new(config);
         let codex_exec = config.codex_exec_command;
         let exec_env_allow = config.env_allow.clone();
+        let exec_env = config.codex_exec_env.clone();
 
         let env_allow = config.env_allow.clone();
         host.provide_service(service::SERVICE_NAME, move |method: String, args: Value| {
@@ -97,15 +103,12 @@ impl Plugin for BashLocal {
                 exec::spec(),
                 move |call: RArc<ToolCall>, _signal: AbortSignalBox| {
                     let env_allow = env_allow.clone();
+                    let env = exec_env.clone();
                     async move {
                         let args: Value =
                             serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
-                        exec::run(
-                            &args,
-                            std::path::Path::new(call.session.cwd.as_str()),
-                            &env_allow,
-                        )
-                        .await
+                        let cwd = std::path::Path::new(call.session.cwd.as_str());
+                        exec::run(&args, cwd, &env_allow, &env).await
                     }
                 },
             )?;
