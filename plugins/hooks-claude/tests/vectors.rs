@@ -31,7 +31,9 @@ use dsh_plugin_api::abi_stable::std_types::{RArc, ROption, RString, RVec};
 use dsh_plugin_api::*;
 use serde_json::Value;
 
-/// Events the vectors record that dsh does not fire (no seam yet).
+/// Events this harness does not drive: they fire at the end of a step
+/// (from `agent/turn-continuation` with the step's calls collected on the
+/// way); `host/tests/hooks` replays them.
 const NOT_REPRODUCED: [&str; 2] = ["PostToolBatch", "MessageDisplay"];
 
 /// Vectors only the loop-level test (`host/tests/hooks`) replays: several

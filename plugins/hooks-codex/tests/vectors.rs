@@ -27,7 +27,8 @@ use dsh_plugin_api::abi_stable::std_types::{RArc, ROption, RString, RVec};
 use dsh_plugin_api::*;
 use serde_json::{Map, Value};
 
-/// Events the vectors record that dsh does not fire (no seam yet).
+/// Events this harness does not drive: they fire from seams it does not
+/// build (`agent/model-request`); `host/tests/hooks` replays them.
 const NOT_REPRODUCED: [&str; 1] = ["PreModelRequest"];
 
 const MODEL: &str = "mock-model";
