@@ -174,6 +174,29 @@ pub trait HostContext: Clone + Send + Sync {
         let _ = (session_id, cwd);
         RResult::RErr(RString::from("this host cannot move a session's cwd"))
     }
+    /// Sets this plugin's shell prelude for a session (since 1.4): script
+    /// text a shell tool runs in the same shell before each command of
+    /// that session and of its subagents (Claude Code sources what
+    /// SessionStart hooks wrote into `CLAUDE_ENV_FILE` this way). Empty
+    /// clears it. Each plugin has its own; a shell tool runs them in
+    /// plugin id order. The default refuses: every host that speaks 1.4
+    /// implements it.
+    fn set_session_shell_prelude(
+        &self,
+        session_id: RString,
+        script: RString,
+    ) -> RResult<(), RString> {
+        let _ = (session_id, script);
+        RResult::RErr(RString::from("this host keeps no shell prelude"))
+    }
+    /// The shell prelude a shell tool runs before each command of a
+    /// session (since 1.4): every plugin's, in plugin id order, joined by
+    /// a newline; a subagent's session has its root session's. Empty when
+    /// there is none (and in a host older than 1.4).
+    fn session_shell_prelude(&self, session_id: RString) -> RString {
+        let _ = session_id;
+        RString::new()
+    }
 }
 
 /// Shared host-context handle.

@@ -138,6 +138,14 @@
 //!   [`Plugin::cwd_changed`]) and [`ffi::HostContext::set_session_cwd`]
 //!   with [`Host::set_session_cwd`]: a shell tool's `cd` persists in its
 //!   session.
+//! - **1.4.0**: [`ffi::HostContext::set_session_shell_prelude`] and
+//!   [`ffi::HostContext::session_shell_prelude`] with
+//!   [`Host::set_session_shell_prelude`] and [`Host::session_shell_prelude`]:
+//!   script a shell tool runs before each command of a session (Claude
+//!   Code's `CLAUDE_ENV_FILE`); the `agent/model-request` seam
+//!   ([`ModelRequestInput`], [`Plugin::model_request`]) before each model
+//!   request (Codex's `PreModelRequest`); the `process-runner` method
+//!   `spawn` ([`services::process_runner::METHOD_SPAWN`]).
 #![deny(missing_docs)]
 
 pub mod compat;
@@ -181,7 +189,7 @@ pub const API_VERSION: &str = "2.0.0";
 /// by the fixture that proves a plugin from a newer minor is
 /// refused. Bump it with the crate's minor.
 #[doc(hidden)]
-pub const FIXTURE_FUTURE_API_VERSION: &str = "1.4.0";
+pub const FIXTURE_FUTURE_API_VERSION: &str = "1.5.0";
 
 /// The API version the future-minor fixture claims.
 #[cfg(feature = "__fixture-future-minor")]

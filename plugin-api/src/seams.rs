@@ -68,6 +68,9 @@ impl Seam {
     /// `agent/cwd-changed`: notification once a session's working
     /// directory has moved (a shell tool's `cd`). Since 1.3.
     pub const CwdChanged: Seam = Seam(12);
+    /// `agent/model-request`: notification before each request to the
+    /// model (Codex's `PreModelRequest`). Since 1.4.
+    pub const ModelRequest: Seam = Seam(13);
 }
 
 /// Every seam this build knows: its constant, its event name, whether it
@@ -86,6 +89,7 @@ const SEAMS: &[(Seam, &str, bool)] = &[
     (Seam::SubagentEnd, "subagent/end", true),
     (Seam::TurnEnd, "agent/turn-end", true),
     (Seam::CwdChanged, "agent/cwd-changed", true),
+    (Seam::ModelRequest, "agent/model-request", true),
 ];
 
 impl Seam {
@@ -340,6 +344,21 @@ pub struct CwdChangedInput {
     pub new_cwd: RString,
 }
 
+/// Snapshot for `agent/model-request` (since 1.4): a request to the model
+/// is about to be sent.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug)]
+pub struct ModelRequestInput {
+    /// The session whose turn asks.
+    pub session: SessionRef,
+    /// The request's id, fresh for every request.
+    pub request_id: RString,
+    /// The turn's step the request is for (1-based).
+    pub step: u32,
+    /// Which attempt at this request (1 for the first).
+    pub attempt: u32,
+}
+
 /// Any seam's input. It crosses the boundary as a [`SeamInput_NE`]
 /// (`NonExhaustive`): a variant added in a later minor sits in the same
 /// storage, and a build that does not know it gets an error from
@@ -375,6 +394,8 @@ pub enum SeamInput {
     TurnEnd(RArc<TurnEndInput>),
     /// `agent/cwd-changed` (since 1.3).
     CwdChanged(RArc<CwdChangedInput>),
+    /// `agent/model-request` (since 1.4).
+    ModelRequest(RArc<ModelRequestInput>),
     /// Test-only: a seam from a minor this crate has not reached, for the
     /// fixture that proves a newer plugin is refused.
     #[cfg(feature = "__fixture-future-minor")]
@@ -398,6 +419,7 @@ impl SeamInput {
             SeamInput::SubagentEnd(_) => Seam::SubagentEnd,
             SeamInput::TurnEnd(_) => Seam::TurnEnd,
             SeamInput::CwdChanged(_) => Seam::CwdChanged,
+            SeamInput::ModelRequest(_) => Seam::ModelRequest,
             #[cfg(feature = "__fixture-future-minor")]
             SeamInput::FixtureFuture(_) => Seam(200),
         }

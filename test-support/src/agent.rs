@@ -84,13 +84,18 @@ impl AgentHost {
     /// `bash-local`, then `loads`, then `model` (any model provider).
     /// Must run inside a tokio runtime: the host lives on it.
     pub fn with_model(root: &Path, loads: Vec<Load>, model: Load) -> AgentHost {
+        AgentHost::with_bash_config(root, json!({}), loads, model)
+    }
+
+    /// [`AgentHost::with_model`] with `bash-local` configured as `bash`.
+    pub fn with_bash_config(root: &Path, bash: Value, loads: Vec<Load>, model: Load) -> AgentHost {
         let project = root.join("project");
         std::fs::create_dir_all(&project).expect("create the project folder");
         let state = root.join("state");
         let core = HostCore::new(state.clone(), tokio::runtime::Handle::current());
         let agent = Agent::new(core.clone(), &state, AgentOptions::default());
         let mut plugins = PluginHost::new(core, root.join("cordis.yml"));
-        let bash = Load::builtin("bash-local", "bash-local", json!({}));
+        let bash = Load::builtin("bash-local", "bash-local", bash);
         for l in std::iter::once(bash).chain(loads).chain([model]) {
             plugins.load_module(&l.id, l.module, l.config);
         }

@@ -13,6 +13,7 @@
 
 mod feed;
 mod pipeline;
+mod prelude;
 mod runtime;
 mod session;
 mod signal;

@@ -88,6 +88,23 @@ impl SessionControl for Control {
         self.session(session_id)?.set_cwd(Path::new(cwd))
     }
 
+    fn set_shell_prelude(
+        &self,
+        plugin: &str,
+        session_id: &str,
+        script: &str,
+    ) -> Result<(), String> {
+        self.session(session_id)?.set_shell_prelude(plugin, script);
+        Ok(())
+    }
+
+    fn shell_prelude(&self, session_id: &str) -> String {
+        let Some(agent) = self.0.upgrade() else {
+            return String::new();
+        };
+        super::prelude::of_session(&agent, session_id)
+    }
+
     fn stream_event(&self, session_id: &str, event: serde_json::Value) -> Result<(), String> {
         let event = SessionEvent::from_value(event);
         if event.kind().is_empty() {

@@ -107,6 +107,8 @@ pub struct Session {
     /// The `session` span (telemetry): every turn's span is its child; it
     /// ends when the session is closed.
     pub(crate) span: tracing::Span,
+    /// Each plugin's shell prelude, by plugin id ([`super::prelude`]).
+    pub(crate) preludes: Mutex<std::collections::BTreeMap<String, String>>,
 }
 
 impl Drop for Session {
@@ -148,6 +150,7 @@ impl Session {
             turn_lock: tokio::sync::Mutex::new(()),
             feed: EventFeed::new(FEED_CAPACITY),
             span: tracing::trace_span!(parent: None, "session", session = %header.session_id),
+            preludes: Mutex::new(std::collections::BTreeMap::new()),
         })
     }
 

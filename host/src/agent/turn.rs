@@ -332,6 +332,7 @@ impl Session {
                     source: plugin.map_or(EventSource::User, EventSource::plugin),
                 });
             }
+            self.model_request_seam(step).await;
             let reply = tokio::select! {
                 _ = cancel.cancelled() => Err(None),
                 reply = tracing::Instrument::instrument(
@@ -444,6 +445,23 @@ impl Session {
             SeamOutput::Continuation(d) => Ok((d, by)),
             other => Err(format!("agent/turn-continuation answered with {other:?}")),
         }
+    }
+
+    /// `agent/model-request` (plugin API 1.4): before each model request
+    /// (Codex's `PreModelRequest` hooks run here). Observe only.
+    async fn model_request_seam(self: &Arc<Self>, step: u32) {
+        let input = dsh_plugin_api::ModelRequestInput {
+            session: self.session_ref(),
+            request_id: RString::from(uuid::Uuid::new_v4().to_string()),
+            step,
+            attempt: 1,
+        };
+        let failures = self
+            .view()
+            .bus
+            .notify(SeamInput::ModelRequest(RArc::new(input)))
+            .await;
+        self.note_listener_failures("agent/model-request", &failures, true);
     }
 
     async fn request_model(self: &Arc<Self>) -> Result<ModelReply, String> {

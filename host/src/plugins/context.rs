@@ -41,6 +41,21 @@ pub trait SessionControl: Send + Sync {
         let _ = (session_id, cwd);
         Err("this agent cannot move a session".into())
     }
+    /// Sets `plugin`'s shell prelude for a session (empty clears it).
+    fn set_shell_prelude(
+        &self,
+        plugin: &str,
+        session_id: &str,
+        script: &str,
+    ) -> Result<(), String> {
+        let _ = (plugin, session_id, script);
+        Err("this agent keeps no shell prelude".into())
+    }
+    /// The shell prelude of a session: every plugin's, in id order.
+    fn shell_prelude(&self, session_id: &str) -> String {
+        let _ = session_id;
+        String::new()
+    }
 }
 
 /// The host's shared state: the published plugin registry and what
@@ -390,6 +405,26 @@ impl HostContext for PluginContext {
             .session_control()
             .and_then(|s| s.set_session_cwd(&session_id, &cwd));
         unit(result)
+    }
+
+    fn set_session_shell_prelude(
+        &self,
+        session_id: RString,
+        script: RString,
+    ) -> RResult<(), RString> {
+        let result = self
+            .core
+            .session_control()
+            .and_then(|s| s.set_shell_prelude(&self.owner.id, &session_id, &script));
+        unit(result)
+    }
+
+    fn session_shell_prelude(&self, session_id: RString) -> RString {
+        self.core
+            .session_control()
+            .map(|s| s.shell_prelude(&session_id))
+            .unwrap_or_default()
+            .into()
     }
 
     fn report_problem(&self, problem: ConfigProblem) {

@@ -16,26 +16,26 @@ use crate::support::{AgentHost, Load, Outcome, kinds, of_kind, script, wait_for,
 const TURN: Duration = Duration::from_secs(60);
 
 /// The capture folder: hook scripts live and write there.
-struct Cap(PathBuf);
+pub(crate) struct Cap(pub(crate) PathBuf);
 
 impl Cap {
     /// An executable hook script; `$CAP` in `body` is this folder.
-    fn hook(&self, name: &str, body: &str) -> String {
+    pub(crate) fn hook(&self, name: &str, body: &str) -> String {
         let path = self.0.join(name);
         script(&path, &body.replace("$CAP", &self.0.display().to_string()));
         path.display().to_string()
     }
 
-    fn read(&self, name: &str) -> String {
+    pub(crate) fn read(&self, name: &str) -> String {
         std::fs::read_to_string(self.0.join(name)).unwrap_or_default()
     }
 }
 
-struct Case {
+pub(crate) struct Case {
     _dir: tempfile::TempDir,
-    cap: Cap,
-    project: PathBuf,
-    host: AgentHost,
+    pub(crate) cap: Cap,
+    pub(crate) project: PathBuf,
+    pub(crate) host: AgentHost,
 }
 
 impl Case {
@@ -73,15 +73,15 @@ impl Case {
         }
     }
 
-    fn claude(model: Value, hooks: impl FnOnce(&Cap) -> Value) -> Case {
+    pub(crate) fn claude(model: Value, hooks: impl FnOnce(&Cap) -> Value) -> Case {
         Case::new("hooks-claude", &[], model, hooks)
     }
 
-    async fn session(&self) -> Arc<Session> {
+    pub(crate) async fn session(&self) -> Arc<Session> {
         self.host.session_in(&self.project).await
     }
 
-    async fn run(&self, prompt: &str) -> (Arc<Session>, Outcome) {
+    pub(crate) async fn run(&self, prompt: &str) -> (Arc<Session>, Outcome) {
         let session = self.session().await;
         let out = within("the turn", TURN, session.prompt(Prompt::user(prompt))).await;
         (session, out.into())
@@ -96,11 +96,11 @@ fn group(matcher: Option<&str>, command: &str) -> Value {
     json!([g])
 }
 
-fn bash(command: &str) -> Value {
+pub(crate) fn bash(command: &str) -> Value {
     json!({"tool_calls": [{"name": "Bash", "arguments": {"command": command}}]})
 }
 
-fn text(t: &str) -> Value {
+pub(crate) fn text(t: &str) -> Value {
     json!({"text": t})
 }
 

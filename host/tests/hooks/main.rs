@@ -11,6 +11,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)] // tests fail loudly by design
 
 mod bridge;
+mod handler_options;
 #[path = "../agent_loop/probe.rs"]
 mod probe;
 mod script;

@@ -5,7 +5,7 @@
 //! the loop runs many hooks per turn on its own, so the script keeps
 //! everything per call: call `n` of `label` claims `cap/<label>.<n>/`
 //! (stdin, cwd, argv, env), appends `<label> <n>` to `cap/order` (start
-//! order), then answers from `beh/<label>.<n>/`, else `beh/<label>.when` +
+//! order), then answers (after its recorded sleep) from `beh/<label>.<n>/`, else `beh/<label>.when` +
 //! `then`/`otherwise` (by what stdin holds), else `beh/<label>.default/`.
 
 use std::path::{Path, PathBuf};
@@ -29,6 +29,7 @@ if [ ! -d "$b" ] && [ -f "$R/beh/$label.when" ]; then
   if grep -qF -- "$(cat "$R/beh/$label.when")" "$d/stdin"; then b="$R/beh/$label.then"; else b="$R/beh/$label.otherwise"; fi
 fi
 [ -d "$b" ] || b="$R/beh/$label.default"
+[ -f "$b/sleep" ] && sleep "$(cat "$b/sleep")"
 [ -f "$b/stdout" ] && cat "$b/stdout"
 [ -f "$b/stderr" ] && cat "$b/stderr" >&2
 code=0
@@ -78,6 +79,11 @@ fn write_answer(dir: &Path, b: &Value, sb: &Sandbox) {
         b["exit_code"].as_i64().unwrap_or(0).to_string(),
     )
     .unwrap();
+    // Recorded sleeps fix the order in which the hooks of one point
+    // finish (vectors `S53-*`).
+    if let Some(secs) = b["sleep_s"].as_f64().filter(|s| *s > 0.0) {
+        std::fs::write(dir.join("sleep"), secs.to_string()).unwrap();
+    }
 }
 
 /// Writes every label's answers as `hook_behaviors` describes them.

@@ -12,6 +12,8 @@ use crate::vectors::Dialect;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Aspect {
     /// Hook calls of this event are not expected: dsh does not fire it.
+    /// (No row needs it today: dsh fires every event the vectors record.)
+    #[allow(dead_code)]
     Event(&'static str),
     /// dsh makes calls of this label that the vector does not have.
     ExtraCalls(&'static str),
@@ -19,7 +21,9 @@ pub enum Aspect {
     Mapped(&'static str),
     /// This payload key is left out of the comparison.
     PayloadKey(&'static str),
-    /// This payload key is compared by JSON type only.
+    /// This payload key is compared by JSON type only. (No row needs it
+    /// today.)
+    #[allow(dead_code)]
     TypeOnly(&'static str),
     /// Which tools ran.
     ToolsRan,
@@ -77,34 +81,14 @@ pub const ROWS: &[Row] = &[
     // Claude Code.
     row(
         Claude,
-        "*",
-        Event("PostToolBatch"),
-        "dsh has no seam after a step's tool batch",
-    ),
-    row(
-        Claude,
-        "S1-all-events",
-        Event("MessageDisplay"),
-        "dsh streams no display events to hooks",
-    ),
-    row(
-        Claude,
-        "S1-bash-only",
-        Event("MessageDisplay"),
-        "dsh streams no display events to hooks",
-    ),
-    row(
-        Claude,
-        "S1-permission-needed",
-        Event("MessageDisplay"),
-        "dsh streams no display events to hooks",
-    ),
-    row(
-        Claude,
         "S1-all-events",
         Mapped("agent_transcript_path"),
         "the subagent's transcript is its own dsh session log, compared as that path",
     ),
+    row(Claude, "S1-all-events", PayloadKey("tool_calls"),
+        "PostToolBatch lists the Task call's tool_response as Claude Code's block list (the child's text, then `agentId: ... <usage>...`); dsh's Agent tool answers the child's last message as text (see ToolResults)"),
+    row(Claude, "S1-permission-needed", PayloadKey("tool_calls"),
+        "PostToolBatch lists Claude Code's own permission refusal of `touch` as the response; dsh ran the command (see ToolsRan)"),
     row(Claude, "S1-all-events", PayloadKey("tool_response.resolvedModel"),
         "dsh's Agent tool has no resolved model name to report (the scripted model has none)"),
     row(Claude, "S1-all-events", PayloadKey("tool_response.usage"),
@@ -155,26 +139,8 @@ pub const ROWS: &[Row] = &[
     row(
         Codex,
         "*",
-        Event("PreModelRequest"),
-        "dsh has no seam before each model request",
-    ),
-    row(
-        Codex,
-        "*",
         Mapped("permission_mode"),
         "the vectors ran with --dangerously-bypass-approvals-and-sandbox (`bypassPermissions`); dsh sessions report `default`",
-    ),
-    row(
-        Codex,
-        "*",
-        ToolResults,
-        "Codex's exec output framing (`Chunk ID`, `Wall time`, token counts) is its tool's; dsh runs its own Bash. Hook text in results is still compared",
-    ),
-    row(
-        Codex,
-        "*",
-        TypeOnly("tool_response"),
-        "Codex's exec_command reports the raw combined output stream (`hi\n`); dsh's Bash is Claude-shaped (stdout and stderr apart, edge newlines stripped, `Exit code N` first) and ignores `workdir`",
     ),
     row(
         Codex,

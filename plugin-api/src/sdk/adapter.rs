@@ -120,6 +120,10 @@ pub fn listened<P: Plugin>() -> Vec<Seam> {
             Seam::CwdChanged,
             unheard(returns2(&P::cwd_changed), TypeId::of::<Unheard<()>>()),
         ),
+        (
+            Seam::ModelRequest,
+            unheard(returns2(&P::model_request), TypeId::of::<Unheard<()>>()),
+        ),
     ];
     rows.into_iter()
         .filter_map(|(seam, overridden)| overridden.then_some(seam))
@@ -273,6 +277,7 @@ impl<P: Plugin> Listener for SeamAdapter<P> {
             SeamInput::SubagentEnd(i) => boundary(|| p.subagent_end(i), observed, slot),
             SeamInput::TurnEnd(i) => boundary(|| p.turn_end(i), observed, slot),
             SeamInput::CwdChanged(i) => boundary(|| p.cwd_changed(i), observed, slot),
+            SeamInput::ModelRequest(i) => boundary(|| p.model_request(i), observed, slot),
             #[cfg(feature = "__fixture-future-minor")]
             SeamInput::FixtureFuture(_) => next.run(ROption::RNone),
         }

@@ -62,6 +62,27 @@ impl Host {
             .map_err(String::from)
     }
 
+    /// Sets this plugin's shell prelude for `session_id` (since 1.4; see
+    /// [`crate::ffi::HostContext::set_session_shell_prelude`]); empty
+    /// clears it.
+    pub fn set_session_shell_prelude(&self, session_id: &str, script: &str) -> Result<(), String> {
+        self.ctx
+            .set_session_shell_prelude(RString::from(session_id), RString::from(script))
+            .into_result()
+            .map_err(String::from)
+    }
+
+    /// The shell prelude to run before each command of `session_id`
+    /// (since 1.4; see [`crate::ffi::HostContext::session_shell_prelude`]);
+    /// `None` when there is none.
+    pub fn session_shell_prelude(&self, session_id: &str) -> Option<String> {
+        let script: String = self
+            .ctx
+            .session_shell_prelude(RString::from(session_id))
+            .into();
+        (!script.is_empty()).then_some(script)
+    }
+
     /// The host's state directory.
     pub fn state_dir(&self) -> String {
         self.ctx.state_dir().into()

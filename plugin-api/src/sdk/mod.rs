@@ -249,6 +249,16 @@ pub trait Plugin: Sized + Send + Sync + 'static {
         let _ = input;
         Unheard::observed()
     }
+
+    /// `agent/model-request` (since 1.4): a request to the model is about
+    /// to be sent.
+    fn model_request(
+        self: Arc<Self>,
+        input: RArc<ModelRequestInput>,
+    ) -> impl Future<Output = Result<(), String>> + Send {
+        let _ = input;
+        Unheard::observed()
+    }
 }
 
 /// Exports a [`Plugin`] as the root module of a `cdylib`.

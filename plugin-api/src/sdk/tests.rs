@@ -304,6 +304,9 @@ impl Plugin for Everything {
     async fn cwd_changed(self: Arc<Self>, _i: RArc<CwdChangedInput>) -> Result<(), String> {
         Ok(())
     }
+    async fn model_request(self: Arc<Self>, _i: RArc<ModelRequestInput>) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 #[test]
@@ -509,6 +512,7 @@ mod newer {
         SubagentEnd(RArc<SubagentInfo>),
         TurnEnd(RArc<TurnEndInput>),
         CwdChanged(RArc<CwdChangedInput>),
+        ModelRequest(RArc<ModelRequestInput>),
         Later(RArc<SessionEndInput>),
     }
 }

@@ -32,6 +32,11 @@ use serde_json::{Map, Value};
 pub const SERVICE: &str = "process-runner";
 /// Its one method.
 pub const METHOD_RUN: &str = "run";
+/// Method that starts a [`RunRequest`] in the background and answers at
+/// once (`{"started": true}`), since plugin API 1.4: the run goes on under
+/// the same rules (timeout, process group, caps); its answer is dropped.
+/// Claude Code's `async` hooks run this way.
+pub const METHOD_SPAWN: &str = "spawn";
 /// The contract's version (see the [evolution rule](super#evolution-rule)).
 pub const VERSION: u32 = 1;
 /// Default per-stream cap on kept output: 1 MiB.

@@ -21,7 +21,9 @@
 //! wrapped so the shell reports where it ended ([`crate::cwd`]), and a
 //! call that ends elsewhere moves its session there (the host's
 //! `set_session_cwd`, which fires `agent/cwd-changed`). Environment
-//! changes (`export`) do not persist.
+//! changes (`export`) do not persist, except what the session's shell
+//! prelude sets ([`crate::prelude`]: Claude Code's `CLAUDE_ENV_FILE`),
+//! which runs in the same shell before every command.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -197,6 +199,18 @@ pub async fn bash_run(
     config: &Config,
     cancel: impl Future<Output = ()>,
 ) -> BashRun {
+    bash_run_with_prelude(args, cwd, config, None, cancel).await
+}
+
+/// [`bash_run`] with the session's shell prelude ([`crate::prelude`]) run
+/// in the same shell before the command.
+pub async fn bash_run_with_prelude(
+    args: &Value,
+    cwd: &Path,
+    config: &Config,
+    prelude: Option<&str>,
+    cancel: impl Future<Output = ()>,
+) -> BashRun {
     let input = match parse_input(args) {
         Ok(input) => input,
         Err(e) => {
@@ -214,6 +228,7 @@ pub async fn bash_run(
         Some(file) => crate::cwd::wrap(&input.command, file.path()),
         None => input.command.clone(),
     };
+    let script = crate::prelude::prefix(prelude, script);
     let mut spec = RunRequest::new(vec![config.shell.clone(), "-c".to_string(), script], cwd);
     spec.timeout_ms = Some(input.timeout_ms);
     spec.allow_env = config.env_allow.clone();
@@ -245,10 +260,12 @@ pub async fn run_call(
             );
         }
     };
-    let run = bash_run(
+    let prelude = host.session_shell_prelude(call.session.session_id.as_str());
+    let run = bash_run_with_prelude(
         &args,
         Path::new(call.session.cwd.as_str()),
         config,
+        prelude.as_deref(),
         abort_future(signal),
     )
     .instrument(span)

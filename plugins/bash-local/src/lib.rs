@@ -13,6 +13,8 @@
 
 pub mod bash;
 pub mod cwd;
+pub mod exec;
+pub mod prelude;
 pub mod runner;
 pub mod service;
 
@@ -38,7 +40,16 @@ pub struct Config {
     pub env_allow: Vec<String>,
     /// Cap, in bytes, on the Bash output the model reads (the tail is kept).
     pub max_output_bytes: usize,
-    /// The shell the Bash tool runs commands with (`<shell> -c <command>`).
+    /// Also offer Codex's shell tool `exec_command` ([`exec`]): for
+    /// sessions whose hooks are Codex's.
+    pub codex_exec_command: bool,
+    /// Variables set for `exec_command`'s processes (Codex's
+    /// `shell_environment_policy.set`), e.g. the `HOME` whose profile its
+    /// login shell reads.
+    pub codex_exec_env: std::collections::BTreeMap<String, String>,
+    /// The shell the Bash tool runs commands with (`<shell> -c <command>`);
+    /// `/bin/bash` by default, as Claude Code runs them (its messages name
+    /// the shell: `/bin/bash: -c: line 2: syntax error ...`).
     pub shell: String,
 }
 
@@ -47,7 +58,9 @@ impl Default for Config {
         Config {
             env_allow: Vec::new(),
             max_output_bytes: 30_000,
-            shell: "bash".to_string(),
+            codex_exec_command: false,
+            codex_exec_env: Default::default(),
+            shell: "/bin/bash".to_string(),
         }
     }
 }
@@ -62,6 +75,9 @@ impl Plugin for BashLocal {
 
     fn apply(host: &Host, config: Config) -> Result<Self, String> {
         let config = Arc::new(config);
+        let codex_exec = config.codex_exec_command;
+        let exec_env_allow = config.env_allow.clone();
+        let exec_env = config.codex_exec_env.clone();
 
         let env_allow = config.env_allow.clone();
         host.provide_service(service::SERVICE_NAME, move |method: String, args: Value| {
@@ -82,6 +98,22 @@ impl Plugin for BashLocal {
                 async move { bash::run_call(&call, &config, &host, signal).await }
             },
         )?;
+        if codex_exec {
+            let env_allow = exec_env_allow;
+            host.register_tool(
+                exec::spec(),
+                move |call: RArc<ToolCall>, _signal: AbortSignalBox| {
+                    let env_allow = env_allow.clone();
+                    let env = exec_env.clone();
+                    async move {
+                        let args: Value =
+                            serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+                        let cwd = std::path::Path::new(call.session.cwd.as_str());
+                        exec::run(&args, cwd, &env_allow, &env).await
+                    }
+                },
+            )?;
+        }
         Ok(BashLocal)
     }
 }

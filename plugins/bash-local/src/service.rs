@@ -43,6 +43,12 @@ pub async fn handle(
     args: &Value,
     env_allow: &[String],
 ) -> Result<Value, RunArgsError> {
+    if method == contract::METHOD_SPAWN {
+        let request = parse_run_args(args, env_allow)?;
+        // The host's runtime drives it to its end; nobody reads its answer.
+        tokio::spawn(runner::run(request));
+        return Ok(serde_json::json!({"started": true}));
+    }
     if method != METHOD_RUN {
         return Err(RunArgsError::UnknownMethod(method.to_string()));
     }

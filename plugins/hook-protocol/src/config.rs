@@ -66,7 +66,7 @@ pub struct ConfiguredHook {
     pub command: String,
     /// Where a hook that is not a command runs (`http`, `socket`;
     /// [`crate::handler`]); `None` for a command hook.
-    pub handler: Option<crate::transport::Handler>,
+    pub transport: Option<crate::transport::Handler>,
     /// Timeout in seconds.
     pub timeout_s: u64,
     /// The config file it came from.
@@ -75,6 +75,9 @@ pub struct ConfiguredHook {
     pub group_index: usize,
     /// Index of the handler within its group.
     pub handler_index: usize,
+    /// The handler object as written, for the options a dialect reads
+    /// itself (Claude Code's `args`, `if`, `async`, `shell`, ...).
+    pub handler: serde_json::Map<String, Value>,
 }
 
 /// Dialect rules the shared parser needs.
@@ -321,11 +324,12 @@ impl Group<'_> {
                     matcher: matcher.clone(),
                     matcher_raw: matcher_raw.clone(),
                     command,
-                    handler: transport,
+                    transport,
                     timeout_s: timeout_s(handler.get("timeout"), self.shape.default_timeout_s),
                     source: self.source.to_string(),
                     group_index: self.index,
                     handler_index,
+                    handler: handler.as_object().cloned().unwrap_or_default(),
                 });
             }
         }
@@ -693,11 +697,11 @@ mod tests {
             [("/run/h.sock", 5), ("http://127.0.0.1:8/h", 600)]
         );
         assert!(matches!(
-            hooks[0].handler,
+            hooks[0].transport,
             Some(crate::transport::Handler::Socket(_))
         ));
         assert!(matches!(
-            hooks[1].handler,
+            hooks[1].transport,
             Some(crate::transport::Handler::Http(_))
         ));
         assert_eq!(

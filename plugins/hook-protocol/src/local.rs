@@ -159,7 +159,7 @@ mod tests {
             matcher: None,
             source: "t".into(),
             request: Ok(sh(cmd, cwd, "", 10)),
-            handler: None,
+            transport: None,
         };
         let host = LocalHost::new();
         let runs = run_all(

@@ -5,6 +5,15 @@
 //! case-sensitive names; anything else is an unanchored regex. They differ in
 //! what counts as a name character: Codex allows letters, digits, `_` and the
 //! `|` separator; Claude also allows `,` (a second separator), space and `-`.
+//!
+//! And in the regex dialect, each the one its CLI runs: Claude Code tests
+//! `new RegExp(matcher)` (JavaScript, no flags), so its patterns are
+//! ECMAScript ([`regress`]: lookahead and lookbehind work, `(?i)` and POSIX
+//! classes do not, `\p{..}` without the `u` flag is a literal `p`); Codex
+//! uses Rust's `regex` (vector `S51-dialect` and Codex's
+//! `hooks/src/events/common.rs`). A pattern its dialect rejects never
+//! matches in either CLI; here it is a config error naming it, and its
+//! group's hooks never run.
 
 use regex::Regex;
 
@@ -17,6 +26,36 @@ pub enum MatcherSyntax {
     Codex,
 }
 
+/// A pattern its dialect's regex engine rejects.
+#[derive(Debug, thiserror::Error)]
+pub enum MatcherError {
+    /// Not a Rust `regex` (Codex).
+    #[error("not a valid Rust regex: {0}")]
+    Rust(#[from] regex::Error),
+    /// Not an ECMAScript `RegExp` (Claude Code).
+    #[error("not a valid JavaScript RegExp: {0}")]
+    Ecma(#[from] regress::Error),
+}
+
+/// A compiled regex of one dialect.
+#[derive(Clone, Debug)]
+pub enum Pattern {
+    /// Rust `regex` (Codex).
+    Rust(Regex),
+    /// ECMAScript (Claude Code).
+    Ecma(regress::Regex),
+}
+
+impl Pattern {
+    /// Whether the pattern matches anywhere in `subject`.
+    pub fn is_match(&self, subject: &str) -> bool {
+        match self {
+            Pattern::Rust(re) => re.is_match(subject),
+            Pattern::Ecma(re) => re.find(subject).is_some(),
+        }
+    }
+}
+
 /// A parsed matcher.
 #[derive(Clone, Debug)]
 pub enum Matcher {
@@ -25,13 +64,13 @@ pub enum Matcher {
     /// Matches exactly one of these names.
     Names(Vec<String>),
     /// Matches when the regex finds a match anywhere in the subject.
-    Pattern(Regex),
+    Pattern(Pattern),
 }
 
 impl Matcher {
     /// Parses a raw matcher; an invalid regex is an error the caller turns
-    /// into a load warning (the group is skipped).
-    pub fn parse(raw: Option<&str>, syntax: MatcherSyntax) -> Result<Matcher, regex::Error> {
+    /// into a config error (the group is skipped).
+    pub fn parse(raw: Option<&str>, syntax: MatcherSyntax) -> Result<Matcher, MatcherError> {
         let raw = match raw {
             None => return Ok(Matcher::Any),
             Some(raw) if raw.is_empty() || raw == "*" => return Ok(Matcher::Any),
@@ -56,7 +95,10 @@ impl Matcher {
                 .collect();
             return Ok(Matcher::Names(names));
         }
-        Regex::new(raw).map(Matcher::Pattern)
+        Ok(Matcher::Pattern(match syntax {
+            MatcherSyntax::Codex => Pattern::Rust(Regex::new(raw)?),
+            MatcherSyntax::Claude => Pattern::Ecma(regress::Regex::new(raw)?),
+        }))
     }
 
     /// Whether the matcher selects `subject`.
@@ -116,7 +158,7 @@ mod tests {
     fn codex_treats_commas_and_dashes_as_regex() {
         // `a-b` is not a Codex name list, so it is an unanchored regex.
         let re = m("general-purpose", MatcherSyntax::Codex);
-        assert!(matches!(re, Matcher::Pattern(_)));
+        assert!(matches!(re, Matcher::Pattern(Pattern::Rust(_))));
         assert!(re.matches("x general-purpose y"));
     }
 
@@ -131,6 +173,43 @@ mod tests {
     #[test]
     fn invalid_regex_is_an_error() {
         assert!(Matcher::parse(Some("[unclosed"), MatcherSyntax::Claude).is_err());
+        assert!(Matcher::parse(Some("[unclosed"), MatcherSyntax::Codex).is_err());
+    }
+
+    /// Vector `S51-dialect`: what Claude Code's `new RegExp(m).test("Bash")`
+    /// answered, and what Codex's Rust `regex` answers for the same text.
+    #[test]
+    fn each_dialect_has_its_own_regex_engine() {
+        // (pattern, Claude Code, Codex); None = invalid in that dialect.
+        let cases: &[(&str, Option<bool>, Option<bool>)] = &[
+            ("^(?!Read).*$", Some(true), None),
+            ("(?i)bash", None, Some(true)),
+            (r"B\u0061sh", Some(true), Some(true)),
+            ("[[:alpha:]]+", Some(false), Some(true)),
+            (r"\p{Lu}ash", Some(false), Some(true)),
+            ("Ba(?=sh)", Some(true), None),
+            (r"(?<n>Ba)sh\k<n>?", Some(true), None),
+            ("[", None, None),
+            (r"Ba\x73h", Some(true), Some(true)),
+            ("^Bash$|", Some(true), Some(true)),
+            (r"\bBash\b", Some(true), Some(true)),
+            (r"B[^\d]sh", Some(true), Some(true)),
+            ("(?<=B)ash", Some(true), None),
+            (r"Bash\Z", Some(false), None),
+            ("Ba.h{1,}", Some(true), Some(true)),
+            (r"\cJ|Bash", Some(true), None),
+        ];
+        for (pattern, claude, codex) in cases {
+            for (syntax, want) in [
+                (MatcherSyntax::Claude, claude),
+                (MatcherSyntax::Codex, codex),
+            ] {
+                let got = Matcher::parse(Some(pattern), syntax)
+                    .ok()
+                    .map(|m| m.matches("Bash"));
+                assert_eq!(got, *want, "{pattern:?} in {syntax:?}");
+            }
+        }
     }
 
     #[test]

@@ -32,7 +32,7 @@ pub struct Invocation {
     pub request: Result<RunRequest, String>,
     /// For an `http` or `socket` hook, where `request` is sent instead of
     /// being run as a process.
-    pub handler: Option<crate::transport::Handler>,
+    pub transport: Option<crate::transport::Handler>,
 }
 
 /// How a hook's answer was taken.
@@ -92,6 +92,16 @@ pub struct HookRun {
     pub outcome: Outcome,
     /// Why the output was rejected, or other detail for the log.
     pub detail: Option<String>,
+    /// When it finished among the runs of its point: 0 first. Claude Code
+    /// reads the answers of one point in this order.
+    pub finished: usize,
+}
+
+/// The indices of `runs` in the order they finished.
+pub fn completion_order(runs: &[HookRun]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..runs.len()).collect();
+    order.sort_by_key(|&i| runs[i].finished);
+    order
 }
 
 impl HookRun {
@@ -104,12 +114,14 @@ impl HookRun {
 /// Runs every invocation concurrently and waits for all of them. The
 /// result keeps the invocations' order.
 pub async fn run_all(host: &dyn HookHost, invocations: Vec<Invocation>) -> Vec<HookRun> {
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let done = &done;
     let futures = invocations.into_iter().map(|inv| {
         let span = hook_span(&inv);
         let answer = match inv.request {
             Ok(request) => {
                 debug!(command = %inv.command, "starting hook");
-                match inv.handler {
+                match inv.transport {
                     Some(handler) => host.send(handler, request),
                     None => host.run(request),
                 }
@@ -127,6 +139,7 @@ pub async fn run_all(host: &dyn HookHost, invocations: Vec<Invocation>) -> Vec<H
         let span_for_future = span.clone();
         async move {
             let mut answer = answer.await;
+            let finished = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let exit = Exit::of(&answer);
             let outcome = Outcome::of_exit(&exit);
             let mut detail = None;
@@ -154,6 +167,7 @@ pub async fn run_all(host: &dyn HookHost, invocations: Vec<Invocation>) -> Vec<H
                 answer,
                 outcome,
                 detail,
+                finished,
             }
         }
         .instrument(span_for_future)
@@ -273,7 +287,7 @@ mod tests {
                 String::new(),
                 1,
             )),
-            handler: None,
+            transport: None,
         }
     }
 

@@ -78,6 +78,20 @@ pub trait HookHost: Send + Sync + 'static {
     fn warn(&self, message: &str);
     /// Reports a problem with a hooks file (at load: `dsh check` lists it).
     fn report_problem(&self, problem: ConfigProblem);
+    /// Sets the bridge's shell prelude for a session (plugin API 1.4):
+    /// script the shell tool runs before each of its commands; empty
+    /// clears it. The default refuses (a host that keeps none).
+    fn set_shell_prelude(&self, session_id: &str, script: &str) -> Result<(), String> {
+        let _ = (session_id, script);
+        Err("this host keeps no shell prelude".into())
+    }
+    /// Starts one hook process in the background and does not wait for it
+    /// (Claude Code's `async` hooks; plugin API 1.4's `process-runner`
+    /// method `spawn`). The default refuses.
+    fn spawn(&self, request: RunRequest) -> BoxFuture<Result<(), String>> {
+        let _ = request;
+        Box::pin(async { Err("this host cannot run hooks in the background".to_string()) })
+    }
 }
 
 /// The production [`HookHost`]: the plugin SDK's [`Host`].
@@ -155,6 +169,21 @@ impl HookHost for PluginHost {
 
     fn report_problem(&self, problem: ConfigProblem) {
         self.host.report_problem(problem);
+    }
+
+    fn set_shell_prelude(&self, session_id: &str, script: &str) -> Result<(), String> {
+        self.host.set_session_shell_prelude(session_id, script)
+    }
+
+    fn spawn(&self, request: RunRequest) -> BoxFuture<Result<(), String>> {
+        let host = self.host.clone();
+        Box::pin(async move {
+            let args = serde_json::to_value(&request)
+                .map_err(|e| format!("cannot encode request: {e}"))?;
+            host.call_service(PROCESS_RUNNER, process_runner::METHOD_SPAWN, &args)
+                .await
+                .map(|_| ())
+        })
     }
 }
 

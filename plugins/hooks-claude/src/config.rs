@@ -23,7 +23,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Every Claude Code event the bridge runs hooks for.
-pub const SUPPORTED_EVENTS: [&str; 10] = [
+pub const SUPPORTED_EVENTS: [&str; 12] = [
+    "PostToolBatch",
+    "MessageDisplay",
     "SessionStart",
     "UserPromptSubmit",
     "PreToolUse",
@@ -72,19 +74,28 @@ pub const KNOWN_EVENTS: [&str; 30] = [
 ];
 
 /// Keys a Claude Code hook handler may have (command, prompt, agent and
-/// http hooks); any other is warned about.
-pub const HANDLER_KEYS: [&str; 11] = [
+/// http hooks, Claude Code 2.1.197's schema); any other is warned about.
+/// What each does for a command hook is [`crate::options`].
+pub const HANDLER_KEYS: [&str; 19] = [
     "type",
     "command",
+    "args",
+    "if",
+    "shell",
     "timeout",
     "async",
+    "asyncRewake",
+    "rewakeMessage",
+    "rewakeSummary",
     "statusMessage",
     "once",
     "prompt",
     "model",
+    "continueOnBlock",
     "url",
     "headers",
     "allowedEnvVars",
+    "describe",
 ];
 
 /// Config of the `hooks-claude` plugin.

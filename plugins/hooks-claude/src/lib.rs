@@ -12,6 +12,7 @@
 //! | SubagentStart / SubagentStop | `subagent/start` / `subagent/end` |
 //! | SessionEnd | `agent/session-end` |
 //! | CwdChanged | `agent/cwd-changed` |
+//! | PostToolBatch, MessageDisplay | `agent/turn-continuation`, before Stop ([`events::batch`]) |
 //!
 //! The bridge is config parse ([`config`]) + payload build + outcome map
 //! (one module per event in [`events`]); running hooks, the exit-code
@@ -35,8 +36,10 @@
 pub mod config;
 pub mod discover;
 pub mod events;
+pub mod options;
 pub mod permissions;
 pub mod persist;
+pub mod session_env;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -80,6 +83,8 @@ pub struct ClaudeBridge {
     /// The last prompt id each session ran: Claude Code still reports it in
     /// SessionEnd, after the turn (when the host's snapshot has none).
     last_prompt: Mutex<HashMap<String, String>>,
+    /// Each session's calls of the step running now, for PostToolBatch.
+    batches: Mutex<HashMap<String, Vec<serde_json::Value>>>,
     /// Where each session that has moved (`cd`) started: its
     /// `CLAUDE_PROJECT_DIR` when none is configured.
     project_dirs: Mutex<HashMap<String, String>>,
@@ -160,6 +165,7 @@ impl ClaudeBridge {
             started: Mutex::new(HashMap::new()),
             last_prompt: Mutex::new(HashMap::new()),
             project_dirs: Mutex::new(HashMap::new()),
+            batches: Mutex::new(HashMap::new()),
         }
     }
 

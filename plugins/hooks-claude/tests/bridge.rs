@@ -90,11 +90,13 @@ fn json_out(v: Value) -> String {
 }
 
 #[tokio::test]
-async fn deny_beats_ask_beats_allow_and_every_reason_is_kept() {
+async fn deny_beats_ask_beats_allow() {
+    // One deny among them: its reason is the model's, whatever finished
+    // when. (Which of several denies speaks, the last to finish, is
+    // vectors S53-two-denies and S53-deny-exit2-and-json-deny.)
     let f = fixture(json!({"PreToolUse": [group("Bash", &[
         &json_out(json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}})),
         &json_out(json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask", "permissionDecisionReason": "sure?"}})),
-        "echo first >&2; exit 2",
         &json_out(json!({"decision": "block", "reason": "second"})),
     ])]}));
     let d = f
@@ -105,10 +107,7 @@ async fn deny_beats_ask_beats_allow_and_every_reason_is_kept() {
     let PreToolDecision::Deny { reason } = d else {
         panic!("{d:?}")
     };
-    assert_eq!(
-        reason.as_str(),
-        "PreToolUse:Bash hook error: [echo first >&2; exit 2]: first\n\nsecond"
-    );
+    assert_eq!(reason.as_str(), "second");
 }
 
 #[tokio::test]

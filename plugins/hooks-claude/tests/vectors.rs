@@ -31,8 +31,20 @@ use dsh_plugin_api::abi_stable::std_types::{RArc, ROption, RString, RVec};
 use dsh_plugin_api::*;
 use serde_json::Value;
 
-/// Events the vectors record that dsh does not fire (no seam yet).
+/// Events this harness does not drive: they fire at the end of a step
+/// (from `agent/turn-continuation` with the step's calls collected on the
+/// way); `host/tests/hooks` replays them.
 const NOT_REPRODUCED: [&str; 2] = ["PostToolBatch", "MessageDisplay"];
+
+/// Vectors only the loop-level test (`host/tests/hooks`) replays: several
+/// hooks of one point whose answers Claude Code reads in the order they
+/// finish (`S53-*`, whose recorded sleeps fix that order), and an `async`
+/// hook nobody waits for (`S52-async-deny`). This harness drives one
+/// recorded call at a time through a host that runs nothing in the
+/// background.
+fn loop_only(name: &str) -> bool {
+    name.starts_with("S53-") || name == "S52-async-deny"
+}
 
 fn vectors() -> Vec<Vector> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/vectors/claude");
@@ -482,6 +494,9 @@ async fn every_vector_replays_through_real_hooks() {
 }
 
 async fn replay(v: &Vector) {
+    if loop_only(&v.name) {
+        return;
+    }
     let sb = Sandbox::new();
     let host = Arc::new(LocalHost::new());
     let bridge = bridge_for(v, &sb, host.clone());

@@ -29,9 +29,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Every Codex event the bridge runs hooks for.
-pub const SUPPORTED_EVENTS: [&str; 6] = [
+pub const SUPPORTED_EVENTS: [&str; 7] = [
     "SessionStart",
     "UserPromptSubmit",
+    "PreModelRequest",
     "PreToolUse",
     "PostToolUse",
     "Stop",
@@ -411,15 +412,12 @@ mod tests {
             .iter()
             .map(|h| (h.hook.event.as_str(), h.display_order))
             .collect();
-        assert_eq!(got, [("UserPromptSubmit", 0), ("Stop", 2)]);
-        assert_eq!(loaded.hooks[1].run_id(), format!("stop:2:{p}"));
-        assert!(
-            loaded
-                .problems
-                .iter()
-                .any(|w| w.severity == ProblemSeverity::Warning
-                    && w.to_string().contains("PreModelRequest"))
+        assert_eq!(
+            got,
+            [("UserPromptSubmit", 0), ("PreModelRequest", 1), ("Stop", 2)]
         );
+        assert_eq!(loaded.hooks[2].run_id(), format!("stop:2:{p}"));
+        assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
     }
 
     #[test]

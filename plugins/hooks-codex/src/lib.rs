@@ -43,9 +43,9 @@ use dsh_hook_protocol::trust::Skipped;
 use dsh_hook_protocol::{HookHost, PluginHost};
 use dsh_plugin_api::abi_stable::std_types::RArc;
 use dsh_plugin_api::{
-    ContinuationDecision, ContinuationInput, Host, Next, Plugin, PostExecuteInput,
-    PostToolDecision, PreToolDecision, PromptDecision, PromptSubmitInput, SessionEndInput,
-    SessionStartInput, ToolCall,
+    ContinuationDecision, ContinuationInput, Host, ModelRequestInput, Next, Plugin,
+    PostExecuteInput, PostToolDecision, PreToolDecision, PromptDecision, PromptSubmitInput,
+    SessionEndInput, SessionStartInput, ToolCall,
 };
 
 pub use config::{CodexHook, Config, ConfigPaths};
@@ -265,6 +265,11 @@ impl Plugin for CodexBridge {
     async fn session_end(self: Arc<Self>, input: RArc<SessionEndInput>) -> Result<(), String> {
         self.on_session_end(&input).await;
         self.forget(&input.session.session_id);
+        Ok(())
+    }
+
+    async fn model_request(self: Arc<Self>, input: RArc<ModelRequestInput>) -> Result<(), String> {
+        self.on_model_request(&input).await;
         Ok(())
     }
 

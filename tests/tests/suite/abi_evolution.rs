@@ -125,6 +125,21 @@ impl AgentHost {
 
     /// The lines `current` wrote, one per ended turn.
     fn turn_lines(&self) -> Vec<Value> {
+        self.all_lines()
+            .into_iter()
+            .filter(|l| l.get("model_request").is_none())
+            .collect()
+    }
+
+    /// The `agent/model-request` lines (1.4).
+    fn model_request_lines(&self) -> Vec<Value> {
+        self.all_lines()
+            .into_iter()
+            .filter_map(|l| l.get("model_request").cloned())
+            .collect()
+    }
+
+    fn all_lines(&self) -> Vec<Value> {
         std::fs::read_to_string(self.dir.path().join("turns.jsonl"))
             .unwrap_or_default()
             .lines()
@@ -168,7 +183,10 @@ fn a_plugin_built_against_the_frozen_1_0_api_loads_next_to_a_current_one() {
 
     let current = h.record("current");
     assert_eq!(current.status, PluginStatus::Applied);
-    assert_eq!(current.seams, ["agent/turn-end", "agent/cwd-changed"]);
+    assert_eq!(
+        current.seams,
+        ["agent/turn-end", "agent/cwd-changed", "agent/model-request"]
+    );
     assert_eq!(
         current.description.as_deref(),
         Some("Writes one JSON line per ended turn, with the open sessions")
@@ -313,6 +331,39 @@ fn a_current_plugin_hears_cwd_changed_when_bash_moves_the_session() {
     );
     assert_eq!(lines[1]["reason"], "completed");
     assert_eq!(lines.len(), 2);
+}
+
+#[test]
+fn a_current_plugin_hears_each_model_request_before_it_goes_out() {
+    let h = AgentHost::boot(json!([
+        {"tool_calls": [{"name": "Bash", "arguments": {"command": "true"}}]},
+        {"text": "done"}
+    ]));
+    let session = h.session();
+    let turn = h.turn(&session, "go");
+    assert_eq!(turn.reason.as_str(), "completed");
+    let lines = h.model_request_lines();
+    let steps: Vec<(Value, Value, Value)> = lines
+        .iter()
+        .map(|l| {
+            (
+                l["session_id"].clone(),
+                l["step"].clone(),
+                l["attempt"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            (json!(session.id), json!(1), json!(1)),
+            (json!(session.id), json!(2), json!(1))
+        ]
+    );
+    assert_ne!(
+        lines[0]["request_id"], lines[1]["request_id"],
+        "fresh per request"
+    );
 }
 
 /// A host context that keeps what a plugin registers, for calling a `.so`'s

@@ -22,7 +22,7 @@ fn describes_itself_with_a_config_schema_and_defaults() {
     let defaults: Value = serde_json::from_str(&descriptor.default_config).expect("json");
     assert_eq!(
         defaults,
-        json!({"env_allow": [], "max_output_bytes": 30000, "shell": "bash"})
+        json!({"env_allow": [], "max_output_bytes": 30000, "codex_exec_command": false, "codex_exec_env": {}, "shell": "/bin/bash"})
     );
     let schema: Value = serde_json::from_str(&descriptor.config_schema).expect("json");
     assert!(schema["properties"]["env_allow"].is_object(), "{schema}");

@@ -3,7 +3,9 @@
 //! (vector `S12-cwd-after-cd`): the hook runs in the new directory, its
 //! payload `cwd` is the new one, `old_cwd`/`new_cwd` say where from and to,
 //! and it gets a `CLAUDE_ENV_FILE` (`cwdchanged-hook-<n>.sh`) as Claude
-//! Code gives it. No matcher subject.
+//! Code gives it, emptied before the hooks run; afterwards the session's
+//! `CLAUDE_ENV_FILE` script is rebuilt ([`crate::session_env`]). No matcher
+//! subject.
 
 use dsh_plugin_api::CwdChangedInput;
 use serde_json::Value;
@@ -29,13 +31,17 @@ impl ClaudeBridge {
     /// `CLAUDE_PROJECT_DIR` from here on.
     pub async fn on_cwd_changed(&self, input: &CwdChangedInput) {
         self.note_project_dir(&input.session, &input.old_cwd);
-        if !self.has_hooks(&input.session, EVENT) {
-            return;
+        if self.has_hooks(&input.session, EVENT) {
+            // What these hooks wrote on the last move is dropped first
+            // (vector `S50-cwd-changed-cleared`).
+            self.clear_cwd_env_files(&input.session);
+            let mut runs = self.fire(EVENT, &input.session, &[], &payload(input)).await;
+            for run in &mut runs {
+                read(run, EVENT);
+            }
+            self.record(&input.session, EVENT, &runs);
         }
-        let mut runs = self.fire(EVENT, &input.session, &[], &payload(input)).await;
-        for run in &mut runs {
-            read(run, EVENT);
-        }
-        self.record(&input.session, EVENT, &runs);
+        // Every move re-reads the session's `CLAUDE_ENV_FILE` script.
+        self.refresh_shell_prelude(&input.session);
     }
 }

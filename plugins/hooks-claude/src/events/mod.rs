@@ -17,6 +17,7 @@
 //! `${CLAUDE_PROJECT_DIR}`; a non-plugin hook that mentions
 //! `${CLAUDE_PLUGIN_ROOT}` is refused without running, as Claude Code does.
 
+pub mod batch;
 pub mod cwd_changed;
 pub mod post_tool_use;
 pub mod pre_tool_use;
@@ -33,8 +34,9 @@ use dsh_hook_protocol::runner::hook_request;
 use dsh_plugin_api::SessionRef;
 use serde_json::{Map, Value};
 
-use crate::ClaudeBridge;
+use crate::options::{self, HandlerOptions};
 use crate::persist::{Kind, Spill};
+use crate::{ClaudeBridge, ClaudeHook};
 
 /// Claude Code's own refusal of `${CLAUDE_PLUGIN_ROOT}` outside a plugin
 /// (vector `S12-plugin-root-in-settings`).
@@ -51,6 +53,10 @@ fn plugin_root_refusal(command: &str) -> String {
 /// `S20-env-passthrough`: `OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_SERVICE_NAME`,
 /// `OTEL_RESOURCE_ATTRIBUTES` dropped, nothing else).
 pub const REMOVED_ENV_PREFIX: &str = "OTEL_";
+
+/// What makes two hooks of one point the same hook (run once): command,
+/// exec-form arguments and `if`.
+type DedupKey<'a> = (&'a str, Option<Vec<String>>, Option<String>);
 
 /// The stdin Claude Code writes: compact JSON and one newline.
 pub fn stdin_bytes(payload: &Value) -> String {
@@ -209,6 +215,24 @@ pub(crate) fn capped_context(spill: &Spill<'_>, reading: &Reading, nth: usize) -
     Some(spill.cap(text, Kind::AdditionalContext, "", nth))
 }
 
+/// The runs' indices in the order Claude Code reads their answers: as they
+/// finished (it consumes the hooks of one point as they complete; vectors
+/// `S53-*`, whose sleeps fix that order).
+pub(crate) fn completion(runs: &[HookRun]) -> Vec<usize> {
+    point::completion_order(runs)
+}
+
+/// Text blocks Claude Code puts one after another in a message: every one
+/// but the last ends with a newline (vectors `S5-block-and-context`,
+/// `S53-post-block-plus-context`, `S53-two-pre-contexts`).
+pub(crate) fn text_blocks(mut blocks: Vec<String>) -> Vec<String> {
+    let last = blocks.len().saturating_sub(1);
+    for b in blocks.iter_mut().take(last) {
+        b.push('\n');
+    }
+    blocks
+}
+
 /// `[command]: stderr`: how Claude Code quotes a blocking hook's stderr.
 pub(crate) fn quoted_stderr(run: &HookRun) -> String {
     format!("[{}]: {}", run.command, run.answer.stderr)
@@ -239,30 +263,75 @@ impl ClaudeBridge {
         let project_dir = self.project_dir_of(session);
         let with_effort = payload.get("effort").is_some();
         let resolution = self.hooks_for(session);
-        let mut seen: Vec<&str> = Vec::new();
+        let session_end_ms =
+            (event == session_end::EVENT).then(|| self.session_end_budget_ms(&resolution.hooks));
+        let mut seen: Vec<DedupKey<'_>> = Vec::new();
         let mut invocations = Vec::new();
+        let mut background = Vec::new();
+        // Index of each hook that runs (background ones included), for
+        // its `CLAUDE_ENV_FILE` name.
+        let mut nth = 0;
         for (index, ch) in resolution.hooks.iter().enumerate() {
             let h = &ch.hook;
             if h.event != event || !(subjects.is_empty() || h.matcher.matches_any(subjects)) {
                 continue;
             }
-            if seen.contains(&h.command.as_str()) {
+            let opts = HandlerOptions::of(&h.handler);
+            let key = (h.command.as_str(), opts.args.clone(), opts.if_rule.clone());
+            if seen.contains(&key) {
                 continue;
             }
-            seen.push(&h.command);
-            let request = if ch.plugin.is_none() && h.command.contains("${CLAUDE_PLUGIN_ROOT}") {
+            seen.push(key);
+            if let Some(rule) = &opts.if_rule {
+                // An `if` is a tool rule: without a tool call the hook
+                // never runs (vector `S52-if-rules`).
+                let tool = payload.get("tool_name").and_then(Value::as_str);
+                let input = payload.get("tool_input").unwrap_or(&Value::Null);
+                match tool {
+                    Some(tool)
+                        if options::has_tool(event) && options::rule_matches(rule, tool, input) => {
+                    }
+                    _ => continue,
+                }
+            }
+            let mentions_root = h.command.contains("${CLAUDE_PLUGIN_ROOT}")
+                || opts
+                    .args
+                    .iter()
+                    .flatten()
+                    .any(|a| a.contains("${CLAUDE_PLUGIN_ROOT}"));
+            let powershell = opts.powershell.then(options::find_powershell);
+            let request = if ch.plugin.is_none() && mentions_root {
                 Err(plugin_root_refusal(&h.command))
+            } else if let Some(None) = powershell {
+                Err(options::powershell_missing(&h.command))
             } else {
-                let mut req = hook_request(
-                    vec!["/bin/sh".into(), "-c".into(), h.command.clone()],
-                    &session.cwd,
-                    stdin.clone(),
-                    h.timeout_s,
-                )
-                .without_env_prefix(REMOVED_ENV_PREFIX)
-                .with_env("CLAUDE_PROJECT_DIR", &project_dir)
-                .with_env("CLAUDECODE", "1")
-                .with_env("CLAUDE_CODE_SESSION_ID", &session.session_id);
+                let plugin = ch
+                    .plugin
+                    .as_ref()
+                    .map(|d| (d.root.as_str(), d.data.as_str()));
+                let program = match (&opts.args, powershell.flatten()) {
+                    // Exec form: no shell (vector `S52-args`).
+                    (Some(args), _) => std::iter::once(&h.command)
+                        .chain(args)
+                        .map(|a| options::substitute(a, &project_dir, plugin))
+                        .collect(),
+                    (None, Some(pwsh)) => vec![
+                        pwsh.to_string_lossy().into_owned(),
+                        "-NoProfile".into(),
+                        "-NonInteractive".into(),
+                        "-ExecutionPolicy".into(),
+                        "Bypass".into(),
+                        "-Command".into(),
+                        h.command.clone(),
+                    ],
+                    (None, None) => vec!["/bin/sh".into(), "-c".into(), h.command.clone()],
+                };
+                let mut req = hook_request(program, &session.cwd, stdin.clone(), h.timeout_s)
+                    .without_env_prefix(REMOVED_ENV_PREFIX)
+                    .with_env("CLAUDE_PROJECT_DIR", &project_dir)
+                    .with_env("CLAUDECODE", "1")
+                    .with_env("CLAUDE_CODE_SESSION_ID", &session.session_id);
                 for (k, v) in &self.env {
                     req = req.with_env(k, v);
                 }
@@ -270,7 +339,7 @@ impl ClaudeBridge {
                     req = req.with_env("CLAUDE_EFFORT", level);
                 }
                 if matches!(event, "SessionStart" | "CwdChanged")
-                    && let Some(file) = self.env_file(&session.session_id, event, invocations.len())
+                    && let Some(file) = self.env_file(&session.session_id, event, nth)
                 {
                     req = req.with_env("CLAUDE_ENV_FILE", &file);
                 }
@@ -279,16 +348,32 @@ impl ClaudeBridge {
                         .with_env("CLAUDE_PLUGIN_ROOT", &dirs.root)
                         .with_env("CLAUDE_PLUGIN_DATA", &dirs.data);
                 }
+                if let (Some(ms), false) = (session_end_ms, opts.has_timeout) {
+                    req.timeout_ms = Some(ms);
+                }
                 Ok(req)
             };
-            invocations.push(Invocation {
-                index,
-                command: h.command.clone(),
-                matcher: h.matcher_raw.clone(),
-                source: h.source.clone(),
-                request,
-                handler: h.handler.clone(),
-            });
+            nth += 1;
+            match request {
+                Ok(req) if opts.background => background.push(req),
+                request => invocations.push(Invocation {
+                    index,
+                    command: h.command.clone(),
+                    matcher: h.matcher_raw.clone(),
+                    source: h.source.clone(),
+                    request,
+                    transport: h.transport.clone(),
+                }),
+            }
+        }
+        // Started, never waited for; their answers change nothing
+        // (vector `S52-async-deny`).
+        for req in background {
+            if let Err(e) = self.host.spawn(req).await {
+                self.host.warn(&format!(
+                    "hooks-claude: an async {event} hook did not start: {e}"
+                ));
+            }
         }
         if invocations.is_empty() {
             return Vec::new();
@@ -332,10 +417,7 @@ impl ClaudeBridge {
     /// made (0700) so the hook can write the file; `None` (no variable)
     /// when the session id is not a plain file name.
     fn env_file(&self, session_id: &str, event: &str, nth: usize) -> Option<String> {
-        if matches!(session_id, "" | "." | "..") || session_id.contains(['/', '\0']) {
-            return None;
-        }
-        let dir = self.session_env_dir.join(session_id);
+        let dir = self.env_dir(session_id)?;
         use std::os::unix::fs::DirBuilderExt as _;
         if let Err(e) = std::fs::DirBuilder::new()
             .recursive(true)
@@ -352,6 +434,73 @@ impl ClaudeBridge {
                 .to_string_lossy()
                 .into_owned(),
         )
+    }
+
+    /// What a SessionEnd hook without a `timeout` of its own gets, in ms:
+    /// `CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS` when set, else the
+    /// largest SessionEnd `timeout`, at least 1.5 s and at most 60 s, as
+    /// Claude Code (vector `S52-sessionend-timeout`).
+    fn session_end_budget_ms(&self, hooks: &[ClaudeHook]) -> u64 {
+        let set = std::env::var("CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS")
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|ms| *ms > 0);
+        set.unwrap_or_else(|| {
+            let largest = hooks
+                .iter()
+                .filter(|h| h.hook.event == session_end::EVENT)
+                .filter(|h| HandlerOptions::of(&h.hook.handler).has_timeout)
+                .map(|h| h.hook.timeout_s.saturating_mul(1000))
+                .max()
+                .unwrap_or(0);
+            largest.clamp(1_500, 60_000)
+        })
+    }
+
+    /// The session's `CLAUDE_ENV_FILE` folder; `None` when the session id
+    /// is not a plain file name.
+    pub(crate) fn env_dir(&self, session_id: &str) -> Option<std::path::PathBuf> {
+        if matches!(session_id, "" | "." | "..") || session_id.contains(['/', '\0']) {
+            return None;
+        }
+        Some(self.session_env_dir.join(session_id))
+    }
+
+    /// Rebuilds the session's `CLAUDE_ENV_FILE` script
+    /// ([`crate::session_env`]) and hands it to the host as the bridge's
+    /// shell prelude, so the session's next `Bash` commands run it.
+    pub(crate) fn refresh_shell_prelude(&self, session: &SessionRef) {
+        if is_subagent(session) {
+            // A subagent's shell runs its root session's script.
+            return;
+        }
+        let Some(dir) = self.env_dir(&session.session_id) else {
+            return;
+        };
+        let launch = std::env::var_os("CLAUDE_ENV_FILE").map(std::path::PathBuf::from);
+        let script = crate::session_env::build(&dir, launch.as_deref());
+        if let Err(e) = self.host.set_shell_prelude(&session.session_id, &script)
+            && !script.is_empty()
+        {
+            self.host.warn(&format!(
+                "hooks-claude: the CLAUDE_ENV_FILE script of session {} is not run: {e}",
+                session.session_id
+            ));
+        }
+    }
+
+    /// Empties the session's CwdChanged hook files before those hooks run
+    /// again, as Claude Code does.
+    pub(crate) fn clear_cwd_env_files(&self, session: &SessionRef) {
+        let Some(dir) = self.env_dir(&session.session_id) else {
+            return;
+        };
+        if let Err(e) = crate::session_env::clear_cwd_files(&dir) {
+            self.host.warn(&format!(
+                "hooks-claude: cannot empty the CwdChanged env files in {}: {e}",
+                dir.display()
+            ));
+        }
     }
 
     /// Injects context, logging (not failing) when the host refuses.

@@ -17,13 +17,13 @@
 use std::future::Future;
 
 use dsh_hook_protocol::point::Outcome;
-use dsh_plugin_api::{PostExecuteInput, PostToolDecision};
+use dsh_plugin_api::{AuthoredContext, PostExecuteInput, PostToolDecision};
 use serde_json::Value;
 
 use super::pre_tool_use::tool_input;
 use super::{
-    JsonCount, capped_context, claude_tool_name, effort, head, permission_mode, prompt_id,
-    quoted_stderr, read, tool_subjects,
+    JsonCount, capped_context, claude_tool_name, completion, effort, head, permission_mode,
+    prompt_id, quoted_stderr, read, text_blocks, tool_subjects,
 };
 use crate::ClaudeBridge;
 
@@ -82,26 +82,6 @@ pub fn payload(
 fn reminder(text: &str) -> String {
     format!("<system-reminder>\n{text}\n</system-reminder>")
 }
-/// `decision` turned into a block with `feedback`, its context kept.
-fn blocked(decision: PostToolDecision, feedback: String) -> PostToolDecision {
-    let feedback = feedback.into();
-    match decision {
-        PostToolDecision::Accept {
-            additional_context, ..
-        }
-        | PostToolDecision::Block {
-            additional_context, ..
-        } => PostToolDecision::Block {
-            feedback,
-            additional_context,
-        },
-        PostToolDecision::AcceptAuthored { context, .. }
-        | PostToolDecision::BlockAuthored { context, .. } => {
-            PostToolDecision::BlockAuthored { feedback, context }
-        }
-    }
-}
-
 impl ClaudeBridge {
     /// Runs the PostToolUse (or PostToolUseFailure) hooks after the rest of
     /// the waterfall and adds their feedback and context to its decision.
@@ -115,6 +95,7 @@ impl ClaudeBridge {
         Fut: Future<Output = Result<PostToolDecision, String>>,
     {
         let duration_ms = self.take_duration_ms(&input.call.call_id);
+        self.note_batch_call(input);
         let Some(event) = event_of(input).filter(|e| self.has_hooks(&input.call.session, e)) else {
             return next().await;
         };
@@ -124,8 +105,10 @@ impl ClaudeBridge {
         let mut runs = self
             .fire(event, &call.session, &tool_subjects(tool), &payload)
             .await;
-        let mut feedback = Vec::new();
-        let mut contexts = Vec::new();
+        // Each hook's block, then its context, as text blocks in the order
+        // the hooks finished (vector `S53-post-block-plus-context`).
+        let mut pieces = Vec::new();
+        let mut blocked_any = false;
         let mut halt: Option<String> = None;
         let spill = self.spill(
             &call.session.session_id,
@@ -133,7 +116,8 @@ impl ClaudeBridge {
             &call.call_id,
         );
         let mut answers = JsonCount::default();
-        for run in &mut runs {
+        for i in completion(&runs) {
+            let run = &mut runs[i];
             let reading = read(run, event);
             let nth = answers.count(&reading);
             let context = capped_context(&spill, &reading, nth)
@@ -147,18 +131,13 @@ impl ClaudeBridge {
                 None
             };
             if let Some(why) = why {
-                let mut text = reminder(&format!(
+                blocked_any = true;
+                pieces.push(reminder(&format!(
                     "{event}:{tool} hook blocking error from command: \"{}\": {why}",
                     run.command
-                ));
-                // Claude Code separates a block from the same hook's context
-                // with a newline (vector `S5-block-and-context`).
-                if context.is_some() {
-                    text.push('\n');
-                }
-                feedback.push(text);
+                )));
             }
-            contexts.extend(context);
+            pieces.extend(context);
             if let Some(reason) = reading.stop() {
                 halt.get_or_insert_with(|| reason.unwrap_or_default().to_string());
             }
@@ -167,16 +146,33 @@ impl ClaudeBridge {
         if let Some(reason) = halt {
             self.halt(&call.session.session_id, &reason);
         }
-        // The hooks' context is one piece, before what the rest of the
-        // chain added; their feedback comes before the rest's.
-        let decision = next().await?.with_context_first(contexts.join("\n"));
-        if let Some(theirs) = decision.feedback() {
-            feedback.push(theirs.to_string());
+        let decision = next().await?;
+        if pieces.is_empty() {
+            return Ok(decision);
         }
-        Ok(if feedback.is_empty() {
-            decision
+        // Ours come first, each its own piece; then the rest of the
+        // chain's feedback and context.
+        let mut ours = text_blocks(pieces).into_iter();
+        let theirs_feedback = decision.feedback().map(|f| f.to_string());
+        let mut context: Vec<AuthoredContext> = Vec::new();
+        let feedback = if blocked_any || theirs_feedback.is_some() {
+            let first = ours.next().or_else(|| theirs_feedback.clone());
+            context.extend(ours.map(AuthoredContext::new));
+            if blocked_any {
+                context.extend(theirs_feedback.map(AuthoredContext::new));
+            }
+            first
         } else {
-            blocked(decision, feedback.join("\n"))
+            context.extend(ours.map(AuthoredContext::new));
+            None
+        };
+        context.extend(decision.context());
+        Ok(match (feedback, decision) {
+            (Some(feedback), _) => PostToolDecision::BlockAuthored {
+                feedback: feedback.into(),
+                context: context.into(),
+            },
+            (None, decision) => decision.with_pieces(context),
         })
     }
 }

@@ -30,8 +30,8 @@ use dsh_plugin_api::{PreToolDecision, ToolCall};
 use serde_json::Value;
 
 use super::{
-    JsonCount, capped_context, claude_tool_name, effort, head, permission_mode, prompt_id,
-    quoted_stderr, read, tool_subjects,
+    JsonCount, capped_context, claude_tool_name, completion, effort, head, permission_mode,
+    prompt_id, quoted_stderr, read, text_blocks, tool_subjects,
 };
 use crate::ClaudeBridge;
 
@@ -112,7 +112,8 @@ impl ClaudeBridge {
         let mut halt: Option<String> = None;
         let spill = self.spill(&session.session_id, &session.log_path, &call.call_id);
         let mut answers = JsonCount::default();
-        for run in &mut runs {
+        for i in completion(&runs) {
+            let run = &mut runs[i];
             let reading = read(run, EVENT);
             let nth = answers.count(&reading);
             if reading.blocked {
@@ -146,14 +147,19 @@ impl ClaudeBridge {
             }
         }
         self.record(session, EVENT, &runs);
-        for text in &contexts {
+        for text in &text_blocks(contexts) {
             self.inject(&session.session_id, text);
         }
-        if let Some(reason) = halt {
+        let merged = merge::merge(votes);
+        // A hook's `continue: false` does not end the turn of a call another
+        // hook denied (vector `S53-deny-plus-continue-false`).
+        if let (Some(reason), false) = (halt, merged.denied()) {
             self.halt(&session.session_id, &reason);
         }
-        let merged = merge::merge(votes);
-        let ours = (!merged.reasons.is_empty()).then(|| RString::from(merged.reasons.join("\n")));
+        // Of the strongest answers, the one that finished last is the one
+        // the model reads (vectors `S53-two-denies`,
+        // `S53-deny-exit2-and-json-deny`).
+        let ours = merged.reasons.last().map(|r| RString::from(r.as_str()));
         if merged.denied() {
             return Ok(PreToolDecision::Deny {
                 reason: ours.unwrap_or_default(),

@@ -10,7 +10,7 @@
 use dsh_plugin_api::SessionStartInput;
 use serde_json::Value;
 
-use super::{JsonCount, capped_context, capped_plain, fresh_id, head, read};
+use super::{JsonCount, capped_context, capped_plain, completion, fresh_id, head, read};
 use crate::ClaudeBridge;
 
 /// The event name.
@@ -31,29 +31,40 @@ impl ClaudeBridge {
         self.note_project_dir(&input.session, &input.session.cwd);
         self.refresh(&input.session);
         if !self.has_hooks(&input.session, EVENT) {
+            self.refresh_shell_prelude(&input.session);
             return;
         }
         let source = input.source.as_str();
         let mut runs = self
             .fire(EVENT, &input.session, &[source], &payload(input))
             .await;
+        // Plain outputs before contexts, each in the order the hooks
+        // finished (vector `S53-ss-several-contexts`).
+        let mut plain = Vec::new();
         let mut contexts = Vec::new();
         let batch = fresh_id();
         let spill = self.spill(&input.session.session_id, &input.session.log_path, &batch);
         let mut answers = JsonCount::default();
-        for run in &mut runs {
+        for i in completion(&runs) {
+            let run = &mut runs[i];
             let reading = read(run, EVENT);
             let nth = answers.count(&reading);
             if let Some(text) = capped_plain(&spill, &reading) {
-                contexts.push(format!("{EVENT}:{source} hook success: {text}"));
+                plain.push(format!("{EVENT}:{source} hook success: {text}"));
             }
             if let Some(ctx) = capped_context(&spill, &reading, nth) {
                 contexts.push(format!("{EVENT} hook additional context: {ctx}"));
             }
         }
+        plain.extend(contexts);
+        let contexts = plain;
         self.record(&input.session, EVENT, &runs);
-        for text in contexts {
-            self.inject(&input.session.session_id, &text);
+        // What the hooks wrote into their `CLAUDE_ENV_FILE`s reaches the
+        // session's `Bash` commands from now on.
+        self.refresh_shell_prelude(&input.session);
+        // One system-message text, as Claude Code joins them.
+        if !contexts.is_empty() {
+            self.inject(&input.session.session_id, &contexts.join("\n\n"));
         }
     }
 }

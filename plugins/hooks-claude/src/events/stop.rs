@@ -16,7 +16,7 @@ use dsh_plugin_api::abi_stable::std_types::{ROption, RString};
 use dsh_plugin_api::{ContinuationDecision, ContinuationInput};
 use serde_json::{Value, json};
 
-use super::{effort, head, permission_mode, prompt_id, quoted_stderr, read};
+use super::{completion, effort, head, permission_mode, prompt_id, quoted_stderr, read};
 use crate::ClaudeBridge;
 
 /// The event name.
@@ -56,6 +56,7 @@ impl ClaudeBridge {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<ContinuationDecision, String>>,
     {
+        self.on_step_end(input).await;
         if !self.has_hooks(&input.session, EVENT)
             || input.default != ContinuationDecision::Stop
             || super::is_subagent(&input.session)
@@ -66,7 +67,8 @@ impl ClaudeBridge {
         let mut runs = self.fire(EVENT, &input.session, &[], &payload).await;
         let mut blocks = Vec::new();
         let mut halted = false;
-        for run in &mut runs {
+        for i in completion(&runs) {
+            let run = &mut runs[i];
             let reading = read(run, EVENT);
             if reading.blocked {
                 blocks.push(quoted_stderr(run));
@@ -89,7 +91,16 @@ impl ClaudeBridge {
             return Ok(ContinuationDecision::Stop);
         }
         if !blocks.is_empty() && !capped {
-            let reason = format!("{EVENT} hook feedback:\n{}", blocks.join("\n"));
+            // Each block is its own text block of one user message, in the
+            // order the hooks finished (vector `S53-two-stop-blocks`); dsh's
+            // history holds that message as one text.
+            let reason = super::text_blocks(
+                blocks
+                    .iter()
+                    .map(|b| format!("{EVENT} hook feedback:\n{b}"))
+                    .collect(),
+            )
+            .concat();
             return Ok(ContinuationDecision::Continue {
                 reason: ROption::RSome(RString::from(reason)),
             });

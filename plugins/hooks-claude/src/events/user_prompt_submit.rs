@@ -21,8 +21,8 @@ use dsh_plugin_api::{PromptDecision, PromptSubmitInput, blocks_text};
 use serde_json::Value;
 
 use super::{
-    JsonCount, capped_context, capped_plain, fresh_id, head, permission_mode, prompt_id,
-    quoted_stderr, read,
+    JsonCount, capped_context, capped_plain, completion, fresh_id, head, permission_mode,
+    prompt_id, quoted_stderr, read,
 };
 use crate::ClaudeBridge;
 
@@ -69,7 +69,9 @@ impl ClaudeBridge {
         let batch = fresh_id();
         let spill = self.spill(&input.session.session_id, &input.session.log_path, &batch);
         let mut answers = JsonCount::default();
-        for run in &mut runs {
+        // In the order the hooks finished (vector `S53-ups-several-contexts`).
+        for i in completion(&runs) {
+            let run = &mut runs[i];
             let reading = read(run, EVENT);
             let nth = answers.count(&reading);
             if reading.blocked {

@@ -16,7 +16,7 @@ use std::future::Future;
 
 use dsh_hook_protocol::point::Outcome;
 use dsh_plugin_api::abi_stable::std_types::{ROption, RVec};
-use dsh_plugin_api::{ContentBlock, PostExecuteInput, PostToolDecision};
+use dsh_plugin_api::{AuthoredContext, ContentBlock, PostExecuteInput, PostToolDecision};
 use serde_json::Value;
 
 use super::{invalid, read, turn_head};
@@ -82,12 +82,12 @@ impl CodexBridge {
                 &payload(input, &self.model),
             )
             .await;
-        let mut replacement: Option<String> = None;
+        let mut replacement: Vec<String> = Vec::new();
         let mut contexts = Vec::new();
         for run in &mut runs {
             let reading = read(run);
             if let Some(reason) = reading.block {
-                replacement.get_or_insert(reason);
+                replacement.push(reason);
                 continue;
             }
             let Some(json) = reading.json else { continue };
@@ -128,7 +128,7 @@ impl CodexBridge {
             contexts.extend(out.hook_specific_output.and_then(|h| h.additional_context));
             if let Some(text) = blocking {
                 run.outcome = Outcome::Blocked;
-                replacement.get_or_insert(text);
+                replacement.push(text);
             }
         }
         self.record(&call.session, EVENT, &runs);
@@ -137,11 +137,24 @@ impl CodexBridge {
             .into_iter()
             .map(|text| self.cap(session_id, text))
             .collect();
-        let replaced = replacement
-            .map(|text| RVec::from(vec![ContentBlock::text(self.cap(session_id, text))]));
-        // The hooks' context is one piece, before what the rest of the
+        // Every block, in config order, joined by a blank line (vector
+        // `C50-post-block-plus-context`).
+        let replaced = (!replacement.is_empty()).then(|| {
+            RVec::from(vec![ContentBlock::text(
+                self.cap(session_id, replacement.join("\n\n")),
+            )])
+        });
+        // Each hook's context is its own piece, before what the rest of the
         // chain added.
-        let decision = next().await?.with_context_first(contexts.join("\n\n"));
+        let decision = next().await?;
+        let decision = if contexts.is_empty() {
+            decision
+        } else {
+            let mut pieces: Vec<AuthoredContext> =
+                contexts.into_iter().map(AuthoredContext::new).collect();
+            pieces.extend(decision.context());
+            decision.with_pieces(pieces)
+        };
         Ok(match (decision, replaced) {
             (
                 PostToolDecision::Accept {

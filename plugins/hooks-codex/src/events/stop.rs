@@ -70,7 +70,7 @@ impl CodexBridge {
         let mut runs = self
             .fire(EVENT, &input.session, None, &payload(input, &self.model))
             .await;
-        let mut continuation: Option<String> = None;
+        let mut continuation: Vec<String> = Vec::new();
         let mut halted = false;
         let resolution = self.hooks_for(&input.session);
         for run in &mut runs {
@@ -81,10 +81,8 @@ impl CodexBridge {
                 .map(|h| h.run_id())
                 .unwrap_or_default();
             if let Some(reason) = reading.block {
-                if continuation.is_none() {
-                    let reason = self.cap(&input.session.session_id, reason);
-                    continuation = Some(hook_prompt(&run_id, &reason));
-                }
+                let reason = self.cap(&input.session.session_id, reason);
+                continuation.push(hook_prompt(&run_id, &reason));
                 continue;
             }
             let Some(json) = reading.json else { continue };
@@ -102,10 +100,8 @@ impl CodexBridge {
                 match trimmed(out.reason.as_deref()) {
                     Some(reason) => {
                         run.outcome = Outcome::Blocked;
-                        if continuation.is_none() {
-                            let reason = self.cap(&input.session.session_id, reason);
-                            continuation = Some(hook_prompt(&run_id, &reason));
-                        }
+                        let reason = self.cap(&input.session.session_id, reason);
+                        continuation.push(hook_prompt(&run_id, &reason));
                     }
                     None => invalid(
                         run,
@@ -118,9 +114,12 @@ impl CodexBridge {
         if halted {
             return Ok(ContinuationDecision::Stop);
         }
-        if let Some(text) = continuation {
+        // Every block is a `<hook_prompt>` of its own, in config order
+        // (vector `C50-two-stop-blocks`: two user messages); dsh's history
+        // holds them as one steering text, a line each.
+        if !continuation.is_empty() {
             return Ok(ContinuationDecision::Continue {
-                reason: ROption::RSome(RString::from(text)),
+                reason: ROption::RSome(RString::from(continuation.join("\n"))),
             });
         }
         next().await

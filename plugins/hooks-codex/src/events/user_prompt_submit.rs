@@ -17,7 +17,7 @@
 use std::future::Future;
 
 use dsh_hook_protocol::point::Outcome;
-use dsh_plugin_api::{PromptDecision, PromptSubmitInput, blocks_text};
+use dsh_plugin_api::{AuthoredContext, PromptDecision, PromptSubmitInput, blocks_text};
 use serde_json::Value;
 
 use super::{invalid, read, turn_head};
@@ -97,15 +97,20 @@ impl CodexBridge {
             });
         }
         match next().await? {
-            // The hooks' context is one piece, before what the rest of the
-            // chain added.
+            // Each hook's context is its own developer message, in config
+            // order (vector `C50-ups-several-contexts`), before what the
+            // rest of the chain added.
             allowed @ (PromptDecision::Allow { .. } | PromptDecision::AllowAuthored { .. }) => {
                 let session_id = &input.session.session_id;
-                let ours: Vec<String> = contexts
+                let mut pieces: Vec<AuthoredContext> = contexts
                     .into_iter()
-                    .map(|text| self.cap(session_id, text))
+                    .map(|text| AuthoredContext::new(self.cap(session_id, text)))
                     .collect();
-                Ok(allowed.with_context_first(ours.join("\n\n")))
+                if pieces.is_empty() {
+                    return Ok(allowed);
+                }
+                pieces.extend(allowed.context());
+                Ok(allowed.with_pieces(pieces))
             }
             blocked => Ok(blocked),
         }

@@ -1,0 +1,51 @@
+//! PreModelRequest (`agent/model-request`, plugin API 1.4): observe only,
+//! before every request to the model (vector `C1-all-events-hooks-json`:
+//! after UserPromptSubmit, and again after the tool's PostToolUse).
+//!
+//! The payload is Codex 0.171.0's: `kind: "sampling"`, a fresh
+//! `request_id` per request, `attempt_number` (1), `session_id` and
+//! `thread_id` (the same id), `turn_id`, `cwd`, `transcript_path`, `model`.
+//! No matcher subject. Codex reads nothing from the answer (its hooks
+//! engine treats the event as stateless): the request goes out as it was.
+
+use dsh_plugin_api::ModelRequestInput;
+use serde_json::{Map, Value};
+
+use super::{read, transcript};
+use crate::CodexBridge;
+
+/// The event name.
+pub const EVENT: &str = "PreModelRequest";
+
+/// The stdin payload, keys in Codex's order.
+pub fn payload(input: &ModelRequestInput, model: &str) -> Value {
+    let s = &input.session;
+    let mut m = Map::new();
+    m.insert("kind".into(), "sampling".into());
+    m.insert("request_id".into(), input.request_id.as_str().into());
+    m.insert("attempt_number".into(), input.attempt.into());
+    m.insert("session_id".into(), s.session_id.as_str().into());
+    m.insert("thread_id".into(), s.session_id.as_str().into());
+    m.insert("turn_id".into(), s.turn_id.as_str().into());
+    m.insert("cwd".into(), s.cwd.as_str().into());
+    m.insert("transcript_path".into(), transcript(s));
+    m.insert("model".into(), model.into());
+    m.insert("hook_event_name".into(), EVENT.into());
+    Value::Object(m)
+}
+
+impl CodexBridge {
+    /// Runs the PreModelRequest hooks.
+    pub async fn on_model_request(&self, input: &ModelRequestInput) {
+        if !self.has_hooks(&input.session, EVENT) {
+            return;
+        }
+        let mut runs = self
+            .fire(EVENT, &input.session, None, &payload(input, &self.model))
+            .await;
+        for run in &mut runs {
+            read(run);
+        }
+        self.record(&input.session, EVENT, &runs);
+    }
+}
