@@ -13,6 +13,7 @@ pub mod agent;
 pub mod config;
 pub mod daemon;
 pub mod model;
+pub mod permissions;
 pub mod plugins;
 pub mod seams;
 pub mod session;

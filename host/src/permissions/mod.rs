@@ -1,0 +1,123 @@
+//! Permission modes and rules, as Claude Code has them: what decides, after
+//! the `tools/pre-execute` waterfall and the guards, whether a tool call
+//! runs, is refused, or must be asked about (ARCHITECTURE.md §11).
+//!
+//! - [`PermissionMode`]: the session's mode (`default`, `acceptEdits`,
+//!   `plan`, `bypassPermissions`, `dontAsk`), spelled as Claude Code spells
+//!   it, which is also what hooks read as `permission_mode`.
+//! - [`RuleLayer`]: `allow` / `ask` / `deny` lists in Claude Code's rule
+//!   syntax (`Bash`, `Bash(git diff:*)`, `Read(./src/**)`, ...) from one
+//!   source (managed, user, project, local settings, the manifest, the CLI,
+//!   the session's own "allow always" answers); [`RuleSet`] merges them.
+//! - [`decide`]: the verdict for one call, from the mode, the rules, what
+//!   the pre-execute waterfall said and the call itself.
+//!
+//! Pure code: no I/O, no seams. The pipeline (`agent/pipeline.rs`) asks it
+//! and acts on the verdict; the texts a refused call answers with are the
+//! ones Claude Code gives the model (recorded: vectors `S30`–`S33`,
+//! `tools/recorder-scenarios/FINDINGS-perm.md`).
+
+mod bash;
+mod engine;
+mod rule;
+
+pub use engine::{HookStance, PermissionState, Verdict, decide};
+pub use rule::{Behavior, Rule, RuleError, RuleLayer, RuleSet, RuleSource};
+
+/// A session's permission mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum PermissionMode {
+    /// Ask for anything not allowed by a rule or read-only.
+    #[default]
+    Default,
+    /// Edits inside the session's folder run without asking.
+    AcceptEdits,
+    /// Nothing that changes files runs; the model plans.
+    Plan,
+    /// Everything runs that no deny or ask rule stops.
+    BypassPermissions,
+    /// Every ask is a denial: only what rules allow (and read-only calls) run.
+    DontAsk,
+}
+
+impl PermissionMode {
+    /// Every mode, in the order editors list them.
+    pub const ALL: [PermissionMode; 5] = [
+        PermissionMode::Default,
+        PermissionMode::AcceptEdits,
+        PermissionMode::Plan,
+        PermissionMode::BypassPermissions,
+        PermissionMode::DontAsk,
+    ];
+
+    /// Claude Code's spelling (`--permission-mode`, hooks' `permission_mode`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PermissionMode::Default => "default",
+            PermissionMode::AcceptEdits => "acceptEdits",
+            PermissionMode::Plan => "plan",
+            PermissionMode::BypassPermissions => "bypassPermissions",
+            PermissionMode::DontAsk => "dontAsk",
+        }
+    }
+
+    /// A one-line description, for editors and `--help`.
+    pub fn description(self) -> &'static str {
+        match self {
+            PermissionMode::Default => "Ask before edits and commands that are not read-only",
+            PermissionMode::AcceptEdits => "Edit files in the session's folder without asking",
+            PermissionMode::Plan => "Read and plan only: edits are refused",
+            PermissionMode::BypassPermissions => "Run everything no deny or ask rule stops",
+            PermissionMode::DontAsk => "Never ask: whatever would ask is refused",
+        }
+    }
+
+    /// A human name, for editors.
+    pub fn title(self) -> &'static str {
+        match self {
+            PermissionMode::Default => "Default",
+            PermissionMode::AcceptEdits => "Accept edits",
+            PermissionMode::Plan => "Plan",
+            PermissionMode::BypassPermissions => "Bypass permissions",
+            PermissionMode::DontAsk => "Don't ask",
+        }
+    }
+}
+
+impl std::fmt::Display for PermissionMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for PermissionMode {
+    type Err = String;
+
+    /// Claude Code's spellings only (case-sensitive, as the CLI takes them).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        PermissionMode::ALL
+            .into_iter()
+            .find(|m| m.as_str() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown permission mode `{s}` (one of: {})",
+                    PermissionMode::ALL.map(|m| m.as_str()).join(", ")
+                )
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_parse_only_claude_spellings() {
+        for m in PermissionMode::ALL {
+            assert_eq!(m.as_str().parse::<PermissionMode>().unwrap(), m);
+        }
+        let e = "bypass".parse::<PermissionMode>().unwrap_err();
+        assert!(e.contains("`bypass`") && e.contains("dontAsk"), "{e}");
+        assert!("Default".parse::<PermissionMode>().is_err());
+    }
+}
