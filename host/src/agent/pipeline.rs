@@ -25,6 +25,7 @@ use super::session::{Buffered, Session};
 use super::signal::TokenSignal;
 use super::turn::{authored, default_terminal, originator, unless_cancelled};
 use crate::model::ModelToolCall;
+use crate::permissions::{HookStance, Rule, Verdict, decide};
 use crate::plugins::services::ToolsView;
 use crate::seams::{GuardVerdict, Terminal, TerminalFn, Traced};
 use crate::session::SessionEvent;
@@ -62,6 +63,20 @@ fn json_safe(name: &str, result: ToolResult) -> ToolResult {
             ToolResult::error(format!("tool `{name}` returned a result that is not JSON"))
         }
         _ => result,
+    }
+}
+
+/// The rule an "allow always" answer adds: the exact command for `Bash`
+/// (`Bash(npm test)`), the tool for anything else.
+fn always_rule(call: &ToolCall) -> String {
+    let command = serde_json::from_str::<Value>(&call.arguments)
+        .ok()
+        .and_then(|a| a.get("command").and_then(Value::as_str).map(str::to_string));
+    match command {
+        Some(c) if call.name.as_str() == "Bash" && !c.trim().is_empty() => {
+            format!("Bash({})", c.trim())
+        }
+        _ => call.name.to_string(),
     }
 }
 
@@ -122,6 +137,7 @@ impl Session {
         // An `ask` waits for the guards: nobody is asked to approve a call
         // a guard would deny anyway.
         let mut ask: Option<Option<String>> = None;
+        let mut explicit_allow = false;
         let mut gate = match &answer {
             // A gate that failed or did not decide in time denies.
             RResult::RErr(e) => Gate::Denied {
@@ -131,12 +147,24 @@ impl Session {
                     .map_or_else(|| "error".into(), |f| f.plugin.to_string()),
             },
             RResult::ROk(SeamOutput::PreTool(PreToolDecision::Allow { updated_arguments })) => {
+                let by = originator(&trace, answer.as_ref().unwrap_or(&SeamOutput::Observed));
+                // A listener that answered `allow` itself (not the seam's
+                // default passed along) allowed the call explicitly; so did
+                // one that hands back the arguments it allows, unchanged
+                // (the Claude bridge's hook `allow`): no rewrite then.
+                explicit_allow = by.is_some();
+                let by = by.unwrap_or_default();
                 match updated_arguments.as_ref().into_option() {
                     None => Gate::Run,
+                    Some(text)
+                        if serde_json::from_str::<Value>(text).ok().as_ref()
+                            == Some(&arguments) =>
+                    {
+                        explicit_allow = true;
+                        Gate::Run
+                    }
                     Some(text) => {
-                        let by =
-                            originator(&trace, answer.as_ref().unwrap_or(&SeamOutput::Observed))
-                                .unwrap_or_default();
+                        explicit_allow = true;
                         match serde_json::from_str::<Value>(text) {
                             Ok(args @ Value::Object(_)) => {
                                 self.append(SessionEvent::ToolUpdated {
@@ -175,8 +203,8 @@ impl Session {
             },
         };
 
-        // Phase 2: guards, which can only deny; then an `ask` is approved or
-        // not.
+        // Phase 2: guards, which can only deny; then the session's
+        // permission mode and rules; then an `ask` is approved or not.
         if let Gate::Run = gate
             && let GuardVerdict::Deny { plugin, reason } = bus.check_guards(&exec).await
         {
@@ -185,14 +213,30 @@ impl Session {
                 by: plugin.to_string(),
             };
         }
-        if let (Gate::Run, Some(reason)) = (&gate, ask) {
-            let asked = self.ask_approval(&exec, reason.as_deref());
-            gate = unless_cancelled(cancel, asked)
-                .await
-                .unwrap_or_else(|| Gate::Denied {
-                    reason: "the approval request was cancelled".into(),
-                    by: "approval".into(),
-                });
+        if let Gate::Run = gate {
+            let stance = match ask {
+                Some(reason) => HookStance::Ask(reason),
+                None if explicit_allow => HookStance::Allow,
+                None => HookStance::Silent,
+            };
+            match self.permission_verdict(&exec, &stance) {
+                Verdict::Allow => {}
+                Verdict::Deny { message, by } => {
+                    gate = Gate::Denied {
+                        reason: message,
+                        by: format!("permissions ({by})"),
+                    };
+                }
+                Verdict::Ask { message, .. } => {
+                    let asked = self.ask_approval(&exec, &message);
+                    gate = unless_cancelled(cancel, asked)
+                        .await
+                        .unwrap_or_else(|| Gate::Denied {
+                            reason: "the approval request was cancelled".into(),
+                            by: "approval".into(),
+                        });
+                }
+            }
         }
 
         // Phase 3: around-dispatch waterfall and the core dispatch.
@@ -335,16 +379,36 @@ impl Session {
         self.note_listener_failures("agent/cwd-changed", &failures, true);
     }
 
-    async fn ask_approval(self: &Arc<Self>, call: &RArc<ToolCall>, reason: Option<&str>) -> Gate {
+    /// The permission verdict on `call` (`permissions/`).
+    fn permission_verdict(&self, call: &ToolCall, stance: &HookStance) -> Verdict {
+        let perms = self.state().perms.clone();
+        let args = serde_json::from_str::<Value>(&call.arguments).unwrap_or(Value::Null);
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        decide(
+            &perms,
+            &call.name,
+            &args,
+            std::path::Path::new(call.session.cwd.as_str()),
+            &self.cwd,
+            home.as_deref(),
+            stance,
+        )
+    }
+
+    /// Asks the `approval` service about `call`; `message` is why, and
+    /// what the model reads when nobody can be asked.
+    async fn ask_approval(self: &Arc<Self>, call: &RArc<ToolCall>, message: &str) -> Gate {
+        let reason = Some(message);
         let Some(service) = self.view().services.get(APPROVAL_SERVICE) else {
-            let reason = "approval unavailable: no approval service is mounted".to_string();
+            // Nobody to ask: answer as `claude -p` does, a refusal the model
+            // reads as the ask's own text (vectors S3-ask, S30, S31).
             self.append(SessionEvent::ToolApproval {
                 call_id: call.call_id.to_string(),
                 outcome: "unavailable".into(),
-                reason: Some(reason.clone()),
+                reason: Some("no approval service is mounted (headless)".into()),
             });
             return Gate::Denied {
-                reason,
+                reason: message.to_string(),
                 by: "approval".into(),
             };
         };
@@ -375,7 +439,14 @@ impl Session {
         });
         let by = "approval".to_string();
         match answer {
-            ApprovalAnswer::AllowOnce | ApprovalAnswer::AllowAlways => Gate::Run,
+            ApprovalAnswer::AllowOnce => Gate::Run,
+            ApprovalAnswer::AllowAlways => {
+                match Rule::parse(&always_rule(call)) {
+                    Ok(rule) => self.allow_always(rule, &call.call_id),
+                    Err(e) => tracing::warn!(session = %self.id, "allow always: {e}"),
+                }
+                Gate::Run
+            }
             ApprovalAnswer::Reject { reason } => Gate::Denied {
                 reason: reason.unwrap_or_else(|| "the user rejected this tool call".into()),
                 by,

@@ -21,11 +21,17 @@ use crate::session::{
 pub struct AgentOptions {
     /// Steps after which a turn ends with an error.
     pub max_steps: u32,
+    /// The permissions every new session starts with (the manifest's
+    /// `permissions:` and the CLI's flags); unmanaged by default.
+    pub permissions: crate::permissions::PermissionState,
 }
 
 impl Default for AgentOptions {
     fn default() -> Self {
-        AgentOptions { max_steps: 64 }
+        AgentOptions {
+            max_steps: 64,
+            permissions: Default::default(),
+        }
     }
 }
 
@@ -183,7 +189,12 @@ impl Agent {
         header.agent_type = agent_type;
         let state_dir = self.state_dir.clone();
         let log = off_the_runtime(move || SessionLog::create(&state_dir, header)).await?;
-        let session = Session::new(self.core.clone(), log, self.options.max_steps);
+        // A subagent works under its parent's mode and rules, as in Claude Code.
+        let perms = parent
+            .as_deref()
+            .and_then(|p| self.get(p))
+            .map_or_else(|| self.options.permissions.clone(), |p| p.permissions());
+        let session = Session::new(self.core.clone(), log, self.options.max_steps, perms);
         self.insert(session.clone());
         if parent.is_none() {
             self.start(&session, SessionStartSource::Startup).await;
@@ -215,7 +226,12 @@ impl Agent {
         if let Some(live) = self.get(id) {
             return Ok(live);
         }
-        let session = Session::new(self.core.clone(), log, self.options.max_steps);
+        let session = Session::new(
+            self.core.clone(),
+            log,
+            self.options.max_steps,
+            self.options.permissions.clone(),
+        );
         self.insert(session.clone());
         Ok(session)
     }

@@ -9,6 +9,9 @@ use dsh_plugin_api::{ContentBlock, ContentBlock_NE, MessageSource, SessionRef};
 use tokio_util::sync::CancellationToken;
 
 use super::feed::{EventFeed, EventStream, FEED_CAPACITY};
+use crate::permissions::{
+    Behavior, PermissionMode, PermissionState, Rule, RuleSource,
+};
 use crate::plugins::HostCore;
 use crate::session::{LoggedEvent, SessionEvent, SessionLog, TurnEndReason, TurnKind};
 
@@ -82,6 +85,8 @@ pub(crate) struct SessionState {
     /// Where the session was before a move not yet announced on
     /// `agent/cwd-changed`.
     pub(crate) moved_from: Option<PathBuf>,
+    /// The permission mode and rules (`permissions/`).
+    pub(crate) perms: PermissionState,
 }
 
 /// One conversation.
@@ -113,8 +118,14 @@ impl Drop for Session {
 }
 
 impl Session {
-    pub(crate) fn new(core: Arc<HostCore>, log: SessionLog, max_steps: u32) -> Arc<Session> {
+    pub(crate) fn new(
+        core: Arc<HostCore>,
+        log: SessionLog,
+        max_steps: u32,
+        perms: PermissionState,
+    ) -> Arc<Session> {
         let header = log.header().clone();
+        let perms = restore_permissions(perms, log.events());
         Arc::new(Session {
             id: header.session_id.clone(),
             cwd: PathBuf::from(&header.cwd),
@@ -139,6 +150,7 @@ impl Session {
                 cancel_next: false,
                 cwd: PathBuf::from(&header.cwd),
                 moved_from: None,
+                perms,
             }),
             turn_lock: tokio::sync::Mutex::new(()),
             feed: EventFeed::new(FEED_CAPACITY),
@@ -223,7 +235,7 @@ impl Session {
             session_id: RString::from(self.id.as_str()),
             cwd: RString::from(state.cwd.to_string_lossy().as_ref()),
             log_path: RString::from(self.log_path.to_string_lossy().as_ref()),
-            permission_mode: RString::from("default"),
+            permission_mode: RString::from(state.perms.mode.as_str()),
             turn_id: RString::from(state.turn_id.as_str()),
             prompt_id: RString::from(state.prompt_id.as_str()),
             parent_session_id: self.parent.clone().map(RString::from).into(),
@@ -389,6 +401,79 @@ impl Session {
             }
         };
         Ok(())
+    }
+}
+
+/// The configured permissions, then what the log says the session did
+/// with them: the last mode an editor set, every "allow always" rule.
+fn restore_permissions(mut perms: PermissionState, events: &[LoggedEvent]) -> PermissionState {
+    for logged in events {
+        match &logged.event {
+            SessionEvent::PermissionMode { mode, .. } => match mode.parse::<PermissionMode>() {
+                Ok(mode) => {
+                    perms.mode = mode;
+                    perms.managed = true;
+                }
+                Err(e) => tracing::warn!("session log: {e}; mode change ignored"),
+            },
+            SessionEvent::PermissionRule { behavior, rule, .. } if behavior == "allow" => {
+                match Rule::parse(rule) {
+                    Ok(rule) => {
+                        perms.rules.push(Behavior::Allow, RuleSource::Session, rule);
+                        perms.managed = true;
+                    }
+                    Err(e) => tracing::warn!("session log: rule `{rule}`: {e}; ignored"),
+                }
+            }
+            _ => {}
+        }
+    }
+    perms
+}
+
+impl Session {
+    /// The session's permission mode.
+    pub fn permission_mode(&self) -> PermissionMode {
+        self.state().perms.mode
+    }
+
+    /// A copy of the session's permissions (mode and rules).
+    pub fn permissions(&self) -> PermissionState {
+        self.state().perms.clone()
+    }
+
+    /// Sets the permission mode (an editor's `session/set_mode`, a CLI
+    /// flag) and records it, so a resumed session starts in it. Setting
+    /// the mode it has changes nothing and records nothing.
+    pub fn set_permission_mode(&self, mode: PermissionMode, by: &str) {
+        {
+            let mut state = self.state();
+            if state.perms.managed && state.perms.mode == mode {
+                return;
+            }
+            state.perms.mode = mode;
+            state.perms.managed = true;
+        }
+        self.record(SessionEvent::PermissionMode {
+            mode: mode.as_str().into(),
+            by: by.into(),
+        });
+    }
+
+    /// Adds an "allow always" rule for the rest of the session, recorded so
+    /// a resumed session keeps it.
+    pub(crate) fn allow_always(&self, rule: Rule, call_id: &str) {
+        let text = rule.text().to_string();
+        {
+            let mut state = self.state();
+            state.perms.rules.push(Behavior::Allow, RuleSource::Session, rule);
+            state.perms.managed = true;
+        }
+        self.record(SessionEvent::PermissionRule {
+            behavior: "allow".into(),
+            rule: text,
+            call_id: call_id.into(),
+        });
     }
 }
 

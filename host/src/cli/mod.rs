@@ -2,6 +2,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod acp;
+mod approval;
 mod check;
 mod prompt;
 mod serve;
@@ -36,6 +37,77 @@ pub(crate) fn init_tracing(level: &str) {
         .try_init();
 }
 
+/// Permissions given on the command line (`dsh prompt`).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CliPermissions {
+    /// `--permission-mode`.
+    pub(crate) mode: Option<dsh_host::permissions::PermissionMode>,
+    /// `--allowedTools`, one rule each.
+    pub(crate) allow: Vec<String>,
+    /// `--disallowedTools`, one rule each.
+    pub(crate) deny: Vec<String>,
+}
+
+impl CliPermissions {
+    fn is_empty(&self) -> bool {
+        self.mode.is_none() && self.allow.is_empty() && self.deny.is_empty()
+    }
+}
+
+/// Splits `--allowedTools` values as Claude Code does: on commas and
+/// spaces outside parentheses (`"Bash(git diff:*),Read"`).
+pub(crate) fn split_rules(values: &[String]) -> Vec<String> {
+    let mut rules = Vec::new();
+    for value in values {
+        let mut depth = 0usize;
+        let mut current = String::new();
+        for c in value.chars() {
+            match c {
+                '(' => depth += 1,
+                ')' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            if depth == 0 && (c == ',' || c.is_whitespace()) {
+                if !current.is_empty() {
+                    rules.push(std::mem::take(&mut current));
+                }
+            } else {
+                current.push(c);
+            }
+        }
+        if !current.is_empty() {
+            rules.push(current);
+        }
+    }
+    rules
+}
+
+/// The permissions sessions start with: the manifest's block, then the
+/// command line's mode and rules over it. Nothing given: unmanaged.
+fn session_permissions(
+    manifest: &Manifest,
+    cli: &CliPermissions,
+) -> Result<dsh_host::permissions::PermissionState, String> {
+    use dsh_host::permissions::{PermissionState, RuleLayer, RuleSet, RuleSource};
+    let mut state = PermissionState::default();
+    let mut layers = Vec::new();
+    if let Some(p) = &manifest.permissions {
+        state.mode = p.mode;
+        state.managed = true;
+        layers.push(p.layer.clone());
+    }
+    if !cli.is_empty() {
+        state.managed = true;
+        state.mode = cli.mode.unwrap_or(state.mode);
+        let mut layer = RuleLayer::new(RuleSource::Cli);
+        layer.allow = cli.allow.clone();
+        layer.deny = cli.deny.clone();
+        layers.push(layer);
+    }
+    state.rules = RuleSet::from_layers(&layers).map_err(|e| e.to_string())?;
+    Ok(state)
+}
+
 /// A loaded host: the manifest, its plugins and an agent over them.
 pub(crate) struct Booted {
     pub(crate) manifest: Manifest,
@@ -45,12 +117,21 @@ pub(crate) struct Booted {
 
 /// Reads the manifest, applies every plugin and starts an agent. Plugin
 /// problems are logged as warnings and do not stop the command.
-pub(crate) fn boot(config: &Path, runtime: &tokio::runtime::Runtime) -> Result<Booted, String> {
+pub(crate) fn boot(
+    config: &Path,
+    runtime: &tokio::runtime::Runtime,
+    cli: &CliPermissions,
+) -> Result<Booted, String> {
     let manifest = Manifest::load(config).map_err(|e| e.to_string())?;
+    let permissions = session_permissions(&manifest, cli)?;
     // Private from the start: plugins may write under it too.
     dsh_host::session::create_state_dir(&manifest.state_dir).map_err(|e| e.to_string())?;
     let core = HostCore::new(manifest.state_dir.clone(), runtime.handle().clone());
-    let agent = Agent::new(core.clone(), &manifest.state_dir, AgentOptions::default());
+    let options = AgentOptions {
+        permissions,
+        ..AgentOptions::default()
+    };
+    let agent = Agent::new(core.clone(), &manifest.state_dir, options);
     let mut host = PluginHost::new(core, manifest.path.clone());
     // Each problem is already logged as a warning (with its plugin) on stderr.
     runtime.block_on(async { host.load_manifest(&manifest) });

@@ -37,7 +37,7 @@ pub(crate) fn serve(config: &Path) -> anyhow::Result<ExitCode> {
     };
     super::init_tracing(&level);
     let runtime = tokio::runtime::Runtime::new()?;
-    let booted = match super::boot(config, &runtime) {
+    let booted = match super::boot(config, &runtime, &super::CliPermissions::default()) {
         Ok(b) => b,
         Err(e) => {
             eprintln!("dsh: {e}");

@@ -64,6 +64,17 @@ pub enum ConfigError {
         /// figment's description, which names the key.
         message: String,
     },
+    /// The `permissions:` block is malformed (a mode or rule that does
+    /// not parse).
+    #[error("{path}: key `permissions.{key}`: {message}")]
+    Permissions {
+        /// The manifest.
+        path: PathBuf,
+        /// The key under `permissions` (`mode`, `allow[2]`).
+        key: String,
+        /// What is wrong.
+        message: String,
+    },
     /// A plugin entry is malformed.
     #[error("{path}: plugin `{id}` (plugins[{index}]): key `{key}`: {message}")]
     Entry {
@@ -96,6 +107,21 @@ struct RawManifest {
     plugin_dirs: Vec<PathBuf>,
     shutdown_grace_s: u64,
     plugins: Vec<RawEntry>,
+    #[serde(default)]
+    permissions: Option<RawPermissions>,
+}
+
+/// `permissions:` as written: Claude Code's settings shape.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPermissions {
+    mode: Option<String>,
+    #[serde(default)]
+    allow: Vec<String>,
+    #[serde(default)]
+    ask: Vec<String>,
+    #[serde(default)]
+    deny: Vec<String>,
 }
 
 impl Default for RawManifest {
@@ -107,6 +133,7 @@ impl Default for RawManifest {
             plugin_dirs: Vec::new(),
             shutdown_grace_s: 20,
             plugins: Vec::new(),
+            permissions: None,
         }
     }
 }
@@ -171,6 +198,18 @@ pub struct Manifest {
     pub shutdown_grace: std::time::Duration,
     /// Plugin entries in manifest order.
     pub plugins: Vec<PluginEntry>,
+    /// The `permissions:` block, if any: the sessions' default mode and
+    /// the manifest's rule layer.
+    pub permissions: Option<ManifestPermissions>,
+}
+
+/// The manifest's `permissions:` block, validated.
+#[derive(Debug, Clone)]
+pub struct ManifestPermissions {
+    /// The default mode of every session (`default` when not given).
+    pub mode: crate::permissions::PermissionMode,
+    /// The rules, as the [`crate::permissions::RuleSource::Manifest`] layer.
+    pub layer: crate::permissions::RuleLayer,
 }
 
 fn default_state_dir() -> PathBuf {
@@ -278,7 +317,12 @@ impl Manifest {
             }
             plugins.push(entry);
         }
+        let permissions = raw
+            .permissions
+            .map(|p| Self::permissions(path, p))
+            .transpose()?;
         Ok(Manifest {
+            permissions,
             path: path.to_path_buf(),
             state_dir,
             socket,
@@ -287,6 +331,30 @@ impl Manifest {
             shutdown_grace: std::time::Duration::from_secs(raw.shutdown_grace_s),
             plugins,
         })
+    }
+
+    fn permissions(path: &Path, raw: RawPermissions) -> Result<ManifestPermissions, ConfigError> {
+        use crate::permissions::{PermissionMode, RuleLayer, RuleSet, RuleSource};
+        let err = |key: String, message: String| ConfigError::Permissions {
+            path: path.to_path_buf(),
+            key,
+            message,
+        };
+        let mode = match raw.mode.as_deref() {
+            None => PermissionMode::Default,
+            Some(m) => m
+                .parse::<PermissionMode>()
+                .map_err(|e| err("mode".into(), e))?,
+        };
+        let layer = RuleLayer {
+            source: RuleSource::Manifest,
+            allow: raw.allow,
+            ask: raw.ask,
+            deny: raw.deny,
+        };
+        RuleSet::from_layers(std::slice::from_ref(&layer))
+            .map_err(|e| err(format!("{}[{}]", e.list, e.index), format!("`{}`: {}", e.rule, e.message)))?;
+        Ok(ManifestPermissions { mode, layer })
     }
 
     fn entry(
@@ -498,6 +566,26 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn permissions_block_parses_and_bad_modes_or_rules_name_their_key() {
+        use crate::permissions::PermissionMode;
+        assert!(parse("plugins: []\n").unwrap().permissions.is_none());
+        let m = parse(
+            "plugins: []\npermissions:\n  mode: acceptEdits\n  allow: ['Bash(git diff:*)', Read]\n  deny: ['Read(./.env)']\n",
+        )
+        .unwrap();
+        let p = m.permissions.unwrap();
+        assert_eq!(p.mode, PermissionMode::AcceptEdits);
+        assert_eq!(p.layer.allow, ["Bash(git diff:*)", "Read"]);
+        assert_eq!(p.layer.deny, ["Read(./.env)"]);
+        let e = parse("plugins: []\npermissions: {mode: yolo}\n").unwrap_err().to_string();
+        assert!(e.starts_with("/etc/dsh/cordis.yml: key `permissions.mode`: unknown permission mode `yolo`"), "{e}");
+        let e = parse("plugins: []\npermissions: {ask: [Read, 'Bash(git']}\n").unwrap_err().to_string();
+        assert_eq!(e, "/etc/dsh/cordis.yml: key `permissions.ask[1]`: `Bash(git`: a specifier must end with `)`");
+        let e = parse("plugins: []\npermissions: {allowed: [Read]}\n").unwrap_err().to_string();
+        assert!(e.contains("allowed"), "{e}");
     }
 
     #[test]
