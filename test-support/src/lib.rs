@@ -20,6 +20,8 @@
 //! - [`openai_mock`]: the scripted OpenAI-compatible server on 127.0.0.1.
 //! - [`fake_host`]: the fake plugin host for plugin unit tests.
 //! - [`wait`]: timed waits for async tests.
+//! - [`permissions`]: an [`agent::AgentHost`] whose sessions start with
+//!   given permissions, and a recorded run's permissions.
 //!
 //! Every wait here has a timeout; nothing sleeps to synchronize.
 
@@ -35,6 +37,7 @@ pub mod events;
 pub mod fake_host;
 pub mod host;
 pub mod openai_mock;
+pub mod permissions;
 pub mod process;
 pub mod wait;
 

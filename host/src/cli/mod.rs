@@ -54,32 +54,13 @@ impl CliPermissions {
     }
 }
 
-/// Splits `--allowedTools` values as Claude Code does: on commas and
-/// spaces outside parentheses (`"Bash(git diff:*),Read"`).
+/// Splits `--allowedTools` values as Claude Code does (see
+/// [`dsh_host::permissions::split_rule_list`]).
 pub(crate) fn split_rules(values: &[String]) -> Vec<String> {
-    let mut rules = Vec::new();
-    for value in values {
-        let mut depth = 0usize;
-        let mut current = String::new();
-        for c in value.chars() {
-            match c {
-                '(' => depth += 1,
-                ')' => depth = depth.saturating_sub(1),
-                _ => {}
-            }
-            if depth == 0 && (c == ',' || c.is_whitespace()) {
-                if !current.is_empty() {
-                    rules.push(std::mem::take(&mut current));
-                }
-            } else {
-                current.push(c);
-            }
-        }
-        if !current.is_empty() {
-            rules.push(current);
-        }
-    }
-    rules
+    values
+        .iter()
+        .flat_map(|v| dsh_host::permissions::split_rule_list(v))
+        .collect()
 }
 
 /// The permissions sessions start with: the manifest's block, then the

@@ -24,6 +24,33 @@ mod rule;
 pub use engine::{HookStance, PermissionState, Verdict, decide};
 pub use rule::{Behavior, Rule, RuleError, RuleLayer, RuleSet, RuleSource};
 
+/// Splits one `--allowedTools` / `--disallowedTools` value as Claude Code
+/// does: on commas and spaces outside parentheses, so
+/// `"Bash(git diff:*),Read"` is two rules.
+pub fn split_rule_list(value: &str) -> Vec<String> {
+    let mut rules = Vec::new();
+    let mut depth = 0usize;
+    let mut current = String::new();
+    for c in value.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if depth == 0 && (c == ',' || c.is_whitespace()) {
+            if !current.is_empty() {
+                rules.push(std::mem::take(&mut current));
+            }
+        } else {
+            current.push(c);
+        }
+    }
+    if !current.is_empty() {
+        rules.push(current);
+    }
+    rules
+}
+
 /// A session's permission mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum PermissionMode {
@@ -110,6 +137,17 @@ impl std::str::FromStr for PermissionMode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rule_lists_split_outside_parentheses() {
+        assert_eq!(split_rule_list("Bash,Read"), ["Bash", "Read"]);
+        assert_eq!(
+            split_rule_list("Bash(git diff:*), Read Edit(/docs/**)"),
+            ["Bash(git diff:*)", "Read", "Edit(/docs/**)"]
+        );
+        assert_eq!(split_rule_list("Bash(npm run test *)"), ["Bash(npm run test *)"]);
+        assert!(split_rule_list(" , ").is_empty());
+    }
 
     #[test]
     fn modes_parse_only_claude_spellings() {

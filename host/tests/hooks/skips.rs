@@ -117,39 +117,21 @@ pub const ROWS: &[Row] = &[
     ),
     row(
         Claude,
-        "S1-permission-needed",
-        ToolsRan,
-        "Claude Code's own permission system refused `touch` (not in --allowedTools); dsh has no such system and runs it",
-    ),
-    row(
-        Claude,
-        "S1-permission-needed",
+        "S30-accept-edits",
         ToolResults,
-        "see ToolsRan: dsh ran the command",
+        "dsh's Write answers `File created successfully at: <path>`, without Claude Code 2.1.197's `(file state is current in your context — no need to Read it back)`: the tool's text; that the Write ran is compared",
     ),
     row(
         Claude,
-        "S1-permission-needed",
-        ExtraCalls("PostToolUse"),
-        "see ToolsRan: a call that ran fires PostToolUse",
-    ),
-    row(
-        Claude,
-        "S3-control-no-output",
-        ToolsRan,
-        "Claude Code's own permission system refused `touch`; dsh has no such system and runs it",
-    ),
-    row(
-        Claude,
-        "S3-control-no-output",
+        "S30-bypass",
         ToolResults,
-        "see ToolsRan: dsh ran the command",
+        "as S30-accept-edits: the Write tool's own success text",
     ),
     row(
         Claude,
-        "S3-control-no-output",
-        ExtraCalls("post"),
-        "see ToolsRan: a call that ran fires PostToolUse",
+        "S31-read-deny-glob",
+        ExtraCalls("pre"),
+        "Claude Code refuses a Read a deny rule covers while checking the tool's input, before PreToolUse; dsh's permission step follows the pre-execute waterfall (ARCHITECTURE.md §11), so PreToolUse fires first. The refusal and its text are compared",
     ),
     // Codex.
     row(
@@ -157,12 +139,6 @@ pub const ROWS: &[Row] = &[
         "*",
         Event("PreModelRequest"),
         "dsh has no seam before each model request",
-    ),
-    row(
-        Codex,
-        "*",
-        Mapped("permission_mode"),
-        "the vectors ran with --dangerously-bypass-approvals-and-sandbox (`bypassPermissions`); dsh sessions report `default`",
     ),
     row(
         Codex,

@@ -20,7 +20,8 @@ use serde_json::{Value, json};
 
 use crate::script;
 use crate::skips::{Aspect, ROWS};
-use crate::support::{AgentHost, HeadlessApproval, Load, Outcome, events_of};
+use crate::support::{AgentHost, Load, Outcome, events_of};
+use dsh_test_support::permissions as perms;
 use crate::unify::Bindings;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -219,13 +220,40 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
         }
     }
     let mut loads = vec![Load::builtin(dialect.bridge(), dialect.bridge(), config)];
-    if dialect == Dialect::Claude {
-        loads.push(Load::native::<HeadlessApproval>(
-            "headless-approval",
-            json!({}),
-        ));
+    // Runs whose model calls the file tools (S30, S31) get dsh's.
+    let file_tools = v.json["model_script"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|r| matches!(r["tool_use"]["name"].as_str(), Some("Read" | "Write" | "Edit")));
+    if file_tools {
+        loads.push(Load::builtin("tools-fs", "tools-fs", json!({})));
     }
-    let host = AgentHost::scripted(sb.run(), loads, model_script(v)).error_free();
+    // The run's own permissions: Claude's flags and settings, `codex
+    // exec`'s bypass. No approval service is mounted: an ask is answered
+    // as the CLI's headless mode answers it.
+    let permissions = match dialect {
+        Dialect::Claude => {
+            let argv: Vec<String> = v.json["invocations"][0]["argv"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|a| sb.subst(a.as_str().unwrap_or("")))
+                .collect();
+            let settings: Vec<Value> = v.json["hooks_config"]["files"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|f| s(f, "path").ends_with("settings.json"))
+                .map(|f| f["json"].clone())
+                .collect();
+            perms::from_claude_argv(&argv, &settings)
+        }
+        Dialect::Codex => perms::codex_exec(),
+    };
+    let host =
+        AgentHost::scripted_with_permissions(sb.run(), loads, sb.subst_value(&model_script(v)), permissions)
+            .error_free();
     let project = sb.run().join("proj");
     let ends: Vec<String> = v
         .calls()
@@ -366,9 +394,6 @@ fn check_calls(
                 && skips.has(Aspect::Mapped("agent_transcript_path"))
             {
                 o["agent_transcript_path"] = json!(format!("{log}/$AGENT_ID.jsonl"));
-            }
-            if o.contains_key("permission_mode") && skips.has(Aspect::Mapped("permission_mode")) {
-                o["permission_mode"] = json!("default");
             }
             o.retain(|k, _| !dropped(skips, k));
         }

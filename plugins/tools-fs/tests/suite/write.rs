@@ -23,7 +23,7 @@ async fn creates_a_file_and_its_parent_directories() {
     assert_eq!(
         structured(&result),
         json!({"type": "create", "filePath": path, "content": "hello\n",
-        "structuredPatch": [], "originalFile": null})
+        "structuredPatch": [], "originalFile": null, "userModified": false})
     );
 }
 
@@ -43,7 +43,7 @@ async fn overwrites_an_existing_file_with_a_patch() {
         json!({"type": "update", "filePath": path, "content": "a\nc\n",
         "structuredPatch": [{"oldStart": 1, "oldLines": 2, "newStart": 1, "newLines": 2,
             "lines": [" a", "-b", "+c"]}],
-        "originalFile": "a\nb\n"})
+        "originalFile": "a\nb\n", "userModified": false})
     );
 }
 
