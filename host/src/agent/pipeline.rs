@@ -219,6 +219,10 @@ impl Session {
                 None if explicit_allow => HookStance::Allow,
                 None => HookStance::Silent,
             };
+            let hook_reason = match &stance {
+                HookStance::Ask(reason) => Some(reason.clone()),
+                _ => None,
+            };
             match self.permission_verdict(&exec, &stance) {
                 Verdict::Allow => {}
                 Verdict::Deny { message, by } => {
@@ -228,7 +232,10 @@ impl Session {
                     };
                 }
                 Verdict::Ask { message, .. } => {
-                    let asked = self.ask_approval(&exec, &message);
+                    // The editor is shown the hook's own reason (none if it
+                    // gave none), else why the permissions ask.
+                    let shown = hook_reason.unwrap_or_else(|| Some(message.clone()));
+                    let asked = self.ask_approval(&exec, shown.as_deref(), &message);
                     gate = unless_cancelled(cancel, asked)
                         .await
                         .unwrap_or_else(|| Gate::Denied {
@@ -395,10 +402,14 @@ impl Session {
         )
     }
 
-    /// Asks the `approval` service about `call`; `message` is why, and
-    /// what the model reads when nobody can be asked.
-    async fn ask_approval(self: &Arc<Self>, call: &RArc<ToolCall>, message: &str) -> Gate {
-        let reason = Some(message);
+    /// Asks the `approval` service about `call`, showing `reason`;
+    /// `headless` is what the model reads when nobody can be asked.
+    async fn ask_approval(
+        self: &Arc<Self>,
+        call: &RArc<ToolCall>,
+        reason: Option<&str>,
+        headless: &str,
+    ) -> Gate {
         let Some(service) = self.view().services.get(APPROVAL_SERVICE) else {
             // Nobody to ask: answer as `claude -p` does, a refusal the model
             // reads as the ask's own text (vectors S3-ask, S30, S31).
@@ -408,7 +419,7 @@ impl Session {
                 reason: Some("no approval service is mounted (headless)".into()),
             });
             return Gate::Denied {
-                reason: message.to_string(),
+                reason: headless.to_string(),
                 by: "approval".into(),
             };
         };

@@ -168,17 +168,6 @@ pub fn decide(
     home: Option<&Path>,
     hook: &HookStance,
 ) -> Verdict {
-    if !state.managed {
-        return match hook {
-            HookStance::Ask(reason) => Verdict::Ask {
-                message: reason
-                    .clone()
-                    .unwrap_or_else(|| format!("a hook asked to approve this {tool} call")),
-                rule: None,
-            },
-            _ => Verdict::Allow,
-        };
-    }
     let call = Call {
         tool,
         args,
@@ -186,6 +175,15 @@ pub fn decide(
         project,
         home,
     };
+    if !state.managed {
+        return match hook {
+            HookStance::Ask(reason) => Verdict::Ask {
+                message: reason.clone().unwrap_or_else(|| requested_message(&call)),
+                rule: None,
+            },
+            _ => Verdict::Allow,
+        };
+    }
     let mode = state.mode;
     let verdict = 'verdict: {
         if let Some(m) = state.rules.matching(Behavior::Deny, &call) {
