@@ -172,6 +172,8 @@ pub fn of_kind<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
 pub enum Answer {
     /// The allow-once option.
     Allow,
+    /// The allow-always option.
+    AllowAlways,
     /// The reject-once option.
     Reject,
     /// The `cancelled` outcome.
@@ -226,6 +228,8 @@ impl TestClient {
                             Answer::Allow => {
                                 responder.respond(pick(&request, PermissionOptionKind::AllowOnce))
                             }
+                            Answer::AllowAlways => responder
+                                .respond(pick(&request, PermissionOptionKind::AllowAlways)),
                             Answer::Reject => {
                                 responder.respond(pick(&request, PermissionOptionKind::RejectOnce))
                             }
