@@ -66,10 +66,18 @@ enum Command {
         permission_mode: Option<dsh_host::permissions::PermissionMode>,
         /// Rules whose calls run without asking, in Claude Code's syntax,
         /// comma or space separated: "Bash(git diff:*),Read" (repeatable).
-        #[arg(long = "allowedTools", visible_alias = "allowed-tools", value_name = "RULES")]
+        #[arg(
+            long = "allowedTools",
+            visible_alias = "allowed-tools",
+            value_name = "RULES"
+        )]
         allowed_tools: Vec<String>,
         /// Rules whose calls are refused (repeatable), as --allowedTools.
-        #[arg(long = "disallowedTools", visible_alias = "disallowed-tools", value_name = "RULES")]
+        #[arg(
+            long = "disallowedTools",
+            visible_alias = "disallowed-tools",
+            value_name = "RULES"
+        )]
         disallowed_tools: Vec<String>,
         /// The prompt.
         text: String,

@@ -86,7 +86,12 @@ fn modes_seen(dir: &Path) -> Vec<String> {
         .unwrap_or_default()
         .lines()
         .filter(|l| !l.is_empty())
-        .map(|l| serde_json::from_str::<Value>(l).unwrap()["permission_mode"].as_str().unwrap().to_string())
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["permission_mode"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
         .collect()
 }
 
@@ -112,9 +117,17 @@ fn allowed_and_disallowed_tools_decide_without_a_terminal_as_claude_p_does() {
     let events = prompt(
         d,
         &config,
-        &["--allowedTools", "Bash", "--disallowedTools", "Bash(python3:*)"],
+        &[
+            "--allowedTools",
+            "Bash",
+            "--disallowedTools",
+            "Bash(python3:*)",
+        ],
     );
-    assert_eq!(result(&events), format!("Permission to use Bash with command {PY} has been denied."));
+    assert_eq!(
+        result(&events),
+        format!("Permission to use Bash with command {PY} has been denied.")
+    );
     assert_eq!(
         first(&events, "tool/denied").unwrap()["by"],
         "permissions (rule cli: Bash(python3:*))"
@@ -125,7 +138,14 @@ fn allowed_and_disallowed_tools_decide_without_a_terminal_as_claude_p_does() {
     assert_eq!(modes_seen(d), ["default"; 7]);
     // A rule that does not parse is refused before anything runs.
     let out = Command::new(DSH)
-        .args(["prompt", "--config", config.to_str().unwrap(), "--allowedTools", "Bash(git", "go"])
+        .args([
+            "prompt",
+            "--config",
+            config.to_str().unwrap(),
+            "--allowedTools",
+            "Bash(git",
+            "go",
+        ])
         .env_remove("DSH_STATE_DIR")
         .output()
         .unwrap();
@@ -155,7 +175,11 @@ fn the_manifest_mode_applies_the_flag_overrides_it_and_hooks_read_it() {
     );
     assert!(!target.exists());
     let events = prompt(d, &config, &["--permission-mode", "acceptEdits"]);
-    assert!(!first(&events, "tool/result").unwrap()["is_error"].as_bool().unwrap());
+    assert!(
+        !first(&events, "tool/result").unwrap()["is_error"]
+            .as_bool()
+            .unwrap()
+    );
     assert!(target.exists());
     std::fs::remove_file(&target).unwrap();
     let events = prompt(d, &config, &["--permission-mode", "dontAsk"]);
@@ -163,11 +187,25 @@ fn the_manifest_mode_applies_the_flag_overrides_it_and_hooks_read_it() {
         "Permission to use Write has been denied because Claude Code is running in don't ask mode."
     ));
     let events = prompt(d, &config, &["--permission-mode", "bypassPermissions"]);
-    assert!(!first(&events, "tool/result").unwrap()["is_error"].as_bool().unwrap());
-    assert_eq!(modes_seen(d), ["plan", "acceptEdits", "dontAsk", "bypassPermissions"]);
+    assert!(
+        !first(&events, "tool/result").unwrap()["is_error"]
+            .as_bool()
+            .unwrap()
+    );
+    assert_eq!(
+        modes_seen(d),
+        ["plan", "acceptEdits", "dontAsk", "bypassPermissions"]
+    );
     // A mode dsh does not know is refused by the argument parser.
     let out = Command::new(DSH)
-        .args(["prompt", "--config", config.to_str().unwrap(), "--permission-mode", "yolo", "go"])
+        .args([
+            "prompt",
+            "--config",
+            config.to_str().unwrap(),
+            "--permission-mode",
+            "yolo",
+            "go",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -197,7 +235,12 @@ impl Pty {
         };
         assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
         // SAFETY: both descriptors were just opened and are owned by nobody else.
-        let (master, slave) = unsafe { (std::fs::File::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+        let (master, slave) = unsafe {
+            (
+                std::fs::File::from_raw_fd(master),
+                OwnedFd::from_raw_fd(slave),
+            )
+        };
         let seen = Arc::new(Mutex::new(Vec::new()));
         let mut reader = master.try_clone().unwrap();
         let sink = seen.clone();
@@ -211,7 +254,11 @@ impl Pty {
                 sink.lock().unwrap().extend_from_slice(&buf[..n]);
             }
         });
-        Pty { master, slave, seen }
+        Pty {
+            master,
+            slave,
+            seen,
+        }
     }
 
     fn stdio(&self) -> Stdio {
@@ -225,18 +272,32 @@ impl Pty {
             if text.contains(needle) {
                 return text;
             }
-            assert!(start.elapsed() < Duration::from_secs(30), "no {needle:?} on the terminal:\n{text}");
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "no {needle:?} on the terminal:\n{text}"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
 }
 
 /// `dsh prompt` on a terminal answering `answer`; the turn's events.
-fn prompt_on_a_terminal(dir: &Path, config: &Path, session: &str, answer: &str) -> (String, Vec<Value>) {
+fn prompt_on_a_terminal(
+    dir: &Path,
+    config: &Path,
+    session: &str,
+    answer: &str,
+) -> (String, Vec<Value>) {
     let pty = Pty::open();
     let proj = dir.join("proj");
     let mut child = Command::new(DSH)
-        .args(["prompt", "--json", "--config", config.to_str().unwrap(), "--cwd"])
+        .args([
+            "prompt",
+            "--json",
+            "--config",
+            config.to_str().unwrap(),
+            "--cwd",
+        ])
         .arg(&proj)
         .args(["--session", session, "go"])
         .env_remove("DSH_STATE_DIR")
@@ -246,11 +307,21 @@ fn prompt_on_a_terminal(dir: &Path, config: &Path, session: &str, answer: &str) 
         .spawn()
         .unwrap();
     let screen = pty.wait_for("allow? [y] once, [a] always for this session, [n] deny: ");
-    (&pty.master).write_all(format!("{answer}\n").as_bytes()).unwrap();
+    (&pty.master)
+        .write_all(format!("{answer}\n").as_bytes())
+        .unwrap();
     let mut stdout = String::new();
-    child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
     assert!(child.wait().unwrap().success());
-    let events = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let events = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     (screen, events)
 }
 
@@ -258,12 +329,19 @@ fn prompt_on_a_terminal(dir: &Path, config: &Path, session: &str, answer: &str) 
 fn a_terminal_asks_and_allow_always_is_kept_by_the_resumed_session() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let config = manifest(d, &bash_then_text("touch made.txt"), "permissions: {mode: default}\n");
+    let config = manifest(
+        d,
+        &bash_then_text("touch made.txt"),
+        "permissions: {mode: default}\n",
+    );
     let made = d.join("proj/made.txt");
     // `n`: refused, and the model reads Claude Code's refusal.
     let (screen, events) = prompt_on_a_terminal(d, &config, "tty1", "n");
     assert!(screen.contains("dsh: permission needed: Bash"), "{screen}");
-    assert!(screen.contains("\"command\": \"touch made.txt\""), "{screen}");
+    assert!(
+        screen.contains("\"command\": \"touch made.txt\""),
+        "{screen}"
+    );
     assert!(
         screen.contains(&format!(
             "reason: touch in '{}' was blocked.",
@@ -272,7 +350,17 @@ fn a_terminal_asks_and_allow_always_is_kept_by_the_resumed_session() {
         "{screen}"
     );
     assert!(!made.exists());
-    assert!(result(&events).starts_with("The user doesn't want to proceed with this tool use."));
+    // Recorded (S34-user-rejects): Claude Code's refusal text, and the
+    // turn stops for the user: no second model request.
+    assert_eq!(
+        result(&events),
+        "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed."
+    );
+    assert_eq!(events.iter().filter(|e| e["type"] == "step/start").count(), 1);
+    assert_eq!(
+        first(&events, "turn/end").unwrap()["message"],
+        "halted by plugin `approval`: the user rejected a tool call"
+    );
     // `y`: runs once; nothing is remembered.
     let (_, events) = prompt_on_a_terminal(d, &config, "tty2", "y");
     assert!(made.exists());
@@ -282,15 +370,30 @@ fn a_terminal_asks_and_allow_always_is_kept_by_the_resumed_session() {
     let (_, events) = prompt_on_a_terminal(d, &config, "tty3", "a");
     assert!(made.exists());
     let rule = first(&events, "permission/rule").unwrap();
-    assert_eq!((&rule["behavior"], &rule["rule"]), (&"allow".into(), &"Bash(touch made.txt)".into()));
+    assert_eq!(
+        (&rule["behavior"], &rule["rule"]),
+        (&"allow".into(), &"Bash(touch made.txt)".into())
+    );
     std::fs::remove_file(&made).unwrap();
     // ... shown by `dsh sessions show` ...
     let out = Command::new(DSH)
-        .args(["sessions", "--config", config.to_str().unwrap(), "show", "tty3"])
+        .args([
+            "sessions",
+            "--config",
+            config.to_str().unwrap(),
+            "show",
+            "tty3",
+        ])
         .output()
         .unwrap();
     let shown = String::from_utf8_lossy(&out.stdout);
-    assert!(shown.lines().any(|l| l.contains("\"type\":\"permission/rule\"") && l.contains("Bash(touch made.txt)")), "{shown}");
+    assert!(
+        shown
+            .lines()
+            .any(|l| l.contains("\"type\":\"permission/rule\"")
+                && l.contains("Bash(touch made.txt)")),
+        "{shown}"
+    );
     // ... and a resumed run without a terminal needs no one to ask.
     let events = prompt(d, &config, &["--session", "tty3"]);
     assert!(first(&events, "tool/denied").is_none(), "{events:#?}");

@@ -138,6 +138,9 @@
 //!   [`Plugin::cwd_changed`]) and [`ffi::HostContext::set_session_cwd`]
 //!   with [`Host::set_session_cwd`]: a shell tool's `cd` persists in its
 //!   session.
+//! - **1.4.0**: the `tools/permission-request` seam
+//!   ([`PermissionRequestInput`], [`PermissionDecision`],
+//!   [`Plugin::permission_request`]): Claude Code's `PermissionRequest`.
 #![deny(missing_docs)]
 
 pub mod compat;
@@ -181,7 +184,7 @@ pub const API_VERSION: &str = "2.0.0";
 /// by the fixture that proves a plugin from a newer minor is
 /// refused. Bump it with the crate's minor.
 #[doc(hidden)]
-pub const FIXTURE_FUTURE_API_VERSION: &str = "1.4.0";
+pub const FIXTURE_FUTURE_API_VERSION: &str = "1.5.0";
 
 /// The API version the future-minor fixture claims.
 #[cfg(feature = "__fixture-future-minor")]

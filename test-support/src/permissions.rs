@@ -72,12 +72,12 @@ pub fn from_claude_argv(argv: &[String], settings: &[Value]) -> PermissionState 
                     state.mode = m.parse::<PermissionMode>().expect("a recorded mode");
                 }
             }
-            "--allowedTools" | "--allowed-tools" => {
-                cli.allow.extend(args.next().map(|v| split_rule_list(v)).unwrap_or_default())
-            }
-            "--disallowedTools" | "--disallowed-tools" => {
-                cli.deny.extend(args.next().map(|v| split_rule_list(v)).unwrap_or_default())
-            }
+            "--allowedTools" | "--allowed-tools" => cli
+                .allow
+                .extend(args.next().map(|v| split_rule_list(v)).unwrap_or_default()),
+            "--disallowedTools" | "--disallowed-tools" => cli
+                .deny
+                .extend(args.next().map(|v| split_rule_list(v)).unwrap_or_default()),
             _ => {}
         }
     }
@@ -86,7 +86,11 @@ pub fn from_claude_argv(argv: &[String], settings: &[Value]) -> PermissionState 
         let list = |k: &str| -> Vec<String> {
             s["permissions"][k]
                 .as_array()
-                .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(String::from))
+                        .collect()
+                })
                 .unwrap_or_default()
         };
         layers.push(RuleLayer {

@@ -153,9 +153,11 @@ impl ApprovalService {
                     ALLOW_ONCE => ApprovalAnswer::AllowOnce,
                     ALLOW_ALWAYS => ApprovalAnswer::AllowAlways,
                     REJECT_ONCE => ApprovalAnswer::Reject {
+                        interrupt: false,
                         reason: Some("the user rejected this tool call".into()),
                     },
                     other => ApprovalAnswer::Reject {
+                        interrupt: false,
                         reason: Some(format!(
                             "the client chose an option dsh did not offer (`{other}`)"
                         )),

@@ -44,7 +44,9 @@ pub enum AcpError {
         session_id: String,
     },
     /// `session/set_mode` named a mode dsh does not have.
-    #[error("unknown mode `{mode_id}` (one of: default, acceptEdits, plan, bypassPermissions, dontAsk)")]
+    #[error(
+        "unknown mode `{mode_id}` (one of: default, acceptEdits, plan, bypassPermissions, dontAsk)"
+    )]
     UnknownMode {
         /// The mode id the client sent.
         mode_id: String,

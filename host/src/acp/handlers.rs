@@ -121,13 +121,10 @@ fn new_session(
         );
     }
     let work = async move {
-        let result = conn
-            .create(&request.cwd, &cx)
-            .await
-            .map(|session| {
-                NewSessionResponse::new(session.id.clone())
-                    .modes(super::modes::mode_state(session.permission_mode()))
-            });
+        let result = conn.create(&request.cwd, &cx).await.map(|session| {
+            NewSessionResponse::new(session.id.clone())
+                .modes(super::modes::mode_state(session.permission_mode()))
+        });
         if let Ok(response) = &result {
             tracing::info!(session = %response.session_id.0, cwd = %request.cwd.display(), "session created");
         }

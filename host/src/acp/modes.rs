@@ -39,13 +39,14 @@ pub(crate) fn set_mode(
 ) -> Result<(), agent_client_protocol::Error> {
     let id = request.session_id.0.to_string();
     let changed = conn.session(&id).and_then(|session| {
-        let mode = request
-            .mode_id
-            .0
-            .parse::<PermissionMode>()
-            .map_err(|_| AcpError::UnknownMode {
-                mode_id: request.mode_id.0.to_string(),
-            })?;
+        let mode =
+            request
+                .mode_id
+                .0
+                .parse::<PermissionMode>()
+                .map_err(|_| AcpError::UnknownMode {
+                    mode_id: request.mode_id.0.to_string(),
+                })?;
         session.set_permission_mode(mode, "acp");
         Ok(mode)
     });

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use abi_stable::std_types::{RArc, ROption, RResult, RString};
 use dsh_plugin_api::services::approval::{self, ApprovalAnswer, ApprovalRequest, METHOD_REQUEST};
 use dsh_plugin_api::{
-    CwdChangedInput, ExecuteInput, PostExecuteInput, PostToolDecision, PreToolDecision, SeamInput,
-    SeamOutput, ToolCall, ToolResult,
+    CwdChangedInput, ExecuteInput, PermissionDecision, PermissionRequestInput, PostExecuteInput,
+    PostToolDecision, PreToolDecision, SeamInput, SeamOutput, ToolCall, ToolResult,
 };
 use futures::FutureExt as _;
 use serde_json::{Value, json};
@@ -25,7 +25,9 @@ use super::session::{Buffered, Session};
 use super::signal::TokenSignal;
 use super::turn::{authored, default_terminal, originator, unless_cancelled};
 use crate::model::ModelToolCall;
-use crate::permissions::{HookStance, Rule, Verdict, decide};
+use crate::permissions::{
+    Behavior, HookStance, PermissionUpdate, Rule, Verdict, decide, parse_updates, suggestions,
+};
 use crate::plugins::services::ToolsView;
 use crate::seams::{GuardVerdict, Terminal, TerminalFn, Traced};
 use crate::session::SessionEvent;
@@ -78,6 +80,14 @@ fn always_rule(call: &ToolCall) -> String {
         }
         _ => call.name.to_string(),
     }
+}
+
+/// What `tools/permission-request` said.
+enum Asked {
+    /// A listener decided; with the arguments an allow rewrote.
+    Decided(Gate, Option<RArc<ToolCall>>),
+    /// Nobody decided: ask.
+    Ask,
 }
 
 enum Gate {
@@ -231,11 +241,36 @@ impl Session {
                         by: format!("permissions ({by})"),
                     };
                 }
-                Verdict::Ask { message, .. } => {
+                Verdict::Ask { message, rule } => {
+                    // A tool-decided ask offers Claude Code's suggestions.
+                    let offered = if hook_reason.is_none() && rule.is_none() {
+                        let args = serde_json::from_str(&exec.arguments).unwrap_or(Value::Null);
+                        suggestions(&exec.name, &args)
+                    } else {
+                        json!([])
+                    };
                     // The editor is shown the hook's own reason (none if it
                     // gave none), else why the permissions ask.
                     let shown = hook_reason.unwrap_or_else(|| Some(message.clone()));
-                    let asked = self.ask_approval(&exec, shown.as_deref(), &message);
+                    let exec_ref = &mut exec;
+                    let view_ref = &view;
+                    let asked = async move {
+                        let requested = self
+                            .permission_request(view_ref, exec_ref, &message, &offered)
+                            .await;
+                        match requested {
+                            Asked::Decided(decided, rewritten) => {
+                                if let Some(r) = rewritten {
+                                    *exec_ref = r;
+                                }
+                                decided
+                            }
+                            Asked::Ask => {
+                                self.ask_approval(exec_ref, shown.as_deref(), &message)
+                                    .await
+                            }
+                        }
+                    };
                     gate = unless_cancelled(cancel, asked)
                         .await
                         .unwrap_or_else(|| Gate::Denied {
@@ -386,6 +421,118 @@ impl Session {
         self.note_listener_failures("agent/cwd-changed", &failures, true);
     }
 
+    /// `tools/permission-request`, when someone could be asked (an approval
+    /// service is mounted; Claude Code's `-p` mode never fires it, S32).
+    async fn permission_request(
+        &self,
+        view: &crate::plugins::HostView,
+        call: &RArc<ToolCall>,
+        reason: &str,
+        offered: &Value,
+    ) -> Asked {
+        if view.services.get(APPROVAL_SERVICE).is_none() {
+            return Asked::Ask;
+        }
+        self.written().await;
+        let input = PermissionRequestInput {
+            call: call.clone(),
+            reason: RString::from(reason),
+            suggestions: RString::from(offered.to_string()),
+        };
+        let terminal = default_terminal(SeamOutput::Permission(PermissionDecision::Ask));
+        let Traced {
+            answer,
+            trace,
+            timed_out,
+        } = view
+            .bus
+            .waterfall_traced(SeamInput::PermissionRequest(RArc::new(input)), terminal)
+            .await;
+        self.note_listener_failures("tools/permission-request", &timed_out, true);
+        let by = answer
+            .as_ref()
+            .into_result()
+            .ok()
+            .and_then(|out| originator(&trace, out))
+            .unwrap_or_else(|| "error".into());
+        let decided = |outcome: &str, reason: String| SessionEvent::ToolApproval {
+            call_id: call.call_id.to_string(),
+            outcome: outcome.into(),
+            reason: Some(reason),
+        };
+        match answer {
+            RResult::ROk(SeamOutput::Permission(PermissionDecision::Allow {
+                updated_arguments,
+                updated_permissions,
+            })) => {
+                self.append(decided(
+                    "allow_once",
+                    format!("allowed by {by} on tools/permission-request"),
+                ));
+                let mut rewritten = None;
+                if let ROption::RSome(text) = &updated_arguments {
+                    match serde_json::from_str::<Value>(text) {
+                        Ok(args @ Value::Object(_)) => {
+                            self.append(SessionEvent::ToolUpdated {
+                                call_id: call.call_id.to_string(),
+                                arguments: args.clone(),
+                                plugin: by.clone(),
+                            });
+                            let mut now = (**call).clone();
+                            now.arguments = RString::from(args.to_string());
+                            rewritten = Some(RArc::new(now));
+                        }
+                        _ => {
+                            let reason = format!(
+                                "plugin `{by}` rewrote the arguments into something that is not a JSON object"
+                            );
+                            return Asked::Decided(Gate::Denied { reason, by }, None);
+                        }
+                    }
+                }
+                if let ROption::RSome(text) = &updated_permissions {
+                    let (updates, skipped) = parse_updates(text);
+                    for s in skipped {
+                        tracing::warn!(session = %self.id, plugin = %by, "updatedPermissions: {s}; ignored");
+                    }
+                    for update in updates {
+                        match update {
+                            PermissionUpdate::AddRule { behavior, rule } => {
+                                self.add_session_rule(behavior, rule, &call.call_id)
+                            }
+                            PermissionUpdate::SetMode(mode) => self.set_permission_mode(mode, &by),
+                        }
+                    }
+                }
+                Asked::Decided(Gate::Run, rewritten)
+            }
+            RResult::ROk(SeamOutput::Permission(PermissionDecision::Deny {
+                message,
+                interrupt,
+            })) => {
+                self.append(decided(
+                    "reject",
+                    format!("denied by {by} on tools/permission-request"),
+                ));
+                if interrupt {
+                    let _ = self.halt(&by, message.to_string());
+                }
+                let reason = message.to_string();
+                Asked::Decided(Gate::Denied { reason, by }, None)
+            }
+            RResult::ROk(SeamOutput::Permission(_)) => Asked::Ask,
+            // A failed or confused waterfall decides nothing: ask.
+            RResult::ROk(other) => {
+                tracing::warn!(session = %self.id, "tools/permission-request answered with {other:?}; asking");
+                Asked::Ask
+            }
+            RResult::RErr(e) => {
+                tracing::warn!(session = %self.id, "tools/permission-request failed: {e}; asking");
+                Asked::Ask
+            }
+        }
+    }
+
     /// The permission verdict on `call` (`permissions/`).
     fn permission_verdict(&self, call: &ToolCall, stance: &HookStance) -> Verdict {
         let perms = self.state().perms.clone();
@@ -453,15 +600,20 @@ impl Session {
             ApprovalAnswer::AllowOnce => Gate::Run,
             ApprovalAnswer::AllowAlways => {
                 match Rule::parse(&always_rule(call)) {
-                    Ok(rule) => self.allow_always(rule, &call.call_id),
+                    Ok(rule) => self.add_session_rule(Behavior::Allow, rule, &call.call_id),
                     Err(e) => tracing::warn!(session = %self.id, "allow always: {e}"),
                 }
                 Gate::Run
             }
-            ApprovalAnswer::Reject { reason } => Gate::Denied {
-                reason: reason.unwrap_or_else(|| "the user rejected this tool call".into()),
-                by,
-            },
+            ApprovalAnswer::Reject { reason, interrupt } => {
+                let reason = reason.unwrap_or_else(|| "the user rejected this tool call".into());
+                if interrupt {
+                    // The turn ends after this step; the model hears of
+                    // the refusal with the next prompt.
+                    let _ = self.halt("approval", "the user rejected a tool call".into());
+                }
+                Gate::Denied { reason, by }
+            }
             ApprovalAnswer::Cancelled => Gate::Denied {
                 reason: "the approval request was cancelled".into(),
                 by,

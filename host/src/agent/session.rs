@@ -9,9 +9,7 @@ use dsh_plugin_api::{ContentBlock, ContentBlock_NE, MessageSource, SessionRef};
 use tokio_util::sync::CancellationToken;
 
 use super::feed::{EventFeed, EventStream, FEED_CAPACITY};
-use crate::permissions::{
-    Behavior, PermissionMode, PermissionState, Rule, RuleSource,
-};
+use crate::permissions::{Behavior, PermissionMode, PermissionState, Rule, RuleSource};
 use crate::plugins::HostCore;
 use crate::session::{LoggedEvent, SessionEvent, SessionLog, TurnEndReason, TurnKind};
 
@@ -416,10 +414,19 @@ fn restore_permissions(mut perms: PermissionState, events: &[LoggedEvent]) -> Pe
                 }
                 Err(e) => tracing::warn!("session log: {e}; mode change ignored"),
             },
-            SessionEvent::PermissionRule { behavior, rule, .. } if behavior == "allow" => {
+            SessionEvent::PermissionRule { behavior, rule, .. } => {
+                let behavior = match behavior.as_str() {
+                    "allow" => Behavior::Allow,
+                    "ask" => Behavior::Ask,
+                    "deny" => Behavior::Deny,
+                    other => {
+                        tracing::warn!("session log: rule behavior `{other}`; ignored");
+                        continue;
+                    }
+                };
                 match Rule::parse(rule) {
                     Ok(rule) => {
-                        perms.rules.push(Behavior::Allow, RuleSource::Session, rule);
+                        perms.rules.push(behavior, RuleSource::Session, rule);
                         perms.managed = true;
                     }
                     Err(e) => tracing::warn!("session log: rule `{rule}`: {e}; ignored"),
@@ -460,17 +467,18 @@ impl Session {
         });
     }
 
-    /// Adds an "allow always" rule for the rest of the session, recorded so
-    /// a resumed session keeps it.
-    pub(crate) fn allow_always(&self, rule: Rule, call_id: &str) {
+    /// Adds a rule for the rest of the session (an "allow always" answer,
+    /// a hook's `updatedPermissions`), recorded so a resumed session keeps
+    /// it.
+    pub(crate) fn add_session_rule(&self, behavior: Behavior, rule: Rule, call_id: &str) {
         let text = rule.text().to_string();
         {
             let mut state = self.state();
-            state.perms.rules.push(Behavior::Allow, RuleSource::Session, rule);
+            state.perms.rules.push(behavior, RuleSource::Session, rule);
             state.perms.managed = true;
         }
         self.record(SessionEvent::PermissionRule {
-            behavior: "allow".into(),
+            behavior: behavior.as_str().into(),
             rule: text,
             call_id: call_id.into(),
         });

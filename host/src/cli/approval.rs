@@ -3,8 +3,9 @@
 //! The question goes to stderr (stdout carries the turn's output) and the
 //! answer is one line read from stdin: `y` allows the call once, `a` allows
 //! it and every call like it for the rest of the session (a session rule,
-//! recorded in the log), `n` or an empty line refuses it. The model then
-//! reads Claude Code's own text for a refusal.
+//! recorded in the log), `n` or an empty line refuses it and stops the
+//! turn, as a "No" in Claude Code's dialog does: the model reads Claude
+//! Code's own refusal text with the next prompt (recorded, S34).
 
 use std::io::{BufRead as _, Write as _};
 use std::sync::Arc;
@@ -61,8 +62,11 @@ fn ask_blocking(request: &ApprovalRequest) -> ApprovalAnswer {
         Ok(_) => match line.trim().to_ascii_lowercase().as_str() {
             "y" | "yes" => ApprovalAnswer::AllowOnce,
             "a" | "always" => ApprovalAnswer::AllowAlways,
+            // As a "No" in Claude Code's dialog: refused, and the turn
+            // stops for the user (S34-user-rejects).
             _ => ApprovalAnswer::Reject {
                 reason: Some(USER_REJECTED.into()),
+                interrupt: true,
             },
         },
     }

@@ -352,8 +352,12 @@ impl Manifest {
             ask: raw.ask,
             deny: raw.deny,
         };
-        RuleSet::from_layers(std::slice::from_ref(&layer))
-            .map_err(|e| err(format!("{}[{}]", e.list, e.index), format!("`{}`: {}", e.rule, e.message)))?;
+        RuleSet::from_layers(std::slice::from_ref(&layer)).map_err(|e| {
+            err(
+                format!("{}[{}]", e.list, e.index),
+                format!("`{}`: {}", e.rule, e.message),
+            )
+        })?;
         Ok(ManifestPermissions { mode, layer })
     }
 
@@ -580,11 +584,25 @@ mod tests {
         assert_eq!(p.mode, PermissionMode::AcceptEdits);
         assert_eq!(p.layer.allow, ["Bash(git diff:*)", "Read"]);
         assert_eq!(p.layer.deny, ["Read(./.env)"]);
-        let e = parse("plugins: []\npermissions: {mode: yolo}\n").unwrap_err().to_string();
-        assert!(e.starts_with("/etc/dsh/cordis.yml: key `permissions.mode`: unknown permission mode `yolo`"), "{e}");
-        let e = parse("plugins: []\npermissions: {ask: [Read, 'Bash(git']}\n").unwrap_err().to_string();
-        assert_eq!(e, "/etc/dsh/cordis.yml: key `permissions.ask[1]`: `Bash(git`: a specifier must end with `)`");
-        let e = parse("plugins: []\npermissions: {allowed: [Read]}\n").unwrap_err().to_string();
+        let e = parse("plugins: []\npermissions: {mode: yolo}\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(
+                "/etc/dsh/cordis.yml: key `permissions.mode`: unknown permission mode `yolo`"
+            ),
+            "{e}"
+        );
+        let e = parse("plugins: []\npermissions: {ask: [Read, 'Bash(git']}\n")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "/etc/dsh/cordis.yml: key `permissions.ask[1]`: `Bash(git`: a specifier must end with `)`"
+        );
+        let e = parse("plugins: []\npermissions: {allowed: [Read]}\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("allowed"), "{e}");
     }
 

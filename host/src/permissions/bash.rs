@@ -92,15 +92,67 @@ fn words(part: &str) -> Vec<String> {
 
 /// Commands that only read (with any arguments).
 const READ_ONLY: &[&str] = &[
-    "echo", "printf", "ls", "pwd", "cat", "head", "tail", "wc", "grep", "rg", "which", "whoami",
-    "date", "true", "false", "sort", "uniq", "cut", "tr", "stat", "file", "basename", "dirname",
-    "realpath", "readlink", "du", "df", "uname", "id", "hostname", "test", "[", "tree", "diff",
-    "cmp", "less", "more", "nl", "od", "xxd", "hexdump", "sha256sum", "md5sum", "env", "printenv",
+    "echo",
+    "printf",
+    "ls",
+    "pwd",
+    "cat",
+    "head",
+    "tail",
+    "wc",
+    "grep",
+    "rg",
+    "which",
+    "whoami",
+    "date",
+    "true",
+    "false",
+    "sort",
+    "uniq",
+    "cut",
+    "tr",
+    "stat",
+    "file",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "du",
+    "df",
+    "uname",
+    "id",
+    "hostname",
+    "test",
+    "[",
+    "tree",
+    "diff",
+    "cmp",
+    "less",
+    "more",
+    "nl",
+    "od",
+    "xxd",
+    "hexdump",
+    "sha256sum",
+    "md5sum",
+    "env",
+    "printenv",
 ];
 /// Git subcommands that only read.
-const GIT_READ_ONLY: &[&str] = &["status", "diff", "log", "show", "branch", "blame", "rev-parse", "ls-files"];
+const GIT_READ_ONLY: &[&str] = &[
+    "status",
+    "diff",
+    "log",
+    "show",
+    "branch",
+    "blame",
+    "rev-parse",
+    "ls-files",
+];
 /// Commands that create or change the files they name.
-const WRITES_PATHS: &[&str] = &["touch", "mkdir", "rm", "rmdir", "mv", "cp", "ln", "chmod", "chown"];
+const WRITES_PATHS: &[&str] = &[
+    "touch", "mkdir", "rm", "rmdir", "mv", "cp", "ln", "chmod", "chown",
+];
 
 /// Whether every part of `command` only reads: a listed command, no output
 /// redirection, no substitution.
@@ -113,9 +165,14 @@ pub(crate) fn is_read_only(command: &str) -> bool {
         && parts.iter().all(|part| {
             let w = words(part);
             match w.first().map(String::as_str) {
-                Some("git") => w.get(1).is_some_and(|s| GIT_READ_ONLY.contains(&s.as_str())),
+                Some("git") => w
+                    .get(1)
+                    .is_some_and(|s| GIT_READ_ONLY.contains(&s.as_str())),
                 Some("find") => !w.iter().any(|a| {
-                    matches!(a.as_str(), "-exec" | "-execdir" | "-delete" | "-ok" | "-fprint")
+                    matches!(
+                        a.as_str(),
+                        "-exec" | "-execdir" | "-delete" | "-ok" | "-fprint"
+                    )
                 }),
                 Some(cmd) => READ_ONLY.contains(&cmd),
                 None => false,
@@ -143,14 +200,25 @@ mod tests {
 
     #[test]
     fn splits_outside_quotes_only() {
-        assert_eq!(split("a && b || c; d | e\nf"), ["a", "b", "c", "d", "e", "f"]);
-        assert_eq!(split("echo 'x && y' \"a;b\" c\\;d"), ["echo 'x && y' \"a;b\" c\\;d"]);
+        assert_eq!(
+            split("a && b || c; d | e\nf"),
+            ["a", "b", "c", "d", "e", "f"]
+        );
+        assert_eq!(
+            split("echo 'x && y' \"a;b\" c\\;d"),
+            ["echo 'x && y' \"a;b\" c\\;d"]
+        );
         assert_eq!(split("  "), Vec::<String>::new());
     }
 
     #[test]
     fn read_only_is_a_short_list() {
-        for ro in ["echo hi", "ls -la | wc -l", "git status && git diff", "find . -name x"] {
+        for ro in [
+            "echo hi",
+            "ls -la | wc -l",
+            "git status && git diff",
+            "find . -name x",
+        ] {
             assert!(is_read_only(ro), "{ro}");
         }
         for rw in [
@@ -172,7 +240,10 @@ mod tests {
             first_path_write("touch made_by_bash.txt && echo hi"),
             Some(("touch".into(), "made_by_bash.txt".into()))
         );
-        assert_eq!(first_path_write("echo hi; mkdir -p 'a b'"), Some(("mkdir".into(), "a b".into())));
+        assert_eq!(
+            first_path_write("echo hi; mkdir -p 'a b'"),
+            Some(("mkdir".into(), "a b".into()))
+        );
         assert_eq!(first_path_write("python3 x.py"), None);
     }
 }

@@ -254,7 +254,15 @@ mod tests {
     }
 
     fn run(s: &PermissionState, tool: &str, args: Value, hook: HookStance) -> Verdict {
-        decide(s, tool, &args, Path::new("/p"), Path::new("/p"), None, &hook)
+        decide(
+            s,
+            tool,
+            &args,
+            Path::new("/p"),
+            Path::new("/p"),
+            None,
+            &hook,
+        )
     }
 
     const PY: &str = "python3 -c 'print(41+1)'";
@@ -276,13 +284,24 @@ mod tests {
         let s = only_read(Default);
         assert_eq!(
             run(&s, "Write", write(), HookStance::Silent),
-            ask("Claude requested permissions to write to /p/written.txt, but you haven't granted it yet.")
+            ask(
+                "Claude requested permissions to write to /p/written.txt, but you haven't granted it yet."
+            )
         );
-        assert_eq!(run(&s, "Bash", py(), HookStance::Silent), ask("This command requires approval"));
+        assert_eq!(
+            run(&s, "Bash", py(), HookStance::Silent),
+            ask("This command requires approval")
+        );
         assert_eq!(run(&s, "Bash", echo(), HookStance::Silent), Verdict::Allow);
         let s = only_read(AcceptEdits);
-        assert_eq!(run(&s, "Write", write(), HookStance::Silent), Verdict::Allow);
-        assert_eq!(run(&s, "Bash", py(), HookStance::Silent), ask("This command requires approval"));
+        assert_eq!(
+            run(&s, "Write", write(), HookStance::Silent),
+            Verdict::Allow
+        );
+        assert_eq!(
+            run(&s, "Bash", py(), HookStance::Silent),
+            ask("This command requires approval")
+        );
         let s = only_read(Plan);
         assert!(matches!(run(&s, "Write", write(), HookStance::Silent),
             Verdict::Deny { message, .. } if message == "Cannot write to /p/written.txt while in plan mode."));
@@ -314,11 +333,16 @@ mod tests {
         // ask rule beats a hook's allow
         let s = state(Default, &["Bash", "Read"], &["Bash(python3:*)"], &[]);
         for hook in [HookStance::Silent, HookStance::Allow] {
-            assert!(matches!(run(&s, "Bash", py(), hook), Verdict::Ask { message, .. } if message == requested));
+            assert!(
+                matches!(run(&s, "Bash", py(), hook), Verdict::Ask { message, .. } if message == requested)
+            );
         }
         // a hook's ask beats an allow rule, with the hook's reason
         let s = state(Default, &["Bash(python3:*)"], &[], &[]);
-        assert_eq!(run(&s, "Bash", py(), HookStance::Ask(Some("MARK_HASK".into()))), ask("MARK_HASK"));
+        assert_eq!(
+            run(&s, "Bash", py(), HookStance::Ask(Some("MARK_HASK".into()))),
+            ask("MARK_HASK")
+        );
         assert_eq!(run(&s, "Bash", py(), HookStance::Silent), Verdict::Allow);
         // a hook's allow skips the tool's own ask
         let s = state(Default, &["Read"], &[], &[]);
@@ -326,28 +350,55 @@ mod tests {
         // --allowedTools forms
         for allowed in ["Bash(python3:*)", "Bash(python3 *)"] {
             let s = state(Default, &[allowed], &[], &[]);
-            assert_eq!(run(&s, "Bash", py(), HookStance::Silent), Verdict::Allow, "{allowed}");
+            assert_eq!(
+                run(&s, "Bash", py(), HookStance::Silent),
+                Verdict::Allow,
+                "{allowed}"
+            );
         }
         let s = state(Default, &["Bash(git diff:*)"], &[], &[]);
-        assert_eq!(run(&s, "Bash", py(), HookStance::Silent), ask("This command requires approval"));
+        assert_eq!(
+            run(&s, "Bash", py(), HookStance::Silent),
+            ask("This command requires approval")
+        );
         // --disallowedTools beats --allowedTools
         let s = state(Default, &["Bash"], &[], &["Bash(python3:*)"]);
-        assert!(matches!(run(&s, "Bash", py(), HookStance::Silent), Verdict::Deny { message, .. } if message == denied));
+        assert!(
+            matches!(run(&s, "Bash", py(), HookStance::Silent), Verdict::Deny { message, .. } if message == denied)
+        );
     }
 
     #[test]
     fn touch_asks_with_claude_codes_path_text() {
         let s = state(PermissionMode::Default, &["Read"], &[], &[]);
         assert_eq!(
-            run(&s, "Bash", json!({"command": "touch made_by_bash.txt && echo hi"}), HookStance::Silent),
-            ask("touch in '/p/made_by_bash.txt' was blocked. For security, Claude Code may only create or modify files in the allowed working directories for this session: '/p'.")
+            run(
+                &s,
+                "Bash",
+                json!({"command": "touch made_by_bash.txt && echo hi"}),
+                HookStance::Silent
+            ),
+            ask(
+                "touch in '/p/made_by_bash.txt' was blocked. For security, Claude Code may only create or modify files in the allowed working directories for this session: '/p'."
+            )
         );
     }
 
     #[test]
     fn unmanaged_sessions_only_hear_hooks() {
         let s = PermissionState::default();
-        assert_eq!(run(&s, "Bash", json!({"command": "rm -rf x"}), HookStance::Silent), Verdict::Allow);
-        assert_eq!(run(&s, "Bash", json!({}), HookStance::Ask(Some("r".into()))), ask("r"));
+        assert_eq!(
+            run(
+                &s,
+                "Bash",
+                json!({"command": "rm -rf x"}),
+                HookStance::Silent
+            ),
+            Verdict::Allow
+        );
+        assert_eq!(
+            run(&s, "Bash", json!({}), HookStance::Ask(Some("r".into()))),
+            ask("r")
+        );
     }
 }

@@ -20,9 +20,11 @@
 mod bash;
 mod engine;
 mod rule;
+mod updates;
 
 pub use engine::{HookStance, PermissionState, Verdict, decide};
 pub use rule::{Behavior, Rule, RuleError, RuleLayer, RuleSet, RuleSource};
+pub use updates::{PermissionUpdate, parse_updates, suggestions};
 
 /// Splits one `--allowedTools` / `--disallowedTools` value as Claude Code
 /// does: on commas and spaces outside parentheses, so
@@ -145,7 +147,10 @@ mod tests {
             split_rule_list("Bash(git diff:*), Read Edit(/docs/**)"),
             ["Bash(git diff:*)", "Read", "Edit(/docs/**)"]
         );
-        assert_eq!(split_rule_list("Bash(npm run test *)"), ["Bash(npm run test *)"]);
+        assert_eq!(
+            split_rule_list("Bash(npm run test *)"),
+            ["Bash(npm run test *)"]
+        );
         assert!(split_rule_list(" , ").is_empty());
     }
 

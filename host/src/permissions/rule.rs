@@ -431,7 +431,9 @@ impl RuleSet {
         };
         let parts = command_parts(call);
         match (&parts, behavior) {
-            (None, _) => of_kind().find(|(_, _, r)| r.matches_part(call, None)).map(hit),
+            (None, _) => of_kind()
+                .find(|(_, _, r)| r.matches_part(call, None))
+                .map(hit),
             (Some(parts), Behavior::Allow) => {
                 let mut first = None;
                 for part in parts {
@@ -454,7 +456,11 @@ fn command_parts(call: &Call<'_>) -> Option<Vec<String>> {
     if canonical_tool(call.tool) != "Bash" {
         return None;
     }
-    let command = call.args.get("command").and_then(Value::as_str).unwrap_or("");
+    let command = call
+        .args
+        .get("command")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     let parts = bash::split(command);
     Some(if parts.is_empty() {
         vec![command.trim().to_string()]
@@ -502,12 +508,24 @@ mod tests {
         assert!(bash(&["Bash(git diff:*)"], Allow, "git diff"));
         assert!(bash(&["Bash(git diff:*)"], Allow, "git diff --stat HEAD"));
         assert!(!bash(&["Bash(git diff:*)"], Allow, "git difftool"));
-        assert!(!bash(&["Bash(git diff:*)"], Allow, "python3 -c 'print(41+1)'"));
-        assert!(bash(&["Bash(npm run test *)"], Allow, "npm run test --watch"));
+        assert!(!bash(
+            &["Bash(git diff:*)"],
+            Allow,
+            "python3 -c 'print(41+1)'"
+        ));
+        assert!(bash(
+            &["Bash(npm run test *)"],
+            Allow,
+            "npm run test --watch"
+        ));
         assert!(bash(&["Bash(npm run test *)"], Allow, "npm run test"));
         assert!(!bash(&["Bash(npm run test *)"], Allow, "npm run testing"));
         assert!(bash(&["Bash(npm run test*)"], Allow, "npm run testing"));
-        assert!(bash(&["Bash(python3 *)"], Allow, "python3 -c 'print(41+1)'"));
+        assert!(bash(
+            &["Bash(python3 *)"],
+            Allow,
+            "python3 -c 'print(41+1)'"
+        ));
         assert!(bash(&["Bash(ls)"], Allow, "ls"));
         assert!(!bash(&["Bash(ls)"], Allow, "ls -la"));
         assert!(bash(&["Bash"], Allow, "anything at all"));
@@ -518,7 +536,11 @@ mod tests {
     fn compound_commands_need_every_part_allowed_and_any_part_denied() {
         use Behavior::*;
         assert!(!bash(&["Bash(git diff:*)"], Allow, "git diff && rm -rf x"));
-        assert!(bash(&["Bash(git diff:*)", "Bash(rm:*)"], Allow, "git diff && rm -rf x"));
+        assert!(bash(
+            &["Bash(git diff:*)", "Bash(rm:*)"],
+            Allow,
+            "git diff && rm -rf x"
+        ));
         assert!(bash(&["Bash(rm:*)"], Deny, "git diff; rm -rf x"));
         assert!(bash(&["Bash(rm:*)"], Ask, "git diff | rm -rf x"));
         // Separators inside quotes are not separators.
@@ -530,7 +552,9 @@ mod tests {
         use Behavior::*;
         let read = |rule: &str, path: &str| {
             let args = json!({ "file_path": path });
-            set(Deny, &[rule]).matching(Deny, &call("Read", &args)).is_some()
+            set(Deny, &[rule])
+                .matching(Deny, &call("Read", &args))
+                .is_some()
         };
         assert!(read("Read(./src/**)", "/p/sub/src/a/b.rs"));
         assert!(read("Read(./src/**)", "src/a.rs"));
@@ -539,34 +563,66 @@ mod tests {
         assert!(read("Read(//etc/*.conf)", "/etc/x.conf"));
         assert!(!read("Read(//etc/*.conf)", "/etc/sub/x.conf"));
         assert!(read("Read(~/.ssh/**)", "/home/u/.ssh/id_rsa"));
-        assert!(read("Read(secret)", "/p/sub/secret/a.txt"), "a folder covers what is under it");
+        assert!(
+            read("Read(secret)", "/p/sub/secret/a.txt"),
+            "a folder covers what is under it"
+        );
         assert!(read("Read(*.env)", "/p/sub/.x/../prod.env"));
         let edit = |rule: &str, tool: &str, path: &str| {
             let args = json!({ "file_path": path });
-            set(Allow, &[rule]).matching(Allow, &call(tool, &args)).is_some()
+            set(Allow, &[rule])
+                .matching(Allow, &call(tool, &args))
+                .is_some()
         };
         assert!(edit("Edit(/docs/**)", "Write", "/p/docs/a.md"));
         assert!(edit("Edit(/docs/**)", "Edit", "/p/docs/a/b.md"));
         assert!(!edit("Edit(/docs/**)", "Edit", "/p/other.md"));
         assert!(!edit("Edit(/docs/**)", "Read", "/p/docs/a.md"));
-        assert!(!edit("Write(/docs/**)", "Write", "/p/docs/a.md"), "recorded: S31");
-        assert!(!edit("Edit", "Write", "/p/a.md"), "a bare Edit names Edit only");
+        assert!(
+            !edit("Write(/docs/**)", "Write", "/p/docs/a.md"),
+            "recorded: S31"
+        );
+        assert!(
+            !edit("Edit", "Write", "/p/a.md"),
+            "a bare Edit names Edit only"
+        );
     }
 
     #[test]
     fn other_tools_domains_mcp_and_aliases() {
         use Behavior::*;
         let one = |rule: &str, tool: &str, args: Value| {
-            set(Allow, &[rule]).matching(Allow, &call(tool, &args)).is_some()
+            set(Allow, &[rule])
+                .matching(Allow, &call(tool, &args))
+                .is_some()
         };
-        assert!(one("WebFetch(domain:example.com)", "WebFetch", json!({"url": "https://example.com/x"})));
-        assert!(!one("WebFetch(domain:example.com)", "WebFetch", json!({"url": "https://evil.com/example.com"})));
-        assert!(one("WebFetch(domain:*.example.com)", "WebFetch", json!({"url": "http://a.example.com:8/"})));
+        assert!(one(
+            "WebFetch(domain:example.com)",
+            "WebFetch",
+            json!({"url": "https://example.com/x"})
+        ));
+        assert!(!one(
+            "WebFetch(domain:example.com)",
+            "WebFetch",
+            json!({"url": "https://evil.com/example.com"})
+        ));
+        assert!(one(
+            "WebFetch(domain:*.example.com)",
+            "WebFetch",
+            json!({"url": "http://a.example.com:8/"})
+        ));
         assert!(one("mcp__github", "mcp__github__create_issue", json!({})));
-        assert!(one("mcp__github__*", "mcp__github__create_issue", json!({})));
+        assert!(one(
+            "mcp__github__*",
+            "mcp__github__create_issue",
+            json!({})
+        ));
         assert!(!one("mcp__github", "mcp__gitlab__x", json!({})));
         assert!(one("Task", "Agent", json!({})));
-        assert!(!one("Agent(x)", "Agent", json!({})), "unknown specifiers match nothing");
+        assert!(
+            !one("Agent(x)", "Agent", json!({})),
+            "unknown specifiers match nothing"
+        );
     }
 
     #[test]
@@ -574,7 +630,10 @@ mod tests {
         let mut layer = RuleLayer::new(RuleSource::Cli);
         layer.allow = vec!["Read".into(), "Bash(git".into()];
         let e = RuleSet::from_layers(&[layer]).unwrap_err().to_string();
-        assert_eq!(e, "permission rule `Bash(git` (cli allow[1]): a specifier must end with `)`");
+        assert_eq!(
+            e,
+            "permission rule `Bash(git` (cli allow[1]): a specifier must end with `)`"
+        );
         for bad in ["", "Ba sh", "Bash()", "WebFetch(example.com)"] {
             assert!(Rule::parse(bad).is_err(), "{bad}");
         }

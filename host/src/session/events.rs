@@ -273,11 +273,11 @@ pub enum SessionEvent {
         /// Who changed it (`acp`, `cli`).
         by: String,
     },
-    /// `permission/rule`: a rule the session gave itself ("allow always");
-    /// a resumed session keeps it.
+    /// `permission/rule`: a rule the session gave itself ("allow always",
+    /// a hook's `updatedPermissions`); a resumed session keeps it.
     #[serde(rename = "permission/rule")]
     PermissionRule {
-        /// `allow` (the only one an answer adds).
+        /// `allow`, `ask` or `deny`.
         behavior: String,
         /// The rule, in Claude Code's syntax.
         rule: String,

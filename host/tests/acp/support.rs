@@ -228,8 +228,9 @@ impl TestClient {
                             Answer::Allow => {
                                 responder.respond(pick(&request, PermissionOptionKind::AllowOnce))
                             }
-                            Answer::AllowAlways => responder
-                                .respond(pick(&request, PermissionOptionKind::AllowAlways)),
+                            Answer::AllowAlways => {
+                                responder.respond(pick(&request, PermissionOptionKind::AllowAlways))
+                            }
                             Answer::Reject => {
                                 responder.respond(pick(&request, PermissionOptionKind::RejectOnce))
                             }

@@ -1,6 +1,7 @@
 //! What the loop-level vector tests do not reproduce, and why.
 //!
-//! Each row names a vector (`*` = every vector of the dialect), the aspect
+//! Each row names a vector (`*` = every vector of the dialect, `S33-*` =
+//! every vector whose name starts `S33-`), the aspect
 //! left out or mapped, and the reason. The runner marks every row it uses
 //! and the test fails on a row nothing used, so this table cannot go stale.
 //! Rows of kind `Mapped` are not skipped: the value is compared against
@@ -21,6 +22,8 @@ pub enum Aspect {
     PayloadKey(&'static str),
     /// This payload key is compared by JSON type only.
     TypeOnly(&'static str),
+    /// This hook environment variable is left out of the comparison.
+    Env(&'static str),
     /// Which tools ran.
     ToolsRan,
     /// The tool results the model read (other than hook text).
@@ -132,6 +135,12 @@ pub const ROWS: &[Row] = &[
         "S31-read-deny-glob",
         ExtraCalls("pre"),
         "Claude Code refuses a Read a deny rule covers while checking the tool's input, before PreToolUse; dsh's permission step follows the pre-execute waterfall (ARCHITECTURE.md §11), so PreToolUse fires first. The refusal and its text are compared",
+    ),
+    row(
+        Claude,
+        "S33-*",
+        Env("CLAUDE_CODE_ENTRYPOINT"),
+        "the interactive CLI (S33 ran in a terminal) says `cli`; dsh's bridge hands hooks `sdk-cli` as `claude -p` does, whoever approves",
     ),
     // Codex.
     row(

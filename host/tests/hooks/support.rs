@@ -15,3 +15,22 @@ pub fn script(path: &Path, body: &str) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
+/// The interactive CLI's permission dialog in a recorded run where nobody
+/// answered it (S33-*: a PermissionRequest hook decided every time): an
+/// approval service is mounted, so PermissionRequest fires, and any ask
+/// that reaches it is refused with a text no recording has, failing the
+/// comparison.
+pub struct DialogStandIn;
+
+impl dsh_plugin_api::Plugin for DialogStandIn {
+    type Config = dsh_plugin_api::NoConfig;
+    const NAME: &'static str = "dialog-stand-in";
+    const VERSION: &'static str = "0.0.1";
+
+    fn apply(host: &dsh_plugin_api::Host, _config: Self::Config) -> Result<Self, String> {
+        host.provide_service("approval", |_method, _args| async move {
+            Ok(serde_json::json!({"outcome": "reject", "reason": "the recorded run never showed the dialog"}))
+        })?;
+        Ok(DialogStandIn)
+    }
+}

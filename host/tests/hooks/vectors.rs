@@ -20,9 +20,9 @@ use serde_json::{Value, json};
 
 use crate::script;
 use crate::skips::{Aspect, ROWS};
-use crate::support::{AgentHost, Load, Outcome, events_of};
-use dsh_test_support::permissions as perms;
+use crate::support::{AgentHost, DialogStandIn, Load, Outcome, events_of};
 use crate::unify::Bindings;
+use dsh_test_support::permissions as perms;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dialect {
@@ -57,7 +57,11 @@ impl Skips {
     fn find(&self, f: impl Fn(&Aspect) -> bool) -> Option<&'static str> {
         ROWS.iter().enumerate().find_map(|(i, r)| {
             let applies = r.dialect == self.dialect
-                && (r.vector == "*" || r.vector == self.vector)
+                && (r.vector == self.vector
+                    || r
+                        .vector
+                        .strip_suffix('*')
+                        .is_some_and(|p| self.vector.starts_with(p)))
                 && f(&r.aspect);
             applies.then(|| {
                 self.used.lock().unwrap().insert(i);
@@ -225,9 +229,22 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
         .as_array()
         .into_iter()
         .flatten()
-        .any(|r| matches!(r["tool_use"]["name"].as_str(), Some("Read" | "Write" | "Edit")));
+        .any(|r| {
+            matches!(
+                r["tool_use"]["name"].as_str(),
+                Some("Read" | "Write" | "Edit")
+            )
+        });
     if file_tools {
         loads.push(Load::builtin("tools-fs", "tools-fs", json!({})));
+    }
+    // The interactive CLI (S33, run without `-p`) could ask someone.
+    let interactive = dialect == Dialect::Claude
+        && !v.json["invocations"][0]["argv"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|x| x == "-p"));
+    if interactive {
+        loads.push(Load::native::<DialogStandIn>("dialog", json!({})));
     }
     // The run's own permissions: Claude's flags and settings, `codex
     // exec`'s bypass. No approval service is mounted: an ask is answered
@@ -251,9 +268,13 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
         }
         Dialect::Codex => perms::codex_exec(),
     };
-    let host =
-        AgentHost::scripted_with_permissions(sb.run(), loads, sb.subst_value(&model_script(v)), permissions)
-            .error_free();
+    let host = AgentHost::scripted_with_permissions(
+        sb.run(),
+        loads,
+        sb.subst_value(&model_script(v)),
+        permissions,
+    )
+    .error_free();
     let project = sb.run().join("proj");
     let ends: Vec<String> = v
         .calls()
@@ -461,7 +482,7 @@ fn check_calls(
                 }
             }
         }
-        check_env(v, sb, p, w, g, b, &at, fails);
+        check_env(v, sb, skips, p, w, g, b, &at, fails);
     }
 }
 
@@ -476,6 +497,7 @@ fn check_calls(
 fn check_env(
     v: &Vector,
     sb: &Sandbox,
+    skips: &Skips,
     p: &Produced,
     w: &Value,
     g: &script::Call,
@@ -491,6 +513,12 @@ fn check_env(
         .filter_map(Value::as_str)
         .collect();
     for (k, val) in &added {
+        if skips
+            .find(|a| matches!(a, Aspect::Env(e) if *e == k.as_str()))
+            .is_some()
+        {
+            continue;
+        }
         let want_v = p.map_paths(sb, val.as_str().unwrap_or_default());
         match g.env_var(k) {
             Some(got_v) if b.match_str(&want_v, &got_v) => {}

@@ -304,6 +304,13 @@ impl Plugin for Everything {
     async fn cwd_changed(self: Arc<Self>, _i: RArc<CwdChangedInput>) -> Result<(), String> {
         Ok(())
     }
+    async fn permission_request(
+        self: Arc<Self>,
+        _i: RArc<PermissionRequestInput>,
+        next: Next<PermissionDecision>,
+    ) -> Result<PermissionDecision, String> {
+        next.run().await
+    }
 }
 
 #[test]
@@ -509,6 +516,7 @@ mod newer {
         SubagentEnd(RArc<SubagentInfo>),
         TurnEnd(RArc<TurnEndInput>),
         CwdChanged(RArc<CwdChangedInput>),
+        PermissionRequest(RArc<PermissionRequestInput>),
         Later(RArc<SessionEndInput>),
     }
 }

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Every Claude Code event the bridge runs hooks for.
-pub const SUPPORTED_EVENTS: [&str; 10] = [
+pub const SUPPORTED_EVENTS: [&str; 11] = [
     "SessionStart",
     "UserPromptSubmit",
     "PreToolUse",
@@ -33,6 +33,7 @@ pub const SUPPORTED_EVENTS: [&str; 10] = [
     "SubagentStop",
     "SessionEnd",
     "CwdChanged",
+    "PermissionRequest",
 ];
 
 /// Every hook event Claude Code 2.1 knows (vector `S1-all-events`); a name

@@ -12,6 +12,7 @@
 //! | SubagentStart / SubagentStop | `subagent/start` / `subagent/end` |
 //! | SessionEnd | `agent/session-end` |
 //! | CwdChanged | `agent/cwd-changed` |
+//! | PermissionRequest | `tools/permission-request` (API 1.4) |
 //!
 //! The bridge is config parse ([`config`]) + payload build + outcome map
 //! (one module per event in [`events`]); running hooks, the exit-code
@@ -43,7 +44,8 @@ use std::time::Instant;
 use dsh_hook_protocol::{HookHost, PluginHost};
 use dsh_plugin_api::abi_stable::std_types::RArc;
 use dsh_plugin_api::{
-    ContinuationDecision, ContinuationInput, CwdChangedInput, Host, Next, Plugin, PostExecuteInput,
+    ContinuationDecision, ContinuationInput, CwdChangedInput, Host, Next, PermissionDecision,
+    PermissionRequestInput, Plugin, PostExecuteInput,
     PostToolDecision, PreToolDecision, PromptDecision, PromptSubmitInput, SessionEndInput,
     SessionStartInput, SubagentInfo, ToolCall,
 };
@@ -253,6 +255,14 @@ impl Plugin for ClaudeBridge {
         next: Next<ContinuationDecision>,
     ) -> Result<ContinuationDecision, String> {
         self.on_stop(&input, || next.run()).await
+    }
+
+    async fn permission_request(
+        self: Arc<Self>,
+        input: RArc<PermissionRequestInput>,
+        next: Next<PermissionDecision>,
+    ) -> Result<PermissionDecision, String> {
+        self.on_permission_request(&input, || next.run()).await
     }
 
     async fn subagent_start(self: Arc<Self>, input: RArc<SubagentInfo>) -> Result<(), String> {

@@ -599,7 +599,9 @@ async fn replay(v: &Vector) {
                     };
                     assert_eq!(d, want, "{}", v.name);
                 } else {
-                    let json = serde_json::from_str::<Value>(&out).ok().filter(|_| code == 0);
+                    let json = serde_json::from_str::<Value>(&out)
+                        .ok()
+                        .filter(|_| code == 0);
                     let updated = json
                         .as_ref()
                         .and_then(|o| o["hookSpecificOutput"].get("updatedInput").cloned());
@@ -698,6 +700,44 @@ async fn replay(v: &Vector) {
                     .await
             }
             "CwdChanged" => bridge.on_cwd_changed(&cwd_input(&j)).await,
+            "PermissionRequest" => {
+                let input = PermissionRequestInput {
+                    call: RArc::new(tool_call(&j)),
+                    reason: RString::new(),
+                    suggestions: j
+                        .get("permission_suggestions")
+                        .cloned()
+                        .unwrap_or_else(|| serde_json::json!([]))
+                        .to_string()
+                        .into(),
+                };
+                let d = bridge
+                    .on_permission_request(&input, || async { Ok(PermissionDecision::Ask) })
+                    .await
+                    .unwrap();
+                // What the recorded hook said, as Claude Code read it (S33).
+                let said = serde_json::from_str::<Value>(&out)
+                    .ok()
+                    .filter(|_| code == 0)
+                    .map(|o| o["hookSpecificOutput"]["decision"].clone())
+                    .unwrap_or(Value::Null);
+                let text = |v: &Value| (!v.is_null()).then(|| RString::from(v.to_string()));
+                let want = match said["behavior"].as_str() {
+                    Some("allow") => PermissionDecision::Allow {
+                        updated_arguments: text(&said["updatedInput"]).into(),
+                        updated_permissions: text(&said["updatedPermissions"]).into(),
+                    },
+                    Some("deny") => PermissionDecision::Deny {
+                        message: said["message"]
+                            .as_str()
+                            .unwrap_or("Permission denied by hook")
+                            .into(),
+                        interrupt: said["interrupt"] == true,
+                    },
+                    _ => PermissionDecision::Ask,
+                };
+                assert_eq!(d, want, "{}", v.name);
+            }
             other => panic!("{}: unexpected event {other}", v.name),
         }
         let got = sb

@@ -18,6 +18,7 @@
 //! `${CLAUDE_PLUGIN_ROOT}` is refused without running, as Claude Code does.
 
 pub mod cwd_changed;
+pub mod permission_request;
 pub mod post_tool_use;
 pub mod pre_tool_use;
 pub mod session_end;
