@@ -23,7 +23,7 @@ use dsh_hook_protocol::vectors::{
     Sandbox, Vector, behavior, foreign_to, load_dir, matches_with_uuids, set_launch_env,
 };
 use dsh_hooks_claude::events::{
-    self, cwd_changed, post_tool_use, pre_tool_use, session_end, session_start, stop, subagent,
+    self, cwd_changed, permission_request, post_tool_use, pre_tool_use, session_end, session_start, stop, subagent,
     user_prompt_submit,
 };
 use dsh_hooks_claude::{ClaudeBridge, Config, ConfigPaths};
@@ -159,6 +159,21 @@ fn prompt_input(j: &Value) -> PromptSubmitInput {
 
 /// The payload the bridge builds for a recorded call, `None` for events
 /// dsh does not fire.
+/// A `tools/permission-request` input from a recorded PermissionRequest
+/// payload (its suggestions as the host would offer them).
+fn permission_input(j: &Value) -> PermissionRequestInput {
+    PermissionRequestInput {
+        call: RArc::new(tool_call(j)),
+        reason: RString::new(),
+        suggestions: j
+            .get("permission_suggestions")
+            .cloned()
+            .unwrap_or_else(|| serde_json::json!([]))
+            .to_string()
+            .into(),
+    }
+}
+
 fn built_payload(j: &Value) -> Option<Value> {
     let effort = j["effort"]["level"].as_str();
     Some(match j["hook_event_name"].as_str()? {
@@ -188,6 +203,7 @@ fn built_payload(j: &Value) -> Option<Value> {
             None,
         ),
         "CwdChanged" => cwd_changed::payload(&cwd_input(j)),
+        "PermissionRequest" => permission_request::payload(&permission_input(j), effort),
         _ => return None,
     })
 }
@@ -318,7 +334,16 @@ fn check_received(
 /// `PWD`, `SHLVL`, `_` aside).
 fn check_env(v: &Vector, sb: &Sandbox, call: &Value, got: &dsh_hook_protocol::vectors::Captured) {
     let added = call["env_added"].as_object().unwrap();
+    // The interactive CLI (S33, no `-p`) says `cli`; the bridge always
+    // hands hooks `sdk-cli`, as `claude -p` does (NOT_REPRODUCED.md).
+    let interactive = !v.json["invocations"][0]["argv"]
+        .as_array()
+        .is_some_and(|a| a.iter().any(|x| x == "-p"));
     for (k, val) in added {
+        if interactive && k == "CLAUDE_CODE_ENTRYPOINT" {
+            assert_eq!(got.env_var(k).as_deref(), Some("sdk-cli"), "{}", v.name);
+            continue;
+        }
         let want = sb.subst(val.as_str().unwrap());
         let got_v = got
             .env_var(k)
@@ -701,16 +726,7 @@ async fn replay(v: &Vector) {
             }
             "CwdChanged" => bridge.on_cwd_changed(&cwd_input(&j)).await,
             "PermissionRequest" => {
-                let input = PermissionRequestInput {
-                    call: RArc::new(tool_call(&j)),
-                    reason: RString::new(),
-                    suggestions: j
-                        .get("permission_suggestions")
-                        .cloned()
-                        .unwrap_or_else(|| serde_json::json!([]))
-                        .to_string()
-                        .into(),
-                };
+                let input = permission_input(&j);
                 let d = bridge
                     .on_permission_request(&input, || async { Ok(PermissionDecision::Ask) })
                     .await
