@@ -120,18 +120,6 @@ pub const ROWS: &[Row] = &[
     ),
     row(
         Claude,
-        "S30-accept-edits",
-        ToolResults,
-        "dsh's Write answers `File created successfully at: <path>`, without Claude Code 2.1.197's `(file state is current in your context — no need to Read it back)`: the tool's text; that the Write ran is compared",
-    ),
-    row(
-        Claude,
-        "S30-bypass",
-        ToolResults,
-        "as S30-accept-edits: the Write tool's own success text",
-    ),
-    row(
-        Claude,
         "S31-read-deny-glob",
         ExtraCalls("pre"),
         "Claude Code refuses a Read a deny rule covers while checking the tool's input, before PreToolUse; dsh's permission step follows the pre-execute waterfall (ARCHITECTURE.md §11), so PreToolUse fires first. The refusal and its text are compared",

@@ -611,7 +611,15 @@ async fn replay(v: &Vector) {
                     .iter()
                     .any(|(t, p)| *t == seen && p.contains("is_error=true"));
                 let ran = tc.as_ref().is_none_or(|t| t["ran"] == true);
-                if !ran && hook_made {
+                // A silent PreToolUse hook made nothing (S33-deny: the
+                // refusal is the PermissionRequest hook's).
+                let said_allow = code == 0
+                    && serde_json::from_str::<Value>(&out).is_ok_and(|o| {
+                        o["hookSpecificOutput"]["permissionDecision"] == "allow"
+                            || o["decision"] == "approve"
+                    });
+                let spoke = (code != 0 || !out.trim().is_empty()) && !said_allow;
+                if !ran && hook_made && spoke {
                     let asked = out.contains("\"ask\"");
                     let want = if asked {
                         PreToolDecision::Ask {

@@ -114,7 +114,10 @@ pub fn to_tool_result(output: &WriteOutput) -> ToolResult {
     let (kind, text, patch) = match &output.original {
         None => (
             "create",
-            format!("File created successfully at: {path}"),
+            // Claude Code 2.1.197's text (vectors S30-accept-edits, S33-write-allow).
+            format!(
+                "File created successfully at: {path} (file state is current in your context \u{2014} no need to Read it back)"
+            ),
             Vec::new(),
         ),
         Some(old) => (

@@ -17,7 +17,10 @@ async fn creates_a_file_and_its_parent_directories() {
     assert!(!result.is_error, "{}", result.text_content());
     assert_eq!(
         result.text_content(),
-        format!("File created successfully at: {}", path.display())
+        format!(
+            "File created successfully at: {} (file state is current in your context \u{2014} no need to Read it back)",
+            path.display()
+        )
     );
     assert_eq!(std::fs::read_to_string(&path).expect("read"), "hello\n");
     assert_eq!(
