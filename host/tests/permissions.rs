@@ -356,7 +356,10 @@ fn a_terminal_asks_and_allow_always_is_kept_by_the_resumed_session() {
         result(&events),
         "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed."
     );
-    assert_eq!(events.iter().filter(|e| e["type"] == "step/start").count(), 1);
+    assert_eq!(
+        events.iter().filter(|e| e["type"] == "step/start").count(),
+        1
+    );
     assert_eq!(
         first(&events, "turn/end").unwrap()["message"],
         "halted by plugin `approval`: the user rejected a tool call"

@@ -47,7 +47,10 @@ pub fn parse_updates(text: &str) -> (Vec<PermissionUpdate>, Vec<String>) {
     let mut updates = Vec::new();
     let mut skipped = Vec::new();
     let Ok(Value::Array(entries)) = serde_json::from_str::<Value>(text) else {
-        return (updates, vec!["updatedPermissions is not a JSON array".into()]);
+        return (
+            updates,
+            vec!["updatedPermissions is not a JSON array".into()],
+        );
     };
     for entry in entries {
         match entry.get("type").and_then(Value::as_str) {
@@ -61,7 +64,12 @@ pub fn parse_updates(text: &str) -> (Vec<PermissionUpdate>, Vec<String>) {
                         continue;
                     }
                 };
-                for r in entry.get("rules").and_then(Value::as_array).into_iter().flatten() {
+                for r in entry
+                    .get("rules")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
                     let Some(tool) = r.get("toolName").and_then(Value::as_str) else {
                         skipped.push(format!("a rule without toolName: {r}"));
                         continue;
@@ -115,11 +123,16 @@ mod tests {
         let shown: Vec<String> = updates
             .iter()
             .map(|u| match u {
-                PermissionUpdate::AddRule { behavior, rule } => format!("{} {}", behavior.as_str(), rule.text()),
+                PermissionUpdate::AddRule { behavior, rule } => {
+                    format!("{} {}", behavior.as_str(), rule.text())
+                }
                 PermissionUpdate::SetMode(m) => format!("mode {m}"),
             })
             .collect();
-        assert_eq!(shown, ["allow Bash(python3:*)", "allow Read", "mode acceptEdits"]);
+        assert_eq!(
+            shown,
+            ["allow Bash(python3:*)", "allow Read", "mode acceptEdits"]
+        );
         assert_eq!(skipped.len(), 2, "{skipped:?}");
         assert!(parse_updates("{}").1[0].contains("not a JSON array"));
     }

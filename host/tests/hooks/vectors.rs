@@ -58,8 +58,7 @@ impl Skips {
         ROWS.iter().enumerate().find_map(|(i, r)| {
             let applies = r.dialect == self.dialect
                 && (r.vector == self.vector
-                    || r
-                        .vector
+                    || r.vector
                         .strip_suffix('*')
                         .is_some_and(|p| self.vector.starts_with(p)))
                 && f(&r.aspect);

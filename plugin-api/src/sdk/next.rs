@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex};
 use abi_stable::std_types::{ROption, RResult};
 
 use crate::decisions::{
-    ContinuationDecision, PermissionDecision, PostToolDecision, PreToolDecision, PromptDecision, SeamAnswer_NE,
-    SeamOutput, ToolResult,
+    ContinuationDecision, PermissionDecision, PostToolDecision, PreToolDecision, PromptDecision,
+    SeamAnswer_NE, SeamOutput, ToolResult,
 };
 use crate::ffi::{AbortSignalBox, NextBox, WireResult};
 

@@ -45,9 +45,8 @@ use dsh_hook_protocol::{HookHost, PluginHost};
 use dsh_plugin_api::abi_stable::std_types::RArc;
 use dsh_plugin_api::{
     ContinuationDecision, ContinuationInput, CwdChangedInput, Host, Next, PermissionDecision,
-    PermissionRequestInput, Plugin, PostExecuteInput,
-    PostToolDecision, PreToolDecision, PromptDecision, PromptSubmitInput, SessionEndInput,
-    SessionStartInput, SubagentInfo, ToolCall,
+    PermissionRequestInput, Plugin, PostExecuteInput, PostToolDecision, PreToolDecision,
+    PromptDecision, PromptSubmitInput, SessionEndInput, SessionStartInput, SubagentInfo, ToolCall,
 };
 
 pub use config::{ClaudeHook, Config, ConfigPaths};

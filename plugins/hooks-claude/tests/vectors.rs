@@ -23,8 +23,8 @@ use dsh_hook_protocol::vectors::{
     Sandbox, Vector, behavior, foreign_to, load_dir, matches_with_uuids, set_launch_env,
 };
 use dsh_hooks_claude::events::{
-    self, cwd_changed, permission_request, post_tool_use, pre_tool_use, session_end, session_start, stop, subagent,
-    user_prompt_submit,
+    self, cwd_changed, permission_request, post_tool_use, pre_tool_use, session_end, session_start,
+    stop, subagent, user_prompt_submit,
 };
 use dsh_hooks_claude::{ClaudeBridge, Config, ConfigPaths};
 use dsh_plugin_api::abi_stable::std_types::{RArc, ROption, RString, RVec};

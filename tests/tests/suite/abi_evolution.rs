@@ -170,7 +170,11 @@ fn a_plugin_built_against_the_frozen_1_0_api_loads_next_to_a_current_one() {
     assert_eq!(current.status, PluginStatus::Applied);
     assert_eq!(
         current.seams,
-        ["agent/turn-end", "agent/cwd-changed", "tools/permission-request"]
+        [
+            "agent/turn-end",
+            "agent/cwd-changed",
+            "tools/permission-request"
+        ]
     );
     assert_eq!(
         current.description.as_deref(),
@@ -325,8 +329,12 @@ struct RefuseAll;
 
 impl dsh_plugin_api::ffi::Service for RefuseAll {
     fn call(&self, _method: RString, _args: RString) -> FfiFuture<RResult<RString, RString>> {
-        async { RResult::ROk(RString::from(r#"{"outcome":"reject","reason":"refused by the test"}"#)) }
-            .into_ffi()
+        async {
+            RResult::ROk(RString::from(
+                r#"{"outcome":"reject","reason":"refused by the test"}"#,
+            ))
+        }
+        .into_ffi()
     }
 }
 
@@ -347,8 +355,14 @@ fn a_current_plugin_decides_on_permission_request_before_anyone_is_asked() {
     session.set_permission_mode(dsh_host::permissions::PermissionMode::Default, "test");
     let turn = h.turn(&session, "go");
     assert_eq!(turn.reason.as_str(), "completed");
-    assert!(h.project().join("fixture-allows.txt").exists(), "the .so allowed it");
-    assert!(!h.project().join("refused.txt").exists(), "the approval service refused it");
+    assert!(
+        h.project().join("fixture-allows.txt").exists(),
+        "the .so allowed it"
+    );
+    assert!(
+        !h.project().join("refused.txt").exists(),
+        "the approval service refused it"
+    );
     let lines = h.turn_lines();
     let project = h.project().display().to_string();
     let reason = format!(
@@ -362,7 +376,10 @@ fn a_current_plugin_decides_on_permission_request_before_anyone_is_asked() {
                 "rules": [{"toolName": "Bash", "ruleContent": "touch fixture-allows.txt"}],
                 "behavior": "allow", "destination": "localSettings"}]}})
     );
-    assert_eq!(lines[1]["permission_request"]["suggestions"][0]["rules"][0]["ruleContent"], "touch refused.txt");
+    assert_eq!(
+        lines[1]["permission_request"]["suggestions"][0]["rules"][0]["ruleContent"],
+        "touch refused.txt"
+    );
     assert_eq!(lines[2]["reason"], "completed");
     assert_eq!(lines.len(), 3);
 }

@@ -66,10 +66,8 @@ fn decision_of(json: &serde_json::Map<String, Value>) -> Option<PermissionDecisi
     match decision.get("behavior").and_then(Value::as_str)? {
         "allow" => Some(PermissionDecision::Allow {
             updated_arguments: text(decision.get("updatedInput").filter(|v| v.is_object())).into(),
-            updated_permissions: text(
-                decision.get("updatedPermissions").filter(|v| v.is_array()),
-            )
-            .into(),
+            updated_permissions: text(decision.get("updatedPermissions").filter(|v| v.is_array()))
+                .into(),
         }),
         "deny" => Some(PermissionDecision::Deny {
             message: decision
