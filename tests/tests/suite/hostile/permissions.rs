@@ -74,12 +74,12 @@ fn a_log_with_edited_permission_records_resumes_without_the_bad_ones() {
     let log = d.join("state/sessions/s1.jsonl");
     let mut text = std::fs::read_to_string(&log).unwrap();
     for line in [
-        r#"{"type":"turn/start","turn_id":"t_edit","kind":"injection","ts":"2026-01-01T00:00:00Z"}"#,
-        r#"{"type":"permission/mode","mode":"yolo","by":"hand","ts":"2026-01-01T00:00:00Z"}"#,
-        r#"{"type":"permission/rule","behavior":"allow","rule":"Bash(","call_id":"x","ts":"2026-01-01T00:00:00Z"}"#,
-        r#"{"type":"permission/rule","behavior":"maybe","rule":"Bash","call_id":"x","ts":"2026-01-01T00:00:00Z"}"#,
-        r#"{"type":"permission/rule","behavior":"allow","rule":"Bash(touch made.txt)","call_id":"x","ts":"2026-01-01T00:00:00Z"}"#,
-        r#"{"type":"turn/end","turn_id":"t_edit","reason":"completed","ts":"2026-01-01T00:00:00Z"}"#,
+        r#"{"type":"turn/start","turn_id":"t_edit","kind":"injection","ts":1796129711700}"#,
+        r#"{"type":"permission/mode","mode":"yolo","by":"hand","ts":1796129711700}"#,
+        r#"{"type":"permission/rule","behavior":"allow","rule":"Bash(","call_id":"x","ts":1796129711700}"#,
+        r#"{"type":"permission/rule","behavior":"maybe","rule":"Bash","call_id":"x","ts":1796129711700}"#,
+        r#"{"type":"permission/rule","behavior":"allow","rule":"Bash(touch made.txt)","call_id":"x","ts":1796129711700}"#,
+        r#"{"type":"turn/end","turn_id":"t_edit","reason":"completed","ts":1796129711700}"#,
     ] {
         text.push_str(line);
         text.push('\n');
