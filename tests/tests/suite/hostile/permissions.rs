@@ -8,7 +8,8 @@ use std::path::Path;
 use dsh_tests::{run_dsh, temp_dir};
 use serde_json::Value;
 
-const MODEL: &str = "  - id: model\n    name: model-scripted\n    config:\n      script: script.yml\n";
+const MODEL: &str =
+    "  - id: model\n    name: model-scripted\n    config:\n      script: script.yml\n";
 
 fn manifest(dir: &Path, permissions: &str) -> std::path::PathBuf {
     let path = dir.join("cordis.yml");
@@ -28,12 +29,30 @@ fn manifest(dir: &Path, permissions: &str) -> std::path::PathBuf {
 #[test]
 fn check_refuses_a_malformed_permissions_block_naming_the_key() {
     let cases = [
-        ("permissions: {mode: yolo}\n", "key `permissions.mode`: unknown permission mode `yolo`"),
-        ("permissions: {mode: Default}\n", "key `permissions.mode`: unknown permission mode `Default`"),
-        ("permissions: {deny: [Read, 'Bash(rm']}\n", "key `permissions.deny[1]`: `Bash(rm`: a specifier must end with `)`"),
-        ("permissions: {allow: ['Bash()']}\n", "key `permissions.allow[0]`: `Bash()`: an empty specifier"),
-        ("permissions: {ask: ['WebFetch(example.com)']}\n", "key `permissions.ask[0]`: `WebFetch(example.com)`: a WebFetch rule takes `domain:<host>`"),
-        ("permissions: {allow: ['../../etc(x)']}\n", "key `permissions.allow[0]`: `../../etc(x)`: `../../etc` is not a tool name"),
+        (
+            "permissions: {mode: yolo}\n",
+            "key `permissions.mode`: unknown permission mode `yolo`",
+        ),
+        (
+            "permissions: {mode: Default}\n",
+            "key `permissions.mode`: unknown permission mode `Default`",
+        ),
+        (
+            "permissions: {deny: [Read, 'Bash(rm']}\n",
+            "key `permissions.deny[1]`: `Bash(rm`: a specifier must end with `)`",
+        ),
+        (
+            "permissions: {allow: ['Bash()']}\n",
+            "key `permissions.allow[0]`: `Bash()`: an empty specifier",
+        ),
+        (
+            "permissions: {ask: ['WebFetch(example.com)']}\n",
+            "key `permissions.ask[0]`: `WebFetch(example.com)`: a WebFetch rule takes `domain:<host>`",
+        ),
+        (
+            "permissions: {allow: ['../../etc(x)']}\n",
+            "key `permissions.allow[0]`: `../../etc(x)`: `../../etc` is not a tool name",
+        ),
         ("permissions: {allow: Bash}\n", "permissions.allow"),
         ("permissions: {allowed: [Read]}\n", "allowed"),
         ("permissions: 3\n", "permissions"),
@@ -50,7 +69,14 @@ fn check_refuses_a_malformed_permissions_block_naming_the_key() {
         );
         // Nothing runs under a manifest that does not load.
         let out = run_dsh(
-            ["prompt", "--config", config.to_str().unwrap(), "--cwd", dir.path().to_str().unwrap(), "go"],
+            [
+                "prompt",
+                "--config",
+                config.to_str().unwrap(),
+                "--cwd",
+                dir.path().to_str().unwrap(),
+                "go",
+            ],
             dir.path(),
         );
         assert_eq!(out.code, Some(1), "{block}");
@@ -66,7 +92,20 @@ fn a_log_with_edited_permission_records_resumes_without_the_bad_ones() {
     let config = config.to_str().unwrap();
     let cwd = d.to_str().unwrap();
     // A first run creates the session; nothing allows `touch`: refused.
-    let out = run_dsh(["prompt", "--json", "--config", config, "--cwd", cwd, "--session", "s1", "go"], d);
+    let out = run_dsh(
+        [
+            "prompt",
+            "--json",
+            "--config",
+            config,
+            "--cwd",
+            cwd,
+            "--session",
+            "s1",
+            "go",
+        ],
+        d,
+    );
     assert_eq!(out.code, Some(0), "{out:?}");
     assert!(!d.join("made.txt").exists());
     // Hand-edited records: a mode dsh does not know, a rule that does not
@@ -85,13 +124,37 @@ fn a_log_with_edited_permission_records_resumes_without_the_bad_ones() {
         text.push('\n');
     }
     std::fs::write(&log, text).unwrap();
-    let out = run_dsh(["prompt", "--json", "--config", config, "--cwd", cwd, "--session", "s1", "go"], d);
+    let out = run_dsh(
+        [
+            "prompt",
+            "--json",
+            "--config",
+            config,
+            "--cwd",
+            cwd,
+            "--session",
+            "s1",
+            "go",
+        ],
+        d,
+    );
     assert_eq!(out.code, Some(0), "{out:?}");
     // The good rule applies; the mode stayed `default` (the hook-visible
     // mode is the session's, and nothing asked).
     assert!(d.join("made.txt").exists(), "{}", out.stdout);
-    let events: Vec<Value> = out.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert!(events.iter().all(|e| e["type"] != "tool/denied"), "{events:#?}");
-    assert!(out.stderr.contains("unknown permission mode `yolo`"), "{}", out.stderr);
+    let events: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(
+        events.iter().all(|e| e["type"] != "tool/denied"),
+        "{events:#?}"
+    );
+    assert!(
+        out.stderr.contains("unknown permission mode `yolo`"),
+        "{}",
+        out.stderr
+    );
     assert!(out.stderr.contains("rule `Bash(`"), "{}", out.stderr);
 }
