@@ -4,6 +4,7 @@
 
 mod cwd;
 mod harness;
+mod permissions;
 mod probe;
 mod runtime;
 
