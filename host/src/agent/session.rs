@@ -467,6 +467,20 @@ impl Session {
         });
     }
 
+    /// Adds a layer of rules to this session (settings discovered for its
+    /// project: managed, user, project, local), merged with the rest by
+    /// Claude Code's precedence; makes the session managed. Not recorded:
+    /// the layer is configuration, read again when the session is loaded.
+    pub fn add_rule_layer(
+        &self,
+        layer: &crate::permissions::RuleLayer,
+    ) -> Result<(), crate::permissions::RuleError> {
+        let mut state = self.state();
+        state.perms.rules.add_layer(layer)?;
+        state.perms.managed = true;
+        Ok(())
+    }
+
     /// Adds a rule for the rest of the session (an "allow always" answer,
     /// a hook's `updatedPermissions`), recorded so a resumed session keeps
     /// it.

@@ -73,3 +73,47 @@ async fn a_subagent_inherits_its_parents_mode_and_rules() {
         results[1]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_settings_layer_added_to_a_session_is_merged_by_precedence() {
+    let dir = tempfile::tempdir().unwrap();
+    // The CLI allows every Bash call; the project's settings deny `rm`.
+    let mut cli = RuleLayer::new(RuleSource::Cli);
+    cli.allow = vec!["Bash".into()];
+    let permissions = PermissionState {
+        mode: PermissionMode::Default,
+        rules: RuleSet::from_layers(&[cli]).unwrap(),
+        managed: true,
+    };
+    let h = AgentHost::scripted_with_permissions(
+        dir.path(),
+        vec![],
+        json!([
+            bash("touch kept.txt && rm -f kept.txt"),
+            bash("touch made.txt"),
+            text("done")
+        ]),
+        permissions,
+    );
+    let session = h.session().await;
+    let mut project = RuleLayer::new(RuleSource::Project);
+    project.deny = vec!["Bash(rm:*)".into()];
+    session.add_rule_layer(&project).unwrap();
+    let mut bad = RuleLayer::new(RuleSource::Local);
+    bad.ask = vec!["Bash(".into()];
+    let e = session.add_rule_layer(&bad).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "permission rule `Bash(` (local ask[0]): a specifier must end with `)`"
+    );
+    let out: Outcome = session.prompt(Prompt::user("go")).await.into();
+    let denied = of_kind(&out.events, "tool/denied");
+    assert_eq!(denied.len(), 1, "{:#?}", out.events);
+    assert_eq!(denied[0]["by"], "permissions (rule project: Bash(rm:*))");
+    assert_eq!(
+        denied[0]["reason"],
+        "Permission to use Bash with command touch kept.txt && rm -f kept.txt has been denied."
+    );
+    assert!(!h.project.join("kept.txt").exists());
+    assert!(h.project.join("made.txt").exists());
+}
