@@ -12,6 +12,7 @@
 //! [`crate::plugins::HostCore`]), the session log, and the `model` service.
 
 mod feed;
+mod permission_step;
 mod pipeline;
 mod runtime;
 mod session;
