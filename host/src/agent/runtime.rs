@@ -54,6 +54,9 @@ pub struct Agent {
     state_dir: PathBuf,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     pub(crate) options: AgentOptions,
+    /// What new and loaded sessions start with (`options.permissions`
+    /// until a reload replaces it).
+    permissions: Mutex<crate::permissions::PermissionState>,
 }
 
 struct Control(Weak<Agent>);
@@ -129,11 +132,25 @@ impl Agent {
             core: core.clone(),
             state_dir: state_dir.to_path_buf(),
             sessions: Mutex::new(HashMap::new()),
+            permissions: Mutex::new(options.permissions.clone()),
             options,
         });
         core.set_session_control(Arc::new(Control(Arc::downgrade(&agent))));
         super::subagent::register_tool(&agent);
         agent
+    }
+
+    /// The permissions sessions created or loaded from now on start with
+    /// (a daemon's reloaded manifest); open sessions keep theirs.
+    pub fn set_default_permissions(&self, permissions: crate::permissions::PermissionState) {
+        *self.permissions.lock().unwrap_or_else(|p| p.into_inner()) = permissions;
+    }
+
+    fn default_permissions(&self) -> crate::permissions::PermissionState {
+        self.permissions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// The shared plugin core.
@@ -193,7 +210,7 @@ impl Agent {
         let perms = parent
             .as_deref()
             .and_then(|p| self.get(p))
-            .map_or_else(|| self.options.permissions.clone(), |p| p.permissions());
+            .map_or_else(|| self.default_permissions(), |p| p.permissions());
         let session = Session::new(self.core.clone(), log, self.options.max_steps, perms);
         self.insert(session.clone());
         if parent.is_none() {
@@ -230,7 +247,7 @@ impl Agent {
             self.core.clone(),
             log,
             self.options.max_steps,
-            self.options.permissions.clone(),
+            self.default_permissions(),
         );
         self.insert(session.clone());
         Ok(session)

@@ -69,23 +69,20 @@ fn session_permissions(
     manifest: &Manifest,
     cli: &CliPermissions,
 ) -> Result<dsh_host::permissions::PermissionState, String> {
-    use dsh_host::permissions::{PermissionState, RuleLayer, RuleSet, RuleSource};
-    let mut state = PermissionState::default();
-    let mut layers = Vec::new();
-    if let Some(p) = &manifest.permissions {
-        state.mode = p.mode;
-        state.managed = true;
-        layers.push(p.layer.clone());
-    }
+    use dsh_host::permissions::{RuleLayer, RuleSource};
+    let mut state = manifest
+        .permissions
+        .as_ref()
+        .map(|p| p.state())
+        .unwrap_or_default();
     if !cli.is_empty() {
         state.managed = true;
         state.mode = cli.mode.unwrap_or(state.mode);
         let mut layer = RuleLayer::new(RuleSource::Cli);
         layer.allow = cli.allow.clone();
         layer.deny = cli.deny.clone();
-        layers.push(layer);
+        state.rules.add_layer(&layer).map_err(|e| e.to_string())?;
     }
-    state.rules = RuleSet::from_layers(&layers).map_err(|e| e.to_string())?;
     Ok(state)
 }
 

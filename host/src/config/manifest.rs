@@ -210,6 +210,20 @@ pub struct ManifestPermissions {
     pub mode: crate::permissions::PermissionMode,
     /// The rules, as the [`crate::permissions::RuleSource::Manifest`] layer.
     pub layer: crate::permissions::RuleLayer,
+    /// The same rules, parsed.
+    pub rules: crate::permissions::RuleSet,
+}
+
+impl ManifestPermissions {
+    /// What sessions start with under this block: its mode and rules,
+    /// managed.
+    pub fn state(&self) -> crate::permissions::PermissionState {
+        crate::permissions::PermissionState {
+            mode: self.mode,
+            rules: self.rules.clone(),
+            managed: true,
+        }
+    }
 }
 
 fn default_state_dir() -> PathBuf {
@@ -352,13 +366,13 @@ impl Manifest {
             ask: raw.ask,
             deny: raw.deny,
         };
-        RuleSet::from_layers(std::slice::from_ref(&layer)).map_err(|e| {
+        let rules = RuleSet::from_layers(std::slice::from_ref(&layer)).map_err(|e| {
             err(
                 format!("{}[{}]", e.list, e.index),
                 format!("`{}`: {}", e.rule, e.message),
             )
         })?;
-        Ok(ManifestPermissions { mode, layer })
+        Ok(ManifestPermissions { mode, layer, rules })
     }
 
     fn entry(

@@ -8,6 +8,8 @@
 //! - [`abi_evolution`]: a plugin built against the frozen 1.0 API works in
 //!   this host, what 1.1 added works from a `.so`, a newer minor is refused;
 //! - [`hostile`]: the hostile-input suite;
+//! - [`permissions`]: the daemon's sessions start with the manifest's
+//!   `permissions:`, and a SIGHUP reload changes it for new sessions;
 //! - [`reload_atomic`]: reload as one atomic swap of the plugin registry,
 //!   under concurrent turns.
 
@@ -15,5 +17,6 @@ mod abi_evolution;
 mod cli;
 mod examples;
 mod hostile;
+mod permissions;
 mod plugin_host;
 mod reload_atomic;
