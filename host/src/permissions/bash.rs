@@ -180,6 +180,27 @@ pub(crate) fn is_read_only(command: &str) -> bool {
         })
 }
 
+/// The paths `command` changes when it is only filesystem commands
+/// (`touch`, `mkdir`, `rm`, ...) and read-only ones; `None` when any part
+/// is something else (or redirects, or substitutes). `acceptEdits` runs
+/// such a command inside the session's folder (recorded, S35).
+pub(crate) fn filesystem_paths(command: &str) -> Option<Vec<String>> {
+    if command.contains('>') || command.contains("$(") || command.contains('`') {
+        return None;
+    }
+    let mut paths = Vec::new();
+    for part in split(command) {
+        let w = words(&part);
+        let cmd = w.first()?;
+        if WRITES_PATHS.contains(&cmd.as_str()) {
+            paths.extend(w.iter().skip(1).filter(|a| !a.starts_with('-')).cloned());
+        } else if !is_read_only(&part) {
+            return None;
+        }
+    }
+    (!paths.is_empty()).then_some(paths)
+}
+
 /// The first part of `command` that writes a named file: the command's
 /// name and the first path it names.
 pub(crate) fn first_path_write(command: &str) -> Option<(String, String)> {
@@ -232,6 +253,18 @@ mod tests {
         ] {
             assert!(!is_read_only(rw), "{rw}");
         }
+    }
+
+    #[test]
+    fn filesystem_commands_and_their_paths() {
+        assert_eq!(
+            filesystem_paths("touch a && mkdir -p b/c"),
+            Some(vec!["a".into(), "b/c".into()])
+        );
+        assert_eq!(filesystem_paths("rm -f x; ls"), Some(vec!["x".into()]));
+        assert_eq!(filesystem_paths("touch a && python3 x.py"), None);
+        assert_eq!(filesystem_paths("echo hi > a"), None);
+        assert_eq!(filesystem_paths("ls"), None);
     }
 
     #[test]

@@ -9,8 +9,8 @@
 //! 5. `plan` refuses edits;
 //! 6. `bypassPermissions` runs it, and so does an `allow` rule;
 //! 7. otherwise the tool decides: read-only tools and read-only commands
-//!    run, edits in the session's folder run under `acceptEdits`, the rest
-//!    asks;
+//!    run, edits and filesystem commands (`touch`, `mkdir`, `rm`, ...) in
+//!    the session's folder run under `acceptEdits`, the rest asks;
 //! 8. under `dontAsk` every ask is a denial.
 //!
 //! A session nobody configured (no `permissions:` in the manifest, no flag,
@@ -143,6 +143,17 @@ fn tool_fallback(mode: PermissionMode, call: &Call<'_>) -> Verdict {
     if call.tool == "Bash" {
         let cmd = command(call.args);
         if bash::is_read_only(cmd) {
+            return Verdict::Allow;
+        }
+        // acceptEdits: filesystem commands inside the session's folder run
+        // (S35: touch, mkdir, rm).
+        if mode == PermissionMode::AcceptEdits
+            && let Some(paths) = bash::filesystem_paths(cmd)
+            && paths.iter().all(|p| {
+                let abs = super::rule::normalize(&call.cwd.join(p));
+                abs.starts_with(call.cwd) || abs.starts_with(call.project)
+            })
+        {
             return Verdict::Allow;
         }
         if let Some((name, path)) = bash::first_path_write(cmd) {
@@ -366,6 +377,36 @@ mod tests {
         assert!(
             matches!(run(&s, "Bash", py(), HookStance::Silent), Verdict::Deny { message, .. } if message == denied)
         );
+    }
+
+    #[test]
+    fn accept_edits_runs_filesystem_commands_in_the_project_only_s35() {
+        let s = state(PermissionMode::AcceptEdits, &["Read"], &[], &[]);
+        for cmd in [
+            "touch made_by_bash.txt",
+            "mkdir made_dir",
+            "rm -f nothing_here.txt",
+        ] {
+            assert_eq!(
+                run(&s, "Bash", json!({"command": cmd}), HookStance::Silent),
+                Verdict::Allow,
+                "{cmd}"
+            );
+        }
+        assert!(matches!(
+            run(
+                &s,
+                "Bash",
+                json!({"command": "touch /etc/x"}),
+                HookStance::Silent
+            ),
+            Verdict::Ask { .. }
+        ));
+        let s = state(PermissionMode::Plan, &["Read"], &[], &[]);
+        assert!(matches!(
+            run(&s, "Bash", json!({"command": "touch made_by_bash.txt"}), HookStance::Silent),
+            Verdict::Ask { message, .. } if message.starts_with("touch in '/p/made_by_bash.txt' was blocked.")
+        ));
     }
 
     #[test]

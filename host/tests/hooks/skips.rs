@@ -130,6 +130,12 @@ pub const ROWS: &[Row] = &[
         Env("CLAUDE_CODE_ENTRYPOINT"),
         "the interactive CLI (S33 ran in a terminal) says `cli`; dsh's bridge hands hooks `sdk-cli` as `claude -p` does, whoever approves",
     ),
+    row(
+        Claude,
+        "S35-accept-edits-*",
+        PayloadKey("tool_response.noOutputExpected"),
+        "Claude Code's Bash marks commands it expects to be silent (`touch`, `mkdir`, `rm`) `noOutputExpected: true`; dsh's Bash always says `false`. The permission outcome (the command ran) is compared",
+    ),
     // Codex.
     row(
         Codex,
