@@ -171,7 +171,11 @@ impl ClaudeBridge {
                 reason: ours.into(),
             },
             (PreToolDecision::Allow { updated_arguments }, permission) => {
-                let explicit = permission == Some(Permission::Allow);
+                // Only an argument object can be handed back (a rewrite
+                // must be one); a call whose arguments are not one gets a
+                // plain allow.
+                let explicit = permission == Some(Permission::Allow)
+                    && serde_json::from_str::<Value>(&call.arguments).is_ok_and(|v| v.is_object());
                 PreToolDecision::Allow {
                     updated_arguments: updated_arguments
                         .into_option()
