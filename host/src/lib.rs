@@ -15,6 +15,7 @@ pub mod config;
 pub mod daemon;
 pub mod hooks;
 pub mod model;
+pub mod permissions;
 pub mod plugins;
 pub mod seams;
 pub mod session;

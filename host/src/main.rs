@@ -59,6 +59,26 @@ enum Command {
         /// Print the turn's session events as JSONL.
         #[arg(long)]
         json: bool,
+        /// The session's permission mode, over the manifest's
+        /// `permissions.mode`: default, acceptEdits, plan,
+        /// bypassPermissions, dontAsk (Claude Code's `--permission-mode`).
+        #[arg(long = "permission-mode", value_name = "MODE", value_parser = permission_mode)]
+        permission_mode: Option<dsh_host::permissions::PermissionMode>,
+        /// Rules whose calls run without asking, in Claude Code's syntax,
+        /// comma or space separated: "Bash(git diff:*),Read" (repeatable).
+        #[arg(
+            long = "allowedTools",
+            visible_alias = "allowed-tools",
+            value_name = "RULES"
+        )]
+        allowed_tools: Vec<String>,
+        /// Rules whose calls are refused (repeatable), as --allowedTools.
+        #[arg(
+            long = "disallowedTools",
+            visible_alias = "disallowed-tools",
+            value_name = "RULES"
+        )]
+        disallowed_tools: Vec<String>,
         /// The prompt.
         text: String,
     },
@@ -163,6 +183,11 @@ enum SessionsCommand {
     },
 }
 
+/// Parses a permission mode (Claude Code's spellings).
+fn permission_mode(mode: &str) -> Result<dsh_host::permissions::PermissionMode, String> {
+    mode.parse()
+}
+
 /// Parses a session id: only dsh's form reaches the commands.
 fn session_id(id: &str) -> Result<String, String> {
     dsh_host::session::check_session_id(id)
@@ -201,6 +226,9 @@ fn main() -> ExitCode {
             cwd,
             session,
             json,
+            permission_mode,
+            allowed_tools,
+            disallowed_tools,
             text,
         } => cli::prompt(cli::PromptArgs {
             config,
@@ -208,6 +236,11 @@ fn main() -> ExitCode {
             session,
             json,
             text,
+            permissions: cli::CliPermissions {
+                mode: permission_mode,
+                allow: cli::split_rules(&allowed_tools),
+                deny: cli::split_rules(&disallowed_tools),
+            },
         }),
         Command::Serve { config } => cli::serve(&config),
         Command::Acp { config, connect } => cli::acp(cli::AcpArgs { config, connect }),

@@ -248,8 +248,37 @@ into_non_exhaustive!(
     GuardDecision => GuardDecision_NE,
     PostToolDecision => PostToolDecision_NE,
     ContinuationDecision => ContinuationDecision_NE,
+    PermissionDecision => PermissionDecision_NE,
     SeamAnswer => SeamAnswer_NE,
 );
+
+/// `tools/permission-request` (since 1.4): what a listener says about a
+/// call that would ask for permission.
+#[repr(u8)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
+#[sabi(kind(WithNonExhaustive(
+    size = [usize; 16],
+    traits(Clone, Debug, PartialEq, Eq)
+)))]
+pub enum PermissionDecision {
+    /// No answer: ask as usual (the seam's default).
+    Ask,
+    /// Allow without asking.
+    Allow {
+        /// A whole new argument object (JSON text), if any.
+        updated_arguments: ROption<RString>,
+        /// Rule and mode changes to apply, as a JSON array in Claude Code's
+        /// `updatedPermissions` shape (`addRules`, `setMode`, ...).
+        updated_permissions: ROption<RString>,
+    },
+    /// Refuse without asking; the model reads `message`.
+    Deny {
+        /// What the model reads.
+        message: RString,
+        /// Also stop the turn.
+        interrupt: bool,
+    },
+}
 
 /// Any seam's answer, typed: what the host and the SDK work with.
 ///
@@ -268,6 +297,8 @@ pub enum SeamOutput {
     PostTool(PostToolDecision),
     /// `agent/turn-continuation`.
     Continuation(ContinuationDecision),
+    /// `tools/permission-request` (since 1.4).
+    Permission(PermissionDecision),
 }
 
 /// Any seam's answer as it crosses the boundary, inside a
@@ -292,6 +323,8 @@ pub enum SeamAnswer {
     PostTool(PostToolDecision_NE),
     /// `agent/turn-continuation`.
     Continuation(ContinuationDecision_NE),
+    /// `tools/permission-request` (since 1.4).
+    Permission(PermissionDecision_NE),
 }
 
 impl From<SeamOutput> for SeamAnswer_NE {
@@ -303,6 +336,7 @@ impl From<SeamOutput> for SeamAnswer_NE {
             SeamOutput::Execute(r) => SeamAnswer::Execute(r),
             SeamOutput::PostTool(d) => SeamAnswer::PostTool(d.into()),
             SeamOutput::Continuation(d) => SeamAnswer::Continuation(d.into()),
+            SeamOutput::Permission(d) => SeamAnswer::Permission(d.into()),
         };
         NonExhaustive::new(answer)
     }
@@ -376,6 +410,11 @@ impl TryFrom<SeamAnswer_NE> for SeamOutput {
                 d,
                 "agent/turn-continuation",
                 SeamAnswer::Continuation,
+            )?),
+            SeamAnswer::Permission(d) => SeamOutput::Permission(decode(
+                d,
+                "tools/permission-request",
+                SeamAnswer::Permission,
             )?),
         })
     }

@@ -146,6 +146,9 @@
 //!   ([`ModelRequestInput`], [`Plugin::model_request`]) before each model
 //!   request (Codex's `PreModelRequest`); the `process-runner` method
 //!   `spawn` ([`services::process_runner::METHOD_SPAWN`]).
+//!   Also in 1.4.0: the `tools/permission-request` seam
+//!   ([`PermissionRequestInput`], [`PermissionDecision`],
+//!   [`Plugin::permission_request`]): Claude Code's `PermissionRequest`.
 #![deny(missing_docs)]
 
 pub mod compat;

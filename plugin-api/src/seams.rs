@@ -71,6 +71,10 @@ impl Seam {
     /// `agent/model-request`: notification before each request to the
     /// model (Codex's `PreModelRequest`). Since 1.4.
     pub const ModelRequest: Seam = Seam(13);
+    /// `tools/permission-request`: waterfall when a tool call would ask
+    /// someone for permission and someone can be asked, before they are
+    /// (Claude Code's `PermissionRequest`). Since 1.4.
+    pub const PermissionRequest: Seam = Seam(14);
 }
 
 /// Every seam this build knows: its constant, its event name, whether it
@@ -90,6 +94,7 @@ const SEAMS: &[(Seam, &str, bool)] = &[
     (Seam::TurnEnd, "agent/turn-end", true),
     (Seam::CwdChanged, "agent/cwd-changed", true),
     (Seam::ModelRequest, "agent/model-request", true),
+    (Seam::PermissionRequest, "tools/permission-request", false),
 ];
 
 impl Seam {
@@ -331,6 +336,20 @@ pub struct TurnEndInput {
     pub message: ROption<RString>,
 }
 
+/// Snapshot for `tools/permission-request` (since 1.4): a call that would
+/// ask for permission.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug)]
+pub struct PermissionRequestInput {
+    /// The call, with the arguments it would run with.
+    pub call: RArc<ToolCall>,
+    /// Why it asks (a hook's reason, a rule, the tool's own text).
+    pub reason: RString,
+    /// The rule changes the asker would offer, as a JSON array in Claude
+    /// Code's `permission_suggestions` shape (`[]` when none).
+    pub suggestions: RString,
+}
+
 /// Snapshot for `agent/cwd-changed` (since 1.3).
 #[repr(C)]
 #[derive(StableAbi, Clone, Debug)]
@@ -396,6 +415,8 @@ pub enum SeamInput {
     CwdChanged(RArc<CwdChangedInput>),
     /// `agent/model-request` (since 1.4).
     ModelRequest(RArc<ModelRequestInput>),
+    /// `tools/permission-request` (since 1.4).
+    PermissionRequest(RArc<PermissionRequestInput>),
     /// Test-only: a seam from a minor this crate has not reached, for the
     /// fixture that proves a newer plugin is refused.
     #[cfg(feature = "__fixture-future-minor")]
@@ -420,6 +441,7 @@ impl SeamInput {
             SeamInput::TurnEnd(_) => Seam::TurnEnd,
             SeamInput::CwdChanged(_) => Seam::CwdChanged,
             SeamInput::ModelRequest(_) => Seam::ModelRequest,
+            SeamInput::PermissionRequest(_) => Seam::PermissionRequest,
             #[cfg(feature = "__fixture-future-minor")]
             SeamInput::FixtureFuture(_) => Seam(200),
         }

@@ -89,11 +89,23 @@ impl AgentHost {
 
     /// [`AgentHost::with_model`] with `bash-local` configured as `bash`.
     pub fn with_bash_config(root: &Path, bash: Value, loads: Vec<Load>, model: Load) -> AgentHost {
+        AgentHost::with_options(root, bash, loads, model, AgentOptions::default())
+    }
+
+    /// [`AgentHost::with_bash_config`] with the agent built with `options`
+    /// (the sessions' default permissions, ...).
+    pub fn with_options(
+        root: &Path,
+        bash: Value,
+        loads: Vec<Load>,
+        model: Load,
+        options: AgentOptions,
+    ) -> AgentHost {
         let project = root.join("project");
         std::fs::create_dir_all(&project).expect("create the project folder");
         let state = root.join("state");
         let core = HostCore::new(state.clone(), tokio::runtime::Handle::current());
-        let agent = Agent::new(core.clone(), &state, AgentOptions::default());
+        let agent = Agent::new(core.clone(), &state, options);
         let mut plugins = PluginHost::new(core, root.join("cordis.yml"));
         let bash = Load::builtin("bash-local", "bash-local", bash);
         for l in std::iter::once(bash).chain(loads).chain([model]) {

@@ -21,6 +21,8 @@
 //! - [`fake_host`]: the fake plugin host for plugin unit tests.
 //! - [`postgres`]: a real PostgreSQL server of a test's own.
 //! - [`wait`]: timed waits for async tests.
+//! - [`permissions`]: an [`agent::AgentHost`] whose sessions start with
+//!   given permissions, and a recorded run's permissions.
 //!
 //! Every wait here has a timeout; nothing sleeps to synchronize.
 
@@ -36,6 +38,7 @@ pub mod events;
 pub mod fake_host;
 pub mod host;
 pub mod openai_mock;
+pub mod permissions;
 pub mod postgres;
 pub mod process;
 pub mod wait;

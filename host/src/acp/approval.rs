@@ -3,7 +3,9 @@
 //! `session/request_permission` round trip with that session's client.
 //!
 //! The service speaks the `approval` contract
-//! ([`dsh_plugin_api::services::approval`]): `allow_once` runs the tool; `reject`, `cancelled` and `unavailable` deny
+//! ([`dsh_plugin_api::services::approval`]): `allow_once` runs the tool;
+//! `allow_always` runs it and adds a session rule for calls like it;
+//! `reject`, `cancelled` and `unavailable` deny
 //! it with distinct reasons. No attached client, a client that answers with
 //! an error (for instance one that does not implement the method) and a
 //! connection that closes mid-request are all `unavailable`.
@@ -31,6 +33,8 @@ pub(crate) type ClientConnection = ConnectionTo<Client>;
 
 /// The option ids offered with every permission request.
 pub(crate) const ALLOW_ONCE: &str = "allow_once";
+/// Allow, and add a session rule for calls like it (`permission/rule`).
+pub(crate) const ALLOW_ALWAYS: &str = "allow_always";
 pub(crate) const REJECT_ONCE: &str = "reject_once";
 
 #[derive(Clone)]
@@ -123,6 +127,11 @@ fn permission_request(args: &ApprovalRequest) -> RequestPermissionRequest {
         ToolCallUpdate::new(args.call_id.clone(), fields),
         vec![
             PermissionOption::new(ALLOW_ONCE, "Allow once", PermissionOptionKind::AllowOnce),
+            PermissionOption::new(
+                ALLOW_ALWAYS,
+                "Allow always (this session)",
+                PermissionOptionKind::AllowAlways,
+            ),
             PermissionOption::new(REJECT_ONCE, "Reject", PermissionOptionKind::RejectOnce),
         ],
     )
@@ -142,10 +151,13 @@ impl ApprovalService {
             Ok(answer) => match answer.outcome {
                 RequestPermissionOutcome::Selected(chosen) => match &*chosen.option_id.0 {
                     ALLOW_ONCE => ApprovalAnswer::AllowOnce,
+                    ALLOW_ALWAYS => ApprovalAnswer::AllowAlways,
                     REJECT_ONCE => ApprovalAnswer::Reject {
+                        interrupt: false,
                         reason: Some("the user rejected this tool call".into()),
                     },
                     other => ApprovalAnswer::Reject {
+                        interrupt: false,
                         reason: Some(format!(
                             "the client chose an option dsh did not offer (`{other}`)"
                         )),

@@ -202,6 +202,18 @@ impl Connection {
         Ok((slot.session.clone(), running))
     }
 
+    /// A session this connection holds.
+    pub(crate) fn session(&self, id: &str) -> Result<Arc<Session>, AcpError> {
+        AcpError::check_id(id)?;
+        self.state()
+            .sessions
+            .get(id)
+            .map(|slot| slot.session.clone())
+            .ok_or_else(|| AcpError::UnknownSession {
+                session_id: id.to_string(),
+            })
+    }
+
     /// Clears the running prompt (before its answer goes out, so the
     /// client's next prompt is never refused as busy).
     pub(crate) fn end_prompt(&self, id: &str, running: &Arc<RunningTurn>) {

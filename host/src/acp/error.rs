@@ -43,6 +43,14 @@ pub enum AcpError {
         /// The session.
         session_id: String,
     },
+    /// `session/set_mode` named a mode dsh does not have.
+    #[error(
+        "unknown mode `{mode_id}` (one of: default, acceptEdits, plan, bypassPermissions, dontAsk)"
+    )]
+    UnknownMode {
+        /// The mode id the client sent.
+        mode_id: String,
+    },
     /// `cwd` is not an absolute path to a directory.
     #[error("cwd `{path}` {reason}")]
     InvalidCwd {
@@ -119,6 +127,9 @@ impl AcpError {
             | AcpError::SessionBusy { session_id } => {
                 RpcError::new(ErrorCode::INVALID_PARAMS, message)
                     .data(json!({ "sessionId": session_id }))
+            }
+            AcpError::UnknownMode { mode_id } => {
+                RpcError::new(ErrorCode::INVALID_PARAMS, message).data(json!({ "modeId": mode_id }))
             }
             AcpError::InvalidCwd { path, .. } => {
                 RpcError::new(ErrorCode::INVALID_PARAMS, message).data(json!({ "cwd": path }))

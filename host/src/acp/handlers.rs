@@ -13,7 +13,7 @@ use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
     LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse,
-    PromptCapabilities, PromptRequest, SessionId, SessionNotification,
+    PromptCapabilities, PromptRequest, SessionId, SessionNotification, SetSessionModeRequest,
 };
 use agent_client_protocol::{Agent, ConnectTo, Error as RpcError};
 use dsh_plugin_api::SessionStartSource;
@@ -29,8 +29,8 @@ pub(crate) async fn run(
     conn: Arc<Connection>,
     transport: impl ConnectTo<Agent> + 'static,
 ) -> Result<(), RpcError> {
-    let (new_conn, load_conn, prompt_conn, cancel_conn) =
-        (conn.clone(), conn.clone(), conn.clone(), conn);
+    let (new_conn, load_conn, prompt_conn, mode_conn, cancel_conn) =
+        (conn.clone(), conn.clone(), conn.clone(), conn.clone(), conn);
     Agent
         .v1()
         .name("dsh")
@@ -57,6 +57,12 @@ pub(crate) async fn run(
         .on_receive_request(
             async move |request: PromptRequest, responder, cx| {
                 super::turn::start(&prompt_conn, request, responder, &cx)
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: SetSessionModeRequest, responder, cx| {
+                super::modes::set_mode(&mode_conn, request, responder, &cx)
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -115,10 +121,10 @@ fn new_session(
         );
     }
     let work = async move {
-        let result = conn
-            .create(&request.cwd, &cx)
-            .await
-            .map(|session| NewSessionResponse::new(session.id.clone()));
+        let result = conn.create(&request.cwd, &cx).await.map(|session| {
+            NewSessionResponse::new(session.id.clone())
+                .modes(super::modes::mode_state(session.permission_mode()))
+        });
         if let Ok(response) = &result {
             tracing::info!(session = %response.session_id.0, cwd = %request.cwd.display(), "session created");
         }
@@ -157,7 +163,8 @@ fn load_session(
                     .await;
                 conn.loaded(&id);
                 tracing::info!(session = %id, "session loaded");
-                Ok(LoadSessionResponse::new())
+                Ok(LoadSessionResponse::new()
+                    .modes(super::modes::mode_state(session.permission_mode())))
             }
             Err(e) => Err(e),
         };

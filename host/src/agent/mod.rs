@@ -12,10 +12,12 @@
 //! [`crate::plugins::HostCore`]), the session log, and the `model` service.
 
 mod feed;
+mod permission_step;
 mod pipeline;
 mod prelude;
 mod runtime;
 mod session;
+mod settings_rules;
 mod signal;
 mod subagent;
 mod turn;
@@ -24,4 +26,5 @@ pub use feed::{EventStream, FEED_CAPACITY};
 pub use pipeline::APPROVAL_SERVICE;
 pub use runtime::{Agent, AgentOptions};
 pub use session::{Prompt, Session, TurnOutcome};
+pub use settings_rules::SettingsRules;
 pub use signal::TokenSignal;

@@ -12,7 +12,7 @@
 use std::sync::Arc;
 
 use abi_stable::std_types::{RArc, ROption, RResult, RString};
-use dsh_plugin_api::services::approval::{self, ApprovalAnswer, ApprovalRequest, METHOD_REQUEST};
+use dsh_plugin_api::services::approval;
 use dsh_plugin_api::{
     CwdChangedInput, ExecuteInput, PostExecuteInput, PostToolDecision, PreToolDecision, SeamInput,
     SeamOutput, ToolCall, ToolResult,
@@ -21,10 +21,12 @@ use futures::FutureExt as _;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::permission_step::Asked;
 use super::session::{Buffered, Session};
 use super::signal::TokenSignal;
 use super::turn::{authored, default_terminal, originator, unless_cancelled};
 use crate::model::ModelToolCall;
+use crate::permissions::{HookStance, Verdict, suggestions};
 use crate::plugins::services::ToolsView;
 use crate::seams::{GuardVerdict, Terminal, TerminalFn, Traced};
 use crate::session::SessionEvent;
@@ -65,7 +67,7 @@ fn json_safe(name: &str, result: ToolResult) -> ToolResult {
     }
 }
 
-enum Gate {
+pub(super) enum Gate {
     Run,
     Denied { reason: String, by: String },
 }
@@ -122,6 +124,7 @@ impl Session {
         // An `ask` waits for the guards: nobody is asked to approve a call
         // a guard would deny anyway.
         let mut ask: Option<Option<String>> = None;
+        let mut explicit_allow = false;
         let mut gate = match &answer {
             // A gate that failed or did not decide in time denies.
             RResult::RErr(e) => Gate::Denied {
@@ -131,12 +134,24 @@ impl Session {
                     .map_or_else(|| "error".into(), |f| f.plugin.to_string()),
             },
             RResult::ROk(SeamOutput::PreTool(PreToolDecision::Allow { updated_arguments })) => {
+                let by = originator(&trace, answer.as_ref().unwrap_or(&SeamOutput::Observed));
+                // A listener that answered `allow` itself (not the seam's
+                // default passed along) allowed the call explicitly; so did
+                // one that hands back the arguments it allows, unchanged
+                // (the Claude bridge's hook `allow`): no rewrite then.
+                explicit_allow = by.is_some();
+                let by = by.unwrap_or_default();
                 match updated_arguments.as_ref().into_option() {
                     None => Gate::Run,
+                    Some(text)
+                        if serde_json::from_str::<Value>(text).ok().as_ref()
+                            == Some(&arguments) =>
+                    {
+                        explicit_allow = true;
+                        Gate::Run
+                    }
                     Some(text) => {
-                        let by =
-                            originator(&trace, answer.as_ref().unwrap_or(&SeamOutput::Observed))
-                                .unwrap_or_default();
+                        explicit_allow = true;
                         match serde_json::from_str::<Value>(text) {
                             Ok(args @ Value::Object(_)) => {
                                 self.append(SessionEvent::ToolUpdated {
@@ -175,8 +190,8 @@ impl Session {
             },
         };
 
-        // Phase 2: guards, which can only deny; then an `ask` is approved or
-        // not.
+        // Phase 2: guards, which can only deny; then the session's
+        // permission mode and rules; then an `ask` is approved or not.
         if let Gate::Run = gate
             && let GuardVerdict::Deny { plugin, reason } = bus.check_guards(&exec).await
         {
@@ -185,14 +200,62 @@ impl Session {
                 by: plugin.to_string(),
             };
         }
-        if let (Gate::Run, Some(reason)) = (&gate, ask) {
-            let asked = self.ask_approval(&exec, reason.as_deref());
-            gate = unless_cancelled(cancel, asked)
-                .await
-                .unwrap_or_else(|| Gate::Denied {
-                    reason: "the approval request was cancelled".into(),
-                    by: "approval".into(),
-                });
+        if let Gate::Run = gate {
+            let stance = match ask {
+                Some(reason) => HookStance::Ask(reason),
+                None if explicit_allow => HookStance::Allow,
+                None => HookStance::Silent,
+            };
+            let hook_reason = match &stance {
+                HookStance::Ask(reason) => Some(reason.clone()),
+                _ => None,
+            };
+            match self.permission_verdict(&exec, &stance) {
+                Verdict::Allow => {}
+                Verdict::Deny { message, by } => {
+                    gate = Gate::Denied {
+                        reason: message,
+                        by: format!("permissions ({by})"),
+                    };
+                }
+                Verdict::Ask { message, rule } => {
+                    // A tool-decided ask offers Claude Code's suggestions.
+                    let offered = if hook_reason.is_none() && rule.is_none() {
+                        let args = serde_json::from_str(&exec.arguments).unwrap_or(Value::Null);
+                        suggestions(&exec.name, &args)
+                    } else {
+                        json!([])
+                    };
+                    // The editor is shown the hook's own reason (none if it
+                    // gave none), else why the permissions ask.
+                    let shown = hook_reason.unwrap_or_else(|| Some(message.clone()));
+                    let exec_ref = &mut exec;
+                    let view_ref = &view;
+                    let asked = async move {
+                        let requested = self
+                            .permission_request(view_ref, exec_ref, &message, &offered)
+                            .await;
+                        match requested {
+                            Asked::Decided(decided, rewritten) => {
+                                if let Some(r) = rewritten {
+                                    *exec_ref = r;
+                                }
+                                decided
+                            }
+                            Asked::Ask => {
+                                self.ask_approval(exec_ref, shown.as_deref(), &message)
+                                    .await
+                            }
+                        }
+                    };
+                    gate = unless_cancelled(cancel, asked)
+                        .await
+                        .unwrap_or_else(|| Gate::Denied {
+                            reason: "the approval request was cancelled".into(),
+                            by: "approval".into(),
+                        });
+                }
+            }
         }
 
         // Phase 3: around-dispatch waterfall and the core dispatch.
@@ -333,64 +396,5 @@ impl Session {
             .notify(SeamInput::CwdChanged(RArc::new(input)))
             .await;
         self.note_listener_failures("agent/cwd-changed", &failures, true);
-    }
-
-    async fn ask_approval(self: &Arc<Self>, call: &RArc<ToolCall>, reason: Option<&str>) -> Gate {
-        let Some(service) = self.view().services.get(APPROVAL_SERVICE) else {
-            let reason = "approval unavailable: no approval service is mounted".to_string();
-            self.append(SessionEvent::ToolApproval {
-                call_id: call.call_id.to_string(),
-                outcome: "unavailable".into(),
-                reason: Some(reason.clone()),
-            });
-            return Gate::Denied {
-                reason,
-                by: "approval".into(),
-            };
-        };
-        let args = ApprovalRequest {
-            session_id: self.id.clone(),
-            call_id: call.call_id.to_string(),
-            name: call.name.to_string(),
-            arguments: serde_json::from_str::<Value>(&call.arguments).unwrap_or(Value::Null),
-            reason: reason.map(str::to_string),
-        };
-        let args = serde_json::to_string(&args).unwrap_or_default();
-        // A call that fails, or an answer this build cannot read (an
-        // outcome it does not know), is `unavailable`: the tool is denied.
-        let answer = service
-            .call(RString::from(METHOD_REQUEST), RString::from(args))
-            .await
-            .into_result()
-            .map_err(String::from)
-            .and_then(|a| {
-                serde_json::from_str::<ApprovalAnswer>(&a)
-                    .map_err(|e| format!("the approval service answered badly: {e}"))
-            })
-            .unwrap_or_else(ApprovalAnswer::unavailable);
-        self.append(SessionEvent::ToolApproval {
-            call_id: call.call_id.to_string(),
-            outcome: answer.outcome().to_string(),
-            reason: answer.reason().map(str::to_string),
-        });
-        let by = "approval".to_string();
-        match answer {
-            ApprovalAnswer::AllowOnce | ApprovalAnswer::AllowAlways => Gate::Run,
-            ApprovalAnswer::Reject { reason } => Gate::Denied {
-                reason: reason.unwrap_or_else(|| "the user rejected this tool call".into()),
-                by,
-            },
-            ApprovalAnswer::Cancelled => Gate::Denied {
-                reason: "the approval request was cancelled".into(),
-                by,
-            },
-            ApprovalAnswer::Unavailable { reason } => Gate::Denied {
-                reason: format!(
-                    "approval unavailable: {}",
-                    reason.unwrap_or_else(|| "the approval service gave no reason".into())
-                ),
-                by,
-            },
-        }
     }
 }

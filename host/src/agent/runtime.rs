@@ -21,11 +21,21 @@ use crate::session::{
 pub struct AgentOptions {
     /// Steps after which a turn ends with an error.
     pub max_steps: u32,
+    /// The permissions every new session starts with (the manifest's
+    /// `permissions:` and the CLI's flags); unmanaged by default.
+    pub permissions: crate::permissions::PermissionState,
+    /// The rules of the Claude settings files a session's folder has
+    /// (`hooks-claude`'s files), added to each new or loaded session.
+    pub settings_rules: Option<super::SettingsRules>,
 }
 
 impl Default for AgentOptions {
     fn default() -> Self {
-        AgentOptions { max_steps: 64 }
+        AgentOptions {
+            max_steps: 64,
+            permissions: Default::default(),
+            settings_rules: None,
+        }
     }
 }
 
@@ -49,6 +59,9 @@ pub struct Agent {
     store: Arc<dyn SessionStore>,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     pub(crate) options: AgentOptions,
+    /// What new and loaded sessions start with (`options.permissions`
+    /// until a reload replaces it).
+    permissions: Mutex<crate::permissions::PermissionState>,
 }
 
 struct Control(Weak<Agent>);
@@ -158,11 +171,25 @@ impl Agent {
             state_dir: state_dir.to_path_buf(),
             store,
             sessions: Mutex::new(HashMap::new()),
+            permissions: Mutex::new(options.permissions.clone()),
             options,
         });
         core.set_session_control(Arc::new(Control(Arc::downgrade(&agent))));
         super::subagent::register_tool(&agent);
         agent
+    }
+
+    /// The permissions sessions created or loaded from now on start with
+    /// (a daemon's reloaded manifest); open sessions keep theirs.
+    pub fn set_default_permissions(&self, permissions: crate::permissions::PermissionState) {
+        *self.permissions.lock().unwrap_or_else(|p| p.into_inner()) = permissions;
+    }
+
+    fn default_permissions(&self) -> crate::permissions::PermissionState {
+        self.permissions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// The shared plugin core.
@@ -218,7 +245,15 @@ impl Agent {
         header.agent_type = agent_type;
         let store = self.store.clone();
         let log = off_the_runtime(move || SessionLog::create_in(store.as_ref(), header)).await?;
-        let session = Session::new(self.core.clone(), log, self.options.max_steps);
+        // A subagent works under its parent's mode and rules, as in Claude Code.
+        let perms = parent
+            .as_deref()
+            .and_then(|p| self.get(p))
+            .map_or_else(|| self.default_permissions(), |p| p.permissions());
+        let session = Session::new(self.core.clone(), log, self.options.max_steps, perms);
+        if parent.is_none() {
+            self.add_settings_rules(&session);
+        }
         self.insert(session.clone());
         if parent.is_none() {
             self.start(&session, SessionStartSource::Startup).await;
@@ -252,9 +287,31 @@ impl Agent {
         if let Some(live) = self.get(id) {
             return Ok(live);
         }
-        let session = Session::new(self.core.clone(), log, self.options.max_steps);
+        let session = Session::new(
+            self.core.clone(),
+            log,
+            self.options.max_steps,
+            self.default_permissions(),
+        );
+        if session.parent.is_none() {
+            self.add_settings_rules(&session);
+        }
         self.insert(session.clone());
         Ok(session)
+    }
+
+    /// Adds the rule layers of the Claude settings files of `session`'s
+    /// folder ([`AgentOptions::settings_rules`]); a rule that does not
+    /// parse is logged and its layer left out.
+    fn add_settings_rules(&self, session: &Session) {
+        let Some(rules) = &self.options.settings_rules else {
+            return;
+        };
+        for layer in rules.layers(&session.cwd) {
+            if let Err(e) = session.add_rule_layer(&layer) {
+                tracing::warn!(session = %session.id, "settings permissions: {e}; layer ignored");
+            }
+        }
     }
 
     /// Fires `agent/session-start` for a session loaded with

@@ -9,6 +9,7 @@ use dsh_plugin_api::{ContentBlock, ContentBlock_NE, MessageSource, SessionRef};
 use tokio_util::sync::CancellationToken;
 
 use super::feed::{EventFeed, EventStream, FEED_CAPACITY};
+use crate::permissions::{Behavior, PermissionMode, PermissionState, Rule, RuleSource};
 use crate::plugins::HostCore;
 use crate::session::{LoggedEvent, SessionEvent, SessionLog, TurnEndReason, TurnKind};
 
@@ -82,6 +83,8 @@ pub(crate) struct SessionState {
     /// Where the session was before a move not yet announced on
     /// `agent/cwd-changed`.
     pub(crate) moved_from: Option<PathBuf>,
+    /// The permission mode and rules (`permissions/`).
+    pub(crate) perms: PermissionState,
 }
 
 /// One conversation.
@@ -119,9 +122,15 @@ impl Drop for Session {
 }
 
 impl Session {
-    pub(crate) fn new(core: Arc<HostCore>, log: SessionLog, max_steps: u32) -> Arc<Session> {
+    pub(crate) fn new(
+        core: Arc<HostCore>,
+        log: SessionLog,
+        max_steps: u32,
+        perms: PermissionState,
+    ) -> Arc<Session> {
         let header = log.header().clone();
         crate::telemetry::metrics::gauge_add("dsh_sessions_held", &[], 1);
+        let perms = restore_permissions(perms, log.events());
         Arc::new(Session {
             id: header.session_id.clone(),
             cwd: PathBuf::from(&header.cwd),
@@ -146,6 +155,7 @@ impl Session {
                 cancel_next: false,
                 cwd: PathBuf::from(&header.cwd),
                 moved_from: None,
+                perms,
             }),
             turn_lock: tokio::sync::Mutex::new(()),
             feed: EventFeed::new(FEED_CAPACITY),
@@ -238,7 +248,7 @@ impl Session {
             session_id: RString::from(self.id.as_str()),
             cwd: RString::from(state.cwd.to_string_lossy().as_ref()),
             log_path: RString::from(self.log_path.to_string_lossy().as_ref()),
-            permission_mode: RString::from("default"),
+            permission_mode: RString::from(state.perms.mode.as_str()),
             turn_id: RString::from(state.turn_id.as_str()),
             prompt_id: RString::from(state.prompt_id.as_str()),
             parent_session_id: self.parent.clone().map(RString::from).into(),
@@ -404,6 +414,103 @@ impl Session {
             }
         };
         Ok(())
+    }
+}
+
+/// The configured permissions, then what the log says the session did
+/// with them: the last mode an editor set, every "allow always" rule.
+fn restore_permissions(mut perms: PermissionState, events: &[LoggedEvent]) -> PermissionState {
+    for logged in events {
+        match &logged.event {
+            SessionEvent::PermissionMode { mode, .. } => match mode.parse::<PermissionMode>() {
+                Ok(mode) => {
+                    perms.mode = mode;
+                    perms.managed = true;
+                }
+                Err(e) => tracing::warn!("session log: {e}; mode change ignored"),
+            },
+            SessionEvent::PermissionRule { behavior, rule, .. } => {
+                let behavior = match behavior.as_str() {
+                    "allow" => Behavior::Allow,
+                    "ask" => Behavior::Ask,
+                    "deny" => Behavior::Deny,
+                    other => {
+                        tracing::warn!("session log: rule behavior `{other}`; ignored");
+                        continue;
+                    }
+                };
+                match Rule::parse(rule) {
+                    Ok(rule) => {
+                        perms.rules.push(behavior, RuleSource::Session, rule);
+                        perms.managed = true;
+                    }
+                    Err(e) => tracing::warn!("session log: rule `{rule}`: {e}; ignored"),
+                }
+            }
+            _ => {}
+        }
+    }
+    perms
+}
+
+impl Session {
+    /// The session's permission mode.
+    pub fn permission_mode(&self) -> PermissionMode {
+        self.state().perms.mode
+    }
+
+    /// A copy of the session's permissions (mode and rules).
+    pub fn permissions(&self) -> PermissionState {
+        self.state().perms.clone()
+    }
+
+    /// Sets the permission mode (an editor's `session/set_mode`, a CLI
+    /// flag) and records it, so a resumed session starts in it. Setting
+    /// the mode it has changes nothing and records nothing.
+    pub fn set_permission_mode(&self, mode: PermissionMode, by: &str) {
+        {
+            let mut state = self.state();
+            if state.perms.managed && state.perms.mode == mode {
+                return;
+            }
+            state.perms.mode = mode;
+            state.perms.managed = true;
+        }
+        self.record(SessionEvent::PermissionMode {
+            mode: mode.as_str().into(),
+            by: by.into(),
+        });
+    }
+
+    /// Adds a layer of rules to this session (settings discovered for its
+    /// project: managed, user, project, local), merged with the rest by
+    /// Claude Code's precedence; makes the session managed. Not recorded:
+    /// the layer is configuration, read again when the session is loaded.
+    pub fn add_rule_layer(
+        &self,
+        layer: &crate::permissions::RuleLayer,
+    ) -> Result<(), crate::permissions::RuleError> {
+        let mut state = self.state();
+        state.perms.rules.add_layer(layer)?;
+        state.perms.managed = true;
+        Ok(())
+    }
+
+    /// Adds a rule for the rest of the session (an "allow always" answer,
+    /// a hook's `updatedPermissions`), recorded so a resumed session keeps
+    /// it.
+    pub(crate) fn add_session_rule(&self, behavior: Behavior, rule: Rule, call_id: &str) {
+        let text = rule.text().to_string();
+        {
+            let mut state = self.state();
+            state.perms.rules.push(behavior, RuleSource::Session, rule);
+            state.perms.managed = true;
+        }
+        self.record(SessionEvent::PermissionRule {
+            behavior: behavior.as_str().into(),
+            rule: text,
+            call_id: call_id.into(),
+        });
     }
 }
 

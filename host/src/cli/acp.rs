@@ -58,7 +58,7 @@ fn run(args: &AcpArgs, runtime: &tokio::runtime::Runtime) -> ExitCode {
         return relay_exit(runtime, &manifest.socket, stream);
     }
     tracing::info!(socket = %manifest.socket.display(), "no daemon; hosting the agent in-process");
-    let booted = match super::boot(&args.config, runtime) {
+    let booted = match super::boot(&args.config, runtime, &super::CliPermissions::default()) {
         Ok(b) => b,
         Err(e) => {
             tracing::error!("{e}");

@@ -2,6 +2,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod acp;
+mod approval;
 mod check;
 mod prompt;
 mod serve;
@@ -35,6 +36,55 @@ pub(crate) fn init_tracing(level: &str) {
     let _ = dsh_host::telemetry::init(level, &Default::default());
 }
 
+/// Permissions given on the command line (`dsh prompt`).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CliPermissions {
+    /// `--permission-mode`.
+    pub(crate) mode: Option<dsh_host::permissions::PermissionMode>,
+    /// `--allowedTools`, one rule each.
+    pub(crate) allow: Vec<String>,
+    /// `--disallowedTools`, one rule each.
+    pub(crate) deny: Vec<String>,
+}
+
+impl CliPermissions {
+    fn is_empty(&self) -> bool {
+        self.mode.is_none() && self.allow.is_empty() && self.deny.is_empty()
+    }
+}
+
+/// Splits `--allowedTools` values as Claude Code does (see
+/// [`dsh_host::permissions::split_rule_list`]).
+pub(crate) fn split_rules(values: &[String]) -> Vec<String> {
+    values
+        .iter()
+        .flat_map(|v| dsh_host::permissions::split_rule_list(v))
+        .collect()
+}
+
+/// The permissions sessions start with: the manifest's block, then the
+/// command line's mode and rules over it. Nothing given: unmanaged.
+fn session_permissions(
+    manifest: &Manifest,
+    cli: &CliPermissions,
+) -> Result<dsh_host::permissions::PermissionState, String> {
+    use dsh_host::permissions::{RuleLayer, RuleSource};
+    let mut state = manifest
+        .permissions
+        .as_ref()
+        .map(|p| p.state())
+        .unwrap_or_default();
+    if !cli.is_empty() {
+        state.managed = true;
+        state.mode = cli.mode.unwrap_or(state.mode);
+        let mut layer = RuleLayer::new(RuleSource::Cli);
+        layer.allow = cli.allow.clone();
+        layer.deny = cli.deny.clone();
+        state.rules.add_layer(&layer).map_err(|e| e.to_string())?;
+    }
+    Ok(state)
+}
+
 /// A loaded host: the manifest, its plugins and an agent over them.
 pub(crate) struct Booted {
     pub(crate) manifest: Manifest,
@@ -44,18 +94,23 @@ pub(crate) struct Booted {
 
 /// Reads the manifest, applies every plugin and starts an agent. Plugin
 /// problems are logged as warnings and do not stop the command.
-pub(crate) fn boot(config: &Path, runtime: &tokio::runtime::Runtime) -> Result<Booted, String> {
+pub(crate) fn boot(
+    config: &Path,
+    runtime: &tokio::runtime::Runtime,
+    cli: &CliPermissions,
+) -> Result<Booted, String> {
     let manifest = Manifest::load(config).map_err(|e| e.to_string())?;
+    let permissions = session_permissions(&manifest, cli)?;
     // Private from the start: plugins may write under it too.
     dsh_host::session::create_state_dir(&manifest.state_dir).map_err(|e| e.to_string())?;
     let store = open_store(&manifest).map_err(|e| e.to_string())?;
     let core = HostCore::new(manifest.state_dir.clone(), runtime.handle().clone());
-    let agent = Agent::with_store(
-        core.clone(),
-        &manifest.state_dir,
-        store,
-        AgentOptions::default(),
-    );
+    let options = AgentOptions {
+        permissions,
+        settings_rules: claude_settings_rules(&manifest),
+        ..AgentOptions::default()
+    };
+    let agent = Agent::with_store(core.clone(), &manifest.state_dir, store, options);
     let mut host = PluginHost::new(core, manifest.path.clone());
     // Each problem is already logged as a warning (with its plugin) on stderr.
     runtime.block_on(async { host.load_manifest(&manifest) });
@@ -96,4 +151,27 @@ pub(crate) fn open_store(
             Ok(Arc::new(store))
         }
     }
+}
+
+/// The permission rules of the Claude settings files the manifest's
+/// `hooks-claude` entry reads (its `config_path` files, and with `discover:
+/// true` each session folder's settings), as every session's rule layers.
+/// `None` without such an entry, or when its config does not parse (the
+/// plugin reports that itself).
+fn claude_settings_rules(manifest: &Manifest) -> Option<dsh_host::agent::SettingsRules> {
+    let entry = manifest.plugins.iter().find(|e| {
+        !e.disabled && e.plugin == dsh_host::config::PluginRef::Builtin("hooks-claude".into())
+    })?;
+    let config: dsh_hooks_claude::config::Config =
+        serde_json::from_value(entry.config.clone()).ok()?;
+    let dir = manifest
+        .path
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let config = config.resolved(|p| dir.join(p));
+    Some(dsh_host::agent::SettingsRules::claude(
+        config,
+        manifest.state_dir.clone(),
+    ))
 }

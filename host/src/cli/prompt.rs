@@ -18,6 +18,7 @@ pub(crate) struct PromptArgs {
     pub(crate) session: Option<String>,
     pub(crate) json: bool,
     pub(crate) text: String,
+    pub(crate) permissions: super::CliPermissions,
 }
 
 fn indent(text: &str) -> String {
@@ -178,7 +179,7 @@ pub(crate) fn prompt(args: PromptArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Runtime::new()?;
     // First of all: from here on a signal ends the turn cleanly.
     let interrupts = Interrupts::install(&runtime)?;
-    let booted = match super::boot(&args.config, &runtime) {
+    let booted = match super::boot(&args.config, &runtime, &args.permissions) {
         Ok(b) => b,
         Err(e) => {
             eprintln!("dsh: {e}");
@@ -194,6 +195,12 @@ pub(crate) fn prompt(args: PromptArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     let agent = booted.agent.clone();
+    // On a terminal, an `ask` is asked there; without one, answered as
+    // `claude -p` answers it (no approval service: a refusal).
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        super::approval::mount_terminal_approval(&agent);
+    }
+    let cli_mode = args.permissions.mode;
     let stops = &interrupts;
     let outcome = runtime.block_on(async move {
         let opening = async {
@@ -207,6 +214,11 @@ pub(crate) fn prompt(args: PromptArgs) -> anyhow::Result<ExitCode> {
             _ = stops.first.cancelled() => return Err(Refused::Interrupted),
             session = opening => session?,
         };
+        // A resumed session keeps the mode it was last set to, unless the
+        // command line says otherwise.
+        if let Some(mode) = cli_mode {
+            session.set_permission_mode(mode, "cli");
+        }
         let Some(outcome) = run_until(&session, Prompt::user(args.text), stops).await else {
             eprintln!("dsh: stopped at once; the turn is closed `interrupted` when the session is next loaded");
             return Err(Refused::Interrupted);

@@ -62,7 +62,7 @@ pub(crate) fn serve(config: &Path) -> anyhow::Result<ExitCode> {
 }
 
 fn serve_booted(config: &Path, runtime: &tokio::runtime::Runtime) -> anyhow::Result<ExitCode> {
-    let booted = match super::boot(config, runtime) {
+    let booted = match super::boot(config, runtime, &super::CliPermissions::default()) {
         Ok(b) => b,
         Err(e) => {
             eprintln!("dsh: {e}");

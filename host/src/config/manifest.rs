@@ -64,6 +64,17 @@ pub enum ConfigError {
         /// figment's description, which names the key.
         message: String,
     },
+    /// The `permissions:` block is malformed (a mode or rule that does
+    /// not parse).
+    #[error("{path}: key `permissions.{key}`: {message}")]
+    Permissions {
+        /// The manifest.
+        path: PathBuf,
+        /// The key under `permissions` (`mode`, `allow[2]`).
+        key: String,
+        /// What is wrong.
+        message: String,
+    },
     /// A plugin entry is malformed.
     #[error("{path}: plugin `{id}` (plugins[{index}]): key `{key}`: {message}")]
     Entry {
@@ -99,6 +110,21 @@ struct RawManifest {
     hooks: super::HookSettings,
     state: Option<super::store::RawState>,
     telemetry: Option<super::telemetry::RawTelemetry>,
+    #[serde(default)]
+    permissions: Option<RawPermissions>,
+}
+
+/// `permissions:` as written: Claude Code's settings shape.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPermissions {
+    mode: Option<String>,
+    #[serde(default)]
+    allow: Vec<String>,
+    #[serde(default)]
+    ask: Vec<String>,
+    #[serde(default)]
+    deny: Vec<String>,
 }
 
 impl Default for RawManifest {
@@ -113,6 +139,7 @@ impl Default for RawManifest {
             hooks: super::HookSettings::default(),
             state: None,
             telemetry: None,
+            permissions: None,
         }
     }
 }
@@ -184,6 +211,32 @@ pub struct Manifest {
     pub store: super::StoreConfig,
     /// What is exported (`telemetry:`; `OTEL_EXPORTER_OTLP_ENDPOINT`).
     pub telemetry: super::TelemetryConfig,
+    /// The `permissions:` block, if any: the sessions' default mode and
+    /// the manifest's rule layer.
+    pub permissions: Option<ManifestPermissions>,
+}
+
+/// The manifest's `permissions:` block, validated.
+#[derive(Debug, Clone)]
+pub struct ManifestPermissions {
+    /// The default mode of every session (`default` when not given).
+    pub mode: crate::permissions::PermissionMode,
+    /// The rules, as the [`crate::permissions::RuleSource::Manifest`] layer.
+    pub layer: crate::permissions::RuleLayer,
+    /// The same rules, parsed.
+    pub rules: crate::permissions::RuleSet,
+}
+
+impl ManifestPermissions {
+    /// What sessions start with under this block: its mode and rules,
+    /// managed.
+    pub fn state(&self) -> crate::permissions::PermissionState {
+        crate::permissions::PermissionState {
+            mode: self.mode,
+            rules: self.rules.clone(),
+            managed: true,
+        }
+    }
 }
 
 fn default_state_dir() -> PathBuf {
@@ -309,7 +362,12 @@ impl Manifest {
             }
             plugins.push(entry);
         }
+        let permissions = raw
+            .permissions
+            .map(|p| Self::permissions(path, p))
+            .transpose()?;
         Ok(Manifest {
+            permissions,
             path: path.to_path_buf(),
             state_dir,
             socket,
@@ -321,6 +379,34 @@ impl Manifest {
             store,
             telemetry,
         })
+    }
+
+    fn permissions(path: &Path, raw: RawPermissions) -> Result<ManifestPermissions, ConfigError> {
+        use crate::permissions::{PermissionMode, RuleLayer, RuleSet, RuleSource};
+        let err = |key: String, message: String| ConfigError::Permissions {
+            path: path.to_path_buf(),
+            key,
+            message,
+        };
+        let mode = match raw.mode.as_deref() {
+            None => PermissionMode::Default,
+            Some(m) => m
+                .parse::<PermissionMode>()
+                .map_err(|e| err("mode".into(), e))?,
+        };
+        let layer = RuleLayer {
+            source: RuleSource::Manifest,
+            allow: raw.allow,
+            ask: raw.ask,
+            deny: raw.deny,
+        };
+        let rules = RuleSet::from_layers(std::slice::from_ref(&layer)).map_err(|e| {
+            err(
+                format!("{}[{}]", e.list, e.index),
+                format!("`{}`: {}", e.rule, e.message),
+            )
+        })?;
+        Ok(ManifestPermissions { mode, layer, rules })
     }
 
     fn entry(
@@ -532,6 +618,40 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn permissions_block_parses_and_bad_modes_or_rules_name_their_key() {
+        use crate::permissions::PermissionMode;
+        assert!(parse("plugins: []\n").unwrap().permissions.is_none());
+        let m = parse(
+            "plugins: []\npermissions:\n  mode: acceptEdits\n  allow: ['Bash(git diff:*)', Read]\n  deny: ['Read(./.env)']\n",
+        )
+        .unwrap();
+        let p = m.permissions.unwrap();
+        assert_eq!(p.mode, PermissionMode::AcceptEdits);
+        assert_eq!(p.layer.allow, ["Bash(git diff:*)", "Read"]);
+        assert_eq!(p.layer.deny, ["Read(./.env)"]);
+        let e = parse("plugins: []\npermissions: {mode: yolo}\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(
+                "/etc/dsh/cordis.yml: key `permissions.mode`: unknown permission mode `yolo`"
+            ),
+            "{e}"
+        );
+        let e = parse("plugins: []\npermissions: {ask: [Read, 'Bash(git']}\n")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "/etc/dsh/cordis.yml: key `permissions.ask[1]`: `Bash(git`: a specifier must end with `)`"
+        );
+        let e = parse("plugins: []\npermissions: {allowed: [Read]}\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("allowed"), "{e}");
     }
 
     #[test]

@@ -87,6 +87,7 @@ impl Daemon {
             manifest_path: self.manifest_path,
             socket: self.socket.clone(),
             host: host.clone(),
+            agent: self.agent.clone(),
             summary: summary_tx,
             done: done_tx,
         }

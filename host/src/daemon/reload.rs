@@ -66,6 +66,8 @@ pub(crate) struct Reloader {
     pub(crate) manifest_path: PathBuf,
     pub(crate) socket: PathBuf,
     pub(crate) host: Arc<Mutex<PluginHost>>,
+    /// Whose new sessions start with the reloaded `permissions:`.
+    pub(crate) agent: Arc<crate::agent::Agent>,
     pub(crate) summary: watch::Sender<Summary>,
     /// Told after every reload, applied or rejected.
     pub(crate) done: mpsc::UnboundedSender<()>,
@@ -77,13 +79,15 @@ impl Reloader {
         tokio::spawn(async move {
             while hangup.recv().await.is_some() {
                 super::notify::reloading();
-                let (path, socket, host) = (
+                let (path, socket, host, agent) = (
                     self.manifest_path.clone(),
                     self.socket.clone(),
                     self.host.clone(),
+                    self.agent.clone(),
                 );
                 let outcome =
-                    tokio::task::spawn_blocking(move || reload(&path, &socket, &host)).await;
+                    tokio::task::spawn_blocking(move || reload(&path, &socket, &host, &agent))
+                        .await;
                 let summary = match outcome {
                     Ok(summary) => summary,
                     Err(e) => {
@@ -103,7 +107,12 @@ impl Reloader {
 }
 
 /// Loads the manifest and applies it, or rejects it whole.
-fn reload(path: &Path, socket: &Path, host: &Mutex<PluginHost>) -> Summary {
+fn reload(
+    path: &Path,
+    socket: &Path,
+    host: &Mutex<PluginHost>,
+    agent: &crate::agent::Agent,
+) -> Summary {
     // A poisoned lock means a reload panicked halfway; the host is still
     // the one running, so carry on with it.
     let mut host = host.lock().unwrap_or_else(PoisonError::into_inner);
@@ -119,6 +128,15 @@ fn reload(path: &Path, socket: &Path, host: &Mutex<PluginHost>) -> Summary {
                 );
             }
             let report = host.reload(&manifest);
+            // Sessions opened from now on start with the new block; open
+            // ones keep theirs (a mode an editor set stays set).
+            agent.set_default_permissions(
+                manifest
+                    .permissions
+                    .as_ref()
+                    .map(|p| p.state())
+                    .unwrap_or_default(),
+            );
             tracing::info!(
                 added = ?report.added,
                 changed = ?report.changed,

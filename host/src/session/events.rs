@@ -264,6 +264,26 @@ pub enum SessionEvent {
         /// What went wrong.
         message: String,
     },
+    /// `permission/mode`: the session's permission mode changed (an editor's
+    /// `session/set_mode`); a resumed session starts in the last one.
+    #[serde(rename = "permission/mode")]
+    PermissionMode {
+        /// Claude Code's spelling (`acceptEdits`, ...).
+        mode: String,
+        /// Who changed it (`acp`, `cli`).
+        by: String,
+    },
+    /// `permission/rule`: a rule the session gave itself ("allow always",
+    /// a hook's `updatedPermissions`); a resumed session keeps it.
+    #[serde(rename = "permission/rule")]
+    PermissionRule {
+        /// `allow`, `ask` or `deny`.
+        behavior: String,
+        /// The rule, in Claude Code's syntax.
+        rule: String,
+        /// The call whose answer added it.
+        call_id: String,
+    },
     /// `stream/text`: a text delta a provider streams while a request runs
     /// (live only, never logged).
     #[serde(rename = "stream/text")]
@@ -311,6 +331,8 @@ impl SessionEvent {
             SessionEvent::ToolApproval { .. } => "tool/approval",
             SessionEvent::ToolResult { .. } => "tool/result",
             SessionEvent::ListenerFailed { .. } => "listener/failed",
+            SessionEvent::PermissionMode { .. } => "permission/mode",
+            SessionEvent::PermissionRule { .. } => "permission/rule",
             SessionEvent::StreamText { .. } => "stream/text",
             SessionEvent::Other(v) => v.get("type").and_then(Value::as_str).unwrap_or(""),
         }

@@ -44,6 +44,7 @@ async fn an_allowed_ask_runs_the_tool() {
             },
             "options": [
                 {"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
+                {"optionId": "allow_always", "name": "Allow always (this session)", "kind": "allow_always"},
                 {"optionId": "reject_once", "name": "Reject", "kind": "reject_once"}
             ]
         })

@@ -172,6 +172,8 @@ pub fn of_kind<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
 pub enum Answer {
     /// The allow-once option.
     Allow,
+    /// The allow-always option.
+    AllowAlways,
     /// The reject-once option.
     Reject,
     /// The `cancelled` outcome.
@@ -225,6 +227,9 @@ impl TestClient {
                         match answer {
                             Answer::Allow => {
                                 responder.respond(pick(&request, PermissionOptionKind::AllowOnce))
+                            }
+                            Answer::AllowAlways => {
+                                responder.respond(pick(&request, PermissionOptionKind::AllowAlways))
                             }
                             Answer::Reject => {
                                 responder.respond(pick(&request, PermissionOptionKind::RejectOnce))

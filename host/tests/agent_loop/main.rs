@@ -4,6 +4,7 @@
 
 mod cwd;
 mod harness;
+mod permissions;
 mod probe;
 mod runtime;
 
@@ -402,18 +403,21 @@ async fn unknown_tools_end_as_error_results() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ask_without_an_approval_service_is_a_denial() {
+async fn ask_without_an_approval_service_is_refused_as_claude_p_refuses_it() {
     let h = Harness::new(
         json!([bash("touch asked.txt"), text("ok")]),
         &[json!({"pre": "ask"})],
     );
     let (_, out) = h.run("go").await;
     assert!(!h.project.join("asked.txt").exists());
+    // An ask without a reason reads as Claude Code's headless text.
     let result = of_kind(&out.events, "tool/result")[0];
     assert_eq!(
         result["content"],
-        "approval unavailable: no approval service is mounted"
+        "Claude requested permissions to use Bash, but you haven't granted it yet."
     );
+    let approval = of_kind(&out.events, "tool/approval")[0];
+    assert_eq!(approval["outcome"], "unavailable");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,6 +1,7 @@
 //! What the loop-level vector tests do not reproduce, and why.
 //!
-//! Each row names a vector (`*` = every vector of the dialect), the aspect
+//! Each row names a vector (`*` = every vector of the dialect, `S33-*` =
+//! every vector whose name starts `S33-`), the aspect
 //! left out or mapped, and the reason. The runner marks every row it uses
 //! and the test fails on a row nothing used, so this table cannot go stale.
 //! Rows of kind `Mapped` are not skipped: the value is compared against
@@ -25,6 +26,8 @@ pub enum Aspect {
     /// today.)
     #[allow(dead_code)]
     TypeOnly(&'static str),
+    /// This hook environment variable is left out of the comparison.
+    Env(&'static str),
     /// Which tools ran.
     ToolsRan,
     /// The tool results the model read (other than hook text).
@@ -101,47 +104,23 @@ pub const ROWS: &[Row] = &[
     ),
     row(
         Claude,
-        "S1-permission-needed",
-        ToolsRan,
-        "Claude Code's own permission system refused `touch` (not in --allowedTools); dsh has no such system and runs it",
+        "S31-read-deny-glob",
+        ExtraCalls("pre"),
+        "Claude Code refuses a Read a deny rule covers while checking the tool's input, before PreToolUse; dsh's permission step follows the pre-execute waterfall (ARCHITECTURE.md §11), so PreToolUse fires first. The refusal and its text are compared",
     ),
     row(
         Claude,
-        "S1-permission-needed",
-        ToolResults,
-        "see ToolsRan: dsh ran the command",
+        "S33-*",
+        Env("CLAUDE_CODE_ENTRYPOINT"),
+        "the interactive CLI (S33 ran in a terminal) says `cli`; dsh's bridge hands hooks `sdk-cli` as `claude -p` does, whoever approves",
     ),
     row(
         Claude,
-        "S1-permission-needed",
-        ExtraCalls("PostToolUse"),
-        "see ToolsRan: a call that ran fires PostToolUse",
-    ),
-    row(
-        Claude,
-        "S3-control-no-output",
-        ToolsRan,
-        "Claude Code's own permission system refused `touch`; dsh has no such system and runs it",
-    ),
-    row(
-        Claude,
-        "S3-control-no-output",
-        ToolResults,
-        "see ToolsRan: dsh ran the command",
-    ),
-    row(
-        Claude,
-        "S3-control-no-output",
-        ExtraCalls("post"),
-        "see ToolsRan: a call that ran fires PostToolUse",
+        "S35-accept-edits-*",
+        PayloadKey("tool_response.noOutputExpected"),
+        "Claude Code's Bash marks commands it expects to be silent (`touch`, `mkdir`, `rm`) `noOutputExpected: true`; dsh's Bash always says `false`. The permission outcome (the command ran) is compared",
     ),
     // Codex.
-    row(
-        Codex,
-        "*",
-        Mapped("permission_mode"),
-        "the vectors ran with --dangerously-bypass-approvals-and-sandbox (`bypassPermissions`); dsh sessions report `default`",
-    ),
     row(
         Codex,
         "C3-ups-block-then-resume",

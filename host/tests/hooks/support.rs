@@ -1,14 +1,12 @@
 //! This suite's additions to the shared test support (re-exported here):
 //! the in-process [`AgentHost`] with its [`Load`]s, event helpers, timed
-//! waits; plus an executable-script writer and a headless approval policy.
+//! waits; plus an executable-script writer.
 
 use std::path::Path;
 
-use dsh_plugin_api::{Host, Plugin};
 pub use dsh_test_support::agent::{AgentHost, Load};
 pub use dsh_test_support::events::{Outcome, events_of, kinds, of_kind};
 pub use dsh_test_support::wait::{wait_for, within};
-use serde_json::json;
 
 /// An executable shell script at `path`.
 pub fn script(path: &Path, body: &str) {
@@ -17,24 +15,22 @@ pub fn script(path: &Path, body: &str) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
-/// `claude -p`'s approval policy, as a native plugin: there is nobody to
-/// ask, so every `ask` is refused and the model reads the hook's reason
-/// (vectors `S3-ask*`). dsh itself mounts no approval service headless.
-pub struct HeadlessApproval;
+/// The interactive CLI's permission dialog in a recorded run where nobody
+/// answered it (S33-*: a PermissionRequest hook decided every time): an
+/// approval service is mounted, so PermissionRequest fires, and any ask
+/// that reaches it is refused with a text no recording has, failing the
+/// comparison.
+pub struct DialogStandIn;
 
-/// A plugin config with no keys.
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
-pub struct NoConfig {}
-
-impl Plugin for HeadlessApproval {
-    type Config = NoConfig;
-    const NAME: &'static str = "headless-approval";
+impl dsh_plugin_api::Plugin for DialogStandIn {
+    type Config = dsh_plugin_api::NoConfig;
+    const NAME: &'static str = "dialog-stand-in";
     const VERSION: &'static str = "0.0.1";
 
-    fn apply(host: &Host, _config: Self::Config) -> Result<Self, String> {
-        host.provide_service("approval", |_method, args| async move {
-            Ok(json!({"outcome": "reject", "reason": args["reason"]}))
+    fn apply(host: &dsh_plugin_api::Host, _config: Self::Config) -> Result<Self, String> {
+        host.provide_service("approval", |_method, _args| async move {
+            Ok(serde_json::json!({"outcome": "reject", "reason": "the recorded run never showed the dialog"}))
         })?;
-        Ok(HeadlessApproval)
+        Ok(DialogStandIn)
     }
 }

@@ -14,14 +14,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dsh_hook_protocol::vectors::{Sandbox, Vector, foreign_to, load_dir, set_launch_env};
-use dsh_host::agent::Prompt;
+use dsh_host::agent::{AgentOptions, Prompt};
 use dsh_host::session::TurnEndReason;
 use serde_json::{Value, json};
 
 use crate::script;
 use crate::skips::{Aspect, ROWS};
-use crate::support::{AgentHost, HeadlessApproval, Load, Outcome, events_of};
+use crate::support::{AgentHost, DialogStandIn, Load, Outcome, events_of};
 use crate::unify::Bindings;
+use dsh_test_support::permissions as perms;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dialect {
@@ -58,7 +59,10 @@ impl Skips {
     fn find(&self, f: impl Fn(&Aspect) -> bool) -> Option<&'static str> {
         ROWS.iter().enumerate().find_map(|(i, r)| {
             let applies = r.dialect == self.dialect
-                && (r.vector == "*" || r.vector == self.vector)
+                && (r.vector == self.vector
+                    || r.vector
+                        .strip_suffix('*')
+                        .is_some_and(|p| self.vector.starts_with(p)))
                 && f(&r.aspect);
             applies.then(|| {
                 self.used.lock().unwrap().insert(i);
@@ -218,11 +222,19 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
         }
     }
     let mut loads = vec![Load::builtin(dialect.bridge(), dialect.bridge(), config)];
-    if dialect == Dialect::Claude {
-        loads.push(Load::native::<HeadlessApproval>(
-            "headless-approval",
-            json!({}),
-        ));
+    // Runs whose model calls the file tools (S30, S31) get dsh's.
+    let file_tools = v.json["model_script"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|r| {
+            matches!(
+                r["tool_use"]["name"].as_str(),
+                Some("Read" | "Write" | "Edit")
+            )
+        });
+    if file_tools {
+        loads.push(Load::builtin("tools-fs", "tools-fs", json!({})));
     }
     let bash = match dialect {
         Dialect::Claude => json!({}),
@@ -230,13 +242,47 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
         Dialect::Codex => json!({"codex_exec_command": true,
             "codex_exec_env": {"HOME": sb.home()}}),
     };
+    // The interactive CLI (S33, run without `-p`) could ask someone.
+    let interactive = dialect == Dialect::Claude
+        && !v.json["invocations"][0]["argv"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|x| x == "-p"));
+    if interactive {
+        loads.push(Load::native::<DialogStandIn>("dialog", json!({})));
+    }
+    // The run's own permissions: Claude's flags and settings, `codex
+    // exec`'s bypass. No approval service is mounted: an ask is answered
+    // as the CLI's headless mode answers it.
+    let permissions = match dialect {
+        Dialect::Claude => {
+            let argv: Vec<String> = v.json["invocations"][0]["argv"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|a| sb.subst(a.as_str().unwrap_or("")))
+                .collect();
+            let settings: Vec<Value> = v.json["hooks_config"]["files"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|f| s(f, "path").ends_with("settings.json"))
+                .map(|f| f["json"].clone())
+                .collect();
+            perms::from_claude_argv(&argv, &settings)
+        }
+        Dialect::Codex => perms::codex_exec(),
+    };
     let record = sb.run().join("requests.jsonl");
     let model = Load::builtin(
         "model",
         "model-scripted",
-        json!({"script": model_script(v), "record": record}),
+        json!({"script": sb.subst_value(&model_script(v)), "record": record}),
     );
-    let host = AgentHost::with_bash_config(sb.run(), bash, loads, model);
+    let options = AgentOptions {
+        permissions,
+        ..AgentOptions::default()
+    };
+    let host = AgentHost::with_options(sb.run(), bash, loads, model, options);
     // A matcher its CLI's regex dialect rejects never matched there (the
     // CLI logged it and ran on, S51-dialect); dsh reports it as a config
     // error and its group never runs. Any other error fails the vector.
@@ -405,9 +451,6 @@ fn check_calls(
             {
                 o["agent_transcript_path"] = json!(format!("{log}/$AGENT_ID.jsonl"));
             }
-            if o.contains_key("permission_mode") && skips.has(Aspect::Mapped("permission_mode")) {
-                o["permission_mode"] = json!("default");
-            }
             o.retain(|k, _| !dropped(skips, k));
         }
         drop_nested(skips, &mut expect);
@@ -474,7 +517,7 @@ fn check_calls(
                 }
             }
         }
-        check_env(v, sb, p, w, g, b, &at, fails);
+        check_env(v, sb, skips, p, w, g, b, &at, fails);
     }
 }
 
@@ -526,6 +569,7 @@ fn concurrent_order<'a>(want: &[&Value], got: Vec<&'a script::Call>) -> Vec<&'a 
 fn check_env(
     v: &Vector,
     sb: &Sandbox,
+    skips: &Skips,
     p: &Produced,
     w: &Value,
     g: &script::Call,
@@ -541,6 +585,12 @@ fn check_env(
         .filter_map(Value::as_str)
         .collect();
     for (k, val) in &added {
+        if skips
+            .find(|a| matches!(a, Aspect::Env(e) if *e == k.as_str()))
+            .is_some()
+        {
+            continue;
+        }
         let want_v = p.map_paths(sb, val.as_str().unwrap_or_default());
         match g.env_var(k) {
             Some(got_v) if b.match_str(&want_v, &got_v) => {}

@@ -15,7 +15,8 @@ use futures::FutureExt as _;
 use super::next::Passthrough;
 use super::{ExecuteNext, FromSeamOutput, Host, Next, Plugin, Unheard};
 use crate::decisions::{
-    ContinuationDecision, PostToolDecision, PreToolDecision, PromptDecision, SeamOutput, ToolResult,
+    ContinuationDecision, PermissionDecision, PostToolDecision, PreToolDecision, PromptDecision,
+    SeamOutput, ToolResult,
 };
 use crate::ffi::{HostContextBox, Listener, Listener_TO, NextBox, WireResult};
 use crate::root::{PluginDescriptor, PluginModule, PluginModuleRef};
@@ -123,6 +124,13 @@ pub fn listened<P: Plugin>() -> Vec<Seam> {
         (
             Seam::ModelRequest,
             unheard(returns2(&P::model_request), TypeId::of::<Unheard<()>>()),
+        ),
+        (
+            Seam::PermissionRequest,
+            unheard(
+                returns3(&P::permission_request),
+                TypeId::of::<Unheard<PermissionDecision>>(),
+            ),
         ),
     ];
     rows.into_iter()
@@ -278,6 +286,11 @@ impl<P: Plugin> Listener for SeamAdapter<P> {
             SeamInput::TurnEnd(i) => boundary(|| p.turn_end(i), observed, slot),
             SeamInput::CwdChanged(i) => boundary(|| p.cwd_changed(i), observed, slot),
             SeamInput::ModelRequest(i) => boundary(|| p.model_request(i), observed, slot),
+            SeamInput::PermissionRequest(i) => boundary(
+                || p.permission_request(i, Next::with_passthrough(next, slot.clone())),
+                FromSeamOutput::into_output,
+                slot.clone(),
+            ),
             #[cfg(feature = "__fixture-future-minor")]
             SeamInput::FixtureFuture(_) => next.run(ROption::RNone),
         }

@@ -240,6 +240,18 @@ pub trait Plugin: Sized + Send + Sync + 'static {
         Unheard::observed()
     }
 
+    /// `tools/permission-request` (since 1.4): a call would ask for
+    /// permission and someone can be asked. Answer `Allow` or `Deny` to
+    /// decide without asking, or pass `next`'s answer on (`Ask`: ask).
+    fn permission_request(
+        self: Arc<Self>,
+        input: RArc<PermissionRequestInput>,
+        next: Next<PermissionDecision>,
+    ) -> impl Future<Output = Result<PermissionDecision, String>> + Send {
+        let _ = input;
+        Unheard::new(next.run())
+    }
+
     /// `agent/cwd-changed` (since 1.3): the session's working directory
     /// moved from `input.old_cwd` to `input.new_cwd`.
     fn cwd_changed(

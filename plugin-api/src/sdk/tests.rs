@@ -307,6 +307,13 @@ impl Plugin for Everything {
     async fn model_request(self: Arc<Self>, _i: RArc<ModelRequestInput>) -> Result<(), String> {
         Ok(())
     }
+    async fn permission_request(
+        self: Arc<Self>,
+        _i: RArc<PermissionRequestInput>,
+        next: Next<PermissionDecision>,
+    ) -> Result<PermissionDecision, String> {
+        next.run().await
+    }
 }
 
 #[test]
@@ -443,6 +450,15 @@ fn every_typed_answer_survives_the_boundary_unchanged() {
         SeamOutput::Continuation(ContinuationDecision::Continue {
             reason: ROption::RSome(text()),
         }),
+        SeamOutput::Permission(PermissionDecision::Ask),
+        SeamOutput::Permission(PermissionDecision::Allow {
+            updated_arguments: ROption::RSome(text()),
+            updated_permissions: ROption::RSome(text()),
+        }),
+        SeamOutput::Permission(PermissionDecision::Deny {
+            message: text(),
+            interrupt: true,
+        }),
     ];
     for answer in answers {
         let wire = SeamAnswer_NE::from(answer.clone());
@@ -480,6 +496,7 @@ mod newer {
         Execute(ToolResult),
         PostTool(PostToolDecision_NE),
         Continuation(ContinuationDecision_NE),
+        Permission(PermissionDecision_NE),
         Later(RString),
     }
 
@@ -513,6 +530,7 @@ mod newer {
         TurnEnd(RArc<TurnEndInput>),
         CwdChanged(RArc<CwdChangedInput>),
         ModelRequest(RArc<ModelRequestInput>),
+        PermissionRequest(RArc<PermissionRequestInput>),
         Later(RArc<SessionEndInput>),
     }
 }
@@ -548,10 +566,10 @@ fn later_decision() -> SeamAnswer_NE {
 #[test]
 fn an_answer_or_decision_from_a_newer_build_is_held_not_decoded() {
     let unknown = SeamOutput::try_from(later_answer()).unwrap_err();
-    assert_eq!(unknown.what, "answer #6");
+    assert_eq!(unknown.what, "answer #7");
     assert_eq!(*unknown.answer, later_answer(), "held unchanged");
     assert!(
-        unknown.to_string().ends_with("does not know: answer #6"),
+        unknown.to_string().ends_with("does not know: answer #7"),
         "{unknown}"
     );
     let unknown = SeamOutput::try_from(later_decision()).unwrap_err();

@@ -51,6 +51,11 @@ pub enum ApprovalAnswer {
         /// Why, if the provider said.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
+        /// The user also stopped the turn, as a "No" in Claude Code's
+        /// dialog does (recorded, S34): the model is not asked again until
+        /// the next prompt. Absent means `false` (plugin API 1.4).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        interrupt: bool,
     },
     /// The request was cancelled before anyone answered.
     Cancelled,
@@ -77,7 +82,7 @@ impl ApprovalAnswer {
     /// The reason given with the outcome, if any.
     pub fn reason(&self) -> Option<&str> {
         match self {
-            ApprovalAnswer::Reject { reason } | ApprovalAnswer::Unavailable { reason } => {
+            ApprovalAnswer::Reject { reason, .. } | ApprovalAnswer::Unavailable { reason } => {
                 reason.as_deref()
             }
             _ => None,
@@ -137,8 +142,16 @@ mod tests {
             (
                 ApprovalAnswer::Reject {
                     reason: Some("no".into()),
+                    interrupt: false,
                 },
                 json!({"outcome": "reject", "reason": "no"}),
+            ),
+            (
+                ApprovalAnswer::Reject {
+                    reason: None,
+                    interrupt: true,
+                },
+                json!({"outcome": "reject", "interrupt": true}),
             ),
             (ApprovalAnswer::Cancelled, json!({"outcome": "cancelled"})),
             (

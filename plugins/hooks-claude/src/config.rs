@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Every Claude Code event the bridge runs hooks for.
-pub const SUPPORTED_EVENTS: [&str; 12] = [
+pub const SUPPORTED_EVENTS: [&str; 13] = [
     "PostToolBatch",
     "MessageDisplay",
     "SessionStart",
@@ -36,6 +36,7 @@ pub const SUPPORTED_EVENTS: [&str; 12] = [
     "SubagentStop",
     "SessionEnd",
     "CwdChanged",
+    "PermissionRequest",
 ];
 
 /// Every hook event Claude Code 2.1 knows (vector `S1-all-events`); a name
@@ -146,6 +147,24 @@ pub struct Config {
     /// Hooks written in the manifest itself: an event map as in a hooks
     /// file (`{"PreToolUse": [...]}`), loaded after the files.
     pub hooks: Option<serde_json::Map<String, Value>>,
+}
+
+impl Config {
+    /// The same config with every path it reads from (`config_path`,
+    /// `plugin_root`, `project_dir`, `home`, `managed_settings`,
+    /// `trusted_prefixes`, `hook_outputs_dir`) made absolute by `resolve`
+    /// (the manifest's folder for relative ones).
+    pub fn resolved(mut self, resolve: impl Fn(&Path) -> std::path::PathBuf) -> Config {
+        let one = |p: &str| resolve(Path::new(p)).to_string_lossy().into_owned();
+        self.config_path = self.config_path.resolved(&resolve);
+        self.plugin_root = self.plugin_root.as_deref().map(one);
+        self.project_dir = self.project_dir.as_deref().map(one);
+        self.home = self.home.as_deref().map(one);
+        self.managed_settings = self.managed_settings.as_deref().map(one);
+        self.trusted_prefixes = self.trusted_prefixes.iter().map(|p| one(p)).collect();
+        self.hook_outputs_dir = self.hook_outputs_dir.as_deref().map(one);
+        self
+    }
 }
 
 /// Claude Code 2.1.197's identity variables for hooks, as recorded

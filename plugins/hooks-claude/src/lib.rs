@@ -13,6 +13,7 @@
 //! | SessionEnd | `agent/session-end` |
 //! | CwdChanged | `agent/cwd-changed` |
 //! | PostToolBatch, MessageDisplay | `agent/turn-continuation`, before Stop ([`events::batch`]) |
+//! | PermissionRequest | `tools/permission-request` (API 1.4) |
 //!
 //! The bridge is config parse ([`config`]) + payload build + outcome map
 //! (one module per event in [`events`]); running hooks, the exit-code
@@ -49,9 +50,9 @@ use dsh_hook_protocol::trust::Skipped;
 use dsh_hook_protocol::{HookHost, PluginHost};
 use dsh_plugin_api::abi_stable::std_types::RArc;
 use dsh_plugin_api::{
-    ContinuationDecision, ContinuationInput, CwdChangedInput, Host, Next, Plugin, PostExecuteInput,
-    PostToolDecision, PreToolDecision, PromptDecision, PromptSubmitInput, SessionEndInput,
-    SessionStartInput, SubagentInfo, ToolCall,
+    ContinuationDecision, ContinuationInput, CwdChangedInput, Host, Next, PermissionDecision,
+    PermissionRequestInput, Plugin, PostExecuteInput, PostToolDecision, PreToolDecision,
+    PromptDecision, PromptSubmitInput, SessionEndInput, SessionStartInput, SubagentInfo, ToolCall,
 };
 
 pub use config::{ClaudeHook, Config, ConfigPaths};
@@ -343,24 +344,8 @@ impl Plugin for ClaudeBridge {
 
     fn apply(host: &Host, mut config: Config) -> Result<Self, String> {
         // Relative paths in the manifest resolve against its folder.
+        config = config.resolved(|p| host.resolve_path(p));
         let resolve = |p: &std::path::Path| host.resolve_path(p).to_string_lossy().into_owned();
-        config.config_path = config.config_path.resolved(|p| host.resolve_path(p));
-        config.plugin_root = config.plugin_root.as_deref().map(|p| resolve(p.as_ref()));
-        config.project_dir = config.project_dir.as_deref().map(|p| resolve(p.as_ref()));
-        config.home = config.home.as_deref().map(|p| resolve(p.as_ref()));
-        config.managed_settings = config
-            .managed_settings
-            .as_deref()
-            .map(|p| resolve(p.as_ref()));
-        config.trusted_prefixes = config
-            .trusted_prefixes
-            .iter()
-            .map(|p| resolve(p.as_ref()))
-            .collect();
-        config.hook_outputs_dir = config
-            .hook_outputs_dir
-            .as_deref()
-            .map(|p| resolve(p.as_ref()));
         config.session_env_dir = Some(match config.session_env_dir.as_deref() {
             Some(p) => resolve(p.as_ref()),
             None => std::path::Path::new(&host.state_dir())
@@ -423,6 +408,14 @@ impl Plugin for ClaudeBridge {
         next: Next<ContinuationDecision>,
     ) -> Result<ContinuationDecision, String> {
         self.on_stop(&input, || next.run()).await
+    }
+
+    async fn permission_request(
+        self: Arc<Self>,
+        input: RArc<PermissionRequestInput>,
+        next: Next<PermissionDecision>,
+    ) -> Result<PermissionDecision, String> {
+        self.on_permission_request(&input, || next.run()).await
     }
 
     async fn subagent_start(self: Arc<Self>, input: RArc<SubagentInfo>) -> Result<(), String> {

@@ -23,8 +23,8 @@ use dsh_hook_protocol::vectors::{
     Sandbox, Vector, behavior, foreign_to, load_dir, matches_with_uuids, set_launch_env,
 };
 use dsh_hooks_claude::events::{
-    self, cwd_changed, post_tool_use, pre_tool_use, session_end, session_start, stop, subagent,
-    user_prompt_submit,
+    self, cwd_changed, permission_request, post_tool_use, pre_tool_use, session_end, session_start,
+    stop, subagent, user_prompt_submit,
 };
 use dsh_hooks_claude::{ClaudeBridge, Config, ConfigPaths};
 use dsh_plugin_api::abi_stable::std_types::{RArc, ROption, RString, RVec};
@@ -171,6 +171,21 @@ fn prompt_input(j: &Value) -> PromptSubmitInput {
 
 /// The payload the bridge builds for a recorded call, `None` for events
 /// dsh does not fire.
+/// A `tools/permission-request` input from a recorded PermissionRequest
+/// payload (its suggestions as the host would offer them).
+fn permission_input(j: &Value) -> PermissionRequestInput {
+    PermissionRequestInput {
+        call: RArc::new(tool_call(j)),
+        reason: RString::new(),
+        suggestions: j
+            .get("permission_suggestions")
+            .cloned()
+            .unwrap_or_else(|| serde_json::json!([]))
+            .to_string()
+            .into(),
+    }
+}
+
 fn built_payload(j: &Value) -> Option<Value> {
     let effort = j["effort"]["level"].as_str();
     Some(match j["hook_event_name"].as_str()? {
@@ -200,6 +215,7 @@ fn built_payload(j: &Value) -> Option<Value> {
             None,
         ),
         "CwdChanged" => cwd_changed::payload(&cwd_input(j)),
+        "PermissionRequest" => permission_request::payload(&permission_input(j), effort),
         _ => return None,
     })
 }
@@ -330,7 +346,16 @@ fn check_received(
 /// `PWD`, `SHLVL`, `_` aside).
 fn check_env(v: &Vector, sb: &Sandbox, call: &Value, got: &dsh_hook_protocol::vectors::Captured) {
     let added = call["env_added"].as_object().unwrap();
+    // The interactive CLI (S33, no `-p`) says `cli`; the bridge always
+    // hands hooks `sdk-cli`, as `claude -p` does (NOT_REPRODUCED.md).
+    let interactive = !v.json["invocations"][0]["argv"]
+        .as_array()
+        .is_some_and(|a| a.iter().any(|x| x == "-p"));
     for (k, val) in added {
+        if interactive && k == "CLAUDE_CODE_ENTRYPOINT" {
+            assert_eq!(got.env_var(k).as_deref(), Some("sdk-cli"), "{}", v.name);
+            continue;
+        }
         let want = sb.subst(val.as_str().unwrap());
         let got_v = got
             .env_var(k)
@@ -601,7 +626,15 @@ async fn replay(v: &Vector) {
                     .iter()
                     .any(|(t, p)| *t == seen && p.contains("is_error=true"));
                 let ran = tc.as_ref().is_none_or(|t| t["ran"] == true);
-                if !ran && hook_made {
+                // A silent PreToolUse hook made nothing (S33-deny: the
+                // refusal is the PermissionRequest hook's).
+                let said_allow = code == 0
+                    && serde_json::from_str::<Value>(&out).is_ok_and(|o| {
+                        o["hookSpecificOutput"]["permissionDecision"] == "allow"
+                            || o["decision"] == "approve"
+                    });
+                let spoke = (code != 0 || !out.trim().is_empty()) && !said_allow;
+                if !ran && hook_made && spoke {
                     let asked = out.contains("\"ask\"");
                     let want = if asked {
                         PreToolDecision::Ask {
@@ -614,9 +647,21 @@ async fn replay(v: &Vector) {
                     };
                     assert_eq!(d, want, "{}", v.name);
                 } else {
-                    let updated = serde_json::from_str::<Value>(&out)
+                    let json = serde_json::from_str::<Value>(&out)
                         .ok()
-                        .and_then(|o| o["hookSpecificOutput"].get("updatedInput").cloned())
+                        .filter(|_| code == 0);
+                    let updated = json
+                        .as_ref()
+                        .and_then(|o| o["hookSpecificOutput"].get("updatedInput").cloned());
+                    // A hook's own allow hands back the call's arguments:
+                    // the host reads it as an explicit allow (S3-allow).
+                    let explicit = json.as_ref().is_some_and(|o| {
+                        (o["hookSpecificOutput"]["hookEventName"] == "PreToolUse"
+                            && o["hookSpecificOutput"]["permissionDecision"] == "allow")
+                            || o["decision"] == "approve"
+                    });
+                    let updated = updated
+                        .or_else(|| explicit.then(|| j["tool_input"].clone()))
                         .map(|u| RString::from(u.to_string()));
                     assert_eq!(
                         d,
@@ -703,6 +748,35 @@ async fn replay(v: &Vector) {
                     .await
             }
             "CwdChanged" => bridge.on_cwd_changed(&cwd_input(&j)).await,
+            "PermissionRequest" => {
+                let input = permission_input(&j);
+                let d = bridge
+                    .on_permission_request(&input, || async { Ok(PermissionDecision::Ask) })
+                    .await
+                    .unwrap();
+                // What the recorded hook said, as Claude Code read it (S33).
+                let said = serde_json::from_str::<Value>(&out)
+                    .ok()
+                    .filter(|_| code == 0)
+                    .map(|o| o["hookSpecificOutput"]["decision"].clone())
+                    .unwrap_or(Value::Null);
+                let text = |v: &Value| (!v.is_null()).then(|| RString::from(v.to_string()));
+                let want = match said["behavior"].as_str() {
+                    Some("allow") => PermissionDecision::Allow {
+                        updated_arguments: text(&said["updatedInput"]).into(),
+                        updated_permissions: text(&said["updatedPermissions"]).into(),
+                    },
+                    Some("deny") => PermissionDecision::Deny {
+                        message: said["message"]
+                            .as_str()
+                            .unwrap_or("Permission denied by hook")
+                            .into(),
+                        interrupt: said["interrupt"] == true,
+                    },
+                    _ => PermissionDecision::Ask,
+                };
+                assert_eq!(d, want, "{}", v.name);
+            }
             other => panic!("{}: unexpected event {other}", v.name),
         }
         let got = sb

@@ -7,8 +7,9 @@
 //! Code's "read the file before writing it" rule is not enforced.
 //!
 //! Structured response, as Claude Code's:
-//! `{"type":"create"|"update","filePath","content","structuredPatch","originalFile"}`
-//! (`originalFile` is `null` on create; `structuredPatch` is `[]` then).
+//! `{"type":"create"|"update","filePath","content","structuredPatch","originalFile","userModified":false}`
+//! (`originalFile` is `null` on create; `structuredPatch` is `[]` then;
+//! `userModified` recorded from Claude Code 2.1.197, vector S30-accept-edits).
 
 use std::path::{Path, PathBuf};
 
@@ -113,7 +114,10 @@ pub fn to_tool_result(output: &WriteOutput) -> ToolResult {
     let (kind, text, patch) = match &output.original {
         None => (
             "create",
-            format!("File created successfully at: {path}"),
+            // Claude Code 2.1.197's text (vectors S30-accept-edits, S33-write-allow).
+            format!(
+                "File created successfully at: {path} (file state is current in your context \u{2014} no need to Read it back)"
+            ),
             Vec::new(),
         ),
         Some(old) => (
@@ -128,6 +132,7 @@ pub fn to_tool_result(output: &WriteOutput) -> ToolResult {
         "content": output.content,
         "structuredPatch": patch,
         "originalFile": output.original,
+        "userModified": false,
     });
     ToolResult::text(text).with_structured(structured.to_string())
 }

@@ -185,7 +185,12 @@ fn a_plugin_built_against_the_frozen_1_0_api_loads_next_to_a_current_one() {
     assert_eq!(current.status, PluginStatus::Applied);
     assert_eq!(
         current.seams,
-        ["agent/turn-end", "agent/cwd-changed", "agent/model-request"]
+        [
+            "agent/turn-end",
+            "agent/cwd-changed",
+            "agent/model-request",
+            "tools/permission-request"
+        ]
     );
     assert_eq!(
         current.description.as_deref(),
@@ -364,6 +369,68 @@ fn a_current_plugin_hears_each_model_request_before_it_goes_out() {
         lines[0]["request_id"], lines[1]["request_id"],
         "fresh per request"
     );
+}
+
+/// An `approval` service that refuses everything: a call it is asked
+/// about does not run.
+#[derive(Clone)]
+struct RefuseAll;
+
+impl dsh_plugin_api::ffi::Service for RefuseAll {
+    fn call(&self, _method: RString, _args: RString) -> FfiFuture<RResult<RString, RString>> {
+        async {
+            RResult::ROk(RString::from(
+                r#"{"outcome":"reject","reason":"refused by the test"}"#,
+            ))
+        }
+        .into_ffi()
+    }
+}
+
+#[test]
+fn a_current_plugin_decides_on_permission_request_before_anyone_is_asked() {
+    let h = AgentHost::boot(json!([
+        {"tool_calls": [{"name": "Bash", "arguments": {"command": "touch fixture-allows.txt"}}]},
+        {"tool_calls": [{"name": "Bash", "arguments": {"command": "touch refused.txt"}}]},
+        {"text": "done"}
+    ]));
+    let service = dsh_plugin_api::ffi::Service_TO::from_ptr(RArc::new(RefuseAll), TD_Opaque);
+    h.agent
+        .core()
+        .mount_service("test", "approval", service)
+        .expect("mount approval");
+    let session = h.session();
+    // Managed: a command that is not read-only asks.
+    session.set_permission_mode(dsh_host::permissions::PermissionMode::Default, "test");
+    let turn = h.turn(&session, "go");
+    assert_eq!(turn.reason.as_str(), "completed");
+    assert!(
+        h.project().join("fixture-allows.txt").exists(),
+        "the .so allowed it"
+    );
+    assert!(
+        !h.project().join("refused.txt").exists(),
+        "the approval service refused it"
+    );
+    let lines = h.turn_lines();
+    let project = h.project().display().to_string();
+    let reason = format!(
+        "touch in '{project}/fixture-allows.txt' was blocked. For security, Claude Code may only \
+         create or modify files in the allowed working directories for this session: '{project}'."
+    );
+    assert_eq!(
+        lines[0],
+        json!({"permission_request": {"tool": "Bash", "reason": reason,
+            "suggestions": [{"type": "addRules",
+                "rules": [{"toolName": "Bash", "ruleContent": "touch fixture-allows.txt"}],
+                "behavior": "allow", "destination": "localSettings"}]}})
+    );
+    assert_eq!(
+        lines[1]["permission_request"]["suggestions"][0]["rules"][0]["ruleContent"],
+        "touch refused.txt"
+    );
+    assert_eq!(lines[2]["reason"], "completed");
+    assert_eq!(lines.len(), 3);
 }
 
 /// A host context that keeps what a plugin registers, for calling a `.so`'s

@@ -12,6 +12,8 @@
 //! - [`hook_servers`]: socket hook servers (issue 14);
 //! - [`http_hooks`]: Claude Code's `http` hooks (issue 14);
 //! - [`hostile`]: the hostile-input suite;
+//! - [`permissions`]: the daemon's sessions start with the manifest's
+//!   `permissions:`, and a SIGHUP reload changes it for new sessions;
 //! - [`reload_atomic`]: reload as one atomic swap of the plugin registry,
 //!   under concurrent turns.
 //! - [`store_pg`]: sessions in a real PostgreSQL shared by two daemons.
@@ -25,6 +27,7 @@ mod examples;
 mod hook_servers;
 mod hostile;
 mod http_hooks;
+mod permissions;
 mod plugin_host;
 mod reload_atomic;
 mod store_pg;

@@ -19,6 +19,7 @@
 
 pub mod batch;
 pub mod cwd_changed;
+pub mod permission_request;
 pub mod post_tool_use;
 pub mod pre_tool_use;
 pub mod session_end;

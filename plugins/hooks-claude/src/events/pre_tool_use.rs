@@ -176,12 +176,24 @@ impl ClaudeBridge {
             (PreToolDecision::Allow { .. }, Some(Permission::Ask)) => PreToolDecision::Ask {
                 reason: ours.into(),
             },
-            (PreToolDecision::Allow { updated_arguments }, _) => PreToolDecision::Allow {
-                updated_arguments: updated_arguments
-                    .into_option()
-                    .or_else(|| updated.map(|v| RString::from(v.to_string())))
-                    .into(),
-            },
+            (PreToolDecision::Allow { updated_arguments }, permission) => {
+                // Only an argument object can be handed back (a rewrite
+                // must be one); a call whose arguments are not one gets a
+                // plain allow.
+                let explicit = permission == Some(Permission::Allow)
+                    && serde_json::from_str::<Value>(&call.arguments).is_ok_and(|v| v.is_object());
+                PreToolDecision::Allow {
+                    updated_arguments: updated_arguments
+                        .into_option()
+                        .or_else(|| updated.map(|v| RString::from(v.to_string())))
+                        // A hook's `allow` skips the permission prompt in
+                        // Claude Code (S3-allow); the host reads an allow
+                        // that hands back the call's own arguments as an
+                        // explicit allow that rewrites nothing.
+                        .or_else(|| explicit.then(|| call.arguments.clone()))
+                        .into(),
+                }
+            }
         };
         self.mark_started(&call.call_id);
         Ok(decision)

@@ -17,13 +17,16 @@ async fn creates_a_file_and_its_parent_directories() {
     assert!(!result.is_error, "{}", result.text_content());
     assert_eq!(
         result.text_content(),
-        format!("File created successfully at: {}", path.display())
+        format!(
+            "File created successfully at: {} (file state is current in your context \u{2014} no need to Read it back)",
+            path.display()
+        )
     );
     assert_eq!(std::fs::read_to_string(&path).expect("read"), "hello\n");
     assert_eq!(
         structured(&result),
         json!({"type": "create", "filePath": path, "content": "hello\n",
-        "structuredPatch": [], "originalFile": null})
+        "structuredPatch": [], "originalFile": null, "userModified": false})
     );
 }
 
@@ -43,7 +46,7 @@ async fn overwrites_an_existing_file_with_a_patch() {
         json!({"type": "update", "filePath": path, "content": "a\nc\n",
         "structuredPatch": [{"oldStart": 1, "oldLines": 2, "newStart": 1, "newLines": 2,
             "lines": [" a", "-b", "+c"]}],
-        "originalFile": "a\nb\n"})
+        "originalFile": "a\nb\n", "userModified": false})
     );
 }
 

@@ -9,6 +9,8 @@
 //! - [`manifest`]: empty, comment-only, duplicate-key and oversized
 //!   manifests are refused by `dsh check` and by a SIGHUP reload, which
 //!   keeps the running plugins.
+//! - [`permissions`]: malformed `permissions:` blocks refused naming the
+//!   key; hand-edited permission records in a log skipped on resume.
 //! - [`sessions`]: session ids that are paths, private state, damaged logs
 //!   and `dsh sessions repair`;
 //! - [`session_processes`]: one writer per log, a crash mid-tool resumed
@@ -34,6 +36,7 @@ mod discovery;
 mod hook_servers;
 mod hooks;
 mod manifest;
+mod permissions;
 mod plugins;
 mod session_processes;
 mod session_support;
