@@ -6,12 +6,14 @@
 //! - [`plugins`]: loading built-ins and `.so` files, contexts, dispose;
 //! - [`seams`]: the seam bus and its dispatch shapes;
 //! - [`model`]: the `model` service contract and the scripted provider;
-//! - [`acp`]: the Agent Client Protocol server editors talk to.
+//! - [`acp`]: the Agent Client Protocol server editors talk to;
+//! - [`mcp`]: MCP servers whose tools join a session's tools.
 
 pub mod acp;
 pub mod agent;
 pub mod config;
 pub mod daemon;
+pub mod mcp;
 pub mod model;
 pub mod plugins;
 pub mod seams;

@@ -12,7 +12,7 @@ use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
-    LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse,
+    LoadSessionRequest, LoadSessionResponse, McpCapabilities, NewSessionRequest, NewSessionResponse,
     PromptCapabilities, PromptRequest, SessionId, SessionNotification,
 };
 use agent_client_protocol::{Agent, ConnectTo, Error as RpcError};
@@ -80,7 +80,9 @@ fn initialize(request: &InitializeRequest) -> InitializeResponse {
         .agent_capabilities(
             AgentCapabilities::new()
                 .load_session(true)
-                .prompt_capabilities(PromptCapabilities::new().embedded_context(true)),
+                .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
+                // stdio (which every agent must take) and streamable HTTP.
+                .mcp_capabilities(McpCapabilities::new().http(true)),
         )
         .agent_info(Implementation::new("dsh", env!("CARGO_PKG_VERSION")).title("dsh"))
 }
@@ -108,21 +110,27 @@ fn new_session(
     responder: Responder<NewSessionResponse>,
     cx: ClientConnection,
 ) {
-    if !request.mcp_servers.is_empty() {
-        tracing::warn!(
-            "session/new: ignoring {} MCP server(s); dsh does not connect to client MCP servers",
-            request.mcp_servers.len()
-        );
-    }
     let work = async move {
-        let result = conn
-            .create(&request.cwd, &cx)
-            .await
-            .map(|session| NewSessionResponse::new(session.id.clone()));
-        if let Ok(response) = &result {
-            tracing::info!(session = %response.session_id.0, cwd = %request.cwd.display(), "session created");
+        let (specs, mut failed) = super::mcp_servers::specs(&request.mcp_servers);
+        let created = conn.create(&request.cwd, &cx).await;
+        let result = match created {
+            Ok(session) => {
+                failed.extend(conn.agent.connect_mcp(&session, specs).await);
+                tracing::info!(session = %session.id, cwd = %request.cwd.display(), "session created");
+                Ok(session)
+            }
+            Err(e) => Err(e),
+        };
+        let id = result.as_ref().ok().map(|s| s.id.clone());
+        answer(
+            "session/new",
+            responder,
+            result.map(|session| NewSessionResponse::new(session.id.clone())),
+        );
+        // After the answer: the client knows the session by now.
+        if let Some(id) = id {
+            super::mcp_servers::report(&cx, &id, &failed);
         }
-        answer("session/new", responder, result);
     };
     tokio::spawn(work.in_current_span());
 }
@@ -137,6 +145,7 @@ fn load_session(
 ) {
     let work = async move {
         let id = request.session_id.0.to_string();
+        let mut failed = Vec::new();
         let result = match conn.load(&id, &cx).await {
             Ok(session) => {
                 if session.cwd != request.cwd {
@@ -155,13 +164,20 @@ fn load_session(
                 conn.agent
                     .fire_session_start(&session, SessionStartSource::Resume)
                     .await;
+                let (specs, mut refused) = super::mcp_servers::specs(&request.mcp_servers);
+                refused.extend(conn.agent.connect_mcp(&session, specs).await);
+                failed = refused;
                 conn.loaded(&id);
                 tracing::info!(session = %id, "session loaded");
                 Ok(LoadSessionResponse::new())
             }
             Err(e) => Err(e),
         };
+        let loaded = result.is_ok();
         answer("session/load", responder, result);
+        if loaded {
+            super::mcp_servers::report(&cx, &id, &failed);
+        }
     };
     tokio::spawn(work.in_current_span());
 }

@@ -25,6 +25,7 @@ mod connection;
 mod error;
 mod frames;
 mod handlers;
+mod mcp_servers;
 mod turn;
 mod updates;
 

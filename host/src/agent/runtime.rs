@@ -21,11 +21,16 @@ use crate::session::{
 pub struct AgentOptions {
     /// Steps after which a turn ends with an error.
     pub max_steps: u32,
+    /// The manifest's MCP servers, which every session connects to.
+    pub mcp_servers: Vec<crate::mcp::McpServerSpec>,
 }
 
 impl Default for AgentOptions {
     fn default() -> Self {
-        AgentOptions { max_steps: 64 }
+        AgentOptions {
+            max_steps: 64,
+            mcp_servers: Vec::new(),
+        }
     }
 }
 
@@ -265,11 +270,32 @@ impl Agent {
         session.flush_one_shot();
     }
 
+    /// Connects `session` to the manifest's MCP servers plus `extra` (a
+    /// client's, which replace manifest servers of the same name). The
+    /// servers that failed are returned for the caller to show the user;
+    /// the session goes on without them.
+    pub async fn connect_mcp(
+        &self,
+        session: &Arc<Session>,
+        extra: Vec<crate::mcp::McpServerSpec>,
+    ) -> Vec<crate::mcp::McpError> {
+        let mut specs = self.options.mcp_servers.clone();
+        specs.extend(extra);
+        if specs.is_empty() {
+            return Vec::new();
+        }
+        let (tools, failed) = crate::mcp::McpTools::connect(&specs, &session.current_cwd()).await;
+        *session.mcp.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(tools));
+        failed
+    }
+
     /// Fires `agent/session-end` and forgets the live session.
     pub async fn close_session(&self, id: &str, reason: &str) {
         let Some(session) = self.get(id) else {
             return;
         };
+        // Its MCP servers end with it (their subagents' too).
+        session.mcp.lock().unwrap_or_else(|p| p.into_inner()).take();
         session.written().await;
         let input = SessionEndInput {
             session: session.session_ref(),

@@ -104,6 +104,9 @@ pub struct Session {
     pub(crate) state: Mutex<SessionState>,
     pub(crate) turn_lock: tokio::sync::Mutex<()>,
     pub(crate) feed: Arc<EventFeed>,
+    /// The MCP servers this session is connected to (shared with its
+    /// subagents).
+    pub(crate) mcp: Mutex<Option<Arc<crate::mcp::McpTools>>>,
 }
 
 impl Drop for Session {
@@ -142,6 +145,7 @@ impl Session {
             }),
             turn_lock: tokio::sync::Mutex::new(()),
             feed: EventFeed::new(FEED_CAPACITY),
+            mcp: Mutex::new(None),
         })
     }
 
@@ -283,6 +287,20 @@ impl Session {
             Some(view) => view.clone(),
             None => self.core.view(),
         }
+    }
+
+    /// The tools of `view` plus this session's live MCP tools.
+    pub(crate) fn tools(&self, view: &crate::plugins::HostView) -> crate::plugins::services::ToolsView {
+        let mcp = self.mcp.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        match mcp {
+            Some(mcp) => view.tools.with_extra(mcp.live_tools()),
+            None => view.tools.clone(),
+        }
+    }
+
+    /// The session's MCP servers, if any are connected.
+    pub fn mcp(&self) -> Option<Arc<crate::mcp::McpTools>> {
+        self.mcp.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Whether a turn is running.

@@ -50,7 +50,11 @@ pub(crate) fn boot(config: &Path, runtime: &tokio::runtime::Runtime) -> Result<B
     // Private from the start: plugins may write under it too.
     dsh_host::session::create_state_dir(&manifest.state_dir).map_err(|e| e.to_string())?;
     let core = HostCore::new(manifest.state_dir.clone(), runtime.handle().clone());
-    let agent = Agent::new(core.clone(), &manifest.state_dir, AgentOptions::default());
+    let options = AgentOptions {
+        mcp_servers: manifest.mcp_servers.clone(),
+        ..AgentOptions::default()
+    };
+    let agent = Agent::new(core.clone(), &manifest.state_dir, options);
     let mut host = PluginHost::new(core, manifest.path.clone());
     // Each problem is already logged as a warning (with its plugin) on stderr.
     runtime.block_on(async { host.load_manifest(&manifest) });

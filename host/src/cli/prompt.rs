@@ -198,6 +198,11 @@ pub(crate) fn prompt(args: PromptArgs) -> anyhow::Result<ExitCode> {
             _ = stops.first.cancelled() => return Err(Refused::Interrupted),
             session = opening => session?,
         };
+        // The manifest's MCP servers; one that fails is reported and the
+        // prompt runs without it.
+        for failed in agent.connect_mcp(&session, Vec::new()).await {
+            eprintln!("dsh: {failed}");
+        }
         let Some(outcome) = run_until(&session, Prompt::user(args.text), stops).await else {
             eprintln!("dsh: stopped at once; the turn is closed `interrupted` when the session is next loaded");
             return Err(Refused::Interrupted);

@@ -96,6 +96,10 @@ struct RawManifest {
     plugin_dirs: Vec<PathBuf>,
     shutdown_grace_s: u64,
     plugins: Vec<RawEntry>,
+    /// `{<name>: {command, args, env} | {type: http, url, headers}}`,
+    /// checked by [`crate::mcp::McpServerSpec`].
+    #[serde(default)]
+    mcp_servers: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Default for RawManifest {
@@ -107,6 +111,7 @@ impl Default for RawManifest {
             plugin_dirs: Vec::new(),
             shutdown_grace_s: 20,
             plugins: Vec::new(),
+            mcp_servers: serde_json::Map::new(),
         }
     }
 }
@@ -171,6 +176,8 @@ pub struct Manifest {
     pub shutdown_grace: std::time::Duration,
     /// Plugin entries in manifest order.
     pub plugins: Vec<PluginEntry>,
+    /// MCP servers every session connects to (`mcp_servers:`), in order.
+    pub mcp_servers: Vec<crate::mcp::McpServerSpec>,
 }
 
 fn default_state_dir() -> PathBuf {
@@ -278,7 +285,15 @@ impl Manifest {
             }
             plugins.push(entry);
         }
+        let mcp_servers =
+            crate::mcp::McpServerSpec::from_manifest_map(&raw.mcp_servers).map_err(|e| {
+                ConfigError::Parse {
+                    path: path.to_path_buf(),
+                    message: e.to_string(),
+                }
+            })?;
         Ok(Manifest {
+            mcp_servers,
             path: path.to_path_buf(),
             state_dir,
             socket,
@@ -402,6 +417,23 @@ mod tests {
 
     fn parse(text: &str) -> Result<Manifest, ConfigError> {
         Manifest::from_yaml(Path::new("/etc/dsh/cordis.yml"), text)
+    }
+
+    #[test]
+    fn mcp_servers_take_the_claude_code_shape_and_bad_ones_name_their_key() {
+        let m = parse(
+            "plugins: []\nmcp_servers:\n  gh:\n    command: npx\n    args: [-y, srv]\n  web:\n    type: http\n    url: http://127.0.0.1:9/mcp\n",
+        )
+        .unwrap();
+        let names: Vec<&str> = m.mcp_servers.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["gh", "web"]);
+        let e = parse("plugins: []\nmcp_servers:\n  gh:\n    args: [x]\n")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "/etc/dsh/cordis.yml: mcp_servers.gh: key `command`: missing: a stdio server needs a command"
+        );
     }
 
     #[test]
