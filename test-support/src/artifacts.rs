@@ -156,3 +156,22 @@ pub fn fixture(name: &str) -> PathBuf {
     );
     dir.join(format!("libdsh_fixture_{}.so", name.replace('-', "_")))
 }
+
+/// The `dsh-mcp-fixture` MCP server (`src/bin/dsh-mcp-fixture.rs`), built
+/// on first use into the workspace's target directory.
+pub fn mcp_fixture() -> PathBuf {
+    static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let built = BUILT.get_or_init(|| {
+        let mut command = cargo();
+        command
+            .arg("--manifest-path")
+            .arg(crate::workspace_root().join("Cargo.toml"));
+        command.args(["-p", "dsh-test-support", "--bin", "dsh-mcp-fixture"]);
+        build(command, &target().root)?;
+        Ok(target()
+            .root
+            .join(&target().profile_dir)
+            .join("dsh-mcp-fixture"))
+    });
+    built.as_ref().unwrap_or_else(|e| panic!("{e}")).clone()
+}
