@@ -11,5 +11,6 @@ mod approval;
 mod binary;
 mod daemon;
 mod lifecycle;
+mod mcp;
 mod prompts;
 mod robustness;

@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    ContentBlock, InitializeRequest, LoadSessionRequest, NewSessionRequest, PermissionOptionKind,
+    ContentBlock, InitializeRequest, LoadSessionRequest, McpServer, NewSessionRequest,
+    PermissionOptionKind,
     PromptRequest, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
     SelectedPermissionOutcome, SessionNotification, StopReason,
 };
@@ -108,6 +109,31 @@ impl TestHost {
             record,
             seen,
             _plugins: host,
+            agent,
+            server,
+        }
+    }
+
+    /// A host with `loads` (hook bridges, ...) and `model-scripted`
+    /// answering `script`.
+    pub fn with_loads(script: Value, loads: impl FnOnce(&Path) -> Vec<Load>) -> TestHost {
+        let dir = tempfile::tempdir().unwrap();
+        let seen = dir.path().join("seen.jsonl");
+        let loads = loads(dir.path());
+        let AgentHost {
+            project,
+            record,
+            plugins,
+            agent,
+            ..
+        } = AgentHost::scripted(dir.path(), loads, script).problem_free();
+        let server = AcpServer::new(agent.clone());
+        TestHost {
+            dir,
+            project,
+            record,
+            seen,
+            _plugins: plugins,
             agent,
             server,
         }
@@ -275,10 +301,15 @@ impl TestClient {
     }
 
     pub async fn new_session(&self, cwd: &Path) -> String {
+        self.new_session_with(cwd, Vec::new()).await
+    }
+
+    /// `session/new` in `cwd` naming `servers`.
+    pub async fn new_session_with(&self, cwd: &Path, servers: Vec<McpServer>) -> String {
         let response = within(
             "session/new",
             self.cx
-                .send_request(NewSessionRequest::new(cwd))
+                .send_request(NewSessionRequest::new(cwd).mcp_servers(servers))
                 .block_task(),
         )
         .await
