@@ -157,8 +157,9 @@ pub fn fixture(name: &str) -> PathBuf {
     dir.join(format!("libdsh_fixture_{}.so", name.replace('-', "_")))
 }
 
-/// The `dsh-mcp-fixture` MCP server (`src/bin/dsh-mcp-fixture.rs`), built
-/// on first use into the workspace's target directory.
+/// The `dsh-mcp-fixture` MCP server (`tests/mcp-fixture`), built on first
+/// use into the workspace's target directory. It depends on nothing of
+/// dsh, so this build never touches the host's artifacts.
 pub fn mcp_fixture() -> PathBuf {
     static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     let built = BUILT.get_or_init(|| {
@@ -166,7 +167,7 @@ pub fn mcp_fixture() -> PathBuf {
         command
             .arg("--manifest-path")
             .arg(crate::workspace_root().join("Cargo.toml"));
-        command.args(["-p", "dsh-test-support", "--bin", "dsh-mcp-fixture"]);
+        command.args(["-p", "dsh-mcp-fixture"]);
         build(command, &target().root)?;
         Ok(target()
             .root
