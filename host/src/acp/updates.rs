@@ -99,6 +99,23 @@ impl Translator {
             SessionEvent::UserMessage { content, .. } if self.mode == Mode::Replay => {
                 vec![SessionUpdate::UserMessageChunk(text_chunk(content))]
             }
+            // A blocked prompt: the user reads why (the turn ends `refusal`).
+            SessionEvent::PromptBlocked {
+                content, reason, ..
+            } => {
+                let mut out = Vec::new();
+                if self.mode == Mode::Replay {
+                    out.push(SessionUpdate::UserMessageChunk(text_chunk(content)));
+                }
+                if !reason.is_empty() {
+                    out.push(SessionUpdate::AgentMessageChunk(text_chunk(reason)));
+                }
+                out
+            }
+            // Hook text for the user only (`systemMessage`, `stopReason`).
+            SessionEvent::UserNotice { text, .. } if !text.is_empty() => {
+                vec![SessionUpdate::AgentMessageChunk(text_chunk(text))]
+            }
             SessionEvent::StepStart { .. } => {
                 self.streamed = false;
                 Vec::new()
@@ -236,7 +253,9 @@ pub(crate) fn prompt_content(
 }
 
 /// The answer to `session/prompt` for a finished turn. A client that sent
-/// `session/cancel` gets `cancelled` whatever happened after, as ACP asks.
+/// `session/cancel` gets `cancelled` whatever happened after, as ACP asks;
+/// a turn whose prompt a hook or plugin blocked is a `refusal` (`cancelled`
+/// is kept for the client's own cancel).
 pub(crate) fn stop_reason(
     outcome: &TurnOutcome,
     cancel_requested: bool,
@@ -247,8 +266,8 @@ pub(crate) fn stop_reason(
     match outcome.reason {
         TurnEndReason::Completed => Ok(StopReason::EndTurn),
         TurnEndReason::MaxTokens => Ok(StopReason::MaxTokens),
-        TurnEndReason::Rejected
-        | TurnEndReason::Aborted
+        TurnEndReason::Rejected => Ok(StopReason::Refusal),
+        TurnEndReason::Aborted
         | TurnEndReason::Disposed
         | TurnEndReason::Interrupted => Ok(StopReason::Cancelled),
         TurnEndReason::Error => Err(AcpError::TurnFailed {
@@ -355,6 +374,48 @@ mod tests {
         assert_eq!(first[0]["status"], "failed");
         assert_eq!(first[0]["content"][0]["content"]["text"], "no");
         assert!(t.updates(&result).is_empty());
+    }
+
+    #[test]
+    fn a_blocked_prompt_tells_why_and_a_notice_reaches_the_user() {
+        let blocked = ev(json!({
+            "type": "prompt/blocked", "content": "do it", "source": {"kind": "user"},
+            "reason": "blocked by hook: no"
+        }));
+        assert_eq!(
+            wire(Translator::new(Mode::Live).updates(&blocked)),
+            [json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "blocked by hook: no"}})]
+        );
+        let replayed = wire(Translator::new(Mode::Replay).updates(&blocked));
+        assert_eq!(replayed[0]["sessionUpdate"], "user_message_chunk");
+        assert_eq!(replayed[1]["content"]["text"], "blocked by hook: no");
+        let notice = ev(json!({"type": "user/notice", "text": "heads up", "source": "Stop hook"}));
+        assert_eq!(
+            wire(Translator::new(Mode::Live).updates(&notice)),
+            [json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "heads up"}})]
+        );
+    }
+
+    #[test]
+    fn a_rejected_turn_is_a_refusal_unless_the_client_cancelled() {
+        let outcome = |reason| TurnOutcome {
+            turn_id: "t".into(),
+            reason,
+            message: None,
+            events: Vec::new(),
+        };
+        assert_eq!(
+            stop_reason(&outcome(TurnEndReason::Rejected), false).unwrap(),
+            StopReason::Refusal
+        );
+        assert_eq!(
+            stop_reason(&outcome(TurnEndReason::Rejected), true).unwrap(),
+            StopReason::Cancelled
+        );
+        assert_eq!(
+            stop_reason(&outcome(TurnEndReason::Aborted), false).unwrap(),
+            StopReason::Cancelled
+        );
     }
 
     #[test]

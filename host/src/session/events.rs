@@ -264,6 +264,15 @@ pub enum SessionEvent {
         /// What went wrong.
         message: String,
     },
+    /// `user/notice`: text for the user only (a hook's `systemMessage`),
+    /// appended by a plugin (`dsh_plugin_api::notice`).
+    #[serde(rename = "user/notice")]
+    UserNotice {
+        /// What the user reads.
+        text: String,
+        /// Where it came from.
+        source: String,
+    },
     /// `stream/text`: a text delta a provider streams while a request runs
     /// (live only, never logged).
     #[serde(rename = "stream/text")]
@@ -312,6 +321,7 @@ impl SessionEvent {
             SessionEvent::ToolResult { .. } => "tool/result",
             SessionEvent::ListenerFailed { .. } => "listener/failed",
             SessionEvent::StreamText { .. } => "stream/text",
+            SessionEvent::UserNotice { .. } => "user/notice",
             SessionEvent::Other(v) => v.get("type").and_then(Value::as_str).unwrap_or(""),
         }
     }

@@ -12,5 +12,6 @@ mod binary;
 mod daemon;
 mod lifecycle;
 mod mcp;
+mod notices;
 mod prompts;
 mod robustness;
