@@ -3,7 +3,9 @@
 //! `session/request_permission` round trip with that session's client.
 //!
 //! The service speaks the `approval` contract
-//! ([`dsh_plugin_api::services::approval`]): `allow_once` runs the tool; `reject`, `cancelled` and `unavailable` deny
+//! ([`dsh_plugin_api::services::approval`]): `allow_once` runs the tool;
+//! `allow_always` runs it and grants the session the same call from then on
+//! ([`Grants`], asked no more); `reject`, `cancelled` and `unavailable` deny
 //! it with distinct reasons. No attached client, a client that answers with
 //! an error (for instance one that does not implement the method) and a
 //! connection that closes mid-request are all `unavailable`.
@@ -31,7 +33,49 @@ pub(crate) type ClientConnection = ConnectionTo<Client>;
 
 /// The option ids offered with every permission request.
 pub(crate) const ALLOW_ONCE: &str = "allow_once";
+pub(crate) const ALLOW_ALWAYS: &str = "allow_always";
 pub(crate) const REJECT_ONCE: &str = "reject_once";
+
+/// What an allow-always grants, per session: a `Bash` command as written,
+/// any other tool by name.
+///
+/// Session rule hook point: until permission rules exist (the permissions
+/// work turns an allow-always into a session rule in Claude's rule syntax),
+/// the grant lives here, for the session's life on this server, and the
+/// session log records it (`tool/approval` with outcome `allow_always`).
+/// Replace [`Grants::grant`] and [`Grants::covers`] with that rule.
+#[derive(Default)]
+pub(crate) struct Grants {
+    inner: Mutex<HashMap<String, std::collections::HashSet<String>>>,
+}
+
+impl Grants {
+    fn key(args: &ApprovalRequest) -> String {
+        match (args.name.as_str(), args.arguments.get("command")) {
+            ("Bash", Some(serde_json::Value::String(command))) => format!("Bash({command})"),
+            (name, _) => name.to_string(),
+        }
+    }
+
+    /// The session said "always" to this call.
+    pub(crate) fn grant(&self, args: &ApprovalRequest) {
+        self.inner
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(args.session_id.clone())
+            .or_default()
+            .insert(Self::key(args));
+    }
+
+    /// Whether an earlier allow-always covers this call.
+    pub(crate) fn covers(&self, args: &ApprovalRequest) -> bool {
+        self.inner
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&args.session_id)
+            .is_some_and(|g| g.contains(&Self::key(args)))
+    }
+}
 
 #[derive(Clone)]
 struct Route {
@@ -98,11 +142,16 @@ impl Routes {
 #[derive(Clone)]
 pub(crate) struct ApprovalService {
     routes: Arc<Routes>,
+    grants: Arc<Grants>,
 }
 
 impl ApprovalService {
     pub(crate) fn boxed(routes: Arc<Routes>) -> ServiceBox {
-        Service_TO::from_ptr(RArc::new(ApprovalService { routes }), TD_Opaque)
+        let service = ApprovalService {
+            routes,
+            grants: Arc::default(),
+        };
+        Service_TO::from_ptr(RArc::new(service), TD_Opaque)
     }
 }
 
@@ -123,6 +172,11 @@ fn permission_request(args: &ApprovalRequest) -> RequestPermissionRequest {
         ToolCallUpdate::new(args.call_id.clone(), fields),
         vec![
             PermissionOption::new(ALLOW_ONCE, "Allow once", PermissionOptionKind::AllowOnce),
+            PermissionOption::new(
+                ALLOW_ALWAYS,
+                "Always allow in this session",
+                PermissionOptionKind::AllowAlways,
+            ),
             PermissionOption::new(REJECT_ONCE, "Reject", PermissionOptionKind::RejectOnce),
         ],
     )
@@ -131,6 +185,10 @@ fn permission_request(args: &ApprovalRequest) -> RequestPermissionRequest {
 impl ApprovalService {
     async fn request(&self, args: ApprovalRequest) -> ApprovalAnswer {
         let session = &args.session_id;
+        if self.grants.covers(&args) {
+            tracing::debug!(session = %session, call = %args.call_id, "allowed by an earlier allow-always");
+            return ApprovalAnswer::AllowAlways;
+        }
         let Some(client) = self.routes.client_of(session) else {
             return ApprovalAnswer::unavailable(format!(
                 "no ACP client is attached to session `{session}`"
@@ -142,6 +200,10 @@ impl ApprovalService {
             Ok(answer) => match answer.outcome {
                 RequestPermissionOutcome::Selected(chosen) => match &*chosen.option_id.0 {
                     ALLOW_ONCE => ApprovalAnswer::AllowOnce,
+                    ALLOW_ALWAYS => {
+                        self.grants.grant(&args);
+                        ApprovalAnswer::AllowAlways
+                    }
                     REJECT_ONCE => ApprovalAnswer::Reject {
                         reason: Some("the user rejected this tool call".into()),
                     },

@@ -167,6 +167,17 @@ impl Translator {
                     fields,
                 ))]
             }
+            // Allowed after waiting for approval (`pending` in the
+            // permission request): it runs now.
+            SessionEvent::ToolApproval {
+                call_id, outcome, ..
+            } if outcome == "allow_once" || outcome == "allow_always" => {
+                let fields = ToolCallUpdateFields::new().status(ToolCallStatus::InProgress);
+                vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                    call_id.clone(),
+                    fields,
+                ))]
+            }
             SessionEvent::ToolDenied {
                 call_id, reason, ..
             } => {

@@ -5,6 +5,7 @@
 
 #[path = "../agent_loop/probe.rs"]
 mod probe;
+mod schema;
 mod support;
 
 mod approval;

@@ -27,6 +27,7 @@ use tokio::task::JoinHandle;
 use tokio_util::compat::{TokioAsyncReadCompatExt as _, TokioAsyncWriteCompatExt as _};
 
 use super::probe::Probe;
+use crate::schema::Checked;
 
 /// Every wait in these tests ends within this.
 pub const WAIT: Duration = Duration::from_secs(30);
@@ -67,6 +68,25 @@ pub struct TestHost {
     pub _plugins: PluginHost,
     pub agent: Arc<DshAgent>,
     pub server: Arc<AcpServer>,
+    /// What the schema tap of [`TestHost::connect`] saw.
+    pub checked: Arc<Mutex<Checked>>,
+}
+
+impl Drop for TestHost {
+    /// Fails the test on any frame that broke the ACP schema.
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            return;
+        }
+        let checked = self.checked.lock().unwrap();
+        assert!(
+            checked.violations.is_empty(),
+            "{} of {} frames dsh sent break the ACP schema:\n{}",
+            checked.violations.len(),
+            checked.frames,
+            checked.violations.join("\n")
+        );
+    }
 }
 
 impl TestHost {
@@ -111,6 +131,7 @@ impl TestHost {
             _plugins: host,
             agent,
             server,
+            checked: Arc::default(),
         }
     }
 
@@ -136,6 +157,7 @@ impl TestHost {
             _plugins: plugins,
             agent,
             server,
+            checked: Arc::default(),
         }
     }
 
@@ -148,9 +170,11 @@ impl TestHost {
         (ours, serving)
     }
 
-    /// A real client on a new in-memory connection.
+    /// A real client on a new in-memory connection, every frame dsh sends
+    /// checked against the ACP schema ([`crate::schema`]).
     pub async fn connect(&self, answer: Answer) -> (TestClient, JoinHandle<Result<(), AcpError>>) {
-        let (ours, serving) = self.raw();
+        let (server_side, serving) = self.raw();
+        let ours = crate::schema::tap(server_side, self.checked.clone());
         let (read, write) = tokio::io::split(ours);
         let client = TestClient::start(
             ByteStreams::new(write.compat_write(), read.compat()),
@@ -158,6 +182,11 @@ impl TestHost {
         )
         .await;
         (client, serving)
+    }
+
+    /// The methods of the requests and notifications dsh sent so far.
+    pub fn sent_methods(&self) -> Vec<String> {
+        self.checked.lock().unwrap().methods.clone()
     }
 
     /// Every request the scripted model received.
@@ -198,6 +227,8 @@ pub fn of_kind<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
 pub enum Answer {
     /// The allow-once option.
     Allow,
+    /// The allow-always option.
+    AllowAlways,
     /// The reject-once option.
     Reject,
     /// The `cancelled` outcome.
@@ -252,6 +283,8 @@ impl TestClient {
                             Answer::Allow => {
                                 responder.respond(pick(&request, PermissionOptionKind::AllowOnce))
                             }
+                            Answer::AllowAlways => responder
+                                .respond(pick(&request, PermissionOptionKind::AllowAlways)),
                             Answer::Reject => {
                                 responder.respond(pick(&request, PermissionOptionKind::RejectOnce))
                             }
