@@ -102,12 +102,13 @@ async fn a_failed_turn_is_a_json_rpc_error_carrying_its_message() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn unknown_sessions_and_unsupported_content_are_invalid_params() {
+async fn unknown_sessions_are_not_found_and_unsupported_content_is_invalid_params() {
     let host = TestHost::new(Model::Scripted(json!([bash("true"), text("x")])), &[]);
     let (client, _serving) = host.connect(Answer::Fail).await;
     let session = client.open(&host.project).await;
     let error = client.prompt("ses_nope", "hello").await.unwrap_err();
-    assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
+    // -32002, as the ACP schema names it.
+    assert_eq!(i32::from(error.code), -32002);
     assert_eq!(error.data, Some(json!({"sessionId": "ses_nope"})));
     let image = ContentBlock::Image(ImageContent::new("AAAA", "image/png"));
     let error = client
