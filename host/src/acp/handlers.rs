@@ -151,7 +151,7 @@ fn load_session(
                 if session.cwd != request.cwd {
                     tracing::debug!(session = %id, "session/load cwd {} differs from the stored {}; the stored one stays", request.cwd.display(), session.cwd.display());
                 }
-                let mut translator = Translator::new(Mode::Replay);
+                let mut translator = Translator::new(Mode::Replay).in_cwd(session.current_cwd());
                 for event in session.events() {
                     for update in translator.updates(&event.event) {
                         let note = SessionNotification::new(SessionId::new(id.as_str()), update);

@@ -26,6 +26,7 @@ mod error;
 mod frames;
 mod handlers;
 mod mcp_servers;
+mod tool_view;
 mod turn;
 mod updates;
 

@@ -8,16 +8,18 @@
 //! `assistant/message` adds nothing.
 
 use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
 
 use agent_client_protocol::v1::schema::{
     Content, ContentBlock, ContentChunk, EmbeddedResourceResource, SessionUpdate, StopReason,
-    TextContent, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
+    TextContent, ToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate,
     ToolCallUpdateFields, ToolKind,
 };
 use dsh_plugin_api::ContentBlock as DshBlock;
 use serde_json::Value;
 
 use super::error::AcpError;
+use super::tool_view::{diff_content, keeps_diff, locations};
 use crate::agent::TurnOutcome;
 use crate::session::{SessionEvent, TurnEndReason};
 
@@ -39,6 +41,8 @@ pub(crate) struct Translator {
     denied: HashSet<String>,
     /// Tool names by call id, for titles of rewritten calls.
     names: HashMap<String, String>,
+    /// The session's working directory: relative paths resolve against it.
+    cwd: PathBuf,
 }
 
 fn text_chunk(text: &str) -> ContentChunk {
@@ -75,13 +79,6 @@ pub(crate) fn tool_title(name: &str, arguments: &Value) -> String {
     }
 }
 
-fn locations(arguments: &Value) -> Vec<ToolCallLocation> {
-    arguments
-        .get("file_path")
-        .and_then(Value::as_str)
-        .map(|p| vec![ToolCallLocation::new(p)])
-        .unwrap_or_default()
-}
 
 impl Translator {
     pub(crate) fn new(mode: Mode) -> Self {
@@ -90,7 +87,15 @@ impl Translator {
             streamed: false,
             denied: HashSet::new(),
             names: HashMap::new(),
+            cwd: PathBuf::new(),
         }
+    }
+
+    /// Resolves relative tool paths against `cwd` (so every location the
+    /// editor gets is absolute).
+    pub(crate) fn in_cwd(mut self, cwd: PathBuf) -> Self {
+        self.cwd = cwd;
+        self
     }
 
     /// The updates one event produces (often none).
@@ -143,7 +148,8 @@ impl Translator {
                 let call = ToolCall::new(call_id.clone(), tool_title(name, arguments))
                     .kind(tool_kind(name))
                     .status(ToolCallStatus::InProgress)
-                    .locations(locations(arguments))
+                    .content(diff_content(name, arguments, &self.cwd))
+                    .locations(locations(name, arguments, &self.cwd))
                     .raw_input(arguments.clone());
                 vec![SessionUpdate::ToolCall(call)]
             }
@@ -157,9 +163,13 @@ impl Translator {
                     .map(String::as_str)
                     .unwrap_or_default();
                 let mut fields = ToolCallUpdateFields::new().title(tool_title(name, arguments));
-                let places = locations(arguments);
+                let places = locations(name, arguments, &self.cwd);
                 if !places.is_empty() {
                     fields = fields.locations(places);
+                }
+                let diff = diff_content(name, arguments, &self.cwd);
+                if !diff.is_empty() {
+                    fields = fields.content(diff);
                 }
                 let fields = fields.raw_input(arguments.clone());
                 vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
@@ -206,14 +216,18 @@ impl Translator {
                     is_error: *is_error,
                     structured: structured.as_ref(),
                 };
-                let fields = ToolCallUpdateFields::new()
+                let mut fields = ToolCallUpdateFields::new()
                     .status(if *is_error {
                         ToolCallStatus::Failed
                     } else {
                         ToolCallStatus::Completed
                     })
-                    .content(text_content(content))
                     .raw_output(serde_json::to_value(raw).unwrap_or(Value::Null));
+                // A finished edit keeps its diff on screen.
+                let name = self.names.get(call_id).map(String::as_str).unwrap_or_default();
+                if *is_error || !keeps_diff(name) {
+                    fields = fields.content(text_content(content));
+                }
                 vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
                     call_id.clone(),
                     fields,

@@ -11,6 +11,7 @@ mod support;
 mod approval;
 mod binary;
 mod daemon;
+mod editor;
 mod lifecycle;
 mod mcp;
 mod notices;

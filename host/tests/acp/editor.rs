@@ -1,0 +1,64 @@
+//! What the editor shows of file tools: `Write`/`Edit` calls carry `diff`
+//! content (kept on screen when they finish), `Read` carries its line, and
+//! every location is absolute though the model wrote relative paths.
+
+use agent_client_protocol::v1::schema::StopReason;
+use dsh_test_support::agent::Load;
+use serde_json::{Value, json};
+
+use crate::support::{Answer, TestHost, text};
+
+fn call(name: &str, arguments: Value) -> Value {
+    json!({"tool_calls": [{"name": name, "arguments": arguments}]})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn write_and_edit_are_diffs_read_has_its_line_and_paths_are_absolute() {
+    let host = TestHost::with_loads(
+        json!([
+            call("Write", json!({"file_path": "notes.txt", "content": "hello\n"})),
+            call("Edit", json!({"file_path": "notes.txt", "old_string": "hello", "new_string": "bye"})),
+            call("Read", json!({"file_path": "notes.txt", "offset": 1})),
+            text("done"),
+        ]),
+        |_| vec![Load::builtin("tools-fs", "tools-fs", json!({}))],
+    );
+    let (mut client, _serving) = host.connect(Answer::Fail).await;
+    let session = client.open(&host.project).await;
+    assert_eq!(
+        client.prompt(&session, "write it").await.unwrap(),
+        StopReason::EndTurn
+    );
+    let file = host.project.join("notes.txt");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "bye\n");
+    let path = file.display().to_string();
+    let updates = client.take_updates();
+    let calls: Vec<&Value> = updates
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "tool_call")
+        .collect();
+    assert_eq!(
+        calls[0]["content"],
+        json!([{"type": "diff", "path": path, "newText": "hello\n"}])
+    );
+    assert_eq!(calls[0]["locations"], json!([{"path": path}]));
+    assert_eq!(
+        calls[1]["content"],
+        json!([{"type": "diff", "path": path, "oldText": "hello", "newText": "bye"}])
+    );
+    assert_eq!(calls[2]["locations"], json!([{"path": path, "line": 1}]));
+    assert_eq!(calls[2]["kind"], "read");
+    // Finished edits keep their diff: their final update sends no content.
+    let finals: Vec<&Value> = updates
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "tool_call_update" && u["status"] == "completed")
+        .collect();
+    assert_eq!(finals.len(), 3, "{updates:#?}");
+    assert!(finals[0].get("content").is_none(), "{:#}", finals[0]);
+    assert!(finals[1].get("content").is_none(), "{:#}", finals[1]);
+    assert!(finals[2]["content"][0]["content"]["text"]
+        .as_str()
+        .unwrap()
+        .contains("bye"));
+    client.close().await;
+}
