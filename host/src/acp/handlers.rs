@@ -11,9 +11,11 @@ use std::sync::Arc;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
+    AgentCapabilities, AvailableCommandsUpdate, CancelNotification, Implementation,
+    InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse,
     LoadSessionRequest, LoadSessionResponse, McpCapabilities, NewSessionRequest, NewSessionResponse,
-    PromptCapabilities, PromptRequest, SessionId, SessionNotification,
+    PromptCapabilities, PromptRequest, SessionCapabilities, SessionId, SessionListCapabilities,
+    SessionNotification, SessionUpdate,
 };
 use agent_client_protocol::{Agent, ConnectTo, Error as RpcError};
 use dsh_plugin_api::SessionStartSource;
@@ -29,8 +31,8 @@ pub(crate) async fn run(
     conn: Arc<Connection>,
     transport: impl ConnectTo<Agent> + 'static,
 ) -> Result<(), RpcError> {
-    let (new_conn, load_conn, prompt_conn, cancel_conn) =
-        (conn.clone(), conn.clone(), conn.clone(), conn);
+    let (new_conn, load_conn, prompt_conn, cancel_conn, list_conn) =
+        (conn.clone(), conn.clone(), conn.clone(), conn.clone(), conn);
     Agent
         .v1()
         .name("dsh")
@@ -60,6 +62,13 @@ pub(crate) async fn run(
             },
             agent_client_protocol::on_receive_request!(),
         )
+        .on_receive_request(
+            async move |request: ListSessionsRequest, responder, _cx| {
+                list_sessions(&list_conn, request, responder);
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
         .on_receive_notification(
             async move |note: CancelNotification, _cx| {
                 cancel_conn.cancel(&note.session_id.0);
@@ -82,7 +91,8 @@ fn initialize(request: &InitializeRequest) -> InitializeResponse {
                 .load_session(true)
                 .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
                 // stdio (which every agent must take) and streamable HTTP.
-                .mcp_capabilities(McpCapabilities::new().http(true)),
+                .mcp_capabilities(McpCapabilities::new().http(true))
+                .session_capabilities(SessionCapabilities::new().list(SessionListCapabilities::new())),
         )
         .agent_info(Implementation::new("dsh", env!("CARGO_PKG_VERSION")).title("dsh"))
 }
@@ -129,6 +139,7 @@ fn new_session(
         );
         // After the answer: the client knows the session by now.
         if let Some(id) = id {
+            commands(&cx, &id);
             super::mcp_servers::report(&cx, &id, &failed);
         }
     };
@@ -176,8 +187,34 @@ fn load_session(
         let loaded = result.is_ok();
         answer("session/load", responder, result);
         if loaded {
+            commands(&cx, &id);
             super::mcp_servers::report(&cx, &id, &failed);
         }
+    };
+    tokio::spawn(work.in_current_span());
+}
+
+/// `available_commands_update`: dsh has no slash commands of its own yet,
+/// so the list is empty (an editor then offers none).
+fn commands(cx: &ClientConnection, session: &str) {
+    let update = SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(Vec::new()));
+    if let Err(e) = cx.send_notification(SessionNotification::new(SessionId::new(session), update)) {
+        tracing::debug!(session = %session, "available commands not sent: {}", e.message);
+    }
+}
+
+/// `session/list`, read on the blocking pool.
+fn list_sessions(
+    conn: &Arc<Connection>,
+    request: ListSessionsRequest,
+    responder: Responder<ListSessionsResponse>,
+) {
+    let state_dir = conn.agent.state_dir().to_path_buf();
+    let work = async move {
+        let listed =
+            tokio::task::spawn_blocking(move || super::history::list(&state_dir, &request)).await;
+        let result = listed.map_err(|e| AcpError::Connection(format!("session/list did not finish: {e}")));
+        answer("session/list", responder, result);
     };
     tokio::spawn(work.in_current_span());
 }

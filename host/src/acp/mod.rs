@@ -25,6 +25,7 @@ mod connection;
 mod error;
 mod frames;
 mod handlers;
+mod history;
 mod mcp_servers;
 mod tool_view;
 mod turn;

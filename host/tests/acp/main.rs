@@ -12,6 +12,7 @@ mod approval;
 mod binary;
 mod daemon;
 mod editor;
+mod history;
 mod lifecycle;
 mod mcp;
 mod notices;

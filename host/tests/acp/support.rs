@@ -12,7 +12,7 @@ use agent_client_protocol::v1::schema::{
     ContentBlock, InitializeRequest, LoadSessionRequest, McpServer, NewSessionRequest,
     PermissionOptionKind,
     PromptRequest, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
-    SelectedPermissionOutcome, SessionNotification, StopReason,
+    SelectedPermissionOutcome, SessionNotification, SessionUpdate, StopReason,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, ByteStreams, Client, ConnectTo, Error as RpcError};
@@ -244,6 +244,8 @@ pub struct TestClient {
     pub cx: ConnectionTo<Agent>,
     updates: mpsc::UnboundedReceiver<SessionNotification>,
     pub permissions: mpsc::UnboundedReceiver<RequestPermissionRequest>,
+    /// Every `available_commands_update` notification, whole.
+    pub commands: mpsc::UnboundedReceiver<Value>,
     close: Option<oneshot::Sender<()>>,
     driver: JoinHandle<Result<(), RpcError>>,
 }
@@ -261,6 +263,7 @@ fn pick(
 impl TestClient {
     pub async fn start(transport: impl ConnectTo<Client> + 'static, answer: Answer) -> TestClient {
         let (update_tx, updates) = mpsc::unbounded_channel();
+        let (commands_tx, commands) = mpsc::unbounded_channel();
         let (permission_tx, permissions) = mpsc::unbounded_channel();
         let (cx_tx, cx_rx) = oneshot::channel();
         let (close, close_rx) = oneshot::channel::<()>();
@@ -271,7 +274,13 @@ impl TestClient {
                 .name("dsh-test-client")
                 .on_receive_notification(
                     async move |note: SessionNotification, _cx| {
-                        let _ = update_tx.send(note);
+                        // The command list is editor chrome, kept apart
+                        // from a prompt's updates.
+                        if matches!(note.update, SessionUpdate::AvailableCommandsUpdate(_)) {
+                            let _ = commands_tx.send(serde_json::to_value(&note).unwrap());
+                        } else {
+                            let _ = update_tx.send(note);
+                        }
                         Ok(())
                     },
                     agent_client_protocol::on_receive_notification!(),
@@ -316,6 +325,7 @@ impl TestClient {
             cx,
             updates,
             permissions,
+            commands,
             close: Some(close),
             driver,
         }
