@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use agent_client_protocol::v1::schema::{
     Content, ContentBlock, ContentChunk, EmbeddedResourceResource, SessionUpdate, StopReason,
     TextContent, ToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate,
-    ToolCallUpdateFields, ToolKind,
+    ToolCallUpdateFields, ToolKind, UsageUpdate,
 };
 use dsh_plugin_api::ContentBlock as DshBlock;
 use serde_json::Value;
@@ -116,6 +116,12 @@ impl Translator {
                     out.push(SessionUpdate::AgentMessageChunk(text_chunk(reason)));
                 }
                 out
+            }
+            SessionEvent::StreamThought { text } if !text.is_empty() => {
+                vec![SessionUpdate::AgentThoughtChunk(text_chunk(text))]
+            }
+            SessionEvent::StreamUsage { used, size } => {
+                vec![SessionUpdate::UsageUpdate(UsageUpdate::new(*used, *size))]
             }
             // Hook text for the user only (`systemMessage`, `stopReason`).
             SessionEvent::UserNotice { text, .. } if !text.is_empty() => {

@@ -280,6 +280,22 @@ pub enum SessionEvent {
         /// The delta.
         text: String,
     },
+    /// `stream/thought`: a piece of the model's reasoning, streamed while a
+    /// request runs (live only, never logged, never sent back).
+    #[serde(rename = "stream/thought")]
+    StreamThought {
+        /// The delta.
+        text: String,
+    },
+    /// `stream/usage`: how much of the context window a request used (live
+    /// only, never logged).
+    #[serde(rename = "stream/usage")]
+    StreamUsage {
+        /// Tokens in use.
+        used: u64,
+        /// The window.
+        size: u64,
+    },
     /// Any other event, kept as the JSON object it was (see the module doc).
     #[serde(untagged)]
     Other(Value),
@@ -322,6 +338,8 @@ impl SessionEvent {
             SessionEvent::ListenerFailed { .. } => "listener/failed",
             SessionEvent::StreamText { .. } => "stream/text",
             SessionEvent::UserNotice { .. } => "user/notice",
+            SessionEvent::StreamThought { .. } => "stream/thought",
+            SessionEvent::StreamUsage { .. } => "stream/usage",
             SessionEvent::Other(v) => v.get("type").and_then(Value::as_str).unwrap_or(""),
         }
     }

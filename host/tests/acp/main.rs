@@ -6,6 +6,7 @@
 #[path = "../agent_loop/probe.rs"]
 mod probe;
 mod schema;
+mod status;
 mod support;
 
 mod approval;

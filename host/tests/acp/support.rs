@@ -56,6 +56,8 @@ pub enum Model {
     Scripted(Value),
     /// [`StreamingModel`]: streams `Hel`, `lo`, then answers `Hello`.
     Streaming,
+    /// Any model plugin.
+    Plugin(Load),
 }
 
 /// An in-memory host: bash-local, probes, a model, and an ACP server.
@@ -113,6 +115,7 @@ impl TestHost {
                 probes,
                 Load::native::<StreamingModel>("model", json!({})),
             ),
+            Model::Plugin(model) => AgentHost::with_model(dir.path(), probes, model),
         }
         .problem_free();
         let AgentHost {
