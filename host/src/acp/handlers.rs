@@ -14,8 +14,9 @@ use agent_client_protocol::v1::schema::{
     AgentCapabilities, AvailableCommandsUpdate, CancelNotification, Implementation,
     InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse,
     LoadSessionRequest, LoadSessionResponse, McpCapabilities, NewSessionRequest, NewSessionResponse,
-    PromptCapabilities, PromptRequest, SessionCapabilities, SessionId, SessionListCapabilities,
-    SessionNotification, SessionUpdate,
+    PromptCapabilities, PromptRequest, ResumeSessionRequest, ResumeSessionResponse,
+    SessionCapabilities, SessionId, SessionListCapabilities, SessionNotification,
+    SessionResumeCapabilities, SessionUpdate,
 };
 use agent_client_protocol::{Agent, ConnectTo, Error as RpcError};
 use dsh_plugin_api::SessionStartSource;
@@ -31,8 +32,14 @@ pub(crate) async fn run(
     conn: Arc<Connection>,
     transport: impl ConnectTo<Agent> + 'static,
 ) -> Result<(), RpcError> {
-    let (new_conn, load_conn, prompt_conn, cancel_conn, list_conn) =
-        (conn.clone(), conn.clone(), conn.clone(), conn.clone(), conn);
+    let (new_conn, load_conn, prompt_conn, cancel_conn, list_conn, resume_conn) = (
+        conn.clone(),
+        conn.clone(),
+        conn.clone(),
+        conn.clone(),
+        conn.clone(),
+        conn,
+    );
     Agent
         .v1()
         .name("dsh")
@@ -59,6 +66,13 @@ pub(crate) async fn run(
         .on_receive_request(
             async move |request: PromptRequest, responder, cx| {
                 super::turn::start(&prompt_conn, request, responder, &cx)
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: ResumeSessionRequest, responder, cx| {
+                resume_session(resume_conn.clone(), request, responder, cx);
+                Ok(())
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -92,7 +106,11 @@ fn initialize(request: &InitializeRequest) -> InitializeResponse {
                 .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
                 // stdio (which every agent must take) and streamable HTTP.
                 .mcp_capabilities(McpCapabilities::new().http(true))
-                .session_capabilities(SessionCapabilities::new().list(SessionListCapabilities::new())),
+                .session_capabilities(
+                    SessionCapabilities::new()
+                        .list(SessionListCapabilities::new())
+                        .resume(SessionResumeCapabilities::new()),
+                ),
         )
         .agent_info(Implementation::new("dsh", env!("CARGO_PKG_VERSION")).title("dsh"))
 }
@@ -147,23 +165,92 @@ fn new_session(
 }
 
 /// `session/load`: replay the conversation, then fire session-start
-/// `resume`, then answer.
+/// `resume`, connect its MCP servers, then answer.
 fn load_session(
     conn: Arc<Connection>,
     request: LoadSessionRequest,
     responder: Responder<LoadSessionResponse>,
     cx: ClientConnection,
 ) {
+    let attach = Attach {
+        id: request.session_id.0.to_string(),
+        cwd: request.cwd,
+        mcp_servers: request.mcp_servers,
+        replay: true,
+    };
     let work = async move {
-        let id = request.session_id.0.to_string();
+        let result = attach.run(&conn, &cx).await;
+        let id = attach_id(&result);
+        answer("session/load", responder, result.map(|_| LoadSessionResponse::new()));
+        if let Some((id, failed)) = id {
+            commands(&cx, &id);
+            super::mcp_servers::report(&cx, &id, &failed);
+        }
+    };
+    tokio::spawn(work.in_current_span());
+}
+
+/// `session/resume`: `session/load` without the replay (the client keeps
+/// its own copy of the conversation).
+fn resume_session(
+    conn: Arc<Connection>,
+    request: ResumeSessionRequest,
+    responder: Responder<ResumeSessionResponse>,
+    cx: ClientConnection,
+) {
+    let attach = Attach {
+        id: request.session_id.0.to_string(),
+        cwd: request.cwd,
+        mcp_servers: request.mcp_servers,
+        replay: false,
+    };
+    let work = async move {
+        let result = attach.run(&conn, &cx).await;
+        let id = attach_id(&result);
+        answer("session/resume", responder, result.map(|_| ResumeSessionResponse::new()));
+        if let Some((id, failed)) = id {
+            commands(&cx, &id);
+            super::mcp_servers::report(&cx, &id, &failed);
+        }
+    };
+    tokio::spawn(work.in_current_span());
+}
+
+fn attach_id(
+    result: &Result<(String, Vec<crate::mcp::McpError>), AcpError>,
+) -> Option<(String, Vec<crate::mcp::McpError>)> {
+    result.as_ref().ok().cloned()
+}
+
+/// Attaching a stored session to a connection (`session/load`,
+/// `session/resume`).
+struct Attach {
+    id: String,
+    cwd: std::path::PathBuf,
+    mcp_servers: Vec<agent_client_protocol::v1::schema::McpServer>,
+    /// Replay the conversation as updates first.
+    replay: bool,
+}
+
+impl Attach {
+    /// Loads, replays (if asked), fires session-start `resume` and connects
+    /// the MCP servers; the id and the servers that failed.
+    async fn run(
+        &self,
+        conn: &Arc<Connection>,
+        cx: &ClientConnection,
+    ) -> Result<(String, Vec<crate::mcp::McpError>), AcpError> {
+        let id = self.id.clone();
+        let request = self;
         let mut failed = Vec::new();
-        let result = match conn.load(&id, &cx).await {
+        let result = match conn.load(&id, cx).await {
             Ok(session) => {
                 if session.cwd != request.cwd {
-                    tracing::debug!(session = %id, "session/load cwd {} differs from the stored {}; the stored one stays", request.cwd.display(), session.cwd.display());
+                    tracing::debug!(session = %id, "the client's cwd {} differs from the stored {}; the stored one stays", request.cwd.display(), session.cwd.display());
                 }
                 let mut translator = Translator::new(Mode::Replay).in_cwd(session.current_cwd());
-                for event in session.events() {
+                let events = if self.replay { session.events() } else { Vec::new() };
+                for event in events {
                     for update in translator.updates(&event.event) {
                         let note = SessionNotification::new(SessionId::new(id.as_str()), update);
                         if let Err(e) = cx.send_notification(note) {
@@ -179,19 +266,13 @@ fn load_session(
                 refused.extend(conn.agent.connect_mcp(&session, specs).await);
                 failed = refused;
                 conn.loaded(&id);
-                tracing::info!(session = %id, "session loaded");
-                Ok(LoadSessionResponse::new())
+                tracing::info!(session = %id, replayed = self.replay, "session attached");
+                Ok(())
             }
             Err(e) => Err(e),
         };
-        let loaded = result.is_ok();
-        answer("session/load", responder, result);
-        if loaded {
-            commands(&cx, &id);
-            super::mcp_servers::report(&cx, &id, &failed);
-        }
-    };
-    tokio::spawn(work.in_current_span());
+        result.map(|()| (id, failed))
+    }
 }
 
 /// `available_commands_update`: dsh has no slash commands of its own yet,

@@ -72,3 +72,38 @@ async fn session_list_names_stored_sessions_by_their_first_prompt_and_filters_by
     assert_eq!(announced, [first, second, third]);
     client.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_resume_attaches_without_replaying_and_the_conversation_goes_on() {
+    let host = TestHost::new(Model::Scripted(json!([text("first answer"), text("second answer")])), &[]);
+    let (client, _a) = host.connect(Answer::Fail).await;
+    let init = client.initialize().await;
+    assert_eq!(
+        init["agentCapabilities"]["sessionCapabilities"]["resume"],
+        json!({})
+    );
+    let session = client.new_session(&host.project).await;
+    client.prompt(&session, "remember 7").await.unwrap();
+    client.close().await;
+
+    let (mut again, _b) = host.connect(Answer::Fail).await;
+    again.initialize().await;
+    let request =
+        agent_client_protocol::v1::schema::ResumeSessionRequest::new(session.clone(), &host.project);
+    within("session/resume", again.cx.send_request(request).block_task())
+        .await
+        .unwrap();
+    assert_eq!(
+        again.prompt(&session, "what was it?").await.unwrap(),
+        StopReason::EndTurn
+    );
+    // No replay: only the new turn's text arrived.
+    assert_eq!(
+        again.take_updates(),
+        [json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "second answer"}})]
+    );
+    // The model saw the earlier turn.
+    let second = host.requests()[1].to_string();
+    assert!(second.contains("remember 7") && second.contains("first answer"), "{second}");
+    again.close().await;
+}

@@ -15,6 +15,7 @@ fn main() {
         ("session/load", json!(schema_for!(LoadSessionResponse))),
         ("session/prompt", json!(schema_for!(PromptResponse))),
         ("session/list", json!(schema_for!(ListSessionsResponse))),
+        ("session/resume", json!(schema_for!(ResumeSessionResponse))),
         ("session/set_mode", json!(schema_for!(SetSessionModeResponse))),
     ];
     let requests: Vec<(&str, Value)> = vec![
