@@ -71,6 +71,8 @@ pub(crate) struct Connection {
     pub(crate) agent: Arc<Agent>,
     routes: Arc<Routes>,
     state: Mutex<State>,
+    /// The client said at `initialize` that it shows session notices.
+    notices: AtomicBool,
 }
 
 impl Connection {
@@ -80,7 +82,25 @@ impl Connection {
             agent,
             routes,
             state: Mutex::new(State::default()),
+            notices: AtomicBool::new(false),
         }
+    }
+
+    /// Records what the client offered at `initialize`.
+    pub(crate) fn initialized(
+        &self,
+        capabilities: &agent_client_protocol::v1::schema::ClientCapabilities,
+    ) {
+        let notices = capabilities
+            .session
+            .as_ref()
+            .is_some_and(|s| s.notices.is_some());
+        self.notices.store(notices, Ordering::SeqCst);
+    }
+
+    /// Whether the client shows session notices (`session.notices`).
+    pub(crate) fn shows_notices(&self) -> bool {
+        self.notices.load(Ordering::SeqCst)
     }
 
     fn state(&self) -> MutexGuard<'_, State> {

@@ -32,6 +32,7 @@ pub(crate) async fn run(
     conn: Arc<Connection>,
     transport: impl ConnectTo<Agent> + 'static,
 ) -> Result<(), RpcError> {
+    let init_conn = conn.clone();
     let (new_conn, load_conn, prompt_conn, cancel_conn, list_conn, resume_conn) = (
         conn.clone(),
         conn.clone(),
@@ -45,6 +46,7 @@ pub(crate) async fn run(
         .name("dsh")
         .on_receive_request(
             async move |request: InitializeRequest, responder, _cx| {
+                init_conn.initialized(&request.client_capabilities);
                 responder.respond(initialize(&request))
             },
             agent_client_protocol::on_receive_request!(),
@@ -248,7 +250,9 @@ impl Attach {
                 if session.cwd != request.cwd {
                     tracing::debug!(session = %id, "the client's cwd {} differs from the stored {}; the stored one stays", request.cwd.display(), session.cwd.display());
                 }
-                let mut translator = Translator::new(Mode::Replay).in_cwd(session.current_cwd());
+                let mut translator = Translator::new(Mode::Replay)
+                    .in_cwd(session.current_cwd())
+                    .with_notices(conn.shows_notices());
                 let events = if self.replay { session.events() } else { Vec::new() };
                 for event in events {
                     for update in translator.updates(&event.event) {

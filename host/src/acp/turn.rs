@@ -105,7 +105,9 @@ impl Forwarder {
         mut done: oneshot::Receiver<TurnOutcome>,
         responder: Responder<PromptResponse>,
     ) -> Result<(), RpcError> {
-        let mut translator = Translator::new(Mode::Live).in_cwd(self.cwd.clone());
+        let mut translator = Translator::new(Mode::Live)
+            .in_cwd(self.cwd.clone())
+            .with_notices(self.conn.shows_notices());
         let outcome = loop {
             tokio::select! {
                 biased;

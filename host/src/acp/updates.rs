@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use agent_client_protocol::v1::schema::{
     Content, ContentBlock, ContentChunk, EmbeddedResourceResource, SessionUpdate, StopReason,
     TextContent, ToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate,
-    ToolCallUpdateFields, ToolKind, UsageUpdate,
+    ToolCallUpdateFields, ToolKind, UsageUpdate, Notice, NoticeSeverity,
 };
 use dsh_plugin_api::ContentBlock as DshBlock;
 use serde_json::Value;
@@ -43,6 +43,9 @@ pub(crate) struct Translator {
     names: HashMap<String, String>,
     /// The session's working directory: relative paths resolve against it.
     cwd: PathBuf,
+    /// The client shows session notices: hook text for the user goes there
+    /// rather than into the agent's message.
+    notices: bool,
 }
 
 fn text_chunk(text: &str) -> ContentChunk {
@@ -88,7 +91,15 @@ impl Translator {
             denied: HashSet::new(),
             names: HashMap::new(),
             cwd: PathBuf::new(),
+            notices: false,
         }
+    }
+
+    /// Sends user-only text as `notice` updates (the client advertised
+    /// `session.notices`).
+    pub(crate) fn with_notices(mut self, notices: bool) -> Self {
+        self.notices = notices;
+        self
     }
 
     /// Resolves relative tool paths against `cwd` (so every location the
@@ -124,8 +135,14 @@ impl Translator {
                 vec![SessionUpdate::UsageUpdate(UsageUpdate::new(*used, *size))]
             }
             // Hook text for the user only (`systemMessage`, `stopReason`).
-            SessionEvent::UserNotice { text, .. } if !text.is_empty() => {
-                vec![SessionUpdate::AgentMessageChunk(text_chunk(text))]
+            SessionEvent::UserNotice { text, source } if !text.is_empty() => {
+                if self.notices {
+                    let notice = Notice::new(NoticeSeverity::Info, text.clone())
+                        .description(format!("from the {source}"));
+                    vec![SessionUpdate::Notice(notice)]
+                } else {
+                    vec![SessionUpdate::AgentMessageChunk(text_chunk(text))]
+                }
             }
             SessionEvent::StepStart { .. } => {
                 self.streamed = false;

@@ -87,3 +87,34 @@ async fn system_messages_and_stop_reasons_reach_the_user_not_the_model() {
     assert!(!request.contains("prompt noted"), "{request}");
     client.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_shows_notices_gets_hook_text_as_notices() {
+    use agent_client_protocol::v1::schema::{
+        ClientCapabilities, ClientSessionCapabilities, NoticeCapabilities,
+    };
+    let host = host(json!([text("answer")]), |_| {
+        json!({"UserPromptSubmit": [{"hooks": [echo_json(json!({"systemMessage": "prompt noted"}))]}]})
+    });
+    let (mut client, _serving) = host.connect(Answer::Fail).await;
+    client
+        .initialize_with(
+            ClientCapabilities::new()
+                .session(ClientSessionCapabilities::new().notices(NoticeCapabilities::new())),
+        )
+        .await;
+    let session = client.new_session(&host.project).await;
+    assert_eq!(
+        client.prompt(&session, "go").await.unwrap(),
+        StopReason::EndTurn
+    );
+    assert_eq!(
+        client.take_updates(),
+        [
+            json!({"sessionUpdate": "notice", "severity": "info", "title": "prompt noted",
+                   "description": "from the UserPromptSubmit hook"}),
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "answer"}}),
+        ]
+    );
+    client.close().await;
+}

@@ -335,11 +335,18 @@ impl TestClient {
     }
 
     pub async fn initialize(&self) -> Value {
+        self.initialize_with(Default::default()).await
+    }
+
+    /// `initialize`, offering `capabilities`.
+    pub async fn initialize_with(
+        &self,
+        capabilities: agent_client_protocol::v1::schema::ClientCapabilities,
+    ) -> Value {
+        let request = InitializeRequest::new(ProtocolVersion::V1).client_capabilities(capabilities);
         let response = within(
             "initialize",
-            self.cx
-                .send_request(InitializeRequest::new(ProtocolVersion::V1))
-                .block_task(),
+            self.cx.send_request(request).block_task(),
         )
         .await
         .unwrap();
