@@ -13,10 +13,10 @@ use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, AvailableCommandsUpdate, CancelNotification, Implementation,
     InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse,
-    LoadSessionRequest, LoadSessionResponse, McpCapabilities, NewSessionRequest, NewSessionResponse,
-    PromptCapabilities, PromptRequest, ResumeSessionRequest, ResumeSessionResponse,
-    SessionCapabilities, SessionId, SessionListCapabilities, SessionNotification,
-    SessionResumeCapabilities, SessionUpdate,
+    LoadSessionRequest, LoadSessionResponse, McpCapabilities, NewSessionRequest,
+    NewSessionResponse, PromptCapabilities, PromptRequest, ResumeSessionRequest,
+    ResumeSessionResponse, SessionCapabilities, SessionId, SessionListCapabilities,
+    SessionNotification, SessionResumeCapabilities, SessionUpdate,
 };
 use agent_client_protocol::{Agent, ConnectTo, Error as RpcError};
 use dsh_plugin_api::SessionStartSource;
@@ -183,7 +183,11 @@ fn load_session(
     let work = async move {
         let result = attach.run(&conn, &cx).await;
         let id = attach_id(&result);
-        answer("session/load", responder, result.map(|_| LoadSessionResponse::new()));
+        answer(
+            "session/load",
+            responder,
+            result.map(|_| LoadSessionResponse::new()),
+        );
         if let Some((id, failed)) = id {
             commands(&cx, &id);
             super::mcp_servers::report(&cx, &id, &failed);
@@ -209,7 +213,11 @@ fn resume_session(
     let work = async move {
         let result = attach.run(&conn, &cx).await;
         let id = attach_id(&result);
-        answer("session/resume", responder, result.map(|_| ResumeSessionResponse::new()));
+        answer(
+            "session/resume",
+            responder,
+            result.map(|_| ResumeSessionResponse::new()),
+        );
         if let Some((id, failed)) = id {
             commands(&cx, &id);
             super::mcp_servers::report(&cx, &id, &failed);
@@ -253,7 +261,11 @@ impl Attach {
                 let mut translator = Translator::new(Mode::Replay)
                     .in_cwd(session.current_cwd())
                     .with_notices(conn.shows_notices());
-                let events = if self.replay { session.events() } else { Vec::new() };
+                let events = if self.replay {
+                    session.events()
+                } else {
+                    Vec::new()
+                };
                 for event in events {
                     for update in translator.updates(&event.event) {
                         let note = SessionNotification::new(SessionId::new(id.as_str()), update);
@@ -283,7 +295,8 @@ impl Attach {
 /// so the list is empty (an editor then offers none).
 fn commands(cx: &ClientConnection, session: &str) {
     let update = SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(Vec::new()));
-    if let Err(e) = cx.send_notification(SessionNotification::new(SessionId::new(session), update)) {
+    if let Err(e) = cx.send_notification(SessionNotification::new(SessionId::new(session), update))
+    {
         tracing::debug!(session = %session, "available commands not sent: {}", e.message);
     }
 }
@@ -298,7 +311,8 @@ fn list_sessions(
     let work = async move {
         let listed =
             tokio::task::spawn_blocking(move || super::history::list(&state_dir, &request)).await;
-        let result = listed.map_err(|e| AcpError::Connection(format!("session/list did not finish: {e}")));
+        let result =
+            listed.map_err(|e| AcpError::Connection(format!("session/list did not finish: {e}")));
         answer("session/list", responder, result);
     };
     tokio::spawn(work.in_current_span());

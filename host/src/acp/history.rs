@@ -33,7 +33,10 @@ fn title(path: &Path) -> Option<String> {
 /// RFC 3339 (UTC, seconds) of a file's last modification.
 fn updated_at(path: &Path) -> Option<String> {
     let modified = std::fs::metadata(path).ok()?.modified().ok()?;
-    let secs = modified.duration_since(std::time::UNIX_EPOCH).ok()?.as_secs();
+    let secs = modified
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_secs();
     let (days, rem) = (secs / 86_400, secs % 86_400);
     // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
     let z = days as i64 + 719_468;

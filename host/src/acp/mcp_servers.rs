@@ -24,7 +24,11 @@ pub(crate) fn specs(servers: &[McpServer]) -> (Vec<McpServerSpec>, Vec<McpError>
                 transport: McpTransport::Stdio {
                     command: s.command.to_string_lossy().into_owned(),
                     args: s.args.clone(),
-                    env: s.env.iter().map(|v| (v.name.clone(), v.value.clone())).collect(),
+                    env: s
+                        .env
+                        .iter()
+                        .map(|v| (v.name.clone(), v.value.clone()))
+                        .collect(),
                 },
             }),
             McpServer::Http(h) => specs.push(McpServerSpec {
@@ -58,7 +62,9 @@ pub(crate) fn report(cx: &ClientConnection, session: &str, failed: &[McpError]) 
         let update = SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::Text(
             TextContent::new(text),
         )));
-        if let Err(e) = cx.send_notification(SessionNotification::new(SessionId::new(session), update)) {
+        if let Err(e) =
+            cx.send_notification(SessionNotification::new(SessionId::new(session), update))
+        {
             tracing::debug!(session = %session, "MCP failure not reported: {}", e.message);
         }
     }

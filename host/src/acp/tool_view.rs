@@ -83,7 +83,11 @@ mod tests {
     fn relative_paths_become_absolute_and_read_carries_its_line() {
         let cwd = Path::new("/work/p");
         assert_eq!(
-            wire(locations("Read", &json!({"file_path": "src/a.rs", "offset": 40}), cwd)),
+            wire(locations(
+                "Read",
+                &json!({"file_path": "src/a.rs", "offset": 40}),
+                cwd
+            )),
             json!([{"path": "/work/p/src/a.rs", "line": 40}])
         );
         assert_eq!(
@@ -109,7 +113,11 @@ mod tests {
             json!([{"type": "diff", "path": "/work/p/a.rs", "oldText": "x", "newText": "y"}])
         );
         assert_eq!(
-            wire(diff_content("Write", &json!({"file_path": "/n.txt", "content": "new"}), cwd)),
+            wire(diff_content(
+                "Write",
+                &json!({"file_path": "/n.txt", "content": "new"}),
+                cwd
+            )),
             json!([{"type": "diff", "path": "/n.txt", "newText": "new"}])
         );
         assert!(diff_content("Read", &json!({"file_path": "a"}), cwd).is_empty());

@@ -11,9 +11,9 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use agent_client_protocol::v1::schema::{
-    Content, ContentBlock, ContentChunk, EmbeddedResourceResource, SessionUpdate, StopReason,
-    TextContent, ToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate,
-    ToolCallUpdateFields, ToolKind, UsageUpdate, Notice, NoticeSeverity,
+    Content, ContentBlock, ContentChunk, EmbeddedResourceResource, Notice, NoticeSeverity,
+    SessionUpdate, StopReason, TextContent, ToolCall, ToolCallContent, ToolCallStatus,
+    ToolCallUpdate, ToolCallUpdateFields, ToolKind, UsageUpdate,
 };
 use dsh_plugin_api::ContentBlock as DshBlock;
 use serde_json::Value;
@@ -81,7 +81,6 @@ pub(crate) fn tool_title(name: &str, arguments: &Value) -> String {
         _ => name.to_string(),
     }
 }
-
 
 impl Translator {
     pub(crate) fn new(mode: Mode) -> Self {
@@ -247,7 +246,11 @@ impl Translator {
                     })
                     .raw_output(serde_json::to_value(raw).unwrap_or(Value::Null));
                 // A finished edit keeps its diff on screen.
-                let name = self.names.get(call_id).map(String::as_str).unwrap_or_default();
+                let name = self
+                    .names
+                    .get(call_id)
+                    .map(String::as_str)
+                    .unwrap_or_default();
                 if *is_error || !keeps_diff(name) {
                     fields = fields.content(text_content(content));
                 }
@@ -315,9 +318,9 @@ pub(crate) fn stop_reason(
         TurnEndReason::Completed => Ok(StopReason::EndTurn),
         TurnEndReason::MaxTokens => Ok(StopReason::MaxTokens),
         TurnEndReason::Rejected => Ok(StopReason::Refusal),
-        TurnEndReason::Aborted
-        | TurnEndReason::Disposed
-        | TurnEndReason::Interrupted => Ok(StopReason::Cancelled),
+        TurnEndReason::Aborted | TurnEndReason::Disposed | TurnEndReason::Interrupted => {
+            Ok(StopReason::Cancelled)
+        }
         TurnEndReason::Error => Err(AcpError::TurnFailed {
             message: outcome
                 .message
@@ -432,7 +435,9 @@ mod tests {
         }));
         assert_eq!(
             wire(Translator::new(Mode::Live).updates(&blocked)),
-            [json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "blocked by hook: no"}})]
+            [
+                json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "blocked by hook: no"}})
+            ]
         );
         let replayed = wire(Translator::new(Mode::Replay).updates(&blocked));
         assert_eq!(replayed[0]["sessionUpdate"], "user_message_chunk");
@@ -440,7 +445,9 @@ mod tests {
         let notice = ev(json!({"type": "user/notice", "text": "heads up", "source": "Stop hook"}));
         assert_eq!(
             wire(Translator::new(Mode::Live).updates(&notice)),
-            [json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "heads up"}})]
+            [
+                json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "heads up"}})
+            ]
         );
     }
 

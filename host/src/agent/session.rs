@@ -290,7 +290,10 @@ impl Session {
     }
 
     /// The tools of `view` plus this session's live MCP tools.
-    pub(crate) fn tools(&self, view: &crate::plugins::HostView) -> crate::plugins::services::ToolsView {
+    pub(crate) fn tools(
+        &self,
+        view: &crate::plugins::HostView,
+    ) -> crate::plugins::services::ToolsView {
         let mcp = self.mcp.lock().unwrap_or_else(|p| p.into_inner()).clone();
         match mcp {
             Some(mcp) => view.tools.with_extra(mcp.live_tools()),

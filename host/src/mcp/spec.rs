@@ -127,7 +127,10 @@ impl McpServerSpec {
         if let Some(unknown) = entry.keys().find(|k| !allowed.contains(&k.as_str())) {
             return Err(err(
                 unknown,
-                &format!("unknown key for a {kind} server (known: {})", allowed.join(", ")),
+                &format!(
+                    "unknown key for a {kind} server (known: {})",
+                    allowed.join(", ")
+                ),
             ));
         }
         let transport = if kind == "stdio" {
@@ -174,7 +177,9 @@ impl McpServerSpec {
     }
 
     /// Every entry of a manifest's `mcp_servers` mapping, in its order.
-    pub fn from_manifest_map(map: &Map<String, Value>) -> Result<Vec<McpServerSpec>, McpConfigError> {
+    pub fn from_manifest_map(
+        map: &Map<String, Value>,
+    ) -> Result<Vec<McpServerSpec>, McpConfigError> {
         map.iter()
             .map(|(name, value)| McpServerSpec::from_manifest(name, value))
             .collect()
@@ -220,11 +225,26 @@ mod tests {
     #[test]
     fn bad_entries_name_the_server_and_key() {
         let cases = [
-            (json!({"args": []}), "mcp_servers.s: key `command`: missing: a stdio server needs a command"),
-            (json!({"command": "x", "url": "u"}), "mcp_servers.s: key `url`: unknown key for a stdio server (known: type, command, args, env)"),
-            (json!({"type": "sse", "url": "http://h"}), "mcp_servers.s: key `type`: SSE servers are not supported; use a streamable HTTP endpoint (`type: http`)"),
-            (json!({"type": "http", "url": "ftp://h"}), "mcp_servers.s: key `url`: must be an http:// or https:// URL"),
-            (json!({"command": "x", "env": {"A": 1}}), "mcp_servers.s: key `env`: `A` must be a string, not 1"),
+            (
+                json!({"args": []}),
+                "mcp_servers.s: key `command`: missing: a stdio server needs a command",
+            ),
+            (
+                json!({"command": "x", "url": "u"}),
+                "mcp_servers.s: key `url`: unknown key for a stdio server (known: type, command, args, env)",
+            ),
+            (
+                json!({"type": "sse", "url": "http://h"}),
+                "mcp_servers.s: key `type`: SSE servers are not supported; use a streamable HTTP endpoint (`type: http`)",
+            ),
+            (
+                json!({"type": "http", "url": "ftp://h"}),
+                "mcp_servers.s: key `url`: must be an http:// or https:// URL",
+            ),
+            (
+                json!({"command": "x", "env": {"A": 1}}),
+                "mcp_servers.s: key `env`: `A` must be a string, not 1",
+            ),
             (json!("npx srv"), "mcp_servers.s: key ``: must be a mapping"),
         ];
         for (value, expected) in cases {

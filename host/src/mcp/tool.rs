@@ -96,7 +96,11 @@ fn content_text(content: &Value) -> String {
     blocks
         .iter()
         .map(|b| match b.get("type").and_then(Value::as_str) {
-            Some("text") => b.get("text").and_then(Value::as_str).unwrap_or("").to_string(),
+            Some("text") => b
+                .get("text")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
             Some("resource") => b
                 .pointer("/resource/text")
                 .and_then(Value::as_str)

@@ -129,7 +129,10 @@ impl ToolsView {
         let mut tools: Vec<ToolEntry> = self.0.as_ref().clone();
         for tool in extra {
             if tools.iter().any(|t| t.answers_to(tool.spec.name.as_str())) {
-                tracing::warn!("tool `{}` is already registered; the MCP tool is not added", tool.spec.name);
+                tracing::warn!(
+                    "tool `{}` is already registered; the MCP tool is not added",
+                    tool.spec.name
+                );
                 continue;
             }
             tools.push(tool);

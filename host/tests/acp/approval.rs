@@ -60,7 +60,10 @@ async fn an_allowed_ask_runs_the_tool() {
     assert_eq!(approval(&host, &session)["outcome"], "allow_once");
     // The request was answered: nothing cancels it.
     let sent = host.sent_methods();
-    assert!(sent.contains(&"session/request_permission".to_string()), "{sent:?}");
+    assert!(
+        sent.contains(&"session/request_permission".to_string()),
+        "{sent:?}"
+    );
     assert!(!sent.contains(&"$/cancel_request".to_string()), "{sent:?}");
     client.close().await;
 }

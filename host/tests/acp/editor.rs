@@ -16,8 +16,14 @@ fn call(name: &str, arguments: Value) -> Value {
 async fn write_and_edit_are_diffs_read_has_its_line_and_paths_are_absolute() {
     let host = TestHost::with_loads(
         json!([
-            call("Write", json!({"file_path": "notes.txt", "content": "hello\n"})),
-            call("Edit", json!({"file_path": "notes.txt", "old_string": "hello", "new_string": "bye"})),
+            call(
+                "Write",
+                json!({"file_path": "notes.txt", "content": "hello\n"})
+            ),
+            call(
+                "Edit",
+                json!({"file_path": "notes.txt", "old_string": "hello", "new_string": "bye"})
+            ),
             call("Read", json!({"file_path": "notes.txt", "offset": 1})),
             text("done"),
         ]),
@@ -56,9 +62,11 @@ async fn write_and_edit_are_diffs_read_has_its_line_and_paths_are_absolute() {
     assert_eq!(finals.len(), 3, "{updates:#?}");
     assert!(finals[0].get("content").is_none(), "{:#}", finals[0]);
     assert!(finals[1].get("content").is_none(), "{:#}", finals[1]);
-    assert!(finals[2]["content"][0]["content"]["text"]
-        .as_str()
-        .unwrap()
-        .contains("bye"));
+    assert!(
+        finals[2]["content"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("bye")
+    );
     client.close().await;
 }

@@ -8,7 +8,10 @@ use crate::support::{Answer, Model, TestHost, text, within};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn session_list_names_stored_sessions_by_their_first_prompt_and_filters_by_cwd() {
-    let host = TestHost::new(Model::Scripted(json!([text("a"), text("b"), text("c")])), &[]);
+    let host = TestHost::new(
+        Model::Scripted(json!([text("a"), text("b"), text("c")])),
+        &[],
+    );
     let other = host.dir.path().join("other");
     std::fs::create_dir_all(&other).unwrap();
     let (mut client, _serving) = host.connect(Answer::Fail).await;
@@ -18,7 +21,10 @@ async fn session_list_names_stored_sessions_by_their_first_prompt_and_filters_by
         json!({})
     );
     let first = client.new_session(&host.project).await;
-    client.prompt(&first, "fix the build\nplease").await.unwrap();
+    client
+        .prompt(&first, "fix the build\nplease")
+        .await
+        .unwrap();
     let second = client.new_session(&other).await;
     client.prompt(&second, "write docs").await.unwrap();
     let third = client.new_session(&host.project).await;
@@ -31,7 +37,8 @@ async fn session_list_names_stored_sessions_by_their_first_prompt_and_filters_by
         async move {
             let response = within(
                 "session/list",
-                cx.send_request(ListSessionsRequest::new().cwd(cwd)).block_task(),
+                cx.send_request(ListSessionsRequest::new().cwd(cwd))
+                    .block_task(),
             )
             .await
             .unwrap();
@@ -53,11 +60,22 @@ async fn session_list_names_stored_sessions_by_their_first_prompt_and_filters_by
     let sessions: Vec<Value> = here["sessions"].as_array().unwrap().clone();
     let titles: Vec<(&str, &str)> = sessions
         .iter()
-        .map(|s| (s["sessionId"].as_str().unwrap(), s["title"].as_str().unwrap()))
+        .map(|s| {
+            (
+                s["sessionId"].as_str().unwrap(),
+                s["title"].as_str().unwrap(),
+            )
+        })
         .collect();
     let long = format!("{}…", "x".repeat(80));
-    assert!(titles.contains(&(first.as_str(), "fix the build")), "{titles:?}");
-    assert!(titles.contains(&(third.as_str(), long.as_str())), "{titles:?}");
+    assert!(
+        titles.contains(&(first.as_str(), "fix the build")),
+        "{titles:?}"
+    );
+    assert!(
+        titles.contains(&(third.as_str(), long.as_str())),
+        "{titles:?}"
+    );
     assert_eq!(titles.len(), 2, "{titles:?}");
     for s in &sessions {
         assert_eq!(s["cwd"], json!(host.project));
@@ -75,7 +93,10 @@ async fn session_list_names_stored_sessions_by_their_first_prompt_and_filters_by
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn session_resume_attaches_without_replaying_and_the_conversation_goes_on() {
-    let host = TestHost::new(Model::Scripted(json!([text("first answer"), text("second answer")])), &[]);
+    let host = TestHost::new(
+        Model::Scripted(json!([text("first answer"), text("second answer")])),
+        &[],
+    );
     let (client, _a) = host.connect(Answer::Fail).await;
     let init = client.initialize().await;
     assert_eq!(
@@ -88,11 +109,16 @@ async fn session_resume_attaches_without_replaying_and_the_conversation_goes_on(
 
     let (mut again, _b) = host.connect(Answer::Fail).await;
     again.initialize().await;
-    let request =
-        agent_client_protocol::v1::schema::ResumeSessionRequest::new(session.clone(), &host.project);
-    within("session/resume", again.cx.send_request(request).block_task())
-        .await
-        .unwrap();
+    let request = agent_client_protocol::v1::schema::ResumeSessionRequest::new(
+        session.clone(),
+        &host.project,
+    );
+    within(
+        "session/resume",
+        again.cx.send_request(request).block_task(),
+    )
+    .await
+    .unwrap();
     assert_eq!(
         again.prompt(&session, "what was it?").await.unwrap(),
         StopReason::EndTurn
@@ -100,10 +126,15 @@ async fn session_resume_attaches_without_replaying_and_the_conversation_goes_on(
     // No replay: only the new turn's text arrived.
     assert_eq!(
         again.take_updates(),
-        [json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "second answer"}})]
+        [
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "second answer"}})
+        ]
     );
     // The model saw the earlier turn.
     let second = host.requests()[1].to_string();
-    assert!(second.contains("remember 7") && second.contains("first answer"), "{second}");
+    assert!(
+        second.contains("remember 7") && second.contains("first answer"),
+        "{second}"
+    );
     again.close().await;
 }

@@ -42,7 +42,10 @@ fn calls_file(started: &Path) -> PathBuf {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_server_s_tools_are_offered_called_streamed_and_logged() {
     let host = TestHost::new(
-        Model::Scripted(json!([call("mcp__fix__echo", json!({"text": "hi"})), text("done")])),
+        Model::Scripted(json!([
+            call("mcp__fix__echo", json!({"text": "hi"})),
+            text("done")
+        ])),
         &[],
     );
     let started = host.dir.path().join("started");
@@ -74,7 +77,10 @@ async fn a_client_server_s_tools_are_offered_called_streamed_and_logged() {
     assert_eq!(echo["description"], "Echo the text back");
     assert_eq!(echo["input_schema"]["required"], json!(["text"]));
     // The server really ran it.
-    assert_eq!(std::fs::read_to_string(calls_file(&started)).unwrap(), "hi\n");
+    assert_eq!(
+        std::fs::read_to_string(calls_file(&started)).unwrap(),
+        "hi\n"
+    );
     let updates = client.take_updates();
     assert_eq!(
         updates[0],
@@ -112,7 +118,10 @@ async fn a_client_server_s_tools_are_offered_called_streamed_and_logged() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_claude_hook_matching_mcp_tools_denies_one_and_sees_its_payload() {
     let host = TestHost::with_loads(
-        json!([call("mcp__fix__echo", json!({"text": "secret"})), text("ok")]),
+        json!([
+            call("mcp__fix__echo", json!({"text": "secret"})),
+            text("ok")
+        ]),
         |dir| {
             let stdin = dir.join("hook-stdin.json");
             let deny = json!({"hookSpecificOutput": {
@@ -147,9 +156,10 @@ async fn a_claude_hook_matching_mcp_tools_denies_one_and_sees_its_payload() {
     );
     // Denied before it reached the server.
     assert!(!calls_file(&started).exists());
-    let payload: Value =
-        serde_json::from_str(&std::fs::read_to_string(host.dir.path().join("hook-stdin.json")).unwrap())
-            .unwrap();
+    let payload: Value = serde_json::from_str(
+        &std::fs::read_to_string(host.dir.path().join("hook-stdin.json")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(payload["hook_event_name"], "PreToolUse");
     assert_eq!(payload["tool_name"], "mcp__fix__echo");
     assert_eq!(payload["tool_input"], json!({"text": "secret"}));
@@ -192,15 +202,13 @@ async fn an_error_result_and_a_server_crashing_mid_call_end_in_errors_and_the_se
     assert_eq!(results[1]["name"], "mcp__fix__crash");
     assert_eq!(results[1]["is_error"], true);
     let crashed = results[1]["content"].as_str().unwrap();
-    assert!(
-        crashed.starts_with("MCP server `fix` stopped"),
-        "{crashed}"
-    );
+    assert!(crashed.starts_with("MCP server `fix` stopped"), "{crashed}");
     let updates = client.take_updates();
     assert!(
         updates
             .iter()
-            .any(|u| u["sessionUpdate"] == "agent_message_chunk" && u["content"]["text"] == "still here"),
+            .any(|u| u["sessionUpdate"] == "agent_message_chunk"
+                && u["content"]["text"] == "still here"),
         "{updates:#?}"
     );
     // The next prompt runs without the dead server's tools.

@@ -93,9 +93,10 @@ async fn a_client_that_shows_notices_gets_hook_text_as_notices() {
     use agent_client_protocol::v1::schema::{
         ClientCapabilities, ClientSessionCapabilities, NoticeCapabilities,
     };
-    let host = host(json!([text("answer")]), |_| {
-        json!({"UserPromptSubmit": [{"hooks": [echo_json(json!({"systemMessage": "prompt noted"}))]}]})
-    });
+    let host = host(
+        json!([text("answer")]),
+        |_| json!({"UserPromptSubmit": [{"hooks": [echo_json(json!({"systemMessage": "prompt noted"}))]}]}),
+    );
     let (mut client, _serving) = host.connect(Answer::Fail).await;
     client
         .initialize_with(

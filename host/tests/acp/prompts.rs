@@ -81,7 +81,9 @@ async fn a_prompt_blocked_by_a_plugin_is_a_refusal_telling_why_without_calling_t
     assert_eq!(stop, StopReason::Refusal);
     assert_eq!(
         client.take_updates(),
-        [json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "not today"}})]
+        [
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "not today"}})
+        ]
     );
     assert!(host.requests().is_empty(), "the model must not be called");
     client.close().await;

@@ -68,8 +68,7 @@ fn check(validator: &jsonschema::Validator, what: &str, instance: &Value) -> Res
 /// their methods.
 pub fn check_frame(line: &str, asked: &HashMap<String, String>) -> Result<(), String> {
     let s = schemas();
-    let frame: Value =
-        serde_json::from_str(line).map_err(|e| format!("not JSON ({e}): {line}"))?;
+    let frame: Value = serde_json::from_str(line).map_err(|e| format!("not JSON ({e}): {line}"))?;
     if frame["jsonrpc"] != "2.0" {
         return Err(format!("not JSON-RPC 2.0: {line}"));
     }
@@ -80,14 +79,22 @@ pub fn check_frame(line: &str, asked: &HashMap<String, String>) -> Result<(), St
                 .requests
                 .get(method)
                 .ok_or_else(|| shown(&format!("agent request `{method}` has no schema")))?;
-            check(v, &shown(&format!("request `{method}` params")), &frame["params"])
+            check(
+                v,
+                &shown(&format!("request `{method}` params")),
+                &frame["params"],
+            )
         }
         (Some(method), None) => {
             let v = s
                 .notifications
                 .get(method)
                 .ok_or_else(|| shown(&format!("agent notification `{method}` has no schema")))?;
-            check(v, &shown(&format!("notification `{method}` params")), &frame["params"])
+            check(
+                v,
+                &shown(&format!("notification `{method}` params")),
+                &frame["params"],
+            )
         }
         (None, Some(id)) => {
             let method = asked
@@ -133,9 +140,16 @@ pub fn tap(
             if let Ok(frame) = serde_json::from_str::<Value>(&line)
                 && let (Some(id), Some(method)) = (frame.get("id"), frame["method"].as_str())
             {
-                learn.lock().unwrap().insert(id.to_string(), method.to_string());
+                learn
+                    .lock()
+                    .unwrap()
+                    .insert(id.to_string(), method.to_string());
             }
-            if server_write.write_all(format!("{line}\n").as_bytes()).await.is_err() {
+            if server_write
+                .write_all(format!("{line}\n").as_bytes())
+                .await
+                .is_err()
+            {
                 break;
             }
         }
@@ -159,7 +173,11 @@ pub fn tap(
                     c.violations.push(e);
                 }
             }
-            if client_write.write_all(format!("{line}\n").as_bytes()).await.is_err() {
+            if client_write
+                .write_all(format!("{line}\n").as_bytes())
+                .await
+                .is_err()
+            {
                 break;
             }
         }
@@ -171,7 +189,8 @@ pub fn tap(
 #[test]
 fn the_bundled_schema_is_the_locked_crate_version() {
     let doc: Value = serde_json::from_str(include_str!("fixtures/acp-schema.json")).unwrap();
-    let lock = std::fs::read_to_string(dsh_test_support::workspace_root().join("Cargo.lock")).unwrap();
+    let lock =
+        std::fs::read_to_string(dsh_test_support::workspace_root().join("Cargo.lock")).unwrap();
     let locked = lock
         .split("[[package]]")
         .find(|p| p.contains(&format!("name = \"{LOCKED}\"\n")))

@@ -20,7 +20,10 @@ fn delta(delta: Value, finish: Option<&str>) -> String {
 
 fn answer(thought: &str, text: &str, prompt_tokens: u64) -> Reply {
     Reply::sse(vec![
-        delta(json!({"role": "assistant", "reasoning_content": thought}), None),
+        delta(
+            json!({"role": "assistant", "reasoning_content": thought}),
+            None,
+        ),
         delta(json!({"content": text}), None),
         delta(json!({}), Some("stop")),
         data(json!({"choices": [], "usage": {
@@ -64,7 +67,10 @@ async fn reasoning_streams_as_thoughts_and_usage_as_usage_updates() {
         StopReason::EndTurn
     );
     let updates = client.take_updates();
-    assert_eq!(updates[2], json!({"sessionUpdate": "usage_update", "used": 230, "size": 64000}));
+    assert_eq!(
+        updates[2],
+        json!({"sessionUpdate": "usage_update", "used": 230, "size": 64000})
+    );
     // The thought was shown, never sent back.
     let second = mock.requests()[1].body.to_string();
     assert!(!second.contains("Let me think."), "{second}");

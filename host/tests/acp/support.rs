@@ -10,9 +10,9 @@ use std::time::Duration;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     ContentBlock, InitializeRequest, LoadSessionRequest, McpServer, NewSessionRequest,
-    PermissionOptionKind,
-    PromptRequest, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
-    SelectedPermissionOutcome, SessionNotification, SessionUpdate, StopReason,
+    PermissionOptionKind, PromptRequest, RequestPermissionOutcome, RequestPermissionRequest,
+    RequestPermissionResponse, SelectedPermissionOutcome, SessionNotification, SessionUpdate,
+    StopReason,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, ByteStreams, Client, ConnectTo, Error as RpcError};
@@ -295,8 +295,9 @@ impl TestClient {
                             Answer::Allow => {
                                 responder.respond(pick(&request, PermissionOptionKind::AllowOnce))
                             }
-                            Answer::AllowAlways => responder
-                                .respond(pick(&request, PermissionOptionKind::AllowAlways)),
+                            Answer::AllowAlways => {
+                                responder.respond(pick(&request, PermissionOptionKind::AllowAlways))
+                            }
                             Answer::Reject => {
                                 responder.respond(pick(&request, PermissionOptionKind::RejectOnce))
                             }
@@ -344,12 +345,9 @@ impl TestClient {
         capabilities: agent_client_protocol::v1::schema::ClientCapabilities,
     ) -> Value {
         let request = InitializeRequest::new(ProtocolVersion::V1).client_capabilities(capabilities);
-        let response = within(
-            "initialize",
-            self.cx.send_request(request).block_task(),
-        )
-        .await
-        .unwrap();
+        let response = within("initialize", self.cx.send_request(request).block_task())
+            .await
+            .unwrap();
         serde_json::to_value(response).unwrap()
     }
 

@@ -314,7 +314,11 @@ async fn connect_mcp(
         specs.push(dsh_host::mcp::McpServerSpec::from_manifest(name, &entry).unwrap());
     }
     let failed = host.agent.connect_mcp(session, specs).await;
-    assert!(failed.is_empty(), "{}: MCP servers failed: {failed:?}", v.name);
+    assert!(
+        failed.is_empty(),
+        "{}: MCP servers failed: {failed:?}",
+        v.name
+    );
 }
 
 /// Runs one vector and returns every difference found.

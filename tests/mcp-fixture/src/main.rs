@@ -38,7 +38,11 @@ impl Fixture {
     fn echo(&self, Parameters(TextArg { text }): Parameters<TextArg>) -> String {
         if let Some(calls) = &self.calls {
             use std::io::Write as _;
-            if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(calls) {
+            if let Ok(mut f) = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(calls)
+            {
                 let _ = writeln!(f, "{text}");
             }
         }

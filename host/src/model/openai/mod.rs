@@ -62,10 +62,10 @@ use serde_json::json;
 
 use super::MODEL_SERVICE;
 use super::scripted::read_request;
-use stream::Live;
 use super::wire::{ModelError, ModelErrorKind};
 pub use client::OpenAiClient;
 pub use error::{ApiKey, OpenAiError};
+use stream::Live;
 
 /// `model-openai` config. See the module docs for each key.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

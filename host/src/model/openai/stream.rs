@@ -158,7 +158,10 @@ impl StreamReply {
     }
 
     /// Ends the body and builds the reply.
-    pub fn finish(mut self, on_delta: &mut impl FnMut(Live<'_>)) -> Result<ModelReply, OpenAiError> {
+    pub fn finish(
+        mut self,
+        on_delta: &mut impl FnMut(Live<'_>),
+    ) -> Result<ModelReply, OpenAiError> {
         if !self.done
             && let Some(data) = self.decoder.finish()
         {
@@ -175,7 +178,11 @@ impl StreamReply {
         build_reply(self.text, calls, self.finish_reason.as_deref())
     }
 
-    fn event(&mut self, data: &str, on_delta: &mut impl FnMut(Live<'_>)) -> Result<(), OpenAiError> {
+    fn event(
+        &mut self,
+        data: &str,
+        on_delta: &mut impl FnMut(Live<'_>),
+    ) -> Result<(), OpenAiError> {
         if self.done {
             return Ok(());
         }
