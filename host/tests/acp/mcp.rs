@@ -254,3 +254,49 @@ async fn a_server_that_cannot_start_is_reported_and_the_session_goes_on() {
     assert!(names.iter().all(|n| !n.starts_with("mcp__")), "{names:?}");
     client.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamable_http_server_is_reached_with_its_headers() {
+    use agent_client_protocol::v1::schema::{HttpHeader, McpServerHttp};
+    let host = TestHost::new(
+        Model::Scripted(json!([
+            call("mcp__web__echo", json!({"text": "over http"})),
+            call("mcp__web__header", json!({"name": "x-dsh-test"})),
+            text("done"),
+        ])),
+        &[],
+    );
+    let url_file = host.dir.path().join("url");
+    let mut server = tokio::process::Command::new(mcp_fixture())
+        .arg("--http")
+        .arg(&url_file)
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    crate::support::until("the HTTP server to listen", || url_file.exists()).await;
+    let url = std::fs::read_to_string(&url_file).unwrap();
+    let (client, _serving) = host.connect(Answer::Fail).await;
+    client.initialize().await;
+    let web = McpServer::Http(
+        McpServerHttp::new("web", url).headers(vec![HttpHeader::new("x-dsh-test", "sesame")]),
+    );
+    let session = client.new_session_with(&host.project, vec![web]).await;
+    assert_eq!(
+        client.prompt(&session, "go").await.unwrap(),
+        StopReason::EndTurn
+    );
+    let log = host.log(&session);
+    let results: Vec<(&str, &str)> = of_kind(&log, "tool/result")
+        .iter()
+        .map(|r| (r["name"].as_str().unwrap(), r["content"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        results,
+        [
+            ("mcp__web__echo", "echo: over http"),
+            ("mcp__web__header", "sesame")
+        ]
+    );
+    client.close().await;
+    server.kill().await.unwrap();
+}

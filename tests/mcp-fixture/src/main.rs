@@ -8,10 +8,15 @@
 //!
 //! With `--touch PATH` it creates PATH once it is serving (so a test can
 //! see it started), and every `echo` appends its text to `PATH.calls`.
+//!
+//! With `--http URL_FILE` it serves streamable HTTP on a loopback port
+//! instead of stdio and writes its endpoint URL to URL_FILE; there a fourth
+//! tool, `header {name}`, answers the value of that request header.
 #![allow(clippy::print_stderr)] // a test server reporting its own failure
 
 use std::path::PathBuf;
 
+use rmcp::handler::server::common::Extension;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
@@ -25,6 +30,12 @@ struct TextArg {
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 struct NoArgs {}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct HeaderArg {
+    /// The header's name.
+    name: String,
+}
 
 #[derive(Clone)]
 struct Fixture {
@@ -54,6 +65,20 @@ impl Fixture {
         CallToolResult::error(vec![ContentBlock::text(format!("failed: {text}"))])
     }
 
+    #[tool(description = "The value of a request header (HTTP only)")]
+    fn header(
+        &self,
+        Parameters(HeaderArg { name }): Parameters<HeaderArg>,
+        Extension(parts): Extension<http::request::Parts>,
+    ) -> String {
+        parts
+            .headers
+            .get(name.as_str())
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string()
+    }
+
     #[tool(description = "Exits the server while the call is in flight")]
     fn crash(&self, Parameters(NoArgs {}): Parameters<NoArgs>) -> String {
         std::process::exit(3)
@@ -67,15 +92,22 @@ impl rmcp::ServerHandler for Fixture {}
 async fn main() {
     let mut args = std::env::args().skip(1);
     let mut touch: Option<PathBuf> = None;
+    let mut http: Option<PathBuf> = None;
     while let Some(arg) = args.next() {
-        if arg == "--touch" {
-            touch = args.next().map(PathBuf::from);
+        match arg.as_str() {
+            "--touch" => touch = args.next().map(PathBuf::from),
+            "--http" => http = args.next().map(PathBuf::from),
+            _ => {}
         }
     }
     let fixture = Fixture {
         calls: touch.as_ref().map(|t| t.with_extension("calls")),
         tool_router: Fixture::tool_router(),
     };
+    if let Some(url_file) = http {
+        serve_http(fixture, &url_file).await;
+        return;
+    }
     let service = match fixture.serve(rmcp::transport::stdio()).await {
         Ok(s) => s,
         Err(e) => {
@@ -87,4 +119,38 @@ async fn main() {
         let _ = std::fs::write(t, "serving\n");
     }
     let _ = service.waiting().await;
+}
+
+/// Streamable HTTP on 127.0.0.1, one task per connection, until killed.
+async fn serve_http(fixture: Fixture, url_file: &std::path::Path) {
+    use hyper_util::rt::TokioIo;
+    use hyper_util::service::TowerToHyperService;
+    use rmcp::transport::streamable_http_server::StreamableHttpService;
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+
+    let service = TowerToHyperService::new(StreamableHttpService::new(
+        move || Ok(fixture.clone()),
+        LocalSessionManager::default().into(),
+        Default::default(),
+    ));
+    let listener = match tokio::net::TcpListener::bind("127.0.0.1:0").await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("dsh-mcp-fixture: bind: {e}");
+            std::process::exit(1);
+        }
+    };
+    let port = listener.local_addr().map(|a| a.port()).unwrap_or_default();
+    // Whole or not at all: the test reads it as soon as it exists.
+    let partial = url_file.with_extension("partial");
+    let _ = std::fs::write(&partial, format!("http://127.0.0.1:{port}/mcp"));
+    let _ = std::fs::rename(&partial, url_file);
+    while let Ok((stream, _)) = listener.accept().await {
+        let service = service.clone();
+        tokio::spawn(async move {
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
 }
