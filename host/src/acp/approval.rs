@@ -143,29 +143,41 @@ impl Routes {
 pub(crate) struct ApprovalService {
     routes: Arc<Routes>,
     grants: Arc<Grants>,
+    /// For a session's cwd (the agent owns this service: weak, no cycle).
+    agent: std::sync::Weak<crate::agent::Agent>,
 }
 
 impl ApprovalService {
-    pub(crate) fn boxed(routes: Arc<Routes>) -> ServiceBox {
+    pub(crate) fn boxed(
+        routes: Arc<Routes>,
+        agent: std::sync::Weak<crate::agent::Agent>,
+    ) -> ServiceBox {
         let service = ApprovalService {
             routes,
             grants: Arc::default(),
+            agent,
         };
         Service_TO::from_ptr(RArc::new(service), TD_Opaque)
     }
 }
 
-/// The permission request for one `approval.request` call.
-fn permission_request(args: &ApprovalRequest) -> RequestPermissionRequest {
+/// The permission request for one `approval.request` call: an `Edit` or
+/// `Write` shows its diff (paths against `cwd`), then the reason it is
+/// asked, if any.
+fn permission_request(args: &ApprovalRequest, cwd: &std::path::Path) -> RequestPermissionRequest {
     let mut fields = ToolCallUpdateFields::new()
         .title(tool_title(&args.name, &args.arguments))
         .kind(tool_kind(&args.name))
         .status(ToolCallStatus::Pending)
         .raw_input(args.arguments.clone());
+    let mut content = super::tool_view::diff_content(&args.name, &args.arguments, cwd);
     if let Some(reason) = &args.reason {
-        fields = fields.content(vec![
-            agent_client_protocol::v1::schema::ToolCallContent::from(reason.clone()),
-        ]);
+        content.push(agent_client_protocol::v1::schema::ToolCallContent::from(
+            reason.clone(),
+        ));
+    }
+    if !content.is_empty() {
+        fields = fields.content(content);
     }
     RequestPermissionRequest::new(
         args.session_id.clone(),
@@ -194,7 +206,13 @@ impl ApprovalService {
                 "no ACP client is attached to session `{session}`"
             ));
         };
-        let request = permission_request(&args);
+        let cwd = self
+            .agent
+            .upgrade()
+            .and_then(|agent| agent.get(session))
+            .map(|s| s.current_cwd())
+            .unwrap_or_default();
+        let request = permission_request(&args, &cwd);
         tracing::debug!(session = %session, call = %args.call_id, "asking the client for permission");
         match client.send_request(request).block_task().await {
             Ok(answer) => match answer.outcome {

@@ -67,7 +67,7 @@ impl AcpServer {
     /// Mounts the `approval` service (owner id "acp") on the agent's core.
     pub fn new(agent: Arc<Agent>) -> Arc<AcpServer> {
         let routes = Arc::new(Routes::default());
-        let service = ApprovalService::boxed(routes.clone());
+        let service = ApprovalService::boxed(routes.clone(), Arc::downgrade(&agent));
         let mounted = match agent.core().mount_service(OWNER, APPROVAL_SERVICE, service) {
             Ok(()) => true,
             Err(e) => {

@@ -70,3 +70,41 @@ async fn write_and_edit_are_diffs_read_has_its_line_and_paths_are_absolute() {
     );
     client.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_waiting_for_approval_shows_its_diff() {
+    let host = TestHost::with_loads(
+        json!([
+            call(
+                "Write",
+                json!({"file_path": "plan.md", "content": "step 1\n"})
+            ),
+            text("done"),
+        ]),
+        |_| {
+            vec![
+                Load::builtin("tools-fs", "tools-fs", json!({})),
+                Load::native::<crate::probe::Probe>("probe1", json!({"pre": "ask"})),
+            ]
+        },
+    );
+    let (mut client, _serving) = host.connect(Answer::Allow).await;
+    let session = client.open(&host.project).await;
+    assert_eq!(
+        client.prompt(&session, "plan").await.unwrap(),
+        StopReason::EndTurn
+    );
+    let asked = crate::support::within("the permission request", client.permissions.recv())
+        .await
+        .unwrap();
+    let path = host.project.join("plan.md").display().to_string();
+    assert_eq!(
+        serde_json::to_value(&asked.tool_call).unwrap()["content"],
+        json!([{"type": "diff", "path": path, "newText": "step 1\n"}])
+    );
+    assert_eq!(
+        std::fs::read_to_string(host.project.join("plan.md")).unwrap(),
+        "step 1\n"
+    );
+    client.close().await;
+}
