@@ -18,8 +18,8 @@ use abi_stable::std_types::{RArc, RResult, RString};
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
-    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    FileSystemCapabilities, PermissionOption, PermissionOptionKind, RequestPermissionOutcome,
+    RequestPermissionRequest, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
 use async_ffi::{FfiFuture, FutureExt as _};
 use dsh_plugin_api::ffi::{Service, Service_TO, ServiceBox};
@@ -81,6 +81,8 @@ impl Grants {
 struct Route {
     connection: u64,
     client: ClientConnection,
+    /// The file system the client offered at `initialize`.
+    fs: FileSystemCapabilities,
 }
 
 /// Session id → the connection that created or loaded it.
@@ -101,6 +103,7 @@ impl Routes {
         session: &str,
         connection: u64,
         client: &ClientConnection,
+        fs: FileSystemCapabilities,
     ) -> Result<(), AcpError> {
         let mut map = self.lock();
         if let Some(held) = map.get(session)
@@ -115,6 +118,7 @@ impl Routes {
             Route {
                 connection,
                 client: client.clone(),
+                fs,
             },
         );
         Ok(())
@@ -135,6 +139,16 @@ impl Routes {
 
     fn client_of(&self, session: &str) -> Option<ClientConnection> {
         self.lock().get(session).map(|r| r.client.clone())
+    }
+
+    /// The client holding `session`, and the file system it offered.
+    pub(crate) fn client_with_fs(
+        &self,
+        session: &str,
+    ) -> Option<(ClientConnection, FileSystemCapabilities)> {
+        self.lock()
+            .get(session)
+            .map(|r| (r.client.clone(), r.fs.clone()))
     }
 }
 

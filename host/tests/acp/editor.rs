@@ -108,3 +108,69 @@ async fn a_write_waiting_for_approval_shows_its_diff() {
     );
     client.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn file_tools_use_the_editor_s_buffers_when_it_offers_them() {
+    use agent_client_protocol::v1::schema::{ClientCapabilities, FileSystemCapabilities};
+    let host = TestHost::with_loads(
+        json!([
+            call("Read", json!({"file_path": "notes.txt"})),
+            call(
+                "Edit",
+                json!({"file_path": "notes.txt", "old_string": "unsaved", "new_string": "edited"})
+            ),
+            call(
+                "Write",
+                json!({"file_path": "new.txt", "content": "fresh\n"})
+            ),
+            text("done"),
+        ]),
+        |_| vec![Load::builtin("tools-fs", "tools-fs", json!({}))],
+    );
+    let notes = host.project.join("notes.txt");
+    std::fs::write(&notes, "on disk\n").unwrap();
+    let (client, _serving) = host.connect(Answer::Fail).await;
+    client
+        .initialize_with(
+            ClientCapabilities::new().fs(FileSystemCapabilities::new()
+                .read_text_file(true)
+                .write_text_file(true)),
+        )
+        .await;
+    client
+        .buffers
+        .lock()
+        .unwrap()
+        .insert(notes.clone(), "unsaved change\n".into());
+    let session = client.new_session(&host.project).await;
+    assert_eq!(
+        client.prompt(&session, "edit").await.unwrap(),
+        StopReason::EndTurn
+    );
+    let log = host.log(&session);
+    let results: Vec<&Value> = log.iter().filter(|e| e["type"] == "tool/result").collect();
+    // Read saw the unsaved buffer, not the disk.
+    assert_eq!(results[0]["content"], "     1→unsaved change");
+    assert_eq!(results[1]["is_error"], false, "{:#}", results[1]);
+    assert_eq!(results[2]["is_error"], false, "{:#}", results[2]);
+    // The edits landed in the editor; the disk is as it was.
+    let buffers = client.buffers.lock().unwrap().clone();
+    assert_eq!(buffers[&notes], "edited change\n");
+    assert_eq!(buffers[&host.project.join("new.txt")], "fresh\n");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "on disk\n");
+    assert!(!host.project.join("new.txt").exists());
+    let sent = host.sent_methods();
+    assert_eq!(
+        sent.iter()
+            .filter(|m| m.starts_with("fs/"))
+            .collect::<Vec<_>>(),
+        [
+            "fs/read_text_file",
+            "fs/read_text_file",
+            "fs/write_text_file",
+            "fs/read_text_file",
+            "fs/write_text_file"
+        ]
+    );
+    client.close().await;
+}

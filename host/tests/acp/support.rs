@@ -10,9 +10,10 @@ use std::time::Duration;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     ContentBlock, InitializeRequest, LoadSessionRequest, McpServer, NewSessionRequest,
-    PermissionOptionKind, PromptRequest, RequestPermissionOutcome, RequestPermissionRequest,
-    RequestPermissionResponse, SelectedPermissionOutcome, SessionNotification, SessionUpdate,
-    StopReason,
+    PermissionOptionKind, PromptRequest, ReadTextFileRequest, ReadTextFileResponse,
+    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
+    SelectedPermissionOutcome, SessionNotification, SessionUpdate, StopReason,
+    WriteTextFileRequest, WriteTextFileResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, ByteStreams, Client, ConnectTo, Error as RpcError};
@@ -242,6 +243,9 @@ pub enum Answer {
     Hold,
 }
 
+/// An editor's buffers by path.
+pub type Buffers = Arc<Mutex<std::collections::HashMap<PathBuf, String>>>;
+
 /// A real ACP client driven from the test body.
 pub struct TestClient {
     pub cx: ConnectionTo<Agent>,
@@ -249,6 +253,9 @@ pub struct TestClient {
     pub permissions: mpsc::UnboundedReceiver<RequestPermissionRequest>,
     /// Every `available_commands_update` notification, whole.
     pub commands: mpsc::UnboundedReceiver<Value>,
+    /// The editor's open buffers (`fs/read_text_file` reads them,
+    /// `fs/write_text_file` writes them), by absolute path.
+    pub buffers: Buffers,
     close: Option<oneshot::Sender<()>>,
     driver: JoinHandle<Result<(), RpcError>>,
 }
@@ -267,6 +274,8 @@ impl TestClient {
     pub async fn start(transport: impl ConnectTo<Client> + 'static, answer: Answer) -> TestClient {
         let (update_tx, updates) = mpsc::unbounded_channel();
         let (commands_tx, commands) = mpsc::unbounded_channel();
+        let buffers: Buffers = Arc::default();
+        let (reads, writes) = (buffers.clone(), buffers.clone());
         let (permission_tx, permissions) = mpsc::unbounded_channel();
         let (cx_tx, cx_rx) = oneshot::channel();
         let (close, close_rx) = oneshot::channel::<()>();
@@ -315,6 +324,29 @@ impl TestClient {
                     },
                     agent_client_protocol::on_receive_request!(),
                 )
+                .on_receive_request(
+                    async move |request: ReadTextFileRequest, responder, _cx| {
+                        let held = reads.lock().unwrap().get(&request.path).cloned();
+                        match held {
+                            Some(content) => responder.respond(ReadTextFileResponse::new(content)),
+                            None => responder.respond_with_error(RpcError::new(
+                                agent_client_protocol::ErrorCode::RESOURCE_NOT_FOUND,
+                                format!("no buffer for {}", request.path.display()),
+                            )),
+                        }
+                    },
+                    agent_client_protocol::on_receive_request!(),
+                )
+                .on_receive_request(
+                    async move |request: WriteTextFileRequest, responder, _cx| {
+                        writes
+                            .lock()
+                            .unwrap()
+                            .insert(request.path.clone(), request.content.clone());
+                        responder.respond(WriteTextFileResponse::new())
+                    },
+                    agent_client_protocol::on_receive_request!(),
+                )
                 .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
                     let _ = cx_tx.send(cx.clone());
                     tokio::select! {
@@ -330,6 +362,7 @@ impl TestClient {
             updates,
             permissions,
             commands,
+            buffers,
             close: Some(close),
             driver,
         }
