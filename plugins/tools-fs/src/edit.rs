@@ -153,7 +153,7 @@ pub fn apply(
                 path: request.path.clone(),
             });
         }
-        (Some(text), true) if text.is_empty() => (request.new_string.clone(), 1),
+        (Some(""), true) => (request.new_string.clone(), 1),
         (Some(_), true) => return Err(FsToolError::AlreadyExists),
         (Some(text), false) => {
             let count = text.matches(&request.old_string).count();
