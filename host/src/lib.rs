@@ -8,12 +8,14 @@
 //! - [`model`]: the `model` service contract and the scripted provider;
 //! - [`acp`]: the Agent Client Protocol server editors talk to;
 //! - [`telemetry`]: OpenTelemetry spans and Prometheus metrics (opt-in).
+//! - [`mcp`]: MCP servers whose tools join a session's tools.
 
 pub mod acp;
 pub mod agent;
 pub mod config;
 pub mod daemon;
 pub mod hooks;
+pub mod mcp;
 pub mod model;
 pub mod permissions;
 pub mod plugins;

@@ -169,3 +169,37 @@ fn a_process_killed_mid_turn_leaves_an_interrupted_turn_and_the_session_resumes(
         "{list}"
     );
 }
+
+#[test]
+fn prompt_connects_the_manifest_s_mcp_servers_and_reports_one_that_cannot_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = manifest(
+        dir.path(),
+        "- tool_calls: [{name: mcp__fix__echo, arguments: {text: hi}}]\n- text: bye\n",
+    );
+    let fixture = dsh_test_support::artifacts::mcp_fixture();
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "mcp_servers:\n  fix:\n    command: {}\n  bad:\n    command: {}\n",
+        fixture.display(),
+        dir.path().join("missing-server").display()
+    ));
+    std::fs::write(&config, text).unwrap();
+    let out = dsh(&[
+        "prompt",
+        "--config",
+        config.to_str().unwrap(),
+        "--cwd",
+        dir.path().to_str().unwrap(),
+        "echo",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("result: echo: hi"), "{stdout}");
+    assert!(
+        stderr.contains("dsh: MCP server `bad`: cannot start `"),
+        "{stderr}"
+    );
+    assert!(stdout.trim_end().ends_with("[turn completed]"), "{stdout}");
+}

@@ -156,6 +156,7 @@ pub mod context;
 pub mod credentials;
 pub mod decisions;
 pub mod ffi;
+pub mod notice;
 pub mod root;
 pub mod sdk;
 pub mod seams;

@@ -156,3 +156,23 @@ pub fn fixture(name: &str) -> PathBuf {
     );
     dir.join(format!("libdsh_fixture_{}.so", name.replace('-', "_")))
 }
+
+/// The `dsh-mcp-fixture` MCP server (`tests/mcp-fixture`), built on first
+/// use into the workspace's target directory. It depends on nothing of
+/// dsh, so this build never touches the host's artifacts.
+pub fn mcp_fixture() -> PathBuf {
+    static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let built = BUILT.get_or_init(|| {
+        let mut command = cargo();
+        command
+            .arg("--manifest-path")
+            .arg(crate::workspace_root().join("Cargo.toml"));
+        command.args(["-p", "dsh-mcp-fixture"]);
+        build(command, &target().root)?;
+        Ok(target()
+            .root
+            .join(&target().profile_dir)
+            .join("dsh-mcp-fixture"))
+    });
+    built.as_ref().unwrap_or_else(|e| panic!("{e}")).clone()
+}

@@ -18,8 +18,8 @@ use abi_stable::std_types::{RArc, RResult, RString};
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
-    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    FileSystemCapabilities, PermissionOption, PermissionOptionKind, RequestPermissionOutcome,
+    RequestPermissionRequest, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
 use async_ffi::{FfiFuture, FutureExt as _};
 use dsh_plugin_api::ffi::{Service, Service_TO, ServiceBox};
@@ -41,6 +41,8 @@ pub(crate) const REJECT_ONCE: &str = "reject_once";
 struct Route {
     connection: u64,
     client: ClientConnection,
+    /// The file system the client offered at `initialize`.
+    fs: FileSystemCapabilities,
 }
 
 /// Session id → the connection that created or loaded it.
@@ -61,6 +63,7 @@ impl Routes {
         session: &str,
         connection: u64,
         client: &ClientConnection,
+        fs: FileSystemCapabilities,
     ) -> Result<(), AcpError> {
         let mut map = self.lock();
         if let Some(held) = map.get(session)
@@ -75,6 +78,7 @@ impl Routes {
             Route {
                 connection,
                 client: client.clone(),
+                fs,
             },
         );
         Ok(())
@@ -96,31 +100,53 @@ impl Routes {
     fn client_of(&self, session: &str) -> Option<ClientConnection> {
         self.lock().get(session).map(|r| r.client.clone())
     }
+
+    /// The client holding `session`, and the file system it offered.
+    pub(crate) fn client_with_fs(
+        &self,
+        session: &str,
+    ) -> Option<(ClientConnection, FileSystemCapabilities)> {
+        self.lock()
+            .get(session)
+            .map(|r| (r.client.clone(), r.fs.clone()))
+    }
 }
 
 /// The `approval` service, backed by whichever client owns the session.
 #[derive(Clone)]
 pub(crate) struct ApprovalService {
     routes: Arc<Routes>,
+    /// For a session's cwd (the agent owns this service: weak, no cycle).
+    agent: std::sync::Weak<crate::agent::Agent>,
 }
 
 impl ApprovalService {
-    pub(crate) fn boxed(routes: Arc<Routes>) -> ServiceBox {
-        Service_TO::from_ptr(RArc::new(ApprovalService { routes }), TD_Opaque)
+    pub(crate) fn boxed(
+        routes: Arc<Routes>,
+        agent: std::sync::Weak<crate::agent::Agent>,
+    ) -> ServiceBox {
+        let service = ApprovalService { routes, agent };
+        Service_TO::from_ptr(RArc::new(service), TD_Opaque)
     }
 }
 
-/// The permission request for one `approval.request` call.
-fn permission_request(args: &ApprovalRequest) -> RequestPermissionRequest {
+/// The permission request for one `approval.request` call: an `Edit` or
+/// `Write` shows its diff (paths against `cwd`), then the reason it is
+/// asked, if any.
+fn permission_request(args: &ApprovalRequest, cwd: &std::path::Path) -> RequestPermissionRequest {
     let mut fields = ToolCallUpdateFields::new()
         .title(tool_title(&args.name, &args.arguments))
         .kind(tool_kind(&args.name))
         .status(ToolCallStatus::Pending)
         .raw_input(args.arguments.clone());
+    let mut content = super::tool_view::diff_content(&args.name, &args.arguments, cwd);
     if let Some(reason) = &args.reason {
-        fields = fields.content(vec![
-            agent_client_protocol::v1::schema::ToolCallContent::from(reason.clone()),
-        ]);
+        content.push(agent_client_protocol::v1::schema::ToolCallContent::from(
+            reason.clone(),
+        ));
+    }
+    if !content.is_empty() {
+        fields = fields.content(content);
     }
     RequestPermissionRequest::new(
         args.session_id.clone(),
@@ -145,7 +171,13 @@ impl ApprovalService {
                 "no ACP client is attached to session `{session}`"
             ));
         };
-        let request = permission_request(&args);
+        let cwd = self
+            .agent
+            .upgrade()
+            .and_then(|agent| agent.get(session))
+            .map(|s| s.current_cwd())
+            .unwrap_or_default();
+        let request = permission_request(&args, &cwd);
         tracing::debug!(session = %session, call = %args.call_id, "asking the client for permission");
         match client.send_request(request).block_task().await {
             Ok(answer) => match answer.outcome {

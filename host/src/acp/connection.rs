@@ -71,6 +71,10 @@ pub(crate) struct Connection {
     pub(crate) agent: Arc<Agent>,
     routes: Arc<Routes>,
     state: Mutex<State>,
+    /// The client said at `initialize` that it shows session notices.
+    notices: AtomicBool,
+    /// The file system the client offered at `initialize`.
+    fs: Mutex<agent_client_protocol::v1::schema::FileSystemCapabilities>,
 }
 
 impl Connection {
@@ -80,7 +84,31 @@ impl Connection {
             agent,
             routes,
             state: Mutex::new(State::default()),
+            notices: AtomicBool::new(false),
+            fs: Mutex::default(),
         }
+    }
+
+    /// Records what the client offered at `initialize`.
+    pub(crate) fn initialized(
+        &self,
+        capabilities: &agent_client_protocol::v1::schema::ClientCapabilities,
+    ) {
+        let notices = capabilities
+            .session
+            .as_ref()
+            .is_some_and(|s| s.notices.is_some());
+        self.notices.store(notices, Ordering::SeqCst);
+        *self.fs.lock().unwrap_or_else(|p| p.into_inner()) = capabilities.fs.clone();
+    }
+
+    fn fs(&self) -> agent_client_protocol::v1::schema::FileSystemCapabilities {
+        self.fs.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Whether the client shows session notices (`session.notices`).
+    pub(crate) fn shows_notices(&self) -> bool {
+        self.notices.load(Ordering::SeqCst)
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -131,7 +159,7 @@ impl Connection {
             });
         }
         let session = self.agent.create_session(cwd, None).await?;
-        self.routes.claim(&session.id, self.id, client)?;
+        self.routes.claim(&session.id, self.id, client, self.fs())?;
         if let Err(e) = self.adopt(&session, false) {
             self.routes.release(&session.id, self.id);
             self.agent.close_session(&session.id, END_REASON).await;
@@ -164,7 +192,7 @@ impl Connection {
                 session_id: id.to_string(),
             });
         }
-        self.routes.claim(id, self.id, client)?;
+        self.routes.claim(id, self.id, client, self.fs())?;
         let session = match self.agent.load_session(id).await {
             Ok(s) => s,
             Err(e) => {

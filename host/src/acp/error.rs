@@ -114,14 +114,19 @@ impl AcpError {
         }
     }
 
-    /// The JSON-RPC error a request answering with `self` gets. Client
-    /// mistakes are invalid params (with the offending id as data); agent
-    /// failures are internal errors carrying their message.
+    /// The JSON-RPC error a request answering with `self` gets. A session
+    /// the connection does not know is `-32002` (resource not found, as the
+    /// ACP schema says); other client mistakes are invalid params (with the
+    /// offending id as data); agent failures are internal errors carrying
+    /// their message.
     pub fn to_rpc(&self) -> RpcError {
         let message = self.to_string();
         match self {
-            AcpError::UnknownSession { session_id }
-            | AcpError::InvalidSessionId { session_id, .. }
+            AcpError::UnknownSession { session_id } => {
+                RpcError::new(ErrorCode::RESOURCE_NOT_FOUND, message)
+                    .data(json!({ "sessionId": session_id }))
+            }
+            AcpError::InvalidSessionId { session_id, .. }
             | AcpError::SessionInUse { session_id }
             | AcpError::SessionAttached { session_id }
             | AcpError::SessionBusy { session_id } => {
@@ -173,12 +178,13 @@ mod tests {
     }
 
     #[test]
-    fn client_mistakes_are_invalid_params_and_failures_internal() {
+    fn unknown_sessions_are_not_found_other_mistakes_invalid_params_and_failures_internal() {
         let unknown = AcpError::UnknownSession {
             session_id: "ses_x".into(),
         }
         .to_rpc();
-        assert_eq!(unknown.code, ErrorCode::INVALID_PARAMS);
+        assert_eq!(unknown.code, ErrorCode::RESOURCE_NOT_FOUND);
+        assert_eq!(i32::from(unknown.code), -32002);
         assert_eq!(unknown.data, Some(json!({"sessionId": "ses_x"})));
         let failed = AcpError::TurnFailed {
             message: "model request failed: boom".into(),

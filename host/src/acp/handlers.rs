@@ -11,9 +11,12 @@ use std::sync::Arc;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
-    LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse,
-    PromptCapabilities, PromptRequest, SessionId, SessionNotification, SetSessionModeRequest,
+    AgentCapabilities, AvailableCommandsUpdate, CancelNotification, Implementation,
+    InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse,
+    LoadSessionRequest, LoadSessionResponse, McpCapabilities, NewSessionRequest,
+    NewSessionResponse, PromptCapabilities, PromptRequest, ResumeSessionRequest,
+    ResumeSessionResponse, SessionCapabilities, SessionId, SessionListCapabilities,
+    SessionNotification, SessionResumeCapabilities, SessionUpdate, SetSessionModeRequest,
 };
 use agent_client_protocol::{Agent, ConnectTo, Error as RpcError};
 use dsh_plugin_api::SessionStartSource;
@@ -29,13 +32,22 @@ pub(crate) async fn run(
     conn: Arc<Connection>,
     transport: impl ConnectTo<Agent> + 'static,
 ) -> Result<(), RpcError> {
-    let (new_conn, load_conn, prompt_conn, mode_conn, cancel_conn) =
-        (conn.clone(), conn.clone(), conn.clone(), conn.clone(), conn);
+    let init_conn = conn.clone();
+    let (new_conn, load_conn, prompt_conn, mode_conn, cancel_conn, list_conn, resume_conn) = (
+        conn.clone(),
+        conn.clone(),
+        conn.clone(),
+        conn.clone(),
+        conn.clone(),
+        conn.clone(),
+        conn,
+    );
     Agent
         .v1()
         .name("dsh")
         .on_receive_request(
             async move |request: InitializeRequest, responder, _cx| {
+                init_conn.initialized(&request.client_capabilities);
                 responder.respond(initialize(&request))
             },
             agent_client_protocol::on_receive_request!(),
@@ -66,6 +78,20 @@ pub(crate) async fn run(
             },
             agent_client_protocol::on_receive_request!(),
         )
+        .on_receive_request(
+            async move |request: ResumeSessionRequest, responder, cx| {
+                resume_session(resume_conn.clone(), request, responder, cx);
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: ListSessionsRequest, responder, _cx| {
+                list_sessions(&list_conn, request, responder);
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
         .on_receive_notification(
             async move |note: CancelNotification, _cx| {
                 cancel_conn.cancel(&note.session_id.0);
@@ -86,7 +112,14 @@ fn initialize(request: &InitializeRequest) -> InitializeResponse {
         .agent_capabilities(
             AgentCapabilities::new()
                 .load_session(true)
-                .prompt_capabilities(PromptCapabilities::new().embedded_context(true)),
+                .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
+                // stdio (which every agent must take) and streamable HTTP.
+                .mcp_capabilities(McpCapabilities::new().http(true))
+                .session_capabilities(
+                    SessionCapabilities::new()
+                        .list(SessionListCapabilities::new())
+                        .resume(SessionResumeCapabilities::new()),
+                ),
         )
         .agent_info(Implementation::new("dsh", env!("CARGO_PKG_VERSION")).title("dsh"))
 }
@@ -114,42 +147,144 @@ fn new_session(
     responder: Responder<NewSessionResponse>,
     cx: ClientConnection,
 ) {
-    if !request.mcp_servers.is_empty() {
-        tracing::warn!(
-            "session/new: ignoring {} MCP server(s); dsh does not connect to client MCP servers",
-            request.mcp_servers.len()
-        );
-    }
     let work = async move {
-        let result = conn.create(&request.cwd, &cx).await.map(|session| {
-            NewSessionResponse::new(session.id.clone())
-                .modes(super::modes::mode_state(session.permission_mode()))
-        });
-        if let Ok(response) = &result {
-            tracing::info!(session = %response.session_id.0, cwd = %request.cwd.display(), "session created");
+        let (specs, mut failed) = super::mcp_servers::specs(&request.mcp_servers);
+        let created = conn.create(&request.cwd, &cx).await;
+        let result = match created {
+            Ok(session) => {
+                failed.extend(conn.agent.connect_mcp(&session, specs).await);
+                tracing::info!(session = %session.id, cwd = %request.cwd.display(), "session created");
+                Ok(session)
+            }
+            Err(e) => Err(e),
+        };
+        let id = result.as_ref().ok().map(|s| s.id.clone());
+        answer(
+            "session/new",
+            responder,
+            result.map(|session| {
+                NewSessionResponse::new(session.id.clone())
+                    .modes(super::modes::mode_state(session.permission_mode()))
+            }),
+        );
+        // After the answer: the client knows the session by now.
+        if let Some(id) = id {
+            commands(&cx, &id);
+            super::mcp_servers::report(&cx, &id, &failed);
         }
-        answer("session/new", responder, result);
     };
     tokio::spawn(work.in_current_span());
 }
 
 /// `session/load`: replay the conversation, then fire session-start
-/// `resume`, then answer.
+/// `resume`, connect its MCP servers, then answer.
 fn load_session(
     conn: Arc<Connection>,
     request: LoadSessionRequest,
     responder: Responder<LoadSessionResponse>,
     cx: ClientConnection,
 ) {
+    let attach = Attach {
+        id: request.session_id.0.to_string(),
+        cwd: request.cwd,
+        mcp_servers: request.mcp_servers,
+        replay: true,
+    };
     let work = async move {
-        let id = request.session_id.0.to_string();
-        let result = match conn.load(&id, &cx).await {
+        let result = attach.run(&conn, &cx).await;
+        let id = attach_id(&result);
+        let modes = |id: &str| {
+            conn.agent
+                .get(id)
+                .map(|session| super::modes::mode_state(session.permission_mode()))
+        };
+        answer(
+            "session/load",
+            responder,
+            result.map(|(id, _)| match modes(&id) {
+                Some(modes) => LoadSessionResponse::new().modes(modes),
+                None => LoadSessionResponse::new(),
+            }),
+        );
+        if let Some((id, failed)) = id {
+            commands(&cx, &id);
+            super::mcp_servers::report(&cx, &id, &failed);
+        }
+    };
+    tokio::spawn(work.in_current_span());
+}
+
+/// `session/resume`: `session/load` without the replay (the client keeps
+/// its own copy of the conversation).
+fn resume_session(
+    conn: Arc<Connection>,
+    request: ResumeSessionRequest,
+    responder: Responder<ResumeSessionResponse>,
+    cx: ClientConnection,
+) {
+    let attach = Attach {
+        id: request.session_id.0.to_string(),
+        cwd: request.cwd,
+        mcp_servers: request.mcp_servers,
+        replay: false,
+    };
+    let work = async move {
+        let result = attach.run(&conn, &cx).await;
+        let id = attach_id(&result);
+        answer(
+            "session/resume",
+            responder,
+            result.map(|_| ResumeSessionResponse::new()),
+        );
+        if let Some((id, failed)) = id {
+            commands(&cx, &id);
+            super::mcp_servers::report(&cx, &id, &failed);
+        }
+    };
+    tokio::spawn(work.in_current_span());
+}
+
+fn attach_id(
+    result: &Result<(String, Vec<crate::mcp::McpError>), AcpError>,
+) -> Option<(String, Vec<crate::mcp::McpError>)> {
+    result.as_ref().ok().cloned()
+}
+
+/// Attaching a stored session to a connection (`session/load`,
+/// `session/resume`).
+struct Attach {
+    id: String,
+    cwd: std::path::PathBuf,
+    mcp_servers: Vec<agent_client_protocol::v1::schema::McpServer>,
+    /// Replay the conversation as updates first.
+    replay: bool,
+}
+
+impl Attach {
+    /// Loads, replays (if asked), fires session-start `resume` and connects
+    /// the MCP servers; the id and the servers that failed.
+    async fn run(
+        &self,
+        conn: &Arc<Connection>,
+        cx: &ClientConnection,
+    ) -> Result<(String, Vec<crate::mcp::McpError>), AcpError> {
+        let id = self.id.clone();
+        let request = self;
+        let mut failed = Vec::new();
+        let result = match conn.load(&id, cx).await {
             Ok(session) => {
                 if session.cwd != request.cwd {
-                    tracing::debug!(session = %id, "session/load cwd {} differs from the stored {}; the stored one stays", request.cwd.display(), session.cwd.display());
+                    tracing::debug!(session = %id, "the client's cwd {} differs from the stored {}; the stored one stays", request.cwd.display(), session.cwd.display());
                 }
-                let mut translator = Translator::new(Mode::Replay);
-                for event in session.events() {
+                let mut translator = Translator::new(Mode::Replay)
+                    .in_cwd(session.current_cwd())
+                    .with_notices(conn.shows_notices());
+                let events = if self.replay {
+                    session.events()
+                } else {
+                    Vec::new()
+                };
+                for event in events {
                     for update in translator.updates(&event.event) {
                         let note = SessionNotification::new(SessionId::new(id.as_str()), update);
                         if let Err(e) = cx.send_notification(note) {
@@ -161,14 +296,42 @@ fn load_session(
                 conn.agent
                     .fire_session_start(&session, SessionStartSource::Resume)
                     .await;
+                let (specs, mut refused) = super::mcp_servers::specs(&request.mcp_servers);
+                refused.extend(conn.agent.connect_mcp(&session, specs).await);
+                failed = refused;
                 conn.loaded(&id);
-                tracing::info!(session = %id, "session loaded");
-                Ok(LoadSessionResponse::new()
-                    .modes(super::modes::mode_state(session.permission_mode())))
+                tracing::info!(session = %id, replayed = self.replay, "session attached");
+                Ok(())
             }
             Err(e) => Err(e),
         };
-        answer("session/load", responder, result);
+        result.map(|()| (id, failed))
+    }
+}
+
+/// `available_commands_update`: dsh has no slash commands of its own yet,
+/// so the list is empty (an editor then offers none).
+fn commands(cx: &ClientConnection, session: &str) {
+    let update = SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(Vec::new()));
+    if let Err(e) = cx.send_notification(SessionNotification::new(SessionId::new(session), update))
+    {
+        tracing::debug!(session = %session, "available commands not sent: {}", e.message);
+    }
+}
+
+/// `session/list`, read on the blocking pool.
+fn list_sessions(
+    conn: &Arc<Connection>,
+    request: ListSessionsRequest,
+    responder: Responder<ListSessionsResponse>,
+) {
+    let state_dir = conn.agent.state_dir().to_path_buf();
+    let work = async move {
+        let listed =
+            tokio::task::spawn_blocking(move || super::history::list(&state_dir, &request)).await;
+        let result =
+            listed.map_err(|e| AcpError::Connection(format!("session/list did not finish: {e}")));
+        answer("session/list", responder, result);
     };
     tokio::spawn(work.in_current_span());
 }

@@ -22,10 +22,14 @@
 
 mod approval;
 mod connection;
+mod editor_fs;
 mod error;
 mod frames;
 mod handlers;
+mod history;
+mod mcp_servers;
 mod modes;
+mod tool_view;
 mod turn;
 mod updates;
 
@@ -65,14 +69,22 @@ impl AcpServer {
     /// Mounts the `approval` service (owner id "acp") on the agent's core.
     pub fn new(agent: Arc<Agent>) -> Arc<AcpServer> {
         let routes = Arc::new(Routes::default());
-        let service = ApprovalService::boxed(routes.clone());
-        let mounted = match agent.core().mount_service(OWNER, APPROVAL_SERVICE, service) {
+        let service = ApprovalService::boxed(routes.clone(), Arc::downgrade(&agent));
+        let mut mounted = match agent.core().mount_service(OWNER, APPROVAL_SERVICE, service) {
             Ok(()) => true,
             Err(e) => {
                 tracing::warn!("ACP permission requests are off: {e}");
                 false
             }
         };
+        let files = editor_fs::EditorFsService::boxed(routes.clone());
+        match agent
+            .core()
+            .mount_service(OWNER, dsh_plugin_api::services::editor_fs::SERVICE, files)
+        {
+            Ok(()) => mounted = true,
+            Err(e) => tracing::warn!("editors' file systems are off: {e}"),
+        }
         Arc::new(AcpServer {
             agent,
             routes,

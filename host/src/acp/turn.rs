@@ -59,6 +59,7 @@ pub(crate) fn start(
         id,
         running,
         cx: cx.clone(),
+        cwd: session.current_cwd(),
     };
     cx.spawn(forwarder.run(events, done_rx, responder).in_current_span())
 }
@@ -82,6 +83,8 @@ struct Forwarder {
     id: String,
     running: Arc<RunningTurn>,
     cx: ClientConnection,
+    /// The session's working directory when the prompt started.
+    cwd: std::path::PathBuf,
 }
 
 impl Forwarder {
@@ -102,7 +105,9 @@ impl Forwarder {
         mut done: oneshot::Receiver<TurnOutcome>,
         responder: Responder<PromptResponse>,
     ) -> Result<(), RpcError> {
-        let mut translator = Translator::new(Mode::Live);
+        let mut translator = Translator::new(Mode::Live)
+            .in_cwd(self.cwd.clone())
+            .with_notices(self.conn.shows_notices());
         let outcome = loop {
             tokio::select! {
                 biased;

@@ -8,16 +8,18 @@
 //! `assistant/message` adds nothing.
 
 use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
 
 use agent_client_protocol::v1::schema::{
-    Content, ContentBlock, ContentChunk, EmbeddedResourceResource, SessionUpdate, StopReason,
-    TextContent, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
-    ToolCallUpdateFields, ToolKind,
+    Content, ContentBlock, ContentChunk, EmbeddedResourceResource, Notice, NoticeSeverity,
+    SessionUpdate, StopReason, TextContent, ToolCall, ToolCallContent, ToolCallStatus,
+    ToolCallUpdate, ToolCallUpdateFields, ToolKind, UsageUpdate,
 };
 use dsh_plugin_api::ContentBlock as DshBlock;
 use serde_json::Value;
 
 use super::error::AcpError;
+use super::tool_view::{diff_content, keeps_diff, locations};
 use crate::agent::TurnOutcome;
 use crate::session::{SessionEvent, TurnEndReason};
 
@@ -39,6 +41,11 @@ pub(crate) struct Translator {
     denied: HashSet<String>,
     /// Tool names by call id, for titles of rewritten calls.
     names: HashMap<String, String>,
+    /// The session's working directory: relative paths resolve against it.
+    cwd: PathBuf,
+    /// The client shows session notices: hook text for the user goes there
+    /// rather than into the agent's message.
+    notices: bool,
 }
 
 fn text_chunk(text: &str) -> ContentChunk {
@@ -75,14 +82,6 @@ pub(crate) fn tool_title(name: &str, arguments: &Value) -> String {
     }
 }
 
-fn locations(arguments: &Value) -> Vec<ToolCallLocation> {
-    arguments
-        .get("file_path")
-        .and_then(Value::as_str)
-        .map(|p| vec![ToolCallLocation::new(p)])
-        .unwrap_or_default()
-}
-
 impl Translator {
     pub(crate) fn new(mode: Mode) -> Self {
         Translator {
@@ -90,7 +89,23 @@ impl Translator {
             streamed: false,
             denied: HashSet::new(),
             names: HashMap::new(),
+            cwd: PathBuf::new(),
+            notices: false,
         }
+    }
+
+    /// Sends user-only text as `notice` updates (the client advertised
+    /// `session.notices`).
+    pub(crate) fn with_notices(mut self, notices: bool) -> Self {
+        self.notices = notices;
+        self
+    }
+
+    /// Resolves relative tool paths against `cwd` (so every location the
+    /// editor gets is absolute).
+    pub(crate) fn in_cwd(mut self, cwd: PathBuf) -> Self {
+        self.cwd = cwd;
+        self
     }
 
     /// The updates one event produces (often none).
@@ -98,6 +113,35 @@ impl Translator {
         match event {
             SessionEvent::UserMessage { content, .. } if self.mode == Mode::Replay => {
                 vec![SessionUpdate::UserMessageChunk(text_chunk(content))]
+            }
+            // A blocked prompt: the user reads why (the turn ends `refusal`).
+            SessionEvent::PromptBlocked {
+                content, reason, ..
+            } => {
+                let mut out = Vec::new();
+                if self.mode == Mode::Replay {
+                    out.push(SessionUpdate::UserMessageChunk(text_chunk(content)));
+                }
+                if !reason.is_empty() {
+                    out.push(SessionUpdate::AgentMessageChunk(text_chunk(reason)));
+                }
+                out
+            }
+            SessionEvent::StreamThought { text } if !text.is_empty() => {
+                vec![SessionUpdate::AgentThoughtChunk(text_chunk(text))]
+            }
+            SessionEvent::StreamUsage { used, size } => {
+                vec![SessionUpdate::UsageUpdate(UsageUpdate::new(*used, *size))]
+            }
+            // Hook text for the user only (`systemMessage`, `stopReason`).
+            SessionEvent::UserNotice { text, source } if !text.is_empty() => {
+                if self.notices {
+                    let notice = Notice::new(NoticeSeverity::Info, text.clone())
+                        .description(format!("from the {source}"));
+                    vec![SessionUpdate::Notice(notice)]
+                } else {
+                    vec![SessionUpdate::AgentMessageChunk(text_chunk(text))]
+                }
             }
             SessionEvent::StepStart { .. } => {
                 self.streamed = false;
@@ -126,7 +170,8 @@ impl Translator {
                 let call = ToolCall::new(call_id.clone(), tool_title(name, arguments))
                     .kind(tool_kind(name))
                     .status(ToolCallStatus::InProgress)
-                    .locations(locations(arguments))
+                    .content(diff_content(name, arguments, &self.cwd))
+                    .locations(locations(name, arguments, &self.cwd))
                     .raw_input(arguments.clone());
                 vec![SessionUpdate::ToolCall(call)]
             }
@@ -140,11 +185,26 @@ impl Translator {
                     .map(String::as_str)
                     .unwrap_or_default();
                 let mut fields = ToolCallUpdateFields::new().title(tool_title(name, arguments));
-                let places = locations(arguments);
+                let places = locations(name, arguments, &self.cwd);
                 if !places.is_empty() {
                     fields = fields.locations(places);
                 }
+                let diff = diff_content(name, arguments, &self.cwd);
+                if !diff.is_empty() {
+                    fields = fields.content(diff);
+                }
                 let fields = fields.raw_input(arguments.clone());
+                vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                    call_id.clone(),
+                    fields,
+                ))]
+            }
+            // Allowed after waiting for approval (`pending` in the
+            // permission request): it runs now.
+            SessionEvent::ToolApproval {
+                call_id, outcome, ..
+            } if outcome == "allow_once" || outcome == "allow_always" => {
+                let fields = ToolCallUpdateFields::new().status(ToolCallStatus::InProgress);
                 vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
                     call_id.clone(),
                     fields,
@@ -178,27 +238,26 @@ impl Translator {
                     is_error: *is_error,
                     structured: structured.as_ref(),
                 };
-                let fields = ToolCallUpdateFields::new()
+                let mut fields = ToolCallUpdateFields::new()
                     .status(if *is_error {
                         ToolCallStatus::Failed
                     } else {
                         ToolCallStatus::Completed
                     })
-                    .content(text_content(content))
                     .raw_output(serde_json::to_value(raw).unwrap_or(Value::Null));
+                // A finished edit keeps its diff on screen.
+                let name = self
+                    .names
+                    .get(call_id)
+                    .map(String::as_str)
+                    .unwrap_or_default();
+                if *is_error || !keeps_diff(name) {
+                    fields = fields.content(text_content(content));
+                }
                 vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
                     call_id.clone(),
                     fields,
                 ))]
-            }
-            SessionEvent::Other(record) if event.kind() == "user/notice" => {
-                // A plugin's word to the user (untrusted project hooks).
-                match record.get("text").and_then(Value::as_str) {
-                    Some(text) if !text.is_empty() => {
-                        vec![SessionUpdate::AgentMessageChunk(text_chunk(text))]
-                    }
-                    _ => Vec::new(),
-                }
             }
             _ => Vec::new(),
         }
@@ -245,7 +304,9 @@ pub(crate) fn prompt_content(
 }
 
 /// The answer to `session/prompt` for a finished turn. A client that sent
-/// `session/cancel` gets `cancelled` whatever happened after, as ACP asks.
+/// `session/cancel` gets `cancelled` whatever happened after, as ACP asks;
+/// a turn whose prompt a hook or plugin blocked is a `refusal` (`cancelled`
+/// is kept for the client's own cancel).
 pub(crate) fn stop_reason(
     outcome: &TurnOutcome,
     cancel_requested: bool,
@@ -256,10 +317,10 @@ pub(crate) fn stop_reason(
     match outcome.reason {
         TurnEndReason::Completed => Ok(StopReason::EndTurn),
         TurnEndReason::MaxTokens => Ok(StopReason::MaxTokens),
-        TurnEndReason::Rejected
-        | TurnEndReason::Aborted
-        | TurnEndReason::Disposed
-        | TurnEndReason::Interrupted => Ok(StopReason::Cancelled),
+        TurnEndReason::Rejected => Ok(StopReason::Refusal),
+        TurnEndReason::Aborted | TurnEndReason::Disposed | TurnEndReason::Interrupted => {
+            Ok(StopReason::Cancelled)
+        }
         TurnEndReason::Error => Err(AcpError::TurnFailed {
             message: outcome
                 .message
@@ -364,6 +425,52 @@ mod tests {
         assert_eq!(first[0]["status"], "failed");
         assert_eq!(first[0]["content"][0]["content"]["text"], "no");
         assert!(t.updates(&result).is_empty());
+    }
+
+    #[test]
+    fn a_blocked_prompt_tells_why_and_a_notice_reaches_the_user() {
+        let blocked = ev(json!({
+            "type": "prompt/blocked", "content": "do it", "source": {"kind": "user"},
+            "reason": "blocked by hook: no"
+        }));
+        assert_eq!(
+            wire(Translator::new(Mode::Live).updates(&blocked)),
+            [
+                json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "blocked by hook: no"}})
+            ]
+        );
+        let replayed = wire(Translator::new(Mode::Replay).updates(&blocked));
+        assert_eq!(replayed[0]["sessionUpdate"], "user_message_chunk");
+        assert_eq!(replayed[1]["content"]["text"], "blocked by hook: no");
+        let notice = ev(json!({"type": "user/notice", "text": "heads up", "source": "Stop hook"}));
+        assert_eq!(
+            wire(Translator::new(Mode::Live).updates(&notice)),
+            [
+                json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "heads up"}})
+            ]
+        );
+    }
+
+    #[test]
+    fn a_rejected_turn_is_a_refusal_unless_the_client_cancelled() {
+        let outcome = |reason| TurnOutcome {
+            turn_id: "t".into(),
+            reason,
+            message: None,
+            events: Vec::new(),
+        };
+        assert_eq!(
+            stop_reason(&outcome(TurnEndReason::Rejected), false).unwrap(),
+            StopReason::Refusal
+        );
+        assert_eq!(
+            stop_reason(&outcome(TurnEndReason::Rejected), true).unwrap(),
+            StopReason::Cancelled
+        );
+        assert_eq!(
+            stop_reason(&outcome(TurnEndReason::Aborted), false).unwrap(),
+            StopReason::Cancelled
+        );
     }
 
     #[test]

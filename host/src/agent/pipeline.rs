@@ -275,7 +275,7 @@ impl Session {
                 };
                 let run = bus.waterfall_traced(
                     SeamInput::Execute(RArc::new(input)),
-                    dispatch(view.tools.clone()),
+                    dispatch(self.tools(&view)),
                 );
                 let answer = unless_cancelled(cancel, run).await.map(|traced| {
                     self.note_listener_failures("tools/execute", &traced.timed_out, true);

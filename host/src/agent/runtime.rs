@@ -27,6 +27,8 @@ pub struct AgentOptions {
     /// The rules of the Claude settings files a session's folder has
     /// (`hooks-claude`'s files), added to each new or loaded session.
     pub settings_rules: Option<super::SettingsRules>,
+    /// The manifest's MCP servers, which every session connects to.
+    pub mcp_servers: Vec<crate::mcp::McpServerSpec>,
 }
 
 impl Default for AgentOptions {
@@ -35,6 +37,7 @@ impl Default for AgentOptions {
             max_steps: 64,
             permissions: Default::default(),
             settings_rules: None,
+            mcp_servers: Vec::new(),
         }
     }
 }
@@ -364,11 +367,32 @@ impl Agent {
         session.flush_one_shot();
     }
 
+    /// Connects `session` to the manifest's MCP servers plus `extra` (a
+    /// client's, which replace manifest servers of the same name). The
+    /// servers that failed are returned for the caller to show the user;
+    /// the session goes on without them.
+    pub async fn connect_mcp(
+        &self,
+        session: &Arc<Session>,
+        extra: Vec<crate::mcp::McpServerSpec>,
+    ) -> Vec<crate::mcp::McpError> {
+        let mut specs = self.options.mcp_servers.clone();
+        specs.extend(extra);
+        if specs.is_empty() {
+            return Vec::new();
+        }
+        let (tools, failed) = crate::mcp::McpTools::connect(&specs, &session.current_cwd()).await;
+        *session.mcp.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(tools));
+        failed
+    }
+
     /// Fires `agent/session-end` and forgets the live session.
     pub async fn close_session(&self, id: &str, reason: &str) {
         let Some(session) = self.get(id) else {
             return;
         };
+        // Its MCP servers end with it (their subagents' too).
+        session.mcp.lock().unwrap_or_else(|p| p.into_inner()).take();
         session.written().await;
         let input = SessionEndInput {
             session: session.session_ref(),

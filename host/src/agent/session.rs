@@ -112,6 +112,9 @@ pub struct Session {
     pub(crate) span: tracing::Span,
     /// Each plugin's shell prelude, by plugin id ([`super::prelude`]).
     pub(crate) preludes: Mutex<std::collections::BTreeMap<String, String>>,
+    /// The MCP servers this session is connected to (shared with its
+    /// subagents).
+    pub(crate) mcp: Mutex<Option<Arc<crate::mcp::McpTools>>>,
 }
 
 impl Drop for Session {
@@ -161,6 +164,7 @@ impl Session {
             feed: EventFeed::new(FEED_CAPACITY),
             span: tracing::trace_span!(parent: None, "session", session = %header.session_id),
             preludes: Mutex::new(std::collections::BTreeMap::new()),
+            mcp: Mutex::new(None),
         })
     }
 
@@ -308,6 +312,23 @@ impl Session {
             Some(view) => view.clone(),
             None => self.core.view(),
         }
+    }
+
+    /// The tools of `view` plus this session's live MCP tools.
+    pub(crate) fn tools(
+        &self,
+        view: &crate::plugins::HostView,
+    ) -> crate::plugins::services::ToolsView {
+        let mcp = self.mcp.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        match mcp {
+            Some(mcp) => view.tools.with_extra(mcp.live_tools()),
+            None => view.tools.clone(),
+        }
+    }
+
+    /// The session's MCP servers, if any are connected.
+    pub fn mcp(&self) -> Option<Arc<crate::mcp::McpTools>> {
+        self.mcp.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Whether a turn is running.

@@ -91,6 +91,8 @@ async fn run_subagent(agent: &Arc<Agent>, call: &ToolCall, signal: AbortSignalBo
         Ok(child) => child,
         Err(e) => return ToolResult::error(format!("cannot start the subagent: {e}")),
     };
+    // A subagent has its parent's MCP tools, as in Claude Code.
+    *child.mcp.lock().unwrap_or_else(|p| p.into_inner()) = parent.mcp();
     // The child's calls name this call only by an opaque token.
     let _ = child
         .parent_call

@@ -472,8 +472,8 @@ impl Session {
         let request = ModelRequest {
             session_id: self.id.clone(),
             messages: history::derive(self.log().events()),
-            tools: view
-                .tools
+            tools: self
+                .tools(&view)
                 .specs()
                 .into_iter()
                 .map(|s| ModelTool {

@@ -108,6 +108,7 @@ pub(crate) fn boot(
     let options = AgentOptions {
         permissions,
         settings_rules: claude_settings_rules(&manifest),
+        mcp_servers: manifest.mcp_servers.clone(),
         ..AgentOptions::default()
     };
     let agent = Agent::with_store(core.clone(), &manifest.state_dir, store, options);

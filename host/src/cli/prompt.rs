@@ -59,12 +59,10 @@ fn print_human(event: &SessionEvent) {
             None | Some("") => println!("[turn {}]", reason.as_str()),
             Some(msg) => println!("[turn {}: {msg}]", reason.as_str()),
         },
-        SessionEvent::Other(record) if event.kind() == "user/notice" => {
-            // A plugin's word to the user (untrusted project hooks): on
-            // stderr, so stdout stays the turn.
-            if let Some(text) = record.get("text").and_then(serde_json::Value::as_str) {
-                eprintln!("{text}");
-            }
+        SessionEvent::UserNotice { text, .. } => {
+            // Words for the user (a hook's `systemMessage`, untrusted
+            // project hooks): on stderr, so stdout stays the turn.
+            eprintln!("{text}");
         }
         _ => {}
     }
@@ -218,6 +216,11 @@ pub(crate) fn prompt(args: PromptArgs) -> anyhow::Result<ExitCode> {
         // command line says otherwise.
         if let Some(mode) = cli_mode {
             session.set_permission_mode(mode, "cli");
+        }
+        // The manifest's MCP servers; one that fails is reported and the
+        // prompt runs without it.
+        for failed in agent.connect_mcp(&session, Vec::new()).await {
+            eprintln!("dsh: {failed}");
         }
         let Some(outcome) = run_until(&session, Prompt::user(args.text), stops).await else {
             eprintln!("dsh: stopped at once; the turn is closed `interrupted` when the session is next loaded");

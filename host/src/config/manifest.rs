@@ -110,6 +110,10 @@ struct RawManifest {
     hooks: super::HookSettings,
     state: Option<super::store::RawState>,
     telemetry: Option<super::telemetry::RawTelemetry>,
+    /// `{<name>: {command, args, env} | {type: http, url, headers}}`,
+    /// checked by [`crate::mcp::McpServerSpec`].
+    #[serde(default)]
+    mcp_servers: serde_json::Map<String, serde_json::Value>,
     #[serde(default)]
     permissions: Option<RawPermissions>,
 }
@@ -140,6 +144,7 @@ impl Default for RawManifest {
             state: None,
             telemetry: None,
             permissions: None,
+            mcp_servers: serde_json::Map::new(),
         }
     }
 }
@@ -211,6 +216,8 @@ pub struct Manifest {
     pub store: super::StoreConfig,
     /// What is exported (`telemetry:`; `OTEL_EXPORTER_OTLP_ENDPOINT`).
     pub telemetry: super::TelemetryConfig,
+    /// MCP servers every session connects to (`mcp_servers:`), in order.
+    pub mcp_servers: Vec<crate::mcp::McpServerSpec>,
     /// The `permissions:` block, if any: the sessions' default mode and
     /// the manifest's rule layer.
     pub permissions: Option<ManifestPermissions>,
@@ -366,8 +373,16 @@ impl Manifest {
             .permissions
             .map(|p| Self::permissions(path, p))
             .transpose()?;
+        let mcp_servers =
+            crate::mcp::McpServerSpec::from_manifest_map(&raw.mcp_servers).map_err(|e| {
+                ConfigError::Parse {
+                    path: path.to_path_buf(),
+                    message: e.to_string(),
+                }
+            })?;
         Ok(Manifest {
             permissions,
+            mcp_servers,
             path: path.to_path_buf(),
             state_dir,
             socket,
@@ -522,6 +537,23 @@ mod tests {
 
     fn parse(text: &str) -> Result<Manifest, ConfigError> {
         Manifest::from_yaml(Path::new("/etc/dsh/cordis.yml"), text)
+    }
+
+    #[test]
+    fn mcp_servers_take_the_claude_code_shape_and_bad_ones_name_their_key() {
+        let m = parse(
+            "plugins: []\nmcp_servers:\n  gh:\n    command: npx\n    args: [-y, srv]\n  web:\n    type: http\n    url: http://127.0.0.1:9/mcp\n",
+        )
+        .unwrap();
+        let names: Vec<&str> = m.mcp_servers.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["gh", "web"]);
+        let e = parse("plugins: []\nmcp_servers:\n  gh:\n    args: [x]\n")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "/etc/dsh/cordis.yml: mcp_servers.gh: key `command`: missing: a stdio server needs a command"
+        );
     }
 
     #[test]

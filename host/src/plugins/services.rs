@@ -120,6 +120,26 @@ impl ToolsView {
         self.0.iter().map(|t| t.spec.clone()).collect()
     }
 
+    /// This table followed by `extra` (a session's MCP tools); a name this
+    /// table already answers to keeps its tool.
+    pub fn with_extra(&self, extra: Vec<ToolEntry>) -> ToolsView {
+        if extra.is_empty() {
+            return self.clone();
+        }
+        let mut tools: Vec<ToolEntry> = self.0.as_ref().clone();
+        for tool in extra {
+            if tools.iter().any(|t| t.answers_to(tool.spec.name.as_str())) {
+                tracing::warn!(
+                    "tool `{}` is already registered; the MCP tool is not added",
+                    tool.spec.name
+                );
+                continue;
+            }
+            tools.push(tool);
+        }
+        ToolsView(Arc::new(tools))
+    }
+
     /// The tool answering to `name`, if one does.
     pub(crate) fn holder(&self, name: &str) -> Option<&ToolEntry> {
         self.0.iter().find(|t| t.answers_to(name))

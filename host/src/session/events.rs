@@ -284,12 +284,37 @@ pub enum SessionEvent {
         /// The call whose answer added it.
         call_id: String,
     },
+    /// `user/notice`: text for the user only (a hook's `systemMessage`),
+    /// appended by a plugin (`dsh_plugin_api::notice`).
+    #[serde(rename = "user/notice")]
+    UserNotice {
+        /// What the user reads.
+        text: String,
+        /// Where it came from.
+        source: String,
+    },
     /// `stream/text`: a text delta a provider streams while a request runs
     /// (live only, never logged).
     #[serde(rename = "stream/text")]
     StreamText {
         /// The delta.
         text: String,
+    },
+    /// `stream/thought`: a piece of the model's reasoning, streamed while a
+    /// request runs (live only, never logged, never sent back).
+    #[serde(rename = "stream/thought")]
+    StreamThought {
+        /// The delta.
+        text: String,
+    },
+    /// `stream/usage`: how much of the context window a request used (live
+    /// only, never logged).
+    #[serde(rename = "stream/usage")]
+    StreamUsage {
+        /// Tokens in use.
+        used: u64,
+        /// The window.
+        size: u64,
     },
     /// Any other event, kept as the JSON object it was (see the module doc).
     #[serde(untagged)]
@@ -334,6 +359,9 @@ impl SessionEvent {
             SessionEvent::PermissionMode { .. } => "permission/mode",
             SessionEvent::PermissionRule { .. } => "permission/rule",
             SessionEvent::StreamText { .. } => "stream/text",
+            SessionEvent::UserNotice { .. } => "user/notice",
+            SessionEvent::StreamThought { .. } => "stream/thought",
+            SessionEvent::StreamUsage { .. } => "stream/usage",
             SessionEvent::Other(v) => v.get("type").and_then(Value::as_str).unwrap_or(""),
         }
     }

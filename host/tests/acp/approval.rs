@@ -51,8 +51,63 @@ async fn an_allowed_ask_runs_the_tool() {
     );
     assert!(host.project.join("approved.txt").exists());
     let updates = client.take_updates();
-    assert_eq!(updates[1]["status"], "completed", "{updates:#?}");
+    // pending (the permission request) → in_progress once allowed → completed.
+    assert_eq!(
+        updates[1],
+        json!({"sessionUpdate": "tool_call_update", "toolCallId": "call_1_1", "status": "in_progress"})
+    );
+    assert_eq!(updates[2]["status"], "completed", "{updates:#?}");
     assert_eq!(approval(&host, &session)["outcome"], "allow_once");
+    // The request was answered: nothing cancels it.
+    let sent = host.sent_methods();
+    assert!(
+        sent.contains(&"session/request_permission".to_string()),
+        "{sent:?}"
+    );
+    assert!(!sent.contains(&"$/cancel_request".to_string()), "{sent:?}");
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allow_always_runs_the_tool_but_a_hooks_ask_still_asks_again_as_recorded() {
+    let host = TestHost::new(
+        Model::Scripted(json!([
+            bash("touch approved.txt"),
+            bash("touch approved.txt"),
+            bash("touch other.txt"),
+            text("ok"),
+        ])),
+        &[json!({"pre": ASK})],
+    );
+    let (mut client, _serving) = host.connect(Answer::AllowAlways).await;
+    let session = client.open(&host.project).await;
+    assert_eq!(
+        client.prompt(&session, "touch them").await.unwrap(),
+        StopReason::EndTurn
+    );
+    let mut asked = Vec::new();
+    while let Ok(request) = client.permissions.try_recv() {
+        asked.push(request.tool_call.fields.title.clone().unwrap());
+    }
+    // "Always" adds a session rule, but a pre-execute `ask` asks even over
+    // an allow rule (recorded: S31-hook-ask-vs-allow-rule-trusted), so the
+    // repeat is asked again. (An ask of the rules themselves is not:
+    // `modes::`.)
+    assert_eq!(
+        asked,
+        [
+            "Bash: touch approved.txt",
+            "Bash: touch approved.txt",
+            "Bash: touch other.txt"
+        ]
+    );
+    let log = host.log(&session);
+    let outcomes: Vec<&Value> = of_kind(&log, "tool/approval")
+        .iter()
+        .map(|a| &a["outcome"])
+        .collect();
+    assert_eq!(outcomes, ["allow_always", "allow_always", "allow_always"]);
+    assert!(host.project.join("other.txt").exists());
     client.close().await;
 }
 

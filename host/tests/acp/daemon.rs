@@ -153,7 +153,7 @@ async fn sighup_applies_a_changed_manifest_to_an_open_session_and_rejects_a_bad_
     served.expect_notify("READY=1").await;
     assert_eq!(
         client.prompt(&session, "second").await.unwrap(),
-        StopReason::Cancelled
+        StopReason::Refusal
     );
 
     // A broken manifest is refused; the running one stays.
@@ -162,7 +162,7 @@ async fn sighup_applies_a_changed_manifest_to_an_open_session_and_rejects_a_bad_
     served.expect_notify("READY=1").await;
     assert_eq!(
         client.prompt(&session, "third").await.unwrap(),
-        StopReason::Cancelled
+        StopReason::Refusal
     );
     let log = read_jsonl(&served.path(&format!("state/sessions/{session}.jsonl")));
     let blocked: Vec<&Value> = log

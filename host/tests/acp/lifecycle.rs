@@ -82,13 +82,13 @@ async fn loading_an_unknown_session_or_one_held_elsewhere_is_refused() {
     let (other, _b) = host.connect(Answer::Fail).await;
     other.initialize().await;
     let error = other.load("ses_missing", &host.project).await.unwrap_err();
-    assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
+    assert_eq!(error.code, ErrorCode::RESOURCE_NOT_FOUND);
     let error = other.load(&session, &host.project).await.unwrap_err();
     assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
     assert!(error.message.contains("another connection"), "{error:?}");
     // Nor may it prompt a session it does not hold.
     let error = other.prompt(&session, "hi").await.unwrap_err();
-    assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
+    assert_eq!(error.code, ErrorCode::RESOURCE_NOT_FOUND);
     owner.close().await;
     other.close().await;
 }

@@ -5,12 +5,18 @@
 
 #[path = "../agent_loop/probe.rs"]
 mod probe;
+mod schema;
+mod status;
 mod support;
 
 mod approval;
 mod binary;
 mod daemon;
+mod editor;
+mod history;
 mod lifecycle;
+mod mcp;
 mod modes;
+mod notices;
 mod prompts;
 mod robustness;

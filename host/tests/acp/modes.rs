@@ -38,7 +38,7 @@ async fn set_mode_changes_what_asks_and_a_load_keeps_it() {
         ])),
         &[],
     );
-    let (mut client, _serving) = host.connect(Answer::Reject).await;
+    let (mut client, serving) = host.connect(Answer::Reject).await;
     client.initialize().await;
     let created = within(
         "session/new",
@@ -137,6 +137,9 @@ async fn set_mode_changes_what_asks_and_a_load_keeps_it() {
     let e = set_mode(&client, &session, "yolo").await.unwrap_err();
     assert!(e.contains("unknown mode `yolo`"), "{e}");
     client.close().await;
+    // The first connection has let go of the session (its log's lock too)
+    // before another loads it.
+    let _ = within("the first connection to end", serving).await;
 
     // A new connection loads the session in the mode it was left in.
     host.agent.close_session(&session, "other").await;

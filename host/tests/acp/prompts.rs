@@ -69,7 +69,7 @@ async fn streamed_text_is_forwarded_as_chunks_and_not_repeated() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_prompt_blocked_by_a_plugin_answers_cancelled_without_calling_the_model() {
+async fn a_prompt_blocked_by_a_plugin_is_a_refusal_telling_why_without_calling_the_model() {
     let host = TestHost::new(
         Model::Scripted(json!([text("never")])),
         &[json!({"prompt": "block:not today"})],
@@ -77,8 +77,14 @@ async fn a_prompt_blocked_by_a_plugin_answers_cancelled_without_calling_the_mode
     let (mut client, _serving) = host.connect(Answer::Fail).await;
     let session = client.open(&host.project).await;
     let stop = client.prompt(&session, "please").await.unwrap();
-    assert_eq!(stop, StopReason::Cancelled);
-    assert!(client.take_updates().is_empty());
+    // `cancelled` is the client's own cancel; a block is a refusal.
+    assert_eq!(stop, StopReason::Refusal);
+    assert_eq!(
+        client.take_updates(),
+        [
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "not today"}})
+        ]
+    );
     assert!(host.requests().is_empty(), "the model must not be called");
     client.close().await;
 }
@@ -98,12 +104,13 @@ async fn a_failed_turn_is_a_json_rpc_error_carrying_its_message() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn unknown_sessions_and_unsupported_content_are_invalid_params() {
+async fn unknown_sessions_are_not_found_and_unsupported_content_is_invalid_params() {
     let host = TestHost::new(Model::Scripted(json!([bash("true"), text("x")])), &[]);
     let (client, _serving) = host.connect(Answer::Fail).await;
     let session = client.open(&host.project).await;
     let error = client.prompt("ses_nope", "hello").await.unwrap_err();
-    assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
+    // -32002, as the ACP schema names it.
+    assert_eq!(i32::from(error.code), -32002);
     assert_eq!(error.data, Some(json!({"sessionId": "ses_nope"})));
     let image = ContentBlock::Image(ImageContent::new("AAAA", "image/png"));
     let error = client

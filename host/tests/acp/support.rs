@@ -9,9 +9,11 @@ use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    ContentBlock, InitializeRequest, LoadSessionRequest, NewSessionRequest, PermissionOptionKind,
-    PromptRequest, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
-    SelectedPermissionOutcome, SessionNotification, StopReason,
+    ContentBlock, InitializeRequest, LoadSessionRequest, McpServer, NewSessionRequest,
+    PermissionOptionKind, PromptRequest, ReadTextFileRequest, ReadTextFileResponse,
+    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
+    SelectedPermissionOutcome, SessionNotification, SessionUpdate, StopReason,
+    WriteTextFileRequest, WriteTextFileResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, ByteStreams, Client, ConnectTo, Error as RpcError};
@@ -26,6 +28,7 @@ use tokio::task::JoinHandle;
 use tokio_util::compat::{TokioAsyncReadCompatExt as _, TokioAsyncWriteCompatExt as _};
 
 use super::probe::Probe;
+use crate::schema::Checked;
 
 /// Every wait in these tests ends within this.
 pub const WAIT: Duration = Duration::from_secs(30);
@@ -54,6 +57,8 @@ pub enum Model {
     Scripted(Value),
     /// [`StreamingModel`]: streams `Hel`, `lo`, then answers `Hello`.
     Streaming,
+    /// Any model plugin.
+    Plugin(Load),
 }
 
 /// An in-memory host: bash-local, probes, a model, and an ACP server.
@@ -66,6 +71,25 @@ pub struct TestHost {
     pub _plugins: PluginHost,
     pub agent: Arc<DshAgent>,
     pub server: Arc<AcpServer>,
+    /// What the schema tap of [`TestHost::connect`] saw.
+    pub checked: Arc<Mutex<Checked>>,
+}
+
+impl Drop for TestHost {
+    /// Fails the test on any frame that broke the ACP schema.
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            return;
+        }
+        let checked = self.checked.lock().unwrap();
+        assert!(
+            checked.violations.is_empty(),
+            "{} of {} frames dsh sent break the ACP schema:\n{}",
+            checked.violations.len(),
+            checked.frames,
+            checked.violations.join("\n")
+        );
+    }
 }
 
 impl TestHost {
@@ -92,6 +116,7 @@ impl TestHost {
                 probes,
                 Load::native::<StreamingModel>("model", json!({})),
             ),
+            Model::Plugin(model) => AgentHost::with_model(dir.path(), probes, model),
         }
         .problem_free();
         let AgentHost {
@@ -110,6 +135,33 @@ impl TestHost {
             _plugins: host,
             agent,
             server,
+            checked: Arc::default(),
+        }
+    }
+
+    /// A host with `loads` (hook bridges, ...) and `model-scripted`
+    /// answering `script`.
+    pub fn with_loads(script: Value, loads: impl FnOnce(&Path) -> Vec<Load>) -> TestHost {
+        let dir = tempfile::tempdir().unwrap();
+        let seen = dir.path().join("seen.jsonl");
+        let loads = loads(dir.path());
+        let AgentHost {
+            project,
+            record,
+            plugins,
+            agent,
+            ..
+        } = AgentHost::scripted(dir.path(), loads, script).problem_free();
+        let server = AcpServer::new(agent.clone());
+        TestHost {
+            dir,
+            project,
+            record,
+            seen,
+            _plugins: plugins,
+            agent,
+            server,
+            checked: Arc::default(),
         }
     }
 
@@ -122,9 +174,11 @@ impl TestHost {
         (ours, serving)
     }
 
-    /// A real client on a new in-memory connection.
+    /// A real client on a new in-memory connection, every frame dsh sends
+    /// checked against the ACP schema ([`crate::schema`]).
     pub async fn connect(&self, answer: Answer) -> (TestClient, JoinHandle<Result<(), AcpError>>) {
-        let (ours, serving) = self.raw();
+        let (server_side, serving) = self.raw();
+        let ours = crate::schema::tap(server_side, self.checked.clone());
         let (read, write) = tokio::io::split(ours);
         let client = TestClient::start(
             ByteStreams::new(write.compat_write(), read.compat()),
@@ -132,6 +186,11 @@ impl TestHost {
         )
         .await;
         (client, serving)
+    }
+
+    /// The methods of the requests and notifications dsh sent so far.
+    pub fn sent_methods(&self) -> Vec<String> {
+        self.checked.lock().unwrap().methods.clone()
     }
 
     /// Every request the scripted model received.
@@ -184,11 +243,19 @@ pub enum Answer {
     Hold,
 }
 
+/// An editor's buffers by path.
+pub type Buffers = Arc<Mutex<std::collections::HashMap<PathBuf, String>>>;
+
 /// A real ACP client driven from the test body.
 pub struct TestClient {
     pub cx: ConnectionTo<Agent>,
     updates: mpsc::UnboundedReceiver<SessionNotification>,
     pub permissions: mpsc::UnboundedReceiver<RequestPermissionRequest>,
+    /// Every `available_commands_update` notification, whole.
+    pub commands: mpsc::UnboundedReceiver<Value>,
+    /// The editor's open buffers (`fs/read_text_file` reads them,
+    /// `fs/write_text_file` writes them), by absolute path.
+    pub buffers: Buffers,
     close: Option<oneshot::Sender<()>>,
     driver: JoinHandle<Result<(), RpcError>>,
 }
@@ -206,6 +273,9 @@ fn pick(
 impl TestClient {
     pub async fn start(transport: impl ConnectTo<Client> + 'static, answer: Answer) -> TestClient {
         let (update_tx, updates) = mpsc::unbounded_channel();
+        let (commands_tx, commands) = mpsc::unbounded_channel();
+        let buffers: Buffers = Arc::default();
+        let (reads, writes) = (buffers.clone(), buffers.clone());
         let (permission_tx, permissions) = mpsc::unbounded_channel();
         let (cx_tx, cx_rx) = oneshot::channel();
         let (close, close_rx) = oneshot::channel::<()>();
@@ -216,7 +286,13 @@ impl TestClient {
                 .name("dsh-test-client")
                 .on_receive_notification(
                     async move |note: SessionNotification, _cx| {
-                        let _ = update_tx.send(note);
+                        // The command list is editor chrome, kept apart
+                        // from a prompt's updates.
+                        if matches!(note.update, SessionUpdate::AvailableCommandsUpdate(_)) {
+                            let _ = commands_tx.send(serde_json::to_value(&note).unwrap());
+                        } else {
+                            let _ = update_tx.send(note);
+                        }
                         Ok(())
                     },
                     agent_client_protocol::on_receive_notification!(),
@@ -248,6 +324,29 @@ impl TestClient {
                     },
                     agent_client_protocol::on_receive_request!(),
                 )
+                .on_receive_request(
+                    async move |request: ReadTextFileRequest, responder, _cx| {
+                        let held = reads.lock().unwrap().get(&request.path).cloned();
+                        match held {
+                            Some(content) => responder.respond(ReadTextFileResponse::new(content)),
+                            None => responder.respond_with_error(RpcError::new(
+                                agent_client_protocol::ErrorCode::RESOURCE_NOT_FOUND,
+                                format!("no buffer for {}", request.path.display()),
+                            )),
+                        }
+                    },
+                    agent_client_protocol::on_receive_request!(),
+                )
+                .on_receive_request(
+                    async move |request: WriteTextFileRequest, responder, _cx| {
+                        writes
+                            .lock()
+                            .unwrap()
+                            .insert(request.path.clone(), request.content.clone());
+                        responder.respond(WriteTextFileResponse::new())
+                    },
+                    agent_client_protocol::on_receive_request!(),
+                )
                 .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
                     let _ = cx_tx.send(cx.clone());
                     tokio::select! {
@@ -262,28 +361,39 @@ impl TestClient {
             cx,
             updates,
             permissions,
+            commands,
+            buffers,
             close: Some(close),
             driver,
         }
     }
 
     pub async fn initialize(&self) -> Value {
-        let response = within(
-            "initialize",
-            self.cx
-                .send_request(InitializeRequest::new(ProtocolVersion::V1))
-                .block_task(),
-        )
-        .await
-        .unwrap();
+        self.initialize_with(Default::default()).await
+    }
+
+    /// `initialize`, offering `capabilities`.
+    pub async fn initialize_with(
+        &self,
+        capabilities: agent_client_protocol::v1::schema::ClientCapabilities,
+    ) -> Value {
+        let request = InitializeRequest::new(ProtocolVersion::V1).client_capabilities(capabilities);
+        let response = within("initialize", self.cx.send_request(request).block_task())
+            .await
+            .unwrap();
         serde_json::to_value(response).unwrap()
     }
 
     pub async fn new_session(&self, cwd: &Path) -> String {
+        self.new_session_with(cwd, Vec::new()).await
+    }
+
+    /// `session/new` in `cwd` naming `servers`.
+    pub async fn new_session_with(&self, cwd: &Path, servers: Vec<McpServer>) -> String {
         let response = within(
             "session/new",
             self.cx
-                .send_request(NewSessionRequest::new(cwd))
+                .send_request(NewSessionRequest::new(cwd).mcp_servers(servers))
                 .block_task(),
         )
         .await

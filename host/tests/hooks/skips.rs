@@ -123,6 +123,12 @@ pub const ROWS: &[Row] = &[
     // Codex.
     row(
         Codex,
+        "C75-structured",
+        ToolResults,
+        "not done: Codex shows the model an MCP result framed as exec output (`Wall time: … seconds\nOutput:\n` then the text); dsh's MCP tool hands the model the server's text (NOT_REPRODUCED.md, Not done yet)",
+    ),
+    row(
+        Codex,
         "C3-ups-block-then-resume",
         Mapped("session_id"),
         "Codex kept no rollout for a session whose only prompt was blocked, so `resume --last` started a new session ($SESSION_ID_2); dsh persists the session and resumes it (compared as $SESSION_ID, SessionStart source `resume`)",

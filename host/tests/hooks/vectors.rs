@@ -93,6 +93,10 @@ fn model_script(v: &Vector) -> Value {
             // sessions (`codex_exec_command`), with the model's arguments.
             let args: Value =
                 serde_json::from_str(f["arguments"].as_str().unwrap_or("{}")).unwrap();
+            // An MCP tool has the same name in dsh (`mcp__<server>__<tool>`).
+            if f["name"].as_str().is_some_and(|n| n.starts_with("mcp__")) {
+                return json!({"tool_calls": [{"name": f["name"], "arguments": args}]});
+            }
             assert!(
                 f["name"] == "exec_command",
                 "{}: tool {}",
@@ -308,6 +312,7 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
         .cloned()
         .unwrap_or_default();
     let mut session = host.session_in(&project).await;
+    connect_mcp(v, sb, &host, &session).await;
     let log_dir = host.state.join("sessions");
     // The CLI could not save there (S21-ups-json-persist-fails): the
     // session's tool-results folder is a regular file.
@@ -331,6 +336,7 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
             // The first process is gone, and with it its lock on the log.
             drop(session);
             session = host.agent.resume_session(&id).await.unwrap();
+            connect_mcp(v, sb, &host, &session).await;
         }
         let prompt = inv["prompt"]
             .as_str()
@@ -353,6 +359,35 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
         state: host.state.clone(),
         outs: outs.to_path_buf(),
     }
+}
+
+/// The MCP servers the CLI was given (`mcp_servers`, the manifest shape),
+/// with the recorder's server script (`$MCP_SERVER`) at its copy beside the
+/// vectors; a server that does not start fails the vector.
+async fn connect_mcp(
+    v: &Vector,
+    sb: &Sandbox,
+    host: &AgentHost,
+    session: &std::sync::Arc<dsh_host::agent::Session>,
+) {
+    let Some(servers) = v.json["mcp_servers"].as_object() else {
+        return;
+    };
+    let script = dsh_test_support::workspace_root().join("tests/fixtures/vectors/mcp_server.py");
+    let mut specs = Vec::new();
+    for (name, entry) in servers {
+        let text = entry
+            .to_string()
+            .replace("$MCP_SERVER", &script.display().to_string());
+        let entry = sb.subst_value(&serde_json::from_str(&text).unwrap());
+        specs.push(dsh_host::mcp::McpServerSpec::from_manifest(name, &entry).unwrap());
+    }
+    let failed = host.agent.connect_mcp(session, specs).await;
+    assert!(
+        failed.is_empty(),
+        "{}: MCP servers failed: {failed:?}",
+        v.name
+    );
 }
 
 /// Runs one vector and returns every difference found, and whether it
@@ -468,7 +503,14 @@ fn check_calls(
         drop_nested(skips, &mut got_cmp);
         // Durations and token counts vary (vectors README): type only.
         let mut type_only = vec!["duration_ms", "totalDurationMs", "totalTokens"];
+        // An MCP tool's response is the server's answer, which dsh passes
+        // on as the CLI does: compared whole, whatever the rows say of the
+        // CLI's own tools.
+        let mcp = expect["tool_name"]
+            .as_str()
+            .is_some_and(|n| n.starts_with("mcp__"));
         type_only.extend(ROWS.iter().filter_map(|r| match r.aspect {
+            Aspect::TypeOnly("tool_response") if mcp => None,
             Aspect::TypeOnly(k) if skips.has(Aspect::TypeOnly(k)) => Some(k),
             _ => None,
         }));
@@ -782,6 +824,19 @@ fn sourced(requests: &[Value]) -> Vec<(usize, String, Value)> {
     out
 }
 
+/// A recorded text: a string, or content blocks of text (an MCP tool's
+/// result as Claude Code sends it) joined by newlines.
+fn text_of(v: &Value) -> String {
+    match v {
+        Value::Array(blocks) => blocks
+            .iter()
+            .map(|b| b["text"].as_str().unwrap_or_default())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        other => other.as_str().unwrap_or_default().to_string(),
+    }
+}
+
 fn check_requests(
     v: &Vector,
     sb: &Sandbox,
@@ -840,7 +895,7 @@ fn check_requests(
     for t in &texts {
         let r = t["request"].as_u64().unwrap_or(0) as usize;
         let placement = s(t, "placement");
-        let mut text = p.map_paths(sb, &s(t, "text"));
+        let mut text = p.map_paths(sb, &text_of(&t["text"]));
         // Codex's exec framing is its tool's output, not hook text
         // (C20-env-passthrough lists the tool's result).
         if dialect == Dialect::Codex
@@ -1105,7 +1160,19 @@ fn check_tools(
             .events
             .iter()
             .find(|e| e["type"] == "tool/result" && e["call_id"] == id.as_str());
-        if let (Some(seen), Some(result)) = (w["result_seen_by_model"].as_str(), result)
+        // Content blocks of text (Claude's MCP results) read as their text.
+        let blocks_text = w["result_seen_by_model"].as_array().and_then(|blocks| {
+            blocks
+                .iter()
+                .map(|b| (b["type"] == "text").then(|| b["text"].as_str()).flatten())
+                .collect::<Option<Vec<&str>>>()
+                .map(|texts| texts.join("\n"))
+        });
+        let seen = w["result_seen_by_model"]
+            .as_str()
+            .map(str::to_string)
+            .or(blocks_text);
+        if let (Some(seen), Some(result)) = (seen.as_deref(), result)
             && !skips.has(Aspect::ToolResults)
         {
             let seen = sb.subst(seen);

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use dsh_host::model::openai::stream::Live;
 use dsh_host::model::openai::{ApiKey, OpenAiClient, OpenAiConfig, OpenAiError};
 use dsh_host::model::{
     ChatMessage, ModelReply, ModelRequest, ModelTool, ModelToolCall, StopReason,
@@ -23,7 +24,11 @@ async fn complete_with(
     let mut deltas = Vec::new();
     let result = timeout(
         WAIT,
-        client.complete(&ApiKey::new(KEY), request, |d| deltas.push(d.to_string())),
+        client.complete(&ApiKey::new(KEY), request, |d| {
+            if let Live::Text(t) = d {
+                deltas.push(t.to_string());
+            }
+        }),
     )
     .await
     .expect("the completion hung");
@@ -187,6 +192,7 @@ async fn request_carries_history_tools_stream_and_bearer_key() {
             "tools": [{"type": "function", "function": {"name": "Bash", "description": "Runs a command.",
                 "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}}}],
             "stream": true,
+            "stream_options": {"include_usage": true},
             "max_tokens": 256,
         })
     );
@@ -342,7 +348,9 @@ async fn dropping_the_future_closes_the_connection() {
     let request = request(vec![ChatMessage::new("user", "a long one")]);
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let mut completion = Box::pin(client.complete(&key, &request, move |d| {
-        let _ = tx.send(d.to_string());
+        if let Live::Text(t) = d {
+            let _ = tx.send(t.to_string());
+        }
     }));
     tokio::select! {
         done = &mut completion => panic!("a held stream cannot finish: {done:?}"),
@@ -371,7 +379,8 @@ fn the_key_is_read_from_the_named_variable_at_call_time() {
         defaults,
         json!({"base_url": "https://api.deepseek.com", "model": "deepseek-chat",
             "api_key_env": "DEEPSEEK_API_KEY", "max_retries": 3, "retry_base_ms": 500,
-            "request_timeout_s": 300, "max_tokens": null, "temperature": null})
+            "request_timeout_s": 300, "max_tokens": null, "temperature": null,
+            "context_window": null})
     );
     assert_eq!(
         client.endpoint(),

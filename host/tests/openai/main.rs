@@ -58,6 +58,7 @@ pub fn config(base_url: &str) -> OpenAiConfig {
         request_timeout_s: 20,
         max_tokens: None,
         temperature: None,
+        context_window: None,
     }
 }
 

@@ -7,7 +7,10 @@
 //! - [`approval`]: ask whoever owns a session whether a tool may run (the
 //!   ACP server provides it; the loop's pre-tool `ask` calls it);
 //! - [`model`]: one completion (`model-scripted`, `model-openai`, or a
-//!   provider shipped as a `.so`; the agent loop calls it).
+//!   provider shipped as a `.so`; the agent loop calls it);
+//! - [`editor_fs`]: a session's files as its editor holds them (the ACP
+//!   server provides it when the editor offers its file system; the file
+//!   tools call it).
 //!
 //! Services travel as JSON strings over the ABI (a `call_service` takes
 //! and returns text), so these types are plain serde types, not ABI-stable
@@ -33,5 +36,6 @@
 //! old method stays until the next major of this crate.
 
 pub mod approval;
+pub mod editor_fs;
 pub mod model;
 pub mod process_runner;

@@ -222,10 +222,12 @@ pub fn record(
     runs: &[HookRun],
 ) {
     for run in runs {
-        for rec in [
+        let mut recs = vec![
             records::invoked(dialect, event, run),
             records::result(dialect, event, run),
-        ] {
+        ];
+        recs.extend(records::notices(dialect, event, run));
+        for rec in recs {
             if let Err(e) = host.append_record(session_id, &rec) {
                 debug!(session = %session_id, error = %e, "hook record not appended");
             }

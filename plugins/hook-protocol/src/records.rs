@@ -8,6 +8,8 @@
 
 use serde_json::{Value, json};
 
+use dsh_plugin_api::notice::UserNotice;
+
 use crate::Dialect;
 use crate::point::HookRun;
 
@@ -58,6 +60,29 @@ pub fn result(dialect: Dialect, event: &str, run: &HookRun) -> Value {
         "stderr_truncated": a.stderr_truncated,
         "detail": run.detail,
     })
+}
+
+/// The `user/notice` records of one hook's answer: its `systemMessage`,
+/// and the `stopReason` of a `continue: false`, which the CLIs show the
+/// user and never the model.
+pub fn notices(dialect: Dialect, event: &str, run: &HookRun) -> Vec<Value> {
+    let (_, stdout) = crate::codec::read_output(&run.answer, dialect);
+    let crate::codec::Stdout::Json(map) = stdout else {
+        return Vec::new();
+    };
+    let source = format!("{event} hook");
+    let mut out = Vec::new();
+    if let Some(text) = map.get("systemMessage").and_then(Value::as_str)
+        && !text.is_empty()
+    {
+        out.push(UserNotice::new(text, source.clone()).record());
+    }
+    if let Some(Some(reason)) = crate::codec::stop_requested(&map)
+        && !reason.is_empty()
+    {
+        out.push(UserNotice::new(reason, source).record());
+    }
+    out
 }
 
 #[cfg(test)]

@@ -239,7 +239,7 @@ impl ClaudeBridge {
             session.session_id
         ));
         let record =
-            serde_json::json!({"type": "user/notice", "plugin": "hooks-claude", "text": text});
+            dsh_plugin_api::notice::UserNotice::new(text.as_str(), "hooks-claude plugin").record();
         if let Err(e) = self.host.append_record(&session.session_id, &record) {
             self.host.warn(&format!(
                 "hooks-claude: notice for session {} dropped: {e}",

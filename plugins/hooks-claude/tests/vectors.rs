@@ -263,13 +263,25 @@ fn every_payload_matches_its_vector() {
     assert_eq!(skipped, expected);
 }
 
-/// Texts the model saw from hooks, with their placement.
+/// Texts the model saw from hooks, with their placement. Content blocks
+/// (an MCP tool's result as Claude Code sends it) read as their text,
+/// joined by newlines.
 fn hook_texts(v: &Vector, sb: &Sandbox) -> Vec<(String, String)> {
     v.json["outcome"]["hook_text_seen_by_model"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|t| (sb.subst(t["text"].as_str().unwrap()), s(t, "placement")))
+        .map(|t| {
+            let text = match &t["text"] {
+                Value::Array(blocks) => blocks
+                    .iter()
+                    .map(|b| b["text"].as_str().unwrap_or_default())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                other => other.as_str().unwrap().to_string(),
+            };
+            (sb.subst(&text), s(t, "placement"))
+        })
         .collect()
 }
 
@@ -706,7 +718,21 @@ async fn replay(v: &Vector) {
                     v.name
                 );
                 assert_eq!(d.context_text("\n"), of("additional context"), "{}", v.name);
-                assert_eq!(d.replaced_content(), None, "{}", v.name);
+                // An MCP tool's output a hook replaced (`updatedMCPToolOutput`)
+                // is the result the model read; nothing else is replaced.
+                let replaced = (s(&j, "tool_name").starts_with("mcp__")
+                    && out.contains("updatedMCPToolOutput"))
+                .then(|| {
+                    texts
+                        .iter()
+                        .find(|(_, p)| p.starts_with("content of the tool_result block"))
+                        .map(|(t, _)| t.clone())
+                })
+                .flatten();
+                let got = d
+                    .replaced_content()
+                    .map(|c| dsh_plugin_api::blocks_text(c.as_slice()));
+                assert_eq!(got, replaced, "{}", v.name);
             }
             "Stop" => {
                 let d = bridge

@@ -199,7 +199,7 @@ impl CodexBridge {
             session.session_id
         ));
         let record =
-            serde_json::json!({"type": "user/notice", "plugin": "hooks-codex", "text": text});
+            dsh_plugin_api::notice::UserNotice::new(text.as_str(), "hooks-codex plugin").record();
         if let Err(e) = self.host.append_record(&session.session_id, &record) {
             self.host.warn(&format!(
                 "hooks-codex: notice for session {} dropped: {e}",

@@ -74,7 +74,9 @@ fn tool_call(v: &Vector, call_cwd: &str, j: &Value) -> ToolCall {
         .unwrap_or_else(|| panic!("{}: no tool call {id}", v.name));
     let mut args: Map<String, Value> =
         serde_json::from_str(recorded["arguments"].as_str().unwrap()).unwrap();
-    if j["hook_event_name"] == "PostToolUse" {
+    // An MCP tool's arguments are its own; the shell's command is `cmd`.
+    let mcp = s(recorded, "name").starts_with("mcp__");
+    if j["hook_event_name"] == "PostToolUse" && !mcp {
         args.insert("cmd".into(), j["tool_input"]["command"].clone());
     }
     ToolCall {
@@ -114,9 +116,17 @@ fn prompt_input(cwd: &str, j: &Value) -> PromptSubmitInput {
 }
 
 fn post_input(v: &Vector, cwd: &str, j: &Value) -> PostExecuteInput {
+    // An MCP tool's result keeps the server's answer as its structured part.
+    let result = match &j["tool_response"] {
+        Value::Object(answer) => {
+            let text = answer["content"][0]["text"].as_str().unwrap_or_default();
+            ToolResult::text(text).with_structured(Value::Object(answer.clone()).to_string())
+        }
+        other => ToolResult::text(other.as_str().unwrap_or_default()),
+    };
     PostExecuteInput {
         call: RArc::new(tool_call(v, cwd, j)),
-        result: ToolResult::text(s(j, "tool_response")),
+        result,
         denied: false,
     }
 }

@@ -16,6 +16,7 @@ use dsh_plugin_api::{ToolResult, ToolSpec};
 use serde_json::{Value, json};
 
 use crate::args::Args;
+use crate::editor::{Editor, EditorRead};
 use crate::error::FsToolError;
 use crate::patch::structured_patch;
 
@@ -88,10 +89,41 @@ pub fn parse(args: &Value, cwd: &Path) -> Result<EditRequest, FsToolError> {
 
 /// The tool body.
 pub async fn edit_tool(args: &Value, cwd: &Path) -> ToolResult {
+    edit_via(args, cwd, None).await
+}
+
+/// [`edit_tool`], editing the text the session's editor holds when it
+/// offers its files.
+pub(crate) async fn edit_via(args: &Value, cwd: &Path, editor: Option<&Editor<'_>>) -> ToolResult {
     let request = match parse(args, cwd) {
         Ok(r) => r,
         Err(e) => return ToolResult::error(e.to_string()),
     };
+    if let Some(editor) = editor
+        && let Some(got) = editor.read(&request.path).await
+    {
+        let original = match got {
+            EditorRead::Text(text) => Some(text),
+            EditorRead::Failed(_) => None,
+        };
+        let (updated, replacements) = match apply(&request, original.as_deref()) {
+            Ok(done) => done,
+            Err(e) => return ToolResult::error(e.to_string()),
+        };
+        match editor.write(&request.path, &updated).await {
+            Some(Ok(())) => {
+                return to_tool_result(&EditOutput {
+                    created: original.is_none(),
+                    original: original.unwrap_or_default(),
+                    request,
+                    updated,
+                    replacements,
+                });
+            }
+            Some(Err(e)) => return ToolResult::error(e.to_string()),
+            None => {}
+        }
+    }
     match tokio::task::spawn_blocking(move || edit_file(request)).await {
         Ok(Ok(output)) => to_tool_result(&output),
         Ok(Err(e)) => ToolResult::error(e.to_string()),
@@ -103,6 +135,45 @@ pub async fn edit_tool(args: &Value, cwd: &Path) -> ToolResult {
             .to_string(),
         ),
     }
+}
+
+/// The edited text and the number of replacements, for a file holding
+/// `original` (`None`: it does not exist).
+pub fn apply(
+    request: &EditRequest,
+    original: Option<&str>,
+) -> Result<(String, usize), FsToolError> {
+    if request.old_string == request.new_string {
+        return Err(FsToolError::NoChange);
+    }
+    Ok(match (original, request.old_string.is_empty()) {
+        (None, true) => (request.new_string.clone(), 1),
+        (None, false) => {
+            return Err(FsToolError::NotFound {
+                path: request.path.clone(),
+            });
+        }
+        (Some(""), true) => (request.new_string.clone(), 1),
+        (Some(_), true) => return Err(FsToolError::AlreadyExists),
+        (Some(text), false) => {
+            let count = text.matches(&request.old_string).count();
+            match count {
+                0 => return Err(FsToolError::StringNotFound(request.old_string.clone())),
+                1 => {}
+                _ if request.replace_all => {}
+                _ => {
+                    return Err(FsToolError::NotUnique {
+                        count,
+                        old: request.old_string.clone(),
+                    });
+                }
+            }
+            (
+                text.replace(&request.old_string, &request.new_string),
+                count,
+            )
+        }
+    })
 }
 
 /// Applies the edit to the file.
@@ -118,30 +189,7 @@ pub fn edit_file(request: EditRequest) -> Result<EditOutput, FsToolError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(FsToolError::io("read", &path, e)),
     };
-    let (updated, replacements) = match (&original, request.old_string.is_empty()) {
-        (None, true) => (request.new_string.clone(), 1),
-        (None, false) => return Err(FsToolError::NotFound { path }),
-        (Some(text), true) if text.is_empty() => (request.new_string.clone(), 1),
-        (Some(_), true) => return Err(FsToolError::AlreadyExists),
-        (Some(text), false) => {
-            let count = text.matches(&request.old_string).count();
-            match count {
-                0 => return Err(FsToolError::StringNotFound(request.old_string)),
-                1 => {}
-                _ if request.replace_all => {}
-                _ => {
-                    return Err(FsToolError::NotUnique {
-                        count,
-                        old: request.old_string,
-                    });
-                }
-            }
-            (
-                text.replace(&request.old_string, &request.new_string),
-                count,
-            )
-        }
-    };
+    let (updated, replacements) = apply(&request, original.as_deref())?;
     let created = original.is_none();
     if created && let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)

@@ -101,6 +101,16 @@ pub enum FsToolError {
     /// An empty `old_string` (create) on a file that has content.
     #[error("Cannot create new file - file already exists.")]
     AlreadyExists,
+    /// The session's editor refused a read or a write (`editor-fs`).
+    #[error("Cannot {action} {} in the editor: {message}", path.display())]
+    Editor {
+        /// `read` or `write`.
+        action: &'static str,
+        /// The resolved path.
+        path: PathBuf,
+        /// What the editor said.
+        message: String,
+    },
     /// The blocking task running the tool panicked or was cancelled.
     #[error("{tool}: internal error: {detail}")]
     Internal {

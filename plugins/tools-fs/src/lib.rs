@@ -6,6 +6,8 @@
 //! - [`edit`] — `Edit {file_path, old_string, new_string, replace_all?}`:
 //!   exact, unique-unless-`replace_all` string replacement.
 //!
+//! When the session's editor offers its files (the `editor-fs` service,
+//! [`editor`]), the tools read and write through it; otherwise the disk.
 //! Relative paths resolve against the session's cwd. Every failure is an
 //! `is_error` result whose text is an [`FsToolError`]; `structured` holds
 //! a Claude-like `tool_response` (each module documents its shape). Each
@@ -15,6 +17,7 @@
 
 pub mod args;
 pub mod edit;
+mod editor;
 pub mod error;
 pub mod patch;
 pub mod read;
@@ -75,13 +78,15 @@ impl Plugin for ToolsFs {
             (edit::spec(), FsTool::Edit),
         ] {
             let config = config.clone();
+            let tool_host = host.clone();
             host.register_tool(
                 spec,
                 move |call: RArc<ToolCall>, _signal: AbortSignalBox| {
                     // File operations are short and not interruptible midway:
                     // the abort signal is not consulted.
                     let config = config.clone();
-                    async move { run_call(tool, &call, &config).await }
+                    let host = tool_host.clone();
+                    async move { run_call(tool, &call, &config, &host).await }
                 },
             )?;
         }
@@ -89,7 +94,7 @@ impl Plugin for ToolsFs {
     }
 }
 
-async fn run_call(tool: FsTool, call: &ToolCall, config: &Config) -> ToolResult {
+async fn run_call(tool: FsTool, call: &ToolCall, config: &Config, host: &Host) -> ToolResult {
     let name = match tool {
         FsTool::Read => read::TOOL_NAME,
         FsTool::Write => write::TOOL_NAME,
@@ -101,11 +106,16 @@ async fn run_call(tool: FsTool, call: &ToolCall, config: &Config) -> ToolResult 
         Err(e) => return ToolResult::error(e.to_string()),
     };
     let cwd = Path::new(call.session.cwd.as_str());
+    // The session's editor, when it offers its files (`editor-fs`).
+    let editor = editor::Editor {
+        host,
+        session_id: call.session.session_id.as_str(),
+    };
     let body = async {
         match tool {
-            FsTool::Read => read_tool(&args, cwd, config).await,
-            FsTool::Write => write_tool(&args, cwd).await,
-            FsTool::Edit => edit_tool(&args, cwd).await,
+            FsTool::Read => read::read_via(&args, cwd, config, Some(&editor)).await,
+            FsTool::Write => write::write_via(&args, cwd, Some(&editor)).await,
+            FsTool::Edit => edit::edit_via(&args, cwd, Some(&editor)).await,
         }
     };
     body.instrument(span).await

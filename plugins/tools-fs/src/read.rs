@@ -22,6 +22,7 @@ use serde_json::{Value, json};
 
 use crate::Config;
 use crate::args::Args;
+use crate::editor::{Editor, EditorRead};
 use crate::error::FsToolError;
 
 /// The tool's name.
@@ -71,6 +72,17 @@ pub fn spec() -> ToolSpec {
 
 /// The tool body: parse, read in a blocking task, format.
 pub async fn read_tool(args: &Value, cwd: &Path, config: &Config) -> ToolResult {
+    read_via(args, cwd, config, None).await
+}
+
+/// [`read_tool`], reading through the session's editor when it offers its
+/// files.
+pub(crate) async fn read_via(
+    args: &Value,
+    cwd: &Path,
+    config: &Config,
+    editor: Option<&Editor<'_>>,
+) -> ToolResult {
     let parsed = (|| {
         let args = Args::new(TOOL_NAME, args)?;
         let path = args.file_path(cwd)?;
@@ -83,6 +95,24 @@ pub async fn read_tool(args: &Value, cwd: &Path, config: &Config) -> ToolResult 
         Err(e) => return ToolResult::error(e.to_string()),
     };
     let max = config.max_read_bytes;
+    if let Some(editor) = editor
+        && let Some(got) = editor.read(&path).await
+    {
+        return match got {
+            EditorRead::Text(text) => match read_text(&path, &text, offset, limit, max) {
+                Ok(output) => to_tool_result(&output),
+                Err(e) => ToolResult::error(e.to_string()),
+            },
+            EditorRead::Failed(message) => ToolResult::error(
+                FsToolError::Editor {
+                    action: "read",
+                    path,
+                    message,
+                }
+                .to_string(),
+            ),
+        };
+    }
     let read = tokio::task::spawn_blocking(move || read_lines(&path, offset, limit, max)).await;
     match read {
         Ok(Ok(output)) => to_tool_result(&output),
@@ -144,6 +174,42 @@ pub fn read_lines(
             let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
             let line = line.strip_suffix(b"\r").unwrap_or(line);
             lines.push(String::from_utf8_lossy(line).into_owned());
+        }
+    }
+    Ok(ReadOutput {
+        path: path.into(),
+        lines,
+        start_line,
+        total_lines,
+    })
+}
+
+/// [`read_lines`] over text the editor holds.
+pub fn read_text(
+    path: &Path,
+    text: &str,
+    offset: Option<u64>,
+    limit: Option<u64>,
+    max_read_bytes: u64,
+) -> Result<ReadOutput, FsToolError> {
+    if offset.is_none() && limit.is_none() && text.len() as u64 > max_read_bytes {
+        return Err(FsToolError::TooLarge {
+            size: text.len() as u64,
+            max: max_read_bytes,
+        });
+    }
+    if text.contains('\0') {
+        return Err(FsToolError::Binary { path: path.into() });
+    }
+    let start_line = offset.unwrap_or(1).max(1);
+    let end_line = start_line.saturating_add(limit.unwrap_or(DEFAULT_LIMIT));
+    let mut lines = Vec::new();
+    let mut total_lines = 0u64;
+    for raw in text.split_inclusive('\n') {
+        total_lines += 1;
+        if (start_line..end_line).contains(&total_lines) {
+            let line = raw.strip_suffix('\n').unwrap_or(raw);
+            lines.push(line.strip_suffix('\r').unwrap_or(line).to_string());
         }
     }
     Ok(ReadOutput {

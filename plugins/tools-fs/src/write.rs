@@ -17,6 +17,7 @@ use dsh_plugin_api::{ToolResult, ToolSpec};
 use serde_json::{Value, json};
 
 use crate::args::Args;
+use crate::editor::{Editor, EditorRead};
 use crate::error::FsToolError;
 use crate::patch::structured_patch;
 
@@ -58,6 +59,12 @@ pub fn spec() -> ToolSpec {
 
 /// The tool body.
 pub async fn write_tool(args: &Value, cwd: &Path) -> ToolResult {
+    write_via(args, cwd, None).await
+}
+
+/// [`write_tool`], writing into the session's editor when it offers its
+/// files (the editor creates what is missing).
+pub(crate) async fn write_via(args: &Value, cwd: &Path, editor: Option<&Editor<'_>>) -> ToolResult {
     let parsed = (|| {
         let args = Args::new(TOOL_NAME, args)?;
         Ok::<_, FsToolError>((args.file_path(cwd)?, args.string("content")?.to_string()))
@@ -66,6 +73,25 @@ pub async fn write_tool(args: &Value, cwd: &Path) -> ToolResult {
         Ok(p) => p,
         Err(e) => return ToolResult::error(e.to_string()),
     };
+    if let Some(editor) = editor
+        && let Some(got) = editor.read(&path).await
+    {
+        let original = match got {
+            EditorRead::Text(text) => Some(text),
+            EditorRead::Failed(_) => None,
+        };
+        match editor.write(&path, &content).await {
+            Some(Ok(())) => {
+                return to_tool_result(&WriteOutput {
+                    path,
+                    content,
+                    original,
+                });
+            }
+            Some(Err(e)) => return ToolResult::error(e.to_string()),
+            None => {}
+        }
+    }
     match tokio::task::spawn_blocking(move || write_file(&path, content)).await {
         Ok(Ok(output)) => to_tool_result(&output),
         Ok(Err(e)) => ToolResult::error(e.to_string()),

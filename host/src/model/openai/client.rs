@@ -21,7 +21,7 @@ use serde_json::Value;
 use super::OpenAiConfig;
 use super::convert;
 use super::error::{ApiKey, OpenAiError, excerpt};
-use super::stream::{StreamReply, reply_from_json};
+use super::stream::{Live, StreamReply, reply_from_json};
 use crate::model::{ModelReply, ModelRequest};
 
 /// The longest exponential backoff between two attempts.
@@ -94,7 +94,7 @@ impl OpenAiClient {
         &self,
         key: &ApiKey,
         request: &ModelRequest,
-        mut on_delta: impl FnMut(&str),
+        mut on_delta: impl FnMut(Live<'_>),
     ) -> Result<ModelReply, OpenAiError> {
         let body = convert::request_body(&self.config, request);
         let response = self.send(key, &body).await?;
@@ -238,7 +238,7 @@ async fn error_excerpt(mut response: reqwest::Response, key: &ApiKey) -> String 
 async fn read_reply(
     mut response: reqwest::Response,
     key: &ApiKey,
-    on_delta: &mut impl FnMut(&str),
+    on_delta: &mut impl FnMut(Live<'_>),
 ) -> Result<ModelReply, OpenAiError> {
     let is_json = response
         .headers()
@@ -258,7 +258,7 @@ async fn read_reply(
         })?;
         let reply = reply_from_json(&body)?;
         if !reply.text.is_empty() {
-            on_delta(&reply.text);
+            on_delta(Live::Text(&reply.text));
         }
         return Ok(reply);
     }

@@ -20,6 +20,7 @@ pub fn request_body(config: &OpenAiConfig, request: &ModelRequest) -> Value {
         body.insert("tools".into(), Value::Array(tools(&request.tools)));
     }
     body.insert("stream".into(), json!(true));
+    body.insert("stream_options".into(), json!({"include_usage": true}));
     if let Some(max_tokens) = config.max_tokens {
         body.insert("max_tokens".into(), json!(max_tokens));
     }
@@ -214,6 +215,7 @@ mod tests {
                 "tools": [{"type": "function", "function":
                     {"name": "Bash", "description": "runs", "parameters": {"type": "object"}}}],
                 "stream": true,
+                "stream_options": {"include_usage": true},
                 "max_tokens": 100,
                 "temperature": 0.5,
             })

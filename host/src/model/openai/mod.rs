@@ -40,7 +40,11 @@
 //! plain JSON body from a server that ignores `stream` is accepted too.
 //! `finish_reason` `stop` → `end_turn`, `tool_calls` → `tool_use`,
 //! `length` → `max_tokens`. Reasoning content (`delta.reasoning_content`)
-//! is not forwarded.
+//! is sent live as `{"type": "stream/thought", "text": DELTA}` (ACP
+//! `agent_thought_chunk`), never persisted nor sent back. Requests ask for
+//! `stream_options.include_usage`; with `context_window` set, the usage
+//! becomes `{"type": "stream/usage", "used": TOKENS, "size": WINDOW}` (ACP
+//! `usage_update`).
 //!
 //! Files: [`convert`] (request body), [`stream`] (SSE and replies),
 //! [`client`] (HTTP and retries), [`error`].
@@ -61,6 +65,7 @@ use super::scripted::read_request;
 use super::wire::{ModelError, ModelErrorKind};
 pub use client::OpenAiClient;
 pub use error::{ApiKey, OpenAiError};
+use stream::Live;
 
 /// `model-openai` config. See the module docs for each key.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -82,6 +87,9 @@ pub struct OpenAiConfig {
     pub max_tokens: Option<u32>,
     /// `temperature` sent with each request.
     pub temperature: Option<f64>,
+    /// The model's context window in tokens; when set, the editor is told
+    /// how much of it each request used (ACP `usage_update`).
+    pub context_window: Option<u64>,
 }
 
 impl Default for OpenAiConfig {
@@ -95,6 +103,7 @@ impl Default for OpenAiConfig {
             request_timeout_s: 300,
             max_tokens: None,
             temperature: None,
+            context_window: None,
         }
     }
 }
@@ -108,6 +117,7 @@ impl Plugin for OpenAiModel {
     const VERSION: &'static str = env!("CARGO_PKG_VERSION");
 
     fn apply(host: &Host, config: OpenAiConfig) -> Result<Self, String> {
+        let context_window = config.context_window;
         let client = Arc::new(OpenAiClient::new(config).map_err(|e| e.to_string())?);
         let streams = host.clone();
         host.provide_service(MODEL_SERVICE, move |method, args| {
@@ -119,9 +129,23 @@ impl Plugin for OpenAiModel {
                     .api_key()
                     .map_err(|e| ModelError::from(e).to_wire())?;
                 let session = request.session_id.clone();
-                let on_delta = |text: &str| {
-                    let event = json!({"type": "stream/text", "text": text});
-                    // Live text is best-effort: the reply carries it whole.
+                let window = context_window;
+                let on_delta = |live: Live<'_>| {
+                    let event = match live {
+                        Live::Text(text) => json!({"type": "stream/text", "text": text}),
+                        Live::Thought(text) => json!({"type": "stream/thought", "text": text}),
+                        // The context in use against the window, when the
+                        // window is known (`context_window`).
+                        Live::Usage(usage) => match window {
+                            Some(size) => json!({
+                                "type": "stream/usage",
+                                "used": usage.prompt_tokens + usage.completion_tokens,
+                                "size": size,
+                            }),
+                            None => return,
+                        },
+                    };
+                    // Live events are best-effort: the reply carries the text whole.
                     if let Err(e) = host.stream_event(&session, &event) {
                         tracing::debug!(session = %session, "stream event dropped: {e}");
                     }

@@ -98,6 +98,37 @@ struct PartialCall {
     arguments: String,
 }
 
+/// What a stream hands on as it arrives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Live<'a> {
+    /// A piece of the answer's text.
+    Text(&'a str),
+    /// A piece of reasoning (`delta.reasoning_content`).
+    Thought(&'a str),
+    /// The token counts of the request (a chunk's `usage`).
+    Usage(Usage),
+}
+
+/// A request's token counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Usage {
+    /// Tokens of the request (`prompt_tokens`).
+    pub prompt_tokens: u64,
+    /// Tokens of the answer (`completion_tokens`).
+    pub completion_tokens: u64,
+}
+
+impl Usage {
+    /// The `usage` object of a chunk or body, when it has one.
+    pub fn of(body: &Value) -> Option<Usage> {
+        let usage = body.get("usage")?;
+        Some(Usage {
+            prompt_tokens: usage.get("prompt_tokens")?.as_u64()?,
+            completion_tokens: usage.get("completion_tokens")?.as_u64()?,
+        })
+    }
+}
+
 /// Accumulates a streamed reply.
 #[derive(Debug, Default)]
 pub struct StreamReply {
@@ -113,7 +144,7 @@ impl StreamReply {
     pub fn push(
         &mut self,
         bytes: &[u8],
-        on_delta: &mut impl FnMut(&str),
+        on_delta: &mut impl FnMut(Live<'_>),
     ) -> Result<(), OpenAiError> {
         for data in self.decoder.push(bytes) {
             self.event(&data, on_delta)?;
@@ -127,7 +158,10 @@ impl StreamReply {
     }
 
     /// Ends the body and builds the reply.
-    pub fn finish(mut self, on_delta: &mut impl FnMut(&str)) -> Result<ModelReply, OpenAiError> {
+    pub fn finish(
+        mut self,
+        on_delta: &mut impl FnMut(Live<'_>),
+    ) -> Result<ModelReply, OpenAiError> {
         if !self.done
             && let Some(data) = self.decoder.finish()
         {
@@ -144,7 +178,11 @@ impl StreamReply {
         build_reply(self.text, calls, self.finish_reason.as_deref())
     }
 
-    fn event(&mut self, data: &str, on_delta: &mut impl FnMut(&str)) -> Result<(), OpenAiError> {
+    fn event(
+        &mut self,
+        data: &str,
+        on_delta: &mut impl FnMut(Live<'_>),
+    ) -> Result<(), OpenAiError> {
         if self.done {
             return Ok(());
         }
@@ -165,6 +203,9 @@ impl StreamReply {
         if let Some(error) = chunk.get("error") {
             return Err(OpenAiError::ServerReported(server_error(error)));
         }
+        if let Some(usage) = Usage::of(&chunk) {
+            on_delta(Live::Usage(usage));
+        }
         // Usage-only chunks have no choices; only the first choice is ours
         // (we never ask for `n > 1`).
         let Some(choice) = chunk.pointer("/choices/0") else {
@@ -180,7 +221,14 @@ impl StreamReply {
             && !text.is_empty()
         {
             self.text.push_str(text);
-            on_delta(text);
+            on_delta(Live::Text(text));
+        }
+        // DeepSeek's reasoning models think aloud in `reasoning_content`:
+        // shown live, never part of the reply.
+        if let Some(thought) = delta.get("reasoning_content").and_then(Value::as_str)
+            && !thought.is_empty()
+        {
+            on_delta(Live::Thought(thought));
         }
         if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
             for call in calls {
@@ -326,7 +374,11 @@ mod tests {
     /// Feeds `body` in pieces of `size` bytes; returns the deltas and the reply.
     fn feed(body: &str, size: usize) -> (Vec<String>, Result<ModelReply, OpenAiError>) {
         let mut deltas = Vec::new();
-        let mut on_delta = |d: &str| deltas.push(d.to_string());
+        let mut on_delta = |d: Live<'_>| {
+            if let Live::Text(t) = d {
+                deltas.push(t.to_string());
+            }
+        };
         let mut reply = StreamReply::default();
         for piece in body.as_bytes().chunks(size) {
             if let Err(e) = reply.push(piece, &mut on_delta) {
@@ -335,6 +387,37 @@ mod tests {
         }
         let result = reply.finish(&mut on_delta);
         (deltas, result)
+    }
+
+    #[test]
+    fn reasoning_and_usage_are_handed_on_but_not_part_of_the_reply() {
+        let body = [
+            chunk(json!({"role": "assistant", "reasoning_content": "Hmm, "}), None),
+            chunk(json!({"reasoning_content": "ls."}), None),
+            chunk(json!({"content": "Done."}), Some("stop")),
+            format!(
+                "data: {}\n\n",
+                json!({"choices": [], "usage": {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}})
+            ),
+            "data: [DONE]\n\n".to_string(),
+        ]
+        .concat();
+        let mut seen: Vec<String> = Vec::new();
+        let mut on_live = |d: Live<'_>| {
+            seen.push(match d {
+                Live::Text(t) => format!("text:{t}"),
+                Live::Thought(t) => format!("thought:{t}"),
+                Live::Usage(u) => format!("usage:{}+{}", u.prompt_tokens, u.completion_tokens),
+            })
+        };
+        let mut reply = StreamReply::default();
+        reply.push(body.as_bytes(), &mut on_live).unwrap();
+        let reply = reply.finish(&mut on_live).unwrap();
+        assert_eq!(reply.text, "Done.");
+        assert_eq!(
+            seen,
+            ["thought:Hmm, ", "thought:ls.", "text:Done.", "usage:120+30"]
+        );
     }
 
     fn tool_stream() -> String {

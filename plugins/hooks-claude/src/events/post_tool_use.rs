@@ -5,7 +5,13 @@
 //! `is_interrupt`), any other PostToolUse (payload `tool_response`: the
 //! tool's structured response when it has one, else its text).
 //!
-//! The result always stays as it is (vector `S5-updated-mcp-output`: not
+//! An MCP tool (`mcp__<server>__<tool>`, whose structured part is the
+//! server's answer) shows its content blocks as `tool_response`, or its
+//! `structuredContent` as one JSON string when it has one (vectors
+//! `S75-*`); `updatedMCPToolOutput` replaces what the model reads of it
+//! (vectors `S76-updated_output*`).
+//!
+//! Any other result stays as it is (vector `S5-updated-mcp-output`: not
 //! even `updatedMCPToolOutput` on a built-in tool replaces it). Blocking
 //! feedback (exit 2: `[command]: stderr`; `decision: "block"`: the reason)
 //! and `additionalContext` are added after it as Claude Code's
@@ -17,7 +23,10 @@
 use std::future::Future;
 
 use dsh_hook_protocol::point::Outcome;
-use dsh_plugin_api::{AuthoredContext, PostExecuteInput, PostToolDecision};
+use dsh_plugin_api::{
+    AuthoredContext, ContentBlock, ContentBlock_NE, PostExecuteInput, PostToolDecision, ROption,
+    RVec,
+};
 use serde_json::Value;
 
 use super::pre_tool_use::tool_input;
@@ -43,13 +52,62 @@ pub fn event_of(input: &PostExecuteInput) -> Option<&'static str> {
 
 /// The tool's response as Claude Code reports it.
 fn tool_response(input: &PostExecuteInput) -> Value {
-    input
+    let structured: Option<Value> = input
         .result
         .structured
         .as_ref()
         .into_option()
-        .and_then(|s| serde_json::from_str(s).ok())
-        .unwrap_or_else(|| Value::String(input.result.text_content()))
+        .and_then(|s| serde_json::from_str(s).ok());
+    if let Some(mcp) = structured.as_ref().filter(|_| is_mcp(&input.call.name)) {
+        if let Some(s) = mcp.get("structuredContent") {
+            return Value::String(s.to_string());
+        }
+        if let Some(content) = mcp.get("content") {
+            return content.clone();
+        }
+    }
+    structured.unwrap_or_else(|| Value::String(input.result.text_content()))
+}
+
+/// Whether `name` is an MCP server's tool.
+fn is_mcp(name: &str) -> bool {
+    name.starts_with("mcp__")
+}
+
+/// `updatedMCPToolOutput` as what the model reads: a string as it is,
+/// content blocks as their text.
+fn mcp_output(value: &Value) -> Option<Vec<ContentBlock_NE>> {
+    match value {
+        Value::String(s) => Some(vec![ContentBlock::text(s.clone())]),
+        Value::Array(blocks) => Some(
+            blocks
+                .iter()
+                .map(|b| match b.get("text").and_then(Value::as_str) {
+                    Some(t) => ContentBlock::text(t),
+                    None => ContentBlock::text(b.to_string()),
+                })
+                .collect(),
+        ),
+        Value::Null => None,
+        other => Some(vec![ContentBlock::text(other.to_string())]),
+    }
+}
+
+/// `decision` with the content the model reads replaced by `content`.
+fn replaced(decision: PostToolDecision, content: Vec<ContentBlock_NE>) -> PostToolDecision {
+    let content = ROption::RSome(RVec::from(content));
+    match decision {
+        PostToolDecision::Accept {
+            additional_context, ..
+        } => PostToolDecision::Accept {
+            content,
+            additional_context,
+        },
+        PostToolDecision::AcceptAuthored { context, .. } => {
+            PostToolDecision::AcceptAuthored { content, context }
+        }
+        other => other,
+    }
 }
 
 /// The stdin payload of `event` ([`EVENT`] or [`FAILURE`]).
@@ -110,6 +168,7 @@ impl ClaudeBridge {
         let mut pieces = Vec::new();
         let mut blocked_any = false;
         let mut halt: Option<String> = None;
+        let mut mcp_replacement: Option<Vec<ContentBlock_NE>> = None;
         let spill = self.spill(
             &call.session.session_id,
             &call.session.log_path,
@@ -138,6 +197,16 @@ impl ClaudeBridge {
                 )));
             }
             pieces.extend(context);
+            if is_mcp(&call.name)
+                && let Some(out) = reading
+                    .json
+                    .as_ref()
+                    .and_then(|j| j.get("hookSpecificOutput"))
+                    .and_then(|h| h.get("updatedMCPToolOutput"))
+                    .and_then(mcp_output)
+            {
+                mcp_replacement = Some(out);
+            }
             if let Some(reason) = reading.stop() {
                 halt.get_or_insert_with(|| reason.unwrap_or_default().to_string());
             }
@@ -146,7 +215,10 @@ impl ClaudeBridge {
         if let Some(reason) = halt {
             self.halt(&call.session.session_id, &reason);
         }
-        let decision = next().await?;
+        let mut decision = next().await?;
+        if let Some(content) = mcp_replacement {
+            decision = replaced(decision, content);
+        }
         if pieces.is_empty() {
             return Ok(decision);
         }

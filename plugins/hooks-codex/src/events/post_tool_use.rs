@@ -27,8 +27,15 @@ use crate::tool::codex_tool;
 /// The event name.
 pub const EVENT: &str = "PostToolUse";
 
-/// The tool's output as Codex reports it: one string (a structured
-/// response's `output`, else the result's text).
+/// Whether `name` is an MCP server's tool (`mcp__<server>__<tool>`).
+fn is_mcp(name: &str) -> bool {
+    name.starts_with("mcp__")
+}
+
+/// The tool's output as Codex reports it: for an MCP tool the server's
+/// whole answer (`{content, structuredContent?, isError}`, vectors
+/// `C75-*`); otherwise one string (a structured response's `output`, else
+/// the result's text).
 fn tool_response(input: &PostExecuteInput) -> Value {
     let structured: Option<Value> = input
         .result
@@ -37,6 +44,7 @@ fn tool_response(input: &PostExecuteInput) -> Value {
         .into_option()
         .and_then(|s| serde_json::from_str(s).ok());
     match structured {
+        Some(mcp @ Value::Object(_)) if is_mcp(&input.call.name) => mcp,
         Some(Value::Object(o)) if o.get("output").is_some_and(Value::is_string) => {
             o["output"].clone()
         }
@@ -69,7 +77,9 @@ impl CodexBridge {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<PostToolDecision, String>>,
     {
-        if input.denied || !self.has_hooks(&input.call.session, EVENT) {
+        // An MCP call that failed fires no PostToolUse (vector `C75b_fail`).
+        let failed_mcp = is_mcp(&input.call.name) && input.result.is_error;
+        if input.denied || failed_mcp || !self.has_hooks(&input.call.session, EVENT) {
             return next().await;
         }
         let call = &input.call;

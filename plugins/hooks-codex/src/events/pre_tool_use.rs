@@ -115,16 +115,23 @@ fn interpret(run: &mut HookRun, out: PreOutput) -> Option<Asked> {
 
 /// The model-facing text of a blocked call: Codex's message, cut as Codex
 /// cuts every tool output it hands the model (`tool_output_tokens`, see
-/// [`crate::spill::truncate_middle`]; vector `C21-deny-1mb`).
+/// [`crate::spill::truncate_middle`]; vector `C21-deny-1mb`). An MCP tool's
+/// message names the tool instead of a command (vector `C75e_deny`).
 pub fn blocked_message(tool: &CodexTool, reason: &str, tool_output_tokens: usize) -> String {
-    let shown = match &tool.command {
-        Some((_, command)) => command.clone(),
-        None => tool.input.to_string(),
+    let text = match &tool.command {
+        Some((_, command)) => {
+            format!("Command blocked by PreToolUse hook: {reason}. Command: {command}")
+        }
+        None if tool.name.starts_with("mcp__") => format!(
+            "Tool call blocked by PreToolUse hook: {reason}. Tool: {}",
+            tool.name
+        ),
+        None => format!(
+            "Command blocked by PreToolUse hook: {reason}. Command: {}",
+            tool.input
+        ),
     };
-    crate::spill::truncate_middle(
-        &format!("Command blocked by PreToolUse hook: {reason}. Command: {shown}"),
-        tool_output_tokens,
-    )
+    crate::spill::truncate_middle(&text, tool_output_tokens)
 }
 
 impl CodexBridge {

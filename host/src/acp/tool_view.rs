@@ -1,0 +1,125 @@
+//! How a tool call looks in the editor beyond its title: where it works
+//! (`locations`, always absolute, `Read` with its first line) and what it
+//! changes (`Edit`/`Write` as `diff` content the editor can review).
+//!
+//! Paths are resolved against the session's working directory the way the
+//! file tools resolve them. No I/O: an `Edit` shows the text it replaces
+//! and the text it puts in, a `Write` the whole new file (its old text is
+//! not read here).
+
+use std::path::{Path, PathBuf};
+
+use agent_client_protocol::v1::schema::{Diff, ToolCallContent, ToolCallLocation};
+use serde_json::Value;
+
+/// `file_path` of `arguments`, absolute (against `cwd` when relative).
+fn file_path(arguments: &Value, cwd: &Path) -> Option<PathBuf> {
+    let path = Path::new(arguments.get("file_path")?.as_str()?);
+    if path.as_os_str().is_empty() {
+        return None;
+    }
+    Some(if path.is_absolute() || cwd.as_os_str().is_empty() {
+        path.to_path_buf()
+    } else {
+        cwd.join(path)
+    })
+}
+
+/// Where the call works: its file, absolute; `Read` from its `offset`.
+pub(crate) fn locations(name: &str, arguments: &Value, cwd: &Path) -> Vec<ToolCallLocation> {
+    let Some(path) = file_path(arguments, cwd) else {
+        return Vec::new();
+    };
+    let mut location = ToolCallLocation::new(path);
+    if name == "Read" {
+        // `offset` is 1-based; without one the read starts at line 1.
+        let line = arguments
+            .get("offset")
+            .and_then(Value::as_u64)
+            .filter(|l| *l > 0)
+            .unwrap_or(1);
+        location = location.line(u32::try_from(line).unwrap_or(u32::MAX));
+    }
+    vec![location]
+}
+
+/// The change an `Edit` or `Write` makes, as a diff.
+pub(crate) fn diff_content(name: &str, arguments: &Value, cwd: &Path) -> Vec<ToolCallContent> {
+    let text = |k: &str| arguments.get(k).and_then(Value::as_str).map(str::to_string);
+    let Some(path) = file_path(arguments, cwd) else {
+        return Vec::new();
+    };
+    let diff = match name {
+        "Edit" => match (text("old_string"), text("new_string")) {
+            (Some(old), Some(new)) => Diff::new(path, new).old_text(old),
+            _ => return Vec::new(),
+        },
+        "Write" => match text("content") {
+            Some(new) => Diff::new(path, new),
+            None => return Vec::new(),
+        },
+        _ => return Vec::new(),
+    };
+    vec![ToolCallContent::Diff(diff)]
+}
+
+/// Whether a successful result keeps the call's diff on screen rather than
+/// replacing it with the tool's text.
+pub(crate) fn keeps_diff(name: &str) -> bool {
+    matches!(name, "Edit" | "Write")
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    fn wire<T: serde::Serialize>(v: T) -> Value {
+        serde_json::to_value(v).unwrap()
+    }
+
+    #[test]
+    fn relative_paths_become_absolute_and_read_carries_its_line() {
+        let cwd = Path::new("/work/p");
+        assert_eq!(
+            wire(locations(
+                "Read",
+                &json!({"file_path": "src/a.rs", "offset": 40}),
+                cwd
+            )),
+            json!([{"path": "/work/p/src/a.rs", "line": 40}])
+        );
+        assert_eq!(
+            wire(locations("Read", &json!({"file_path": "/etc/hosts"}), cwd)),
+            json!([{"path": "/etc/hosts", "line": 1}])
+        );
+        assert_eq!(
+            wire(locations("Edit", &json!({"file_path": "b.rs"}), cwd)),
+            json!([{"path": "/work/p/b.rs"}])
+        );
+        assert!(locations("Bash", &json!({"command": "ls"}), cwd).is_empty());
+    }
+
+    #[test]
+    fn edit_and_write_are_diffs() {
+        let cwd = Path::new("/work/p");
+        assert_eq!(
+            wire(diff_content(
+                "Edit",
+                &json!({"file_path": "a.rs", "old_string": "x", "new_string": "y"}),
+                cwd
+            )),
+            json!([{"type": "diff", "path": "/work/p/a.rs", "oldText": "x", "newText": "y"}])
+        );
+        assert_eq!(
+            wire(diff_content(
+                "Write",
+                &json!({"file_path": "/n.txt", "content": "new"}),
+                cwd
+            )),
+            json!([{"type": "diff", "path": "/n.txt", "newText": "new"}])
+        );
+        assert!(diff_content("Read", &json!({"file_path": "a"}), cwd).is_empty());
+    }
+}
