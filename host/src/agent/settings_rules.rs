@@ -17,9 +17,12 @@ use dsh_hooks_claude::permissions::{PermissionLayer, PermissionSource};
 
 use crate::permissions::{RuleLayer, RuleSource};
 
+/// What reads the rule layers for a session's folder.
+type ReadLayers = dyn Fn(&Path) -> Vec<RuleLayer> + Send + Sync;
+
 /// Reads the settings rule layers of a session started in a folder.
 #[derive(Clone)]
-pub struct SettingsRules(Arc<dyn Fn(&Path) -> Vec<RuleLayer> + Send + Sync>);
+pub struct SettingsRules(Arc<ReadLayers>);
 
 impl std::fmt::Debug for SettingsRules {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
