@@ -26,6 +26,11 @@ use super::HookSettings;
 /// (recorded, S70): a hook server that looks at it cannot tell dsh apart.
 const USER_AGENT: &str = "axios/1.15.2";
 
+/// What Claude Code 2.1.197 sends as `Accept-Encoding` (recorded, S70).
+/// dsh's client decodes gzip, deflate and br answers; `compress` (LZW) is
+/// announced as Claude Code does, and no server is known to answer with it.
+const ACCEPT_ENCODING_VALUE: &str = "gzip, compress, deflate, br";
+
 /// What Claude Code sends as `Accept` (recorded).
 const ACCEPT_VALUE: &str = "application/json, text/plain, */*";
 /// Redirects followed at most (each checked against the allowed hosts).
@@ -54,9 +59,21 @@ impl HttpHooks {
                 attempt.error(why)
             }
         });
+        // Claude Code's own headers (S70): set here, reqwest neither adds its
+        // `Accept-Encoding` nor leaves out `Connection`.
+        let mut defaults = reqwest::header::HeaderMap::new();
+        defaults.insert(
+            reqwest::header::ACCEPT_ENCODING,
+            HeaderValue::from_static(ACCEPT_ENCODING_VALUE),
+        );
+        defaults.insert(
+            reqwest::header::CONNECTION,
+            HeaderValue::from_static("keep-alive"),
+        );
         let client = reqwest::Client::builder()
             .redirect(policy)
             .user_agent(USER_AGENT)
+            .default_headers(defaults)
             .pool_idle_timeout(Duration::from_secs(90))
             .build()
             .map_err(|e| format!("cannot build the http hook client: {e}"));

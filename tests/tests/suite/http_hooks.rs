@@ -44,6 +44,8 @@ pub(crate) enum Reply {
     Late(Duration, u16, String),
     /// Close the connection without answering.
     Hangup,
+    /// Status and body, gzip-encoded (`Content-Encoding: gzip`).
+    Gzip(u16, String),
 }
 
 /// A local HTTP/1.1 endpoint on 127.0.0.1 (a real socket, in a thread of
@@ -120,21 +122,27 @@ fn serve(
                 r[0].clone()
             }
         };
-        let (status, text) = match reply {
-            Reply::Send(s, t) => (s, t),
+        let (status, text, encoding) = match reply {
+            Reply::Send(s, t) => (s, t.into_bytes(), ""),
             Reply::Late(after, s, t) => {
                 std::thread::sleep(after);
-                (s, t)
+                (s, t.into_bytes(), "")
             }
             Reply::Hangup => return,
+            Reply::Gzip(s, t) => {
+                let mut gz =
+                    flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+                gz.write_all(t.as_bytes()).unwrap();
+                (s, gz.finish().unwrap(), "Content-Encoding: gzip\r\n")
+            }
         };
         let head = format!(
-            "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n{encoding}Content-Length: {}\r\n\r\n",
             text.len()
         );
         if writer
             .write_all(head.as_bytes())
-            .and_then(|()| writer.write_all(text.as_bytes()))
+            .and_then(|()| writer.write_all(&text))
             .is_err()
         {
             return;
@@ -152,7 +160,8 @@ pub(crate) fn pre_decision(decision: &str, extra: Value) -> String {
 
 #[test]
 fn an_http_hook_gets_the_command_hooks_payload_and_its_deny_is_honoured() {
-    let endpoint = HttpEndpoint::start(vec![Reply::Send(
+    // Answered gzip-encoded: dsh asks for it, as Claude Code does.
+    let endpoint = HttpEndpoint::start(vec![Reply::Gzip(
         200,
         pre_decision(
             "deny",
@@ -186,6 +195,11 @@ fn an_http_hook_gets_the_command_hooks_payload_and_its_deny_is_honoured() {
         Some("application/json, text/plain, */*")
     );
     assert_eq!(r.header("user-agent"), Some("axios/1.15.2"));
+    assert_eq!(
+        r.header("accept-encoding"),
+        Some("gzip, compress, deflate, br")
+    );
+    assert_eq!(r.header("connection"), Some("keep-alive"));
     assert_eq!(r.header("authorization"), Some("Bearer tok_S70"));
     assert_eq!(r.header("x-braced"), Some("tok_S70-x"));
     assert_eq!(r.header("x-unlisted"), Some("v=;w="));
