@@ -221,6 +221,41 @@ pub struct Skipped {
     pub trust: Trust,
 }
 
+/// Each file `config_path` lists that is missing: an error (a discovered
+/// file may be absent; a listed one was meant to be there).
+pub fn missing_listed(explicit: &[PathBuf]) -> Vec<dsh_plugin_api::ConfigProblem> {
+    explicit
+        .iter()
+        .filter_map(|path| {
+            let source = std::fs::symlink_metadata(path).err()?;
+            let e = crate::config::ConfigError::Read {
+                path: path.clone(),
+                source,
+            };
+            Some(e.problem())
+        })
+        .collect()
+}
+
+/// A warning for each project file of `project` skipped for want of
+/// trust, naming the `dsh trust` that approves it.
+pub fn skipped_warnings(skipped: &[Skipped], project: &Path) -> Vec<dsh_plugin_api::ConfigProblem> {
+    skipped
+        .iter()
+        .map(|s| {
+            dsh_plugin_api::ConfigProblem::warning(
+                s.file.display().to_string(),
+                "",
+                format!(
+                    "project hooks {}; they do not run until `dsh trust {}`",
+                    s.trust.describe(),
+                    project.display()
+                ),
+            )
+        })
+        .collect()
+}
+
 /// The notice a user gets when project hooks were skipped: which files,
 /// why, and the command that trusts them.
 pub fn untrusted_notice(cli: &str, project: &Path, skipped: &[Skipped]) -> String {

@@ -314,41 +314,21 @@ pub fn parse_settings(
     })
 }
 
-/// Loads every file of `config` (the explicit layer, read once).
+/// The hooks `config` gives a session in its `project_dir` (else this
+/// process's folder) and every problem with them, exactly as the bridge
+/// resolves them at start ([`crate::discover::Discovery::check`]).
 pub fn load(config: &Config) -> Loaded {
-    let plugin = config.plugin_root.as_deref().map(plugin_dirs);
-    let mut loaded = Loaded::default();
-    let paths = config.config_path.paths();
-    for path in &paths {
-        let from_plugin = match (&plugin, &config.plugin_root) {
-            (Some(dirs), Some(root)) if path.starts_with(root) => Some(dirs),
-            _ => None,
-        };
-        let parsed = shared::read_file(path).and_then(|text| {
-            parse_settings(path, text.as_bytes(), config.default_timeout_s, from_plugin)
-        });
-        match parsed {
-            Ok(parsed) => {
-                loaded.problems.extend(parsed.problems);
-                loaded.hooks.extend(parsed.value.hooks);
-            }
-            Err(e) => loaded.problems.push(e.problem()),
-        }
+    let here = config
+        .project_dir
+        .clone()
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_default();
+    let (resolution, problems) = crate::discover::Discovery::new(config, None).check(&here);
+    Loaded {
+        hooks: resolution.hooks,
+        problems,
     }
-    // Hooks written in the manifest come after the files.
-    if let Some(events) = &config.hooks {
-        let text = serde_json::json!({ "hooks": events }).to_string();
-        let source = Path::new(shared::MANIFEST_SOURCE);
-        match parse_settings(source, text.as_bytes(), config.default_timeout_s, None) {
-            Ok(parsed) => {
-                loaded.problems.extend(parsed.problems);
-                loaded.hooks.extend(parsed.value.hooks);
-            }
-            Err(e) => loaded.problems.push(e.problem()),
-        }
-    }
-    no_hooks_is_an_error(&paths, loaded.hooks.is_empty(), &mut loaded.problems);
-    loaded
 }
 
 /// A bridge that loads no hook runs nothing: an error (unless an error

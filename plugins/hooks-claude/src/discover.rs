@@ -182,9 +182,27 @@ impl Discovery {
         }
     }
 
-    /// What is wrong with the hooks written in the manifest.
-    pub fn inline_problems(&self) -> &[ConfigProblem] {
-        &self.inline_problems
+    /// The hooks of a session in `project`, with every problem `dsh check`
+    /// lists for them: a listed file that is missing, the files' own, those
+    /// of the hooks written in the manifest, project files skipped for want
+    /// of trust, and (without discovery) a bridge left with no hook.
+    pub fn check(&self, project: &Path) -> (Resolution, Vec<ConfigProblem>) {
+        // In config order: the listed files, then the manifest's hooks.
+        let mut problems = dsh_hook_protocol::trust::missing_listed(&self.explicit);
+        let resolution = self.resolve(project, &mut |p| problems.push(p));
+        problems.extend(self.inline_problems.iter().cloned());
+        problems.extend(dsh_hook_protocol::trust::skipped_warnings(
+            &resolution.skipped,
+            &resolution.project,
+        ));
+        if !self.discover {
+            crate::config::no_hooks_is_an_error(
+                &self.explicit,
+                resolution.hooks.is_empty(),
+                &mut problems,
+            );
+        }
+        (resolution, problems)
     }
 
     /// Whether project layers are read.

@@ -115,36 +115,7 @@ impl ClaudeBridge {
             .map(std::path::PathBuf::from)
             .or_else(|| std::env::current_dir().ok())
             .unwrap_or_default();
-        let mut problems = discovery.inline_problems().to_vec();
-        let first = discovery.resolve(&here, &mut |p| problems.push(p));
-        for path in discovery.explicit() {
-            // A missing listed file is an error (a discovered one is not).
-            if let Err(source) = std::fs::symlink_metadata(path) {
-                let e = dsh_hook_protocol::ConfigError::Read {
-                    path: path.clone(),
-                    source,
-                };
-                problems.push(e.problem());
-            }
-        }
-        for s in &first.skipped {
-            problems.push(dsh_plugin_api::ConfigProblem::warning(
-                s.file.display().to_string(),
-                "",
-                format!(
-                    "project hooks {}; they do not run until `dsh trust {}`",
-                    s.trust.describe(),
-                    first.project.display()
-                ),
-            ));
-        }
-        if !discovery.discovers() {
-            config::no_hooks_is_an_error(
-                discovery.explicit(),
-                first.hooks.is_empty(),
-                &mut problems,
-            );
-        }
+        let (first, problems) = discovery.check(&here);
         for problem in problems {
             host.report_problem(problem);
         }

@@ -287,35 +287,16 @@ pub fn inline_hooks(config: &Config) -> Option<Parsed<FileHooks>> {
     })
 }
 
-/// Loads every file of `config` (the explicit layer, read once).
+/// The hooks `config` gives a session in this process's folder and every
+/// problem with them, exactly as the bridge resolves them at start
+/// ([`crate::discover::Discovery::check`]).
 pub fn load(config: &Config) -> Loaded {
-    let mut loaded = Loaded::default();
-    let mut display_order = 0;
-    let paths = config.config_path.paths();
-    for path in &paths {
-        let parsed = shared::read_file(path)
-            .and_then(|text| parse_file(path, text.as_bytes(), config.default_timeout_s));
-        match parsed {
-            Ok(parsed) => {
-                loaded.problems.extend(parsed.problems);
-                for mut hook in parsed.value.hooks {
-                    hook.display_order += display_order;
-                    loaded.hooks.push(hook);
-                }
-                display_order += parsed.value.handlers;
-            }
-            Err(e) => loaded.problems.push(e.problem()),
-        }
+    let here = std::env::current_dir().unwrap_or_default();
+    let (resolution, problems) = crate::discover::Discovery::new(config, None).check(&here);
+    Loaded {
+        hooks: resolution.hooks,
+        problems,
     }
-    if let Some(parsed) = inline_hooks(config) {
-        loaded.problems.extend(parsed.problems);
-        for mut hook in parsed.value.hooks {
-            hook.display_order += display_order;
-            loaded.hooks.push(hook);
-        }
-    }
-    no_hooks_is_an_error(&paths, loaded.hooks.is_empty(), &mut loaded.problems);
-    loaded
 }
 
 /// A bridge that loads no hook runs nothing: an error (unless an error
