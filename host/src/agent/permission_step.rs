@@ -172,6 +172,28 @@ impl Session {
         )
     }
 
+    /// A file tool's refusal by a path deny rule, due before the
+    /// pre-execute waterfall ([`crate::permissions::refused_on_input`]).
+    pub(super) fn refusal_on_input(&self, call: &ToolCall) -> Option<Gate> {
+        let perms = self.state().perms.clone();
+        let args = serde_json::from_str::<Value>(&call.arguments).unwrap_or(Value::Null);
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        match crate::permissions::refused_on_input(
+            &perms,
+            &call.name,
+            &args,
+            std::path::Path::new(call.session.cwd.as_str()),
+            &self.cwd,
+            home.as_deref(),
+        )? {
+            Verdict::Deny { message, by } => Some(Gate::Denied {
+                reason: message,
+                by: format!("permissions ({by})"),
+            }),
+            _ => None,
+        }
+    }
+
     /// Asks the `approval` service about `call`, showing `reason`;
     /// `headless` is what the model reads when nobody can be asked.
     pub(super) async fn ask_approval(

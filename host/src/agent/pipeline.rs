@@ -109,16 +109,30 @@ impl Session {
         });
 
         self.written().await;
+        // A file tool whose path a deny rule covers is refused while its
+        // input is checked, before any listener hears of it (Claude Code's
+        // order, vectors `S31-read-deny-glob`, `S81-*`).
+        let early = self.refusal_on_input(&sealed);
         // Phase 1: the pre-execute waterfall.
         let terminal = default_terminal(SeamOutput::PreTool(PreToolDecision::allow()));
-        let pre = bus.waterfall_traced(SeamInput::PreExecute(sealed.clone()), terminal);
         let Traced {
             answer,
             trace,
             timed_out,
-        } = unless_cancelled(cancel, pre)
-            .await
-            .unwrap_or_else(|| Traced::failed(RString::from("the turn was cancelled")));
+        } = if let Some(Gate::Denied { reason, .. }) = &early {
+            Traced {
+                answer: RResult::ROk(SeamOutput::PreTool(PreToolDecision::Deny {
+                    reason: RString::from(reason.as_str()),
+                })),
+                trace: Vec::new(),
+                timed_out: Vec::new(),
+            }
+        } else {
+            let pre = bus.waterfall_traced(SeamInput::PreExecute(sealed.clone()), terminal);
+            unless_cancelled(cancel, pre)
+                .await
+                .unwrap_or_else(|| Traced::failed(RString::from("the turn was cancelled")))
+        };
         self.note_listener_failures("tools/pre-execute", &timed_out, true);
         let mut exec = sealed.clone();
         // An `ask` waits for the guards: nobody is asked to approve a call
@@ -189,6 +203,10 @@ impl Session {
                 by: "error".into(),
             },
         };
+
+        if let Some(refused) = early {
+            gate = refused;
+        }
 
         // Phase 2: guards, which can only deny; then the session's
         // permission mode and rules; then an `ask` is approved or not.

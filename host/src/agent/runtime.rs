@@ -29,6 +29,8 @@ pub struct AgentOptions {
     pub settings_rules: Option<super::SettingsRules>,
     /// The manifest's MCP servers, which every session connects to.
     pub mcp_servers: Vec<crate::mcp::McpServerSpec>,
+    /// How the model is shown MCP results (manifest `mcp_result_framing`).
+    pub mcp_framing: crate::mcp::McpFraming,
 }
 
 impl Default for AgentOptions {
@@ -38,6 +40,7 @@ impl Default for AgentOptions {
             permissions: Default::default(),
             settings_rules: None,
             mcp_servers: Vec::new(),
+            mcp_framing: crate::mcp::McpFraming::Plain,
         }
     }
 }
@@ -381,7 +384,12 @@ impl Agent {
         if specs.is_empty() {
             return Vec::new();
         }
-        let (tools, failed) = crate::mcp::McpTools::connect(&specs, &session.current_cwd()).await;
+        let (tools, failed) = crate::mcp::McpTools::connect(
+            &specs,
+            &session.current_cwd(),
+            self.options.mcp_framing,
+        )
+        .await;
         *session.mcp.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(tools));
         failed
     }

@@ -114,6 +114,9 @@ struct RawManifest {
     /// checked by [`crate::mcp::McpServerSpec`].
     #[serde(default)]
     mcp_servers: serde_json::Map<String, serde_json::Value>,
+    /// `plain` (default) or `codex`: see [`crate::mcp::McpFraming`].
+    #[serde(default)]
+    mcp_result_framing: Option<String>,
     #[serde(default)]
     permissions: Option<RawPermissions>,
 }
@@ -145,6 +148,7 @@ impl Default for RawManifest {
             telemetry: None,
             permissions: None,
             mcp_servers: serde_json::Map::new(),
+            mcp_result_framing: None,
         }
     }
 }
@@ -218,6 +222,8 @@ pub struct Manifest {
     pub telemetry: super::TelemetryConfig,
     /// MCP servers every session connects to (`mcp_servers:`), in order.
     pub mcp_servers: Vec<crate::mcp::McpServerSpec>,
+    /// How the model is shown MCP results (`mcp_result_framing:`).
+    pub mcp_framing: crate::mcp::McpFraming,
     /// The `permissions:` block, if any: the sessions' default mode and
     /// the manifest's rule layer.
     pub permissions: Option<ManifestPermissions>,
@@ -380,9 +386,19 @@ impl Manifest {
                     message: e.to_string(),
                 }
             })?;
+        let mcp_framing = match raw.mcp_result_framing.as_deref() {
+            None => crate::mcp::McpFraming::Plain,
+            Some(name) => crate::mcp::McpFraming::parse(name).ok_or_else(|| ConfigError::Parse {
+                path: path.to_path_buf(),
+                message: format!(
+                    "key `mcp_result_framing`: unknown framing `{name}` (known: plain, codex)"
+                ),
+            })?,
+        };
         Ok(Manifest {
             permissions,
             mcp_servers,
+            mcp_framing,
             path: path.to_path_buf(),
             state_dir,
             socket,
@@ -537,6 +553,21 @@ mod tests {
 
     fn parse(text: &str) -> Result<Manifest, ConfigError> {
         Manifest::from_yaml(Path::new("/etc/dsh/cordis.yml"), text)
+    }
+
+    #[test]
+    fn mcp_result_framing_is_plain_or_codex() {
+        let m = parse("plugins: []\n").unwrap();
+        assert_eq!(m.mcp_framing, crate::mcp::McpFraming::Plain);
+        let m = parse("plugins: []\nmcp_result_framing: codex\n").unwrap();
+        assert_eq!(m.mcp_framing, crate::mcp::McpFraming::Codex);
+        let e = parse("plugins: []\nmcp_result_framing: claude\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("key `mcp_result_framing`: unknown framing `claude` (known: plain, codex)"),
+            "{e}"
+        );
     }
 
     #[test]

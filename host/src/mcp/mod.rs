@@ -31,7 +31,7 @@ use dsh_plugin_api::ffi::ToolBody_TO;
 
 pub use server::{McpServer, START_TIMEOUT};
 pub use spec::{McpConfigError, McpServerSpec, McpTransport, normalize_name};
-pub use tool::tool_name;
+pub use tool::{McpFraming, tool_name};
 
 use crate::plugins::services::ToolEntry;
 use tool::McpToolBody;
@@ -118,7 +118,12 @@ impl McpTools {
     /// Connects to every server of `specs` concurrently (a later spec of
     /// the same name replaces an earlier one); the ones that fail are
     /// returned beside the rest.
-    pub async fn connect(specs: &[McpServerSpec], cwd: &Path) -> (McpTools, Vec<McpError>) {
+    /// `framing` is how the model is shown every tool's results.
+    pub async fn connect(
+        specs: &[McpServerSpec],
+        cwd: &Path,
+        framing: McpFraming,
+    ) -> (McpTools, Vec<McpError>) {
         let mut unique: Vec<&McpServerSpec> = Vec::new();
         for spec in specs {
             unique.retain(|s| s.name != spec.name);
@@ -149,6 +154,7 @@ impl McpTools {
                         let body = McpToolBody {
                             server: server.clone(),
                             tool: tool.name.to_string(),
+                            framing,
                         };
                         let entry = ToolEntry {
                             owner: Arc::from(OWNER),

@@ -5,14 +5,19 @@
 //! (`{content, structuredContent?, isError}`), which is what each hook
 //! bridge builds its `tool_response` from (vectors `S75-*`, `C75-*`). The
 //! model reads the `structuredContent` as compact JSON when the server gave
-//! one, else the text blocks joined by newlines, as both CLIs show it.
+//! one, else the server's content blocks. With [`McpFraming::Codex`] it reads
+//! them as Codex 0.171.0 shows an MCP result (`McpToolOutput::response_payload`
+//! in codex-rs `core/src/tools/context.rs`): a first text block
+//! `Wall time: <s> seconds\nOutput:` (the call's own time, four decimals)
+//! before the content blocks, or `Wall time: ...\nOutput:\n<json>` as one
+//! block when there is `structuredContent`.
 
 use std::sync::Arc;
 
 use abi_stable::std_types::RArc;
 use async_ffi::{FfiFuture, FutureExt as _};
 use dsh_plugin_api::ffi::{AbortSignalBox, ToolBody};
-use dsh_plugin_api::{ToolCall, ToolResult};
+use dsh_plugin_api::{ContentBlock, ToolCall, ToolResult};
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Value, json};
 
@@ -23,17 +28,43 @@ pub fn tool_name(server: &str, tool: &str) -> String {
     format!("mcp__{server}__{tool}")
 }
 
+/// How the model is shown an MCP result: as the server gave it (Claude
+/// Code's way, the default) or framed as Codex frames it (manifest
+/// `mcp_result_framing: codex`, for sessions whose hooks are Codex's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum McpFraming {
+    /// The server's blocks, or its `structuredContent` as JSON.
+    #[default]
+    Plain,
+    /// Codex's `Wall time: ... seconds\nOutput:` header first.
+    Codex,
+}
+
+impl McpFraming {
+    /// The manifest spelling: `plain` or `codex`.
+    pub fn parse(name: &str) -> Option<McpFraming> {
+        match name {
+            "plain" => Some(McpFraming::Plain),
+            "codex" => Some(McpFraming::Codex),
+            _ => None,
+        }
+    }
+}
+
 /// The body of one server tool.
 pub(crate) struct McpToolBody {
     pub(crate) server: Arc<McpServer>,
     /// The tool's name on the server.
     pub(crate) tool: String,
+    /// How the model is shown its results.
+    pub(crate) framing: McpFraming,
 }
 
 impl ToolBody for McpToolBody {
     fn run(&self, call: RArc<ToolCall>, signal: AbortSignalBox) -> FfiFuture<ToolResult> {
         let server = self.server.clone();
         let tool = self.tool.clone();
+        let framing = self.framing;
         async move {
             let arguments = match serde_json::from_str::<Value>(&call.arguments) {
                 Ok(Value::Object(map)) => map,
@@ -51,9 +82,13 @@ impl ToolBody for McpToolBody {
                     server.name
                 ));
             }
+            let started = std::time::Instant::now();
             tokio::select! {
                 answer = server.call(&tool, arguments) => match answer {
-                    Ok(result) => tool_result(&result),
+                    Ok(result) => match framing {
+                        McpFraming::Plain => tool_result(&result),
+                        McpFraming::Codex => codex_framed(&result, started.elapsed()),
+                    },
                     Err(e) => {
                         tracing::warn!(server = %server.name, tool = %tool, "MCP call failed: {e}");
                         ToolResult::error(e.to_string())
@@ -88,6 +123,49 @@ pub(crate) fn tool_result(result: &CallToolResult) -> ToolResult {
     };
     out = out.with_structured(Value::Object(structured).to_string());
     out
+}
+
+/// Codex's view of a result: its `Wall time` header, then the
+/// `structuredContent` as JSON in the same block, or else every content
+/// block (text as text, an image as an image, anything else as its JSON
+/// text). The structured part is [`tool_result`]'s.
+pub(crate) fn codex_framed(result: &CallToolResult, wall: std::time::Duration) -> ToolResult {
+    let plain = tool_result(result);
+    let header = format!("Wall time: {:.4} seconds\nOutput:", wall.as_secs_f64());
+    let mut blocks = Vec::new();
+    match result.structured_content.as_ref().filter(|s| !s.is_null()) {
+        Some(s) => blocks.push(ContentBlock::text(format!("{header}\n{s}"))),
+        None => {
+            blocks.push(ContentBlock::text(header));
+            let raw = serde_json::to_value(result).unwrap_or(Value::Null);
+            for b in raw["content"].as_array().map(Vec::as_slice).unwrap_or_default() {
+                blocks.push(codex_item(b));
+            }
+        }
+    }
+    ToolResult {
+        content: blocks.into(),
+        ..plain
+    }
+}
+
+/// One MCP content block as Codex hands it to the model.
+fn codex_item(block: &Value) -> dsh_plugin_api::ContentBlock_NE {
+    let text = block.get("text").and_then(Value::as_str);
+    match (block.get("type").and_then(Value::as_str), text) {
+        (Some("text"), Some(t)) => ContentBlock::text(t),
+        (Some("image"), _) => match block.get("data").and_then(Value::as_str) {
+            Some(data) => ContentBlock::image(
+                block
+                    .get("mimeType")
+                    .and_then(Value::as_str)
+                    .unwrap_or("application/octet-stream"),
+                data,
+            ),
+            None => ContentBlock::text(block.to_string()),
+        },
+        _ => ContentBlock::text(block.to_string()),
+    }
 }
 
 /// MCP content blocks as text: text blocks as they are, other blocks named.
@@ -150,6 +228,52 @@ mod tests {
             "isError": false
         })));
         assert_eq!(r.text_content(), r#"{"echoed":"x","n":1}"#);
+    }
+
+    /// Vectors `C75-echo` and `C75-structured`: Codex's header, then the
+    /// blocks; or the structured content in the header's block.
+    #[test]
+    fn codex_framing_is_codexs() {
+        let wall = std::time::Duration::from_micros(12_345);
+        let r = codex_framed(
+            &result(json!({"content": [{"type": "text", "text": "echo: mcp-in"}]})),
+            wall,
+        );
+        let texts: Vec<String> = r
+            .content
+            .iter()
+            .map(|b| match b.as_enum() {
+                Ok(ContentBlock::Text { text }) => text.to_string(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            texts,
+            ["Wall time: 0.0123 seconds\nOutput:", "echo: mcp-in"]
+        );
+        let r = codex_framed(
+            &result(json!({
+                "content": [{"type": "text", "text": "structured: x"}],
+                "structuredContent": {"echoed": "x", "n": 1}
+            })),
+            wall,
+        );
+        assert_eq!(
+            r.text_content(),
+            "Wall time: 0.0123 seconds\nOutput:\n{\"echoed\":\"x\",\"n\":1}"
+        );
+        assert_eq!(r.content.len(), 1);
+        // The hooks' structured part is the plain one.
+        assert_eq!(r.structured, tool_result(&result(json!({
+            "content": [{"type": "text", "text": "structured: x"}],
+            "structuredContent": {"echoed": "x", "n": 1}
+        }))).structured);
+        let r = codex_framed(
+            &result(json!({"content": [{"type": "text", "text": "boom"}], "isError": true})),
+            wall,
+        );
+        assert!(r.is_error);
+        assert_eq!(r.text_content(), "Wall time: 0.0123 seconds\nOutput:\nboom");
     }
 
     #[test]

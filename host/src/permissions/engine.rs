@@ -96,23 +96,64 @@ fn denied_message(call: &Call<'_>) -> String {
             command(call.args)
         )
     } else if READ_TOOLS.contains(&call.tool) {
-        // Recorded for Read (S31 `read_deny_glob`): Claude Code refuses it
-        // before any hook runs, as a tool error.
-        "<tool_use_error>File is in a directory that is denied by your permission settings.</tool_use_error>"
-            .to_string()
+        // As a path rule refuses it (see [`refused_on_input`]).
+        DENIED_DIRECTORY.to_string()
     } else {
         format!("Permission to use {} has been denied.", call.tool)
     }
 }
 
 /// Claude Code's headless text for a call an ask rule (or a tool with no
-/// rule) asks about.
+/// rule) asks about: a file tool names its path (`read from`, `write to`;
+/// vectors `S81-read-ask`, `S81-write-edit-ask`), any other tool itself.
 fn requested_message(call: &Call<'_>) -> String {
-    format!(
-        "Claude requested permissions to use {}, but you haven't granted it yet.",
-        call.tool
-    )
+    let what = match target_path(call) {
+        Some(path) if READ_TOOLS.contains(&call.tool) => format!("read from {}", path.display()),
+        Some(path) if EDIT_TOOLS.contains(&call.tool) => format!("write to {}", path.display()),
+        _ => format!("use {}", call.tool),
+    };
+    format!("Claude requested permissions to {what}, but you haven't granted it yet.")
 }
+
+/// Claude Code's refusal of a file tool whose path a deny rule of its kind
+/// covers, while it checks its input, before any hook runs (vectors
+/// `S31-read-deny-glob`, `S81-*`): `Read` against `Read(path)` deny rules,
+/// `Write` and `Edit` against `Edit(path)` ones. Every other deny rule (a
+/// bare tool name, `Bash(...)`) and every ask rule is weighed after the
+/// pre-execute waterfall, by [`decide`].
+pub fn refused_on_input(
+    state: &PermissionState,
+    tool: &str,
+    args: &Value,
+    cwd: &Path,
+    project: &Path,
+    home: Option<&Path>,
+) -> Option<Verdict> {
+    let kind = match tool {
+        "Read" => "Read",
+        "Write" | "Edit" => "Edit",
+        _ => return None,
+    };
+    if !state.managed {
+        return None;
+    }
+    let call = Call {
+        tool,
+        args,
+        cwd,
+        project,
+        home,
+    };
+    let m = state.rules.path_rule_matching(kind, Behavior::Deny, &call)?;
+    Some(Verdict::Deny {
+        message: DENIED_DIRECTORY.to_string(),
+        by: format!("rule {}: {}", m.source.as_str(), m.rule),
+    })
+}
+
+/// Claude Code's text for a file tool refused by a path deny rule.
+const DENIED_DIRECTORY: &str =
+    "<tool_use_error>File is in a directory that is denied by your permission settings.</tool_use_error>";
 
 /// What the tool itself says in the session's mode when no rule decided.
 fn tool_fallback(mode: PermissionMode, call: &Call<'_>) -> Verdict {

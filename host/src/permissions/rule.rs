@@ -420,6 +420,29 @@ impl RuleSet {
         self.rules.iter().map(|(b, s, r)| (*b, *s, r.text()))
     }
 
+    /// The `<kind>(path)` rule of this behavior (`kind`: `Read` or
+    /// `Edit`) that matches `call`'s path: the rules Claude Code's file
+    /// tools check while validating their input.
+    pub fn path_rule_matching(
+        &self,
+        kind: &str,
+        behavior: Behavior,
+        call: &Call<'_>,
+    ) -> Option<Matched> {
+        self.rules
+            .iter()
+            .filter(|(b, _, r)| {
+                *b == behavior
+                    && canonical_tool(&r.tool) == kind
+                    && matches!(r.spec, Spec::Path(_))
+            })
+            .find(|(_, _, r)| r.matches_part(call, None))
+            .map(|(_, source, rule)| Matched {
+                rule: rule.text().to_string(),
+                source: *source,
+            })
+    }
+
     /// The rule of this behavior that matches `call`. Deny and ask rules
     /// match a command when any part does; an allow needs every part of a
     /// command allowed (each by some rule), and answers with the first.

@@ -104,29 +104,11 @@ pub const ROWS: &[Row] = &[
     ),
     row(
         Claude,
-        "S31-read-deny-glob",
-        ExtraCalls("pre"),
-        "Claude Code refuses a Read a deny rule covers while checking the tool's input, before PreToolUse; dsh's permission step follows the pre-execute waterfall (ARCHITECTURE.md §11), so PreToolUse fires first. The refusal and its text are compared",
-    ),
-    row(
-        Claude,
         "S33-*",
         Env("CLAUDE_CODE_ENTRYPOINT"),
         "the interactive CLI (S33 ran in a terminal) says `cli`; dsh's bridge hands hooks `sdk-cli` as `claude -p` does, whoever approves",
     ),
-    row(
-        Claude,
-        "S35-accept-edits-*",
-        PayloadKey("tool_response.noOutputExpected"),
-        "Claude Code's Bash marks commands it expects to be silent (`touch`, `mkdir`, `rm`) `noOutputExpected: true`; dsh's Bash always says `false`. The permission outcome (the command ran) is compared",
-    ),
     // Codex.
-    row(
-        Codex,
-        "C75-structured",
-        ToolResults,
-        "not done: Codex shows the model an MCP result framed as exec output (`Wall time: … seconds\nOutput:\n` then the text); dsh's MCP tool hands the model the server's text (NOT_REPRODUCED.md, Not done yet)",
-    ),
     row(
         Codex,
         "C3-ups-block-then-resume",

@@ -30,10 +30,11 @@ impl Bindings {
             .as_object()
             .map(|o| o.keys().cloned().collect())
             .unwrap_or_default();
-        // `_2` variants are declared implicitly by their base name.
+        // `_2` variants are declared implicitly by their base name (up to
+        // `_99`: S80 has 18 tool calls).
         let extra: Vec<String> = names
             .iter()
-            .flat_map(|n| (2..=9).map(move |i| format!("{n}_{i}")))
+            .flat_map(|n| (2..=99).map(move |i| format!("{n}_{i}")))
             .collect();
         names.extend(extra);
         // Greedy: the longest name that matches wins.

@@ -218,6 +218,14 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
     let config = bridge_config(v, sb, dialect, outs);
     script::install(sb);
     script::write_behaviors(sb, v);
+    // Files the recording put in the project before the CLI started.
+    if let Some(files) = v.json["project_files"].as_object() {
+        for (rel, text) in files {
+            let path = sb.run().join("proj").join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, sb.subst(text.as_str().unwrap_or_default())).unwrap();
+        }
+    }
     // Folders the session moves into (`cd sub`) must exist.
     for c in v.calls() {
         let cwd = sb.subst(&s(c, "cwd"));
@@ -282,8 +290,14 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
         "model-scripted",
         json!({"script": sb.subst_value(&model_script(v)), "record": record}),
     );
+    // Codex shows the model an MCP result framed as exec output.
+    let mcp_framing = match dialect {
+        Dialect::Claude => dsh_host::mcp::McpFraming::Plain,
+        Dialect::Codex => dsh_host::mcp::McpFraming::Codex,
+    };
     let options = AgentOptions {
         permissions,
+        mcp_framing,
         ..AgentOptions::default()
     };
     let host = AgentHost::with_options(sb.run(), bash, loads, model, options);
@@ -1160,11 +1174,16 @@ fn check_tools(
             .events
             .iter()
             .find(|e| e["type"] == "tool/result" && e["call_id"] == id.as_str());
-        // Content blocks of text (Claude's MCP results) read as their text.
+        // Content blocks of text (Claude's MCP results, Codex's `input_text`
+        // items) read as their text.
         let blocks_text = w["result_seen_by_model"].as_array().and_then(|blocks| {
             blocks
                 .iter()
-                .map(|b| (b["type"] == "text").then(|| b["text"].as_str()).flatten())
+                .map(|b| {
+                    (b["type"] == "text" || b["type"] == "input_text")
+                        .then(|| b["text"].as_str())
+                        .flatten()
+                })
                 .collect::<Option<Vec<&str>>>()
                 .map(|texts| texts.join("\n"))
         });

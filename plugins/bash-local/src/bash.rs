@@ -6,7 +6,8 @@
 //! the model reads stdout then stderr (blank edge lines stripped), prefixed
 //! with `Exit code N` and flagged `is_error` when the command failed; the
 //! structured response is Claude's `tool_response`
-//! `{stdout, stderr, interrupted, isImage, noOutputExpected}`.
+//! `{stdout, stderr, interrupted, isImage, noOutputExpected}`
+//! (`noOutputExpected` as Claude Code guesses it: [`crate::silent`]).
 //!
 //! Where this tool departs from Claude Code (on purpose):
 //! - past `max_output_bytes` the **tail** of the output is kept (the end of
@@ -238,7 +239,12 @@ pub async fn bash_run_with_prelude(
         .and_then(|file| file.read())
         .filter(|dir| crate::cwd::moved(cwd, dir));
     BashRun {
-        result: to_tool_result(&outcome, input.timeout_ms, config.max_output_bytes),
+        result: to_tool_result(
+            &outcome,
+            &input.command,
+            input.timeout_ms,
+            config.max_output_bytes,
+        ),
         moved_to,
     }
 }
@@ -291,10 +297,16 @@ pub async fn abort_future(signal: AbortSignalBox) {
 }
 
 /// Formats a run the way Claude Code reports a Bash call.
-pub fn to_tool_result(outcome: &RunAnswer, timeout_ms: u64, max_output_bytes: usize) -> ToolResult {
+pub fn to_tool_result(
+    outcome: &RunAnswer,
+    command: &str,
+    timeout_ms: u64,
+    max_output_bytes: usize,
+) -> ToolResult {
+    let silent = crate::silent::no_output_expected(command);
     if let Some(error) = &outcome.spawn_error {
         return ToolResult::error(format!("Failed to start the command: {error}"))
-            .with_structured(response("", error, false));
+            .with_structured(response("", error, false, silent));
     }
     let stdout = keep_tail(
         &strip_blank_edges(&outcome.stdout),
@@ -320,7 +332,12 @@ pub fn to_tool_result(outcome: &RunAnswer, timeout_ms: u64, max_output_bytes: us
             (None, None) => Some("Command ended without an exit status".to_string()),
         }
     };
-    let structured = response(&stdout, &stderr, outcome.interrupted || outcome.timed_out);
+    let structured = response(
+        &stdout,
+        &stderr,
+        outcome.interrupted || outcome.timed_out,
+        silent,
+    );
     match failure {
         None if body.is_empty() => ToolResult::text(NO_OUTPUT),
         None => ToolResult::text(body),
@@ -330,9 +347,9 @@ pub fn to_tool_result(outcome: &RunAnswer, timeout_ms: u64, max_output_bytes: us
     .with_structured(structured)
 }
 
-fn response(stdout: &str, stderr: &str, interrupted: bool) -> String {
+fn response(stdout: &str, stderr: &str, interrupted: bool, silent: bool) -> String {
     json!({"stdout": stdout, "stderr": stderr, "interrupted": interrupted,
-        "isImage": false, "noOutputExpected": false})
+        "isImage": false, "noOutputExpected": silent})
     .to_string()
 }
 

@@ -17,6 +17,7 @@ pub mod exec;
 pub mod prelude;
 pub mod runner;
 pub mod service;
+pub mod silent;
 
 use std::sync::Arc;
 
