@@ -965,9 +965,13 @@ fn check_requests(
         }
         let is_user_prompt = |m: &Value| m["role"] == "user" && m.get("source").is_none();
         let is_sourced = |m: &Value| m.get("source").is_some();
-        if placement.starts_with("content of the tool_result block")
-            || placement == "output of the function_call_output item"
-        {
+        let tool_result_placement = placement.starts_with("content of the tool_result block")
+            || placement == "output of the function_call_output item";
+        // A tool's own result the table leaves out (its ToolResults row).
+        if tool_result_placement && skips.has(Aspect::ToolResults) {
+            continue;
+        }
+        if tool_result_placement {
             let is_error = placement.contains("is_error=true");
             let found = msgs.iter().any(|m| {
                 m["role"] == "tool"
