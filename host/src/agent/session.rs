@@ -85,6 +85,10 @@ pub(crate) struct SessionState {
     pub(crate) moved_from: Option<PathBuf>,
     /// The permission mode and rules (`permissions/`).
     pub(crate) perms: PermissionState,
+    /// What the model provider said of its last answer: the model's name
+    /// and its token accounting (what a parent's `Agent` call reports).
+    pub(crate) last_model: Option<String>,
+    pub(crate) last_usage: Option<serde_json::Value>,
 }
 
 /// One conversation.
@@ -159,6 +163,8 @@ impl Session {
                 cwd: PathBuf::from(&header.cwd),
                 moved_from: None,
                 perms,
+                last_model: None,
+                last_usage: None,
             }),
             turn_lock: tokio::sync::Mutex::new(()),
             feed: EventFeed::new(FEED_CAPACITY),

@@ -1,6 +1,18 @@
 //! The `Agent` tool (alias `Task`, its former name): runs a child agent
 //! in-process, in its own session linked to its parent, firing
 //! `subagent/start` and `subagent/end` around it.
+//!
+//! Its result is Claude Code's (vector `S1-all-events`): the model reads two
+//! text blocks, the child's last answer (or `(Subagent completed but
+//! returned no output.)`) and `agentId: <id> (use SendMessage ...)` with a
+//! `<usage>` summary; the structured response (Claude's `tool_response`)
+//! has `status`, `prompt`, `agentId`, `agentType`, `content`,
+//! `resolvedModel`, `totalDurationMs`, `totalTokens`, `totalToolUseCount`
+//! and `usage`. The model name and the usage are what the model provider
+//! reported for the child's last request ([`dsh_plugin_api::services::model::ModelReply`]'s
+//! `model` and `usage`), the usage laid over Claude Code's empty usage
+//! record as Claude Code lays an API's over it (an OpenAI-style
+//! `prompt_tokens`/`completion_tokens` counts as input/output).
 
 use std::sync::{Arc, Weak};
 use std::time::Instant;
@@ -156,19 +168,60 @@ async fn run_subagent(agent: &Arc<Agent>, call: &ToolCall, signal: AbortSignalBo
     {
         tracing::warn!(plugin = %f.plugin, "subagent/end listener failed: {}", f.message);
     }
+    let (model, usage) = {
+        let state = child.state();
+        (state.last_model.clone(), state.last_usage.clone())
+    };
     agent.close_session(&child.id, "other").await;
-    let structured = json!({
-        "status": if outcome.reason == TurnEndReason::Completed { "completed" } else { outcome.reason.as_str() },
-        "prompt": prompt,
-        "agentId": child.id,
-        "agentType": agent_type,
-        "content": [{"type": "text", "text": last_text}],
-        "totalDurationMs": started.elapsed().as_millis() as u64,
-        "totalTokens": 0,
-        "totalToolUseCount": tool_uses,
-    });
+    let usage = claude_usage(usage.as_ref());
+    let total_tokens = [
+        "input_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+        "output_tokens",
+    ]
+    .iter()
+    .filter_map(|k| usage[*k].as_u64())
+    .sum::<u64>();
+    let duration_ms = started.elapsed().as_millis() as u64;
+    let mut structured = serde_json::Map::new();
+    let status = if outcome.reason == TurnEndReason::Completed {
+        "completed"
+    } else {
+        outcome.reason.as_str()
+    };
+    structured.insert("status".into(), status.into());
+    structured.insert("prompt".into(), prompt.into());
+    structured.insert("agentId".into(), child.id.clone().into());
+    structured.insert("agentType".into(), agent_type.into());
+    structured.insert(
+        "content".into(),
+        json!([{"type": "text", "text": last_text}]),
+    );
+    if let Some(model) = model {
+        structured.insert("resolvedModel".into(), model.into());
+    }
+    structured.insert("totalDurationMs".into(), duration_ms.into());
+    structured.insert("totalTokens".into(), total_tokens.into());
+    structured.insert("totalToolUseCount".into(), tool_uses.into());
+    structured.insert("usage".into(), usage);
+    let structured = Value::Object(structured);
     let mut result = if outcome.reason == TurnEndReason::Completed {
-        ToolResult::text(last_text)
+        let answer = if last_text.is_empty() {
+            "(Subagent completed but returned no output.)".to_string()
+        } else {
+            last_text
+        };
+        let footer = format!(
+            "agentId: {id} (use SendMessage with to: '{id}', summary: '<5-10 word recap>' to continue this agent)\n\
+             <usage>subagent_tokens: {total_tokens}\ntool_uses: {tool_uses}\nduration_ms: {duration_ms}</usage>",
+            id = child.id
+        );
+        ToolResult {
+            content: RVec::from(vec![ContentBlock::text(answer), ContentBlock::text(footer)]),
+            is_error: false,
+            structured: ROption::RNone,
+        }
     } else {
         ToolResult::error(format!(
             "the subagent's turn ended {}: {}",
@@ -178,4 +231,70 @@ async fn run_subagent(agent: &Arc<Agent>, call: &ToolCall, signal: AbortSignalBo
     };
     result.structured = ROption::RSome(RString::from(structured.to_string()));
     result
+}
+
+/// Claude Code's usage record of one request: its empty record (every
+/// count 0, `service_tier` and `speed` `standard`, ...) with what the
+/// provider reported laid over it, key by key. OpenAI's
+/// `prompt_tokens`/`completion_tokens` (and `prompt_tokens_details.cached_tokens`)
+/// stand in for the input/output (cache-read) counts when the Anthropic
+/// names are absent.
+fn claude_usage(reported: Option<&Value>) -> Value {
+    let mut usage = json!({
+        "input_tokens": 0,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "output_tokens": 0,
+        "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
+        "service_tier": "standard",
+        "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 0},
+        "inference_geo": "",
+        "iterations": [],
+        "speed": "standard"
+    });
+    let Some(reported) = reported.and_then(Value::as_object) else {
+        return usage;
+    };
+    let aliases = [
+        ("input_tokens", "/prompt_tokens"),
+        ("output_tokens", "/completion_tokens"),
+        ("cache_read_input_tokens", "/prompt_tokens_details/cached_tokens"),
+    ];
+    if let Some(fields) = usage.as_object_mut() {
+        for (key, value) in fields.iter_mut() {
+            match reported.get(key) {
+                Some(v) if !v.is_null() => *value = v.clone(),
+                _ => {
+                    let alias = aliases.iter().find(|(k, _)| k == key).map(|(_, p)| *p);
+                    if let Some(v) = alias.and_then(|p| Value::Object(reported.clone()).pointer(p).cloned())
+                    {
+                        *value = v;
+                    }
+                }
+            }
+        }
+    }
+    usage
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn usage_lays_the_providers_counts_over_claude_codes_record() {
+        // The recorder's mock API answered this (S1-all-events).
+        let u = claude_usage(Some(&json!({"input_tokens": 100, "output_tokens": 20,
+            "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0})));
+        assert_eq!(
+            u.to_string(),
+            r#"{"input_tokens":100,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":20,"server_tool_use":{"web_search_requests":0,"web_fetch_requests":0},"service_tier":"standard","cache_creation":{"ephemeral_1h_input_tokens":0,"ephemeral_5m_input_tokens":0},"inference_geo":"","iterations":[],"speed":"standard"}"#
+        );
+        let u = claude_usage(Some(&json!({"prompt_tokens": 7, "completion_tokens": 3,
+            "prompt_tokens_details": {"cached_tokens": 2}})));
+        assert_eq!((u["input_tokens"].clone(), u["output_tokens"].clone(), u["cache_read_input_tokens"].clone()),
+            (json!(7), json!(3), json!(2)));
+        assert_eq!(claude_usage(None)["input_tokens"], 0);
+    }
 }

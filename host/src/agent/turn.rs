@@ -355,6 +355,11 @@ impl Session {
                     call.id = new_id("call");
                 }
             }
+            {
+                let mut state = self.state();
+                state.last_model = reply.model.take();
+                state.last_usage = reply.usage.take();
+            }
             self.append(SessionEvent::AssistantMessage {
                 content: reply.text.clone(),
                 tool_calls: reply.tool_calls.clone(),

@@ -2,7 +2,8 @@
 //! manifest's model (so dsh runs offline) and the model of every test.
 //!
 //! Config: `script`, either a list of replies or the path (relative to the
-//! manifest's folder when not absolute) of a YAML or JSON file holding one; each reply is `{text}` and/or `{tool_calls: [{name, arguments}]}`.
+//! manifest's folder when not absolute) of a YAML or JSON file holding one; each reply is `{text}` and/or `{tool_calls: [{name, arguments}]}`,
+//! optionally with the `model` name and the `usage` accounting a provider would report.
 //! `record`: a file (relative paths as for `script`) to which every request is appended as one JSON line.
 //! Running out of replies is an error that fails the turn.
 
@@ -30,6 +31,12 @@ pub struct ScriptedReply {
     /// Tool calls to make.
     #[serde(default)]
     pub tool_calls: Vec<ScriptedCall>,
+    /// The model name the reply says answered (a provider's `model`).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The token accounting the reply reports (a provider's `usage`).
+    #[serde(default)]
+    pub usage: Option<serde_json::Value>,
 }
 
 /// One scripted tool call.
@@ -123,6 +130,8 @@ impl Script {
                 StopReason::ToolUse
             },
             tool_calls,
+            model: reply.model.clone(),
+            usage: reply.usage.clone(),
         })
     }
 }

@@ -113,6 +113,17 @@ pub struct ModelReply {
     /// Why it stopped.
     #[serde(default)]
     pub stop_reason: StopReason,
+    /// The model that answered, as the provider names it, when it says.
+    /// Optional both ways: a provider that leaves it out, or a host that
+    /// does not read it, loses nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The provider's token accounting of this request, in its own shape
+    /// (OpenAI's `{prompt_tokens, completion_tokens, ...}`, Anthropic's
+    /// `{input_tokens, output_tokens, cache_*}`), when it gives one.
+    /// Optional both ways, as `model`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<serde_json::Value>,
 }
 
 /// What kind of failure a [`ModelError`] is. Unknown kinds (from a newer
@@ -235,6 +246,7 @@ mod tests {
             text: "t".into(),
             tool_calls: vec![call],
             stop_reason: StopReason::ToolUse,
+            ..ModelReply::default()
         };
         let json = serde_json::to_value(&reply).unwrap();
         assert_eq!(json["stop_reason"], "tool_use");

@@ -49,6 +49,7 @@ impl EchoModel {
                 text: "done".into(),
                 tool_calls: Vec::new(),
                 stop_reason: StopReason::EndTurn,
+                ..ModelReply::default()
             });
         }
         let prompt = request
@@ -71,6 +72,7 @@ impl EchoModel {
             text: String::new(),
             tool_calls,
             stop_reason: StopReason::ToolUse,
+            ..ModelReply::default()
         })
     }
 }

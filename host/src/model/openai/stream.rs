@@ -137,6 +137,10 @@ pub struct StreamReply {
     calls: BTreeMap<u64, PartialCall>,
     finish_reason: Option<String>,
     done: bool,
+    /// The answering model's name (a chunk's `model`).
+    model: Option<String>,
+    /// The last `usage` object a chunk carried, whole.
+    usage: Option<Value>,
 }
 
 impl StreamReply {
@@ -175,7 +179,10 @@ impl StreamReply {
             ));
         }
         let calls = self.calls.into_values().collect();
-        build_reply(self.text, calls, self.finish_reason.as_deref())
+        let mut reply = build_reply(self.text, calls, self.finish_reason.as_deref())?;
+        reply.model = self.model;
+        reply.usage = self.usage;
+        Ok(reply)
     }
 
     fn event(
@@ -205,6 +212,12 @@ impl StreamReply {
         }
         if let Some(usage) = Usage::of(&chunk) {
             on_delta(Live::Usage(usage));
+        }
+        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
+            self.usage = Some(usage.clone());
+        }
+        if let Some(model) = chunk.get("model").and_then(Value::as_str) {
+            self.model = Some(model.to_string());
         }
         // Usage-only chunks have no choices; only the first choice is ours
         // (we never ask for `n > 1`).
@@ -311,7 +324,10 @@ pub fn reply_from_json(body: &Value) -> Result<ModelReply, OpenAiError> {
         })
         .unwrap_or_default();
     let reason = choice.get("finish_reason").and_then(Value::as_str);
-    build_reply(text, calls, reason)
+    let mut reply = build_reply(text, calls, reason)?;
+    reply.model = body.get("model").and_then(Value::as_str).map(str::to_string);
+    reply.usage = body.get("usage").filter(|u| u.is_object()).cloned();
+    Ok(reply)
 }
 
 fn server_error(error: &Value) -> String {
@@ -358,6 +374,7 @@ fn build_reply(
         text,
         tool_calls,
         stop_reason,
+        ..ModelReply::default()
     })
 }
 

@@ -4,8 +4,10 @@
 //! - **PostToolBatch** (vectors `S1-*`): once a step's tool calls have all
 //!   finished, every call of the step with `tool_name` as the model called
 //!   it (`Task`, not `Agent`), `tool_input`, `tool_use_id` and
-//!   `tool_response`, the text the model reads. The bridge collects the
-//!   calls as their post-execute phase passes it.
+//!   `tool_response`, what the model reads: its text, or the list of its
+//!   blocks when it reads several (the `Agent` call's answer and usage
+//!   note). The bridge collects the calls as their post-execute phase
+//!   passes it.
 //! - **MessageDisplay** (`S1-*`): the turn's final answer as Claude Code
 //!   shows it in `-p` mode: one call, `index: 0`, `final: true`, `delta` the
 //!   whole text, a `message_id` of its own.
@@ -14,7 +16,9 @@
 //! answer changes nothing here (MessageDisplay's `displayContent` only
 //! changes what a terminal shows).
 
-use dsh_plugin_api::{ContinuationDecision, ContinuationInput, PostExecuteInput, SessionRef};
+use dsh_plugin_api::{
+    ContentBlock, ContinuationDecision, ContinuationInput, PostExecuteInput, SessionRef,
+};
 use serde_json::{Map, Value, json};
 
 use super::pre_tool_use::tool_input;
@@ -33,8 +37,26 @@ pub fn batch_entry(input: &PostExecuteInput) -> Value {
         "tool_name": call.name.as_str(),
         "tool_input": tool_input(call),
         "tool_use_id": call.call_id.as_str(),
-        "tool_response": input.result.text_content(),
+        "tool_response": read_by_model(&input.result),
     })
+}
+
+/// What the model reads of `result` as Claude Code lists it: one text
+/// block as its text, several blocks as Anthropic content blocks.
+fn read_by_model(result: &dsh_plugin_api::ToolResult) -> Value {
+    if result.content.len() <= 1 {
+        return result.text_content().into();
+    }
+    let blocks = result
+        .content
+        .iter()
+        .filter_map(|b| match b.as_enum().ok()? {
+            ContentBlock::Text { text } => Some(json!({"type": "text", "text": text.as_str()})),
+            ContentBlock::Image { mime_type, data } => Some(json!({"type": "image",
+                "source": {"type": "base64", "media_type": mime_type.as_str(), "data": data.as_str()}})),
+        })
+        .collect();
+    Value::Array(blocks)
 }
 
 /// The PostToolBatch payload.
