@@ -36,11 +36,13 @@ async fn a_subagent_inherits_its_parents_mode_and_rules() {
     // The parent moves on from the configured mode; the child follows it.
     session.set_permission_mode(PermissionMode::DontAsk, "test");
     let out: Outcome = session.prompt(Prompt::user("delegate")).await.into();
-    // The Task itself runs (the subagent tool asks nothing).
-    assert_eq!(
-        of_kind(&out.events, "tool/result")[0]["content"],
-        "child done"
-    );
+    // The Task itself runs (the subagent tool asks nothing): the child's
+    // answer, then Claude Code's agentId/usage note.
+    let content = of_kind(&out.events, "tool/result")[0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(content.starts_with("child done\nagentId: "), "{content}");
     assert!(
         h.project.join("allowed.txt").exists(),
         "the parent's allow rule applies"

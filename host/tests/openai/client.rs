@@ -87,7 +87,8 @@ async fn streamed_text_arrives_as_deltas_and_whole() {
             ModelReply {
                 text: "Hello, world".into(),
                 tool_calls: vec![],
-                stop_reason: StopReason::EndTurn
+                stop_reason: StopReason::EndTurn,
+                ..ModelReply::default()
             }
         );
     }

@@ -407,9 +407,13 @@ mod tests {
     }
 
     #[test]
-    fn reasoning_and_usage_are_handed_on_but_not_part_of_the_reply() {
+    fn reasoning_and_usage_are_handed_on_and_the_reply_keeps_model_and_usage() {
         let body = [
-            chunk(json!({"role": "assistant", "reasoning_content": "Hmm, "}), None),
+            format!(
+                "data: {}\n\n",
+                json!({"model": "gpt-x-1", "choices": [{"index": 0,
+                    "delta": {"role": "assistant", "reasoning_content": "Hmm, "}}]})
+            ),
             chunk(json!({"reasoning_content": "ls."}), None),
             chunk(json!({"content": "Done."}), Some("stop")),
             format!(
@@ -434,6 +438,12 @@ mod tests {
         assert_eq!(
             seen,
             ["thought:Hmm, ", "thought:ls.", "text:Done.", "usage:120+30"]
+        );
+        // What the provider said of its answer, for an `Agent` call's report.
+        assert_eq!(reply.model.as_deref(), Some("gpt-x-1"));
+        assert_eq!(
+            reply.usage,
+            Some(json!({"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}))
         );
     }
 
@@ -583,7 +593,8 @@ mod tests {
 
     #[test]
     fn non_streaming_bodies_are_read_too() {
-        let body = json!({"choices": [{"message": {"role": "assistant", "content": null,
+        let body = json!({"model": "m", "usage": {"prompt_tokens": 1, "completion_tokens": 2},
+            "choices": [{"message": {"role": "assistant", "content": null,
             "tool_calls": [{"id": "t1", "type": "function",
                 "function": {"name": "Bash", "arguments": "{\"command\":\"pwd\"}"}}]},
             "finish_reason": "tool_calls"}]});
@@ -591,6 +602,11 @@ mod tests {
         assert_eq!(reply.text, "");
         assert_eq!(reply.stop_reason, StopReason::ToolUse);
         assert_eq!(reply.tool_calls[0].arguments, json!({"command": "pwd"}));
+        assert_eq!(reply.model.as_deref(), Some("m"));
+        assert_eq!(
+            reply.usage,
+            Some(json!({"prompt_tokens": 1, "completion_tokens": 2}))
+        );
         let err = reply_from_json(&json!({"object": "x"}))
             .unwrap_err()
             .to_string();
