@@ -6,7 +6,8 @@
 //! | `timeout` | seconds, default 600 ([`crate::events::session_end`] has its own budget) |
 //! | `args` | exec form: `command` is run directly with these arguments, no shell; `${CLAUDE_PROJECT_DIR}`, `${CLAUDE_PLUGIN_ROOT}`, `${CLAUDE_PLUGIN_DATA}` substituted in each element, nothing else (`S52-args`) |
 //! | `if` | a permission rule (`Bash`, `Bash(echo *)`): the hook runs only for a tool call it matches; on an event without a tool it never runs (`S52-if-rules`) |
-//! | `async`, `asyncRewake` | the hook is started and not waited for; its answer changes nothing (`S52-async-deny`); `asyncRewake`'s wake-up on exit 2 is not reproduced (the hook still runs in the background) |
+//! | `async` | the hook is started and not waited for; its answer changes nothing (`S52-async-deny`) |
+//! | `asyncRewake` | (without `async`) a plain hook, waited for and read as any other: Claude Code backgrounds it only in its interactive TUI or with streaming input (`e.async \|\| e.asyncRewake && (interactive \|\| hasStreamingInput)`), never in the `claude -p` mode dsh's hooks see (`CLAUDE_CODE_ENTRYPOINT=sdk-cli`; vectors `S82-*`: an exit 2 is the event's own blocking error, a UserPromptSubmit one blocks the prompt) |
 //! | `shell` | `bash` (the default) runs as usual; `powershell` needs `pwsh` or `powershell` on `PATH`, else the hook fails without running, in Claude Code's words (`S52-shell-option`) |
 //! | `once`, `statusMessage`, `rewakeMessage`, `rewakeSummary` | nothing for a settings hook (`S52-once`: `once` is for skill hooks; the rest is display) |
 
@@ -19,7 +20,7 @@ pub struct HandlerOptions {
     pub args: Option<Vec<String>>,
     /// The `if` permission rule.
     pub if_rule: Option<String>,
-    /// Started and not waited for (`async` or `asyncRewake`).
+    /// Started and not waited for (`async`).
     pub background: bool,
     /// `shell: "powershell"`.
     pub powershell: bool,
@@ -39,7 +40,7 @@ impl HandlerOptions {
                     .collect::<Option<Vec<_>>>()
             }),
             if_rule: handler.get("if").and_then(Value::as_str).map(String::from),
-            background: flag("async") || flag("asyncRewake"),
+            background: flag("async"),
             powershell: handler.get("shell").and_then(Value::as_str) == Some("powershell"),
             has_timeout: handler.get("timeout").is_some_and(Value::is_number),
         }
@@ -212,8 +213,11 @@ mod tests {
         );
         assert_eq!(o.if_rule.as_deref(), Some("Bash"));
         assert!(o.background && o.powershell && o.has_timeout);
+        // `claude -p` waits for an `asyncRewake` hook (S82-*).
         let rewake = json!({"asyncRewake": true});
-        assert!(HandlerOptions::of(rewake.as_object().unwrap()).background);
+        assert!(!HandlerOptions::of(rewake.as_object().unwrap()).background);
+        let both = json!({"async": true, "asyncRewake": true});
+        assert!(HandlerOptions::of(both.as_object().unwrap()).background);
         assert_eq!(HandlerOptions::of(&Map::new()), HandlerOptions::default());
     }
 
