@@ -384,12 +384,9 @@ impl Agent {
         if specs.is_empty() {
             return Vec::new();
         }
-        let (tools, failed) = crate::mcp::McpTools::connect(
-            &specs,
-            &session.current_cwd(),
-            self.options.mcp_framing,
-        )
-        .await;
+        let (tools, failed) =
+            crate::mcp::McpTools::connect(&specs, &session.current_cwd(), self.options.mcp_framing)
+                .await;
         *session.mcp.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(tools));
         failed
     }

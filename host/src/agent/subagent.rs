@@ -258,7 +258,10 @@ fn claude_usage(reported: Option<&Value>) -> Value {
     let aliases = [
         ("input_tokens", "/prompt_tokens"),
         ("output_tokens", "/completion_tokens"),
-        ("cache_read_input_tokens", "/prompt_tokens_details/cached_tokens"),
+        (
+            "cache_read_input_tokens",
+            "/prompt_tokens_details/cached_tokens",
+        ),
     ];
     if let Some(fields) = usage.as_object_mut() {
         for (key, value) in fields.iter_mut() {
@@ -266,7 +269,8 @@ fn claude_usage(reported: Option<&Value>) -> Value {
                 Some(v) if !v.is_null() => *value = v.clone(),
                 _ => {
                     let alias = aliases.iter().find(|(k, _)| k == key).map(|(_, p)| *p);
-                    if let Some(v) = alias.and_then(|p| Value::Object(reported.clone()).pointer(p).cloned())
+                    if let Some(v) =
+                        alias.and_then(|p| Value::Object(reported.clone()).pointer(p).cloned())
                     {
                         *value = v;
                     }
@@ -293,8 +297,14 @@ mod tests {
         );
         let u = claude_usage(Some(&json!({"prompt_tokens": 7, "completion_tokens": 3,
             "prompt_tokens_details": {"cached_tokens": 2}})));
-        assert_eq!((u["input_tokens"].clone(), u["output_tokens"].clone(), u["cache_read_input_tokens"].clone()),
-            (json!(7), json!(3), json!(2)));
+        assert_eq!(
+            (
+                u["input_tokens"].clone(),
+                u["output_tokens"].clone(),
+                u["cache_read_input_tokens"].clone()
+            ),
+            (json!(7), json!(3), json!(2))
+        );
         assert_eq!(claude_usage(None)["input_tokens"], 0);
     }
 }

@@ -388,12 +388,14 @@ impl Manifest {
             })?;
         let mcp_framing = match raw.mcp_result_framing.as_deref() {
             None => crate::mcp::McpFraming::Plain,
-            Some(name) => crate::mcp::McpFraming::parse(name).ok_or_else(|| ConfigError::Parse {
-                path: path.to_path_buf(),
-                message: format!(
-                    "key `mcp_result_framing`: unknown framing `{name}` (known: plain, codex)"
-                ),
-            })?,
+            Some(name) => {
+                crate::mcp::McpFraming::parse(name).ok_or_else(|| ConfigError::Parse {
+                    path: path.to_path_buf(),
+                    message: format!(
+                        "key `mcp_result_framing`: unknown framing `{name}` (known: plain, codex)"
+                    ),
+                })?
+            }
         };
         Ok(Manifest {
             permissions,

@@ -138,7 +138,11 @@ pub(crate) fn codex_framed(result: &CallToolResult, wall: std::time::Duration) -
         None => {
             blocks.push(ContentBlock::text(header));
             let raw = serde_json::to_value(result).unwrap_or(Value::Null);
-            for b in raw["content"].as_array().map(Vec::as_slice).unwrap_or_default() {
+            for b in raw["content"]
+                .as_array()
+                .map(Vec::as_slice)
+                .unwrap_or_default()
+            {
                 blocks.push(codex_item(b));
             }
         }
@@ -264,10 +268,14 @@ mod tests {
         );
         assert_eq!(r.content.len(), 1);
         // The hooks' structured part is the plain one.
-        assert_eq!(r.structured, tool_result(&result(json!({
-            "content": [{"type": "text", "text": "structured: x"}],
-            "structuredContent": {"echoed": "x", "n": 1}
-        }))).structured);
+        assert_eq!(
+            r.structured,
+            tool_result(&result(json!({
+                "content": [{"type": "text", "text": "structured: x"}],
+                "structuredContent": {"echoed": "x", "n": 1}
+            })))
+            .structured
+        );
         let r = codex_framed(
             &result(json!({"content": [{"type": "text", "text": "boom"}], "isError": true})),
             wall,

@@ -144,7 +144,9 @@ pub fn refused_on_input(
         project,
         home,
     };
-    let m = state.rules.path_rule_matching(kind, Behavior::Deny, &call)?;
+    let m = state
+        .rules
+        .path_rule_matching(kind, Behavior::Deny, &call)?;
     Some(Verdict::Deny {
         message: DENIED_DIRECTORY.to_string(),
         by: format!("rule {}: {}", m.source.as_str(), m.rule),
@@ -152,8 +154,7 @@ pub fn refused_on_input(
 }
 
 /// Claude Code's text for a file tool refused by a path deny rule.
-const DENIED_DIRECTORY: &str =
-    "<tool_use_error>File is in a directory that is denied by your permission settings.</tool_use_error>";
+const DENIED_DIRECTORY: &str = "<tool_use_error>File is in a directory that is denied by your permission settings.</tool_use_error>";
 
 /// What the tool itself says in the session's mode when no rule decided.
 fn tool_fallback(mode: PermissionMode, call: &Call<'_>) -> Verdict {

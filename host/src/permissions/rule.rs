@@ -432,9 +432,7 @@ impl RuleSet {
         self.rules
             .iter()
             .filter(|(b, _, r)| {
-                *b == behavior
-                    && canonical_tool(&r.tool) == kind
-                    && matches!(r.spec, Spec::Path(_))
+                *b == behavior && canonical_tool(&r.tool) == kind && matches!(r.spec, Spec::Path(_))
             })
             .find(|(_, _, r)| r.matches_part(call, None))
             .map(|(_, source, rule)| Matched {

@@ -513,12 +513,18 @@ async fn the_agent_tool_runs_a_linked_child_session_between_subagent_seams() {
     let result = of_kind(&out.events, "tool/result")[0];
     assert_eq!(result["name"], "Task");
     // Claude Code's two blocks (S1-all-events): the answer, then the note.
-    let child_id = result["structured"]["agentId"].as_str().unwrap().to_string();
+    let child_id = result["structured"]["agentId"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let content = result["content"].as_str().unwrap();
     let note = format!(
         "there are 3\nagentId: {child_id} (use SendMessage with to: '{child_id}', summary: '<5-10 word recap>' to continue this agent)\n<usage>subagent_tokens: 10\ntool_uses: 1\nduration_ms: "
     );
-    assert!(content.starts_with(&note) && content.ends_with("</usage>"), "{content}");
+    assert!(
+        content.starts_with(&note) && content.ends_with("</usage>"),
+        "{content}"
+    );
     let structured = &result["structured"];
     assert_eq!(structured["agentType"], "counter");
     assert_eq!(structured["resolvedModel"], "model-7");
@@ -526,7 +532,10 @@ async fn the_agent_tool_runs_a_linked_child_session_between_subagent_seams() {
     assert_eq!(structured["totalToolUseCount"], 1);
     assert_eq!(structured["usage"]["input_tokens"], 7);
     assert_eq!(structured["usage"]["output_tokens"], 3);
-    assert_eq!(structured["content"], json!([{"type": "text", "text": "there are 3"}]));
+    assert_eq!(
+        structured["content"],
+        json!([{"type": "text", "text": "there are 3"}])
+    );
     let seen: Vec<Value> = read_jsonl(&seen_path)
         .into_iter()
         .filter(|e| !["session-start", "prompt-submit"].contains(&e["seam"].as_str().unwrap()))

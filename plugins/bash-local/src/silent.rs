@@ -67,7 +67,8 @@ fn split(command: &str) -> Option<Vec<String>> {
     while i < chars.len() {
         let c = chars[i];
         let prev = current.chars().last();
-        let at_word_start = prev.is_none_or(|p| p.is_whitespace() || matches!(p, ';' | '&' | '|' | '(' | ')'));
+        let at_word_start =
+            prev.is_none_or(|p| p.is_whitespace() || matches!(p, ';' | '&' | '|' | '(' | ')'));
         match c {
             '\\' => {
                 current.push(c);
@@ -197,9 +198,15 @@ mod tests {
 
     #[test]
     fn quotes_and_nesting_hold_separators() {
-        assert_eq!(simple_commands("touch 'a;b' \"c|d\""), vec!["touch 'a;b' \"c|d\""]);
+        assert_eq!(
+            simple_commands("touch 'a;b' \"c|d\""),
+            vec!["touch 'a;b' \"c|d\""]
+        );
         assert_eq!(simple_commands("rm $(ls; pwd) x"), vec!["rm $(ls; pwd) x"]);
-        assert_eq!(simple_commands("touch a &>/dev/null & wait"), vec!["touch a &>/dev/null", "wait"]);
+        assert_eq!(
+            simple_commands("touch a &>/dev/null & wait"),
+            vec!["touch a &>/dev/null", "wait"]
+        );
         assert_eq!(simple_commands("# only a comment"), Vec::<String>::new());
         assert!(!no_output_expected(""));
         assert!(!no_output_expected("# only a comment"));

@@ -325,7 +325,10 @@ pub fn reply_from_json(body: &Value) -> Result<ModelReply, OpenAiError> {
         .unwrap_or_default();
     let reason = choice.get("finish_reason").and_then(Value::as_str);
     let mut reply = build_reply(text, calls, reason)?;
-    reply.model = body.get("model").and_then(Value::as_str).map(str::to_string);
+    reply.model = body
+        .get("model")
+        .and_then(Value::as_str)
+        .map(str::to_string);
     reply.usage = body.get("usage").filter(|u| u.is_object()).cloned();
     Ok(reply)
 }
