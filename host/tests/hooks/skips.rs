@@ -133,10 +133,4 @@ pub const ROWS: &[Row] = &[
         Mapped("session_id"),
         "Codex kept no rollout for a session whose only prompt was blocked, so `resume --last` started a new session ($SESSION_ID_2); dsh persists the session and resumes it (compared as $SESSION_ID, SessionStart source `resume`)",
     ),
-    row(
-        Codex,
-        "C1-no-trust-bypass",
-        ExtraCalls("*"),
-        "Codex ran no hook without a per-hook trust entry; dsh runs user and config_path hook files without one (as Codex with --dangerously-bypass-hook-trust) and gates only project hooks (`dsh trust`)",
-    ),
 ];
