@@ -273,13 +273,13 @@ fn canonical(value: Value) -> Value {
 /// Why Codex's record could not be written.
 #[derive(Debug, Error)]
 pub enum RecordError {
-    /// It could not be read.
-    #[error("cannot read Codex's config {path}: {source}")]
+    /// It could not be read (or is not a regular file of a sane size).
+    #[error("cannot read Codex's config {path}: {message}; it was not changed")]
     Read {
         /// The file.
         path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
+        /// Why.
+        message: String,
     },
     /// It is not valid TOML (it is left as it is).
     #[error("Codex's config {path} is not valid TOML: {message}; it was not changed")]
@@ -318,13 +318,24 @@ pub fn write_states(
     trust: &[(String, String)],
     revoke: &[String],
 ) -> Result<Vec<String>, RecordError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(source) => {
+    // A symlinked config (dotfiles) is written where it points.
+    let path = &std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let text = match dsh_hook_protocol::discovery::read_bounded(path) {
+        Ok(bytes) => String::from_utf8(bytes).map_err(|e| RecordError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?,
+        Err(ConfigError::Read { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            String::new()
+        }
+        Err(e) => {
+            let message = match e {
+                ConfigError::Read { source, .. } => source.to_string(),
+                ConfigError::Parse { message, .. } | ConfigError::Shape { message, .. } => message,
+            };
             return Err(RecordError::Read {
                 path: path.to_path_buf(),
-                source,
+                message,
             });
         }
     };
