@@ -269,6 +269,8 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
             .is_some_and(|a| a.iter().any(|x| x == "-p"));
     if interactive {
         loads.push(Load::native::<DialogStandIn>("dialog", json!({})));
+        // As `dsh prompt` on a terminal configures the bridge.
+        dsh_hooks_claude::config::terminal_entrypoint(&mut loads[0].config);
     }
     // The run's own permissions: Claude's flags and settings, `codex
     // exec`'s bypass. No approval service is mounted: an ask is answered
