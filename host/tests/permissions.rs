@@ -369,6 +369,22 @@ fn a_terminal_asks_and_allow_always_is_kept_by_the_resumed_session() {
         events.iter().filter(|e| e["type"] == "step/start").count(),
         1
     );
+    // After the step's results, Claude Code's interrupted-by-user text
+    // block, which the model reads with the next prompt (S34).
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .skip_while(|k| *k != "tool/result")
+        .collect();
+    assert_eq!(
+        kinds[..3],
+        ["tool/result", "context/message", "step/end"],
+        "{events:#?}"
+    );
+    assert_eq!(
+        first(&events, "context/message").unwrap()["content"],
+        "[Request interrupted by user for tool use]"
+    );
     assert_eq!(
         first(&events, "turn/end").unwrap()["message"],
         "halted by plugin `approval`: the user rejected a tool call"
