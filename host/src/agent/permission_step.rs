@@ -236,10 +236,12 @@ impl Session {
                     // every result of the step) by Claude Code's
                     // interrupted-by-user text block (S34).
                     let _ = self.halt("approval", "the user rejected a tool call".into());
-                    self.state().buffered.push(super::session::Buffered::Context {
-                        plugin: "approval".into(),
-                        text: crate::permissions::INTERRUPTED_FOR_TOOL_USE.into(),
-                    });
+                    self.state()
+                        .buffered
+                        .push(super::session::Buffered::Context {
+                            plugin: "approval".into(),
+                            text: crate::permissions::INTERRUPTED_FOR_TOOL_USE.into(),
+                        });
                 }
                 Gate::Denied { reason, by }
             }

@@ -37,9 +37,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use dsh_hook_protocol::ConfiguredHook;
 use dsh_hook_protocol::config::ConfigError;
 use dsh_hook_protocol::discovery::{FileCache, project_root, read_confined};
-use dsh_hook_protocol::ConfiguredHook;
 use dsh_hook_protocol::trust::{Skipped, Trust, TrustStore};
 use dsh_plugin_api::ConfigProblem;
 

@@ -150,7 +150,10 @@ impl CodexRecord {
         if state.and_then(|s| s.enabled) == Some(false) {
             return HookTrust::Disabled;
         }
-        match (state.and_then(|s| s.trusted_hash.as_deref()), hook_hash(hook)) {
+        match (
+            state.and_then(|s| s.trusted_hash.as_deref()),
+            hook_hash(hook),
+        ) {
             (Some(trusted), Some(now)) if trusted == now => HookTrust::Trusted,
             (Some(_), _) => HookTrust::Modified,
             (None, _) => HookTrust::Untrusted,
@@ -241,10 +244,7 @@ pub fn hook_hash(hook: &ConfiguredHook) -> Option<String> {
         handler.insert("additionalContextLimit".into(), json!(limit));
     }
     let mut identity = Map::new();
-    identity.insert(
-        "event_name".into(),
-        json!(event_key_label(&hook.event)),
-    );
+    identity.insert("event_name".into(), json!(event_key_label(&hook.event)));
     if has_matcher(&hook.event)
         && let Some(m) = &hook.matcher_raw
     {
@@ -339,12 +339,12 @@ pub fn write_states(
             });
         }
     };
-    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
-        RecordError::Parse {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        }
-    })?;
+    let mut doc: toml_edit::DocumentMut =
+        text.parse()
+            .map_err(|e: toml_edit::TomlError| RecordError::Parse {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            })?;
     let shape = |key: &str| RecordError::Shape {
         path: path.to_path_buf(),
         key: key.to_string(),
@@ -491,10 +491,22 @@ mod tests {
     }
 
     const RECORDED_C100A: [(&str, &str); 4] = [
-        ("user_prompt_submit:0:0", "sha256:397e41ac61fb169c17ddf737ccfc124951e58ed53e39a1c98cf6218666435de8"),
-        ("pre_tool_use:0:0", "sha256:b846d7eeadb367132b5238dce647ad313c3b2161e9a17325d34d4a19ca33212d"),
-        ("pre_tool_use:0:1", "sha256:d73bc7de48a0aaf6c2e71cf953815ed2f4f54af8166eb20daf51a659ec1a2697"),
-        ("session_end:0:0", "sha256:5439a7617aed025732d57f9c38dfdf15ebb9e2de69fa9d123aa31a3c8ea2fb00"),
+        (
+            "user_prompt_submit:0:0",
+            "sha256:397e41ac61fb169c17ddf737ccfc124951e58ed53e39a1c98cf6218666435de8",
+        ),
+        (
+            "pre_tool_use:0:0",
+            "sha256:b846d7eeadb367132b5238dce647ad313c3b2161e9a17325d34d4a19ca33212d",
+        ),
+        (
+            "pre_tool_use:0:1",
+            "sha256:d73bc7de48a0aaf6c2e71cf953815ed2f4f54af8166eb20daf51a659ec1a2697",
+        ),
+        (
+            "session_end:0:0",
+            "sha256:5439a7617aed025732d57f9c38dfdf15ebb9e2de69fa9d123aa31a3c8ea2fb00",
+        ),
     ];
 
     #[test]

@@ -338,7 +338,9 @@ fn codex_project_layers_run_root_first_once_trusted_and_a_changed_file_is_untrus
     let record = std::fs::read_to_string(site.path("codex/config.toml")).unwrap();
     for key in [&user_key, &root_key] {
         assert!(
-            record.contains(&format!("[hooks.state.\"{key}\"]\ntrusted_hash = \"sha256:")),
+            record.contains(&format!(
+                "[hooks.state.\"{key}\"]\ntrusted_hash = \"sha256:"
+            )),
             "{record}"
         );
     }
@@ -459,7 +461,12 @@ fn a_hook_codex_reviewed_runs_a_stale_review_does_not_and_the_bypass_keeps_disab
         ),
     );
     let out = bypass.prompt("proj", "s1");
-    assert_eq!(bypass.ran("s1"), pairs(&[("codex", "b")]), "{}", shown(&out));
+    assert_eq!(
+        bypass.ran("s1"),
+        pairs(&[("codex", "b")]),
+        "{}",
+        shown(&out)
+    );
     assert!(!out.stderr.contains("not reviewed"), "{}", shown(&out));
 }
 

@@ -58,7 +58,11 @@ fn a_broken_or_misshapen_codex_record_is_left_as_it_is_and_reviews_nothing() {
         "{}:user_prompt_submit:0:0",
         site.path("codex/hooks.json").display()
     );
-    std::fs::write(&record, format!("[hooks.state.\"{key}\"]\ntrusted_hash = 5\n")).unwrap();
+    std::fs::write(
+        &record,
+        format!("[hooks.state.\"{key}\"]\ntrusted_hash = 5\n"),
+    )
+    .unwrap();
     let out = site.prompt("proj", "s3");
     assert_eq!(site.take_log(), Vec::<String>::new(), "{}", shown(&out));
     // `dsh trust` replaces it with the real review, and the hook runs.
@@ -85,10 +89,8 @@ fn a_fifo_record_never_hangs_and_a_symlinked_record_is_written_where_it_points()
     let out = site.dsh(&["trust", proj.to_str().unwrap()]);
     assert_eq!(out.code, Some(1), "{}", shown(&out));
     assert!(
-        out.stderr.contains(&format!(
-            "cannot read Codex's config {}",
-            record.display()
-        )),
+        out.stderr
+            .contains(&format!("cannot read Codex's config {}", record.display())),
         "{}",
         shown(&out)
     );
