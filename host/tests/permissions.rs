@@ -21,7 +21,7 @@ const PY: &str = "python3 -c 'print(41+1)'";
 fn manifest(dir: &Path, script: &str, permissions: &str) -> PathBuf {
     std::fs::write(dir.join("script.yml"), script).unwrap();
     let settings = serde_json::json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "command",
-        "command": format!("cat >> {0}/pre.jsonl; echo >> {0}/pre.jsonl", dir.display())}]}]}});
+        "command": format!("cat >> {0}/pre.jsonl; echo >> {0}/pre.jsonl; echo \"$CLAUDE_CODE_ENTRYPOINT\" >> {0}/entrypoint.txt", dir.display())}]}]}});
     std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
     let path = dir.join("cordis.yml");
     std::fs::write(
@@ -79,6 +79,15 @@ fn result(events: &[Value]) -> String {
         .as_str()
         .unwrap()
         .to_string()
+}
+
+/// The `CLAUDE_CODE_ENTRYPOINT` each PreToolUse hook saw, and the record
+/// emptied.
+fn entrypoints_seen(dir: &Path) -> Vec<String> {
+    let path = dir.join("entrypoint.txt");
+    let seen = std::fs::read_to_string(&path).unwrap_or_default();
+    let _ = std::fs::remove_file(&path);
+    seen.lines().map(String::from).collect()
 }
 
 fn modes_seen(dir: &Path) -> Vec<String> {
@@ -360,10 +369,29 @@ fn a_terminal_asks_and_allow_always_is_kept_by_the_resumed_session() {
         events.iter().filter(|e| e["type"] == "step/start").count(),
         1
     );
+    // After the step's results, Claude Code's interrupted-by-user text
+    // block, which the model reads with the next prompt (S34).
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .skip_while(|k| *k != "tool/result")
+        .collect();
+    assert_eq!(
+        kinds[..3],
+        ["tool/result", "context/message", "step/end"],
+        "{events:#?}"
+    );
+    assert_eq!(
+        first(&events, "context/message").unwrap()["content"],
+        "[Request interrupted by user for tool use]"
+    );
     assert_eq!(
         first(&events, "turn/end").unwrap()["message"],
         "halted by plugin `approval`: the user rejected a tool call"
     );
+    // Asked on a terminal, hooks hear what the interactive CLI tells them
+    // (recorded, S33): `cli`.
+    assert_eq!(entrypoints_seen(d), ["cli"]);
     // `y`: runs once; nothing is remembered.
     let (_, events) = prompt_on_a_terminal(d, &config, "tty2", "y");
     assert!(made.exists());
@@ -397,10 +425,13 @@ fn a_terminal_asks_and_allow_always_is_kept_by_the_resumed_session() {
                 && l.contains("Bash(touch made.txt)")),
         "{shown}"
     );
-    // ... and a resumed run without a terminal needs no one to ask.
+    // ... and a resumed run without a terminal needs no one to ask; its
+    // hooks hear `claude -p`'s `sdk-cli`.
+    entrypoints_seen(d);
     let events = prompt(d, &config, &["--session", "tty3"]);
     assert!(first(&events, "tool/denied").is_none(), "{events:#?}");
     assert!(made.exists());
+    assert_eq!(entrypoints_seen(d), ["sdk-cli"]);
     // Another session never had the rule: refused headless.
     std::fs::remove_file(&made).unwrap();
     let events = prompt(d, &config, &["--session", "other"]);

@@ -184,9 +184,11 @@ impl ApprovalService {
                 RequestPermissionOutcome::Selected(chosen) => match &*chosen.option_id.0 {
                     ALLOW_ONCE => ApprovalAnswer::AllowOnce,
                     ALLOW_ALWAYS => ApprovalAnswer::AllowAlways,
+                    // As a "No" in Claude Code's dialog: refused with its
+                    // text, and the turn stops for the user (S34).
                     REJECT_ONCE => ApprovalAnswer::Reject {
-                        interrupt: false,
-                        reason: Some("the user rejected this tool call".into()),
+                        interrupt: true,
+                        reason: Some(crate::permissions::USER_REJECTED.into()),
                     },
                     other => ApprovalAnswer::Reject {
                         interrupt: false,

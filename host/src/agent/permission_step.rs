@@ -254,8 +254,16 @@ impl Session {
                 let reason = reason.unwrap_or_else(|| "the user rejected this tool call".into());
                 if interrupt {
                     // The turn ends after this step; the model hears of
-                    // the refusal with the next prompt.
+                    // the refusal with the next prompt, followed (after
+                    // every result of the step) by Claude Code's
+                    // interrupted-by-user text block (S34).
                     let _ = self.halt("approval", "the user rejected a tool call".into());
+                    self.state()
+                        .buffered
+                        .push(super::session::Buffered::Context {
+                            plugin: "approval".into(),
+                            text: crate::permissions::INTERRUPTED_FOR_TOOL_USE.into(),
+                        });
                 }
                 Gate::Denied { reason, by }
             }

@@ -19,8 +19,7 @@ use dsh_plugin_api::services::approval::{
     ApprovalAnswer, ApprovalRequest, METHOD_REQUEST, SERVICE,
 };
 
-/// What Claude Code tells the model when the user refuses a call.
-pub(crate) const USER_REJECTED: &str = "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed.";
+use dsh_host::permissions::USER_REJECTED;
 
 /// Asks on the terminal; one question at a time.
 #[derive(Clone)]

@@ -99,7 +99,38 @@ pub(crate) fn boot(
     runtime: &tokio::runtime::Runtime,
     cli: &CliPermissions,
 ) -> Result<Booted, String> {
-    let manifest = Manifest::load(config).map_err(|e| e.to_string())?;
+    boot_as(config, runtime, cli, Entrypoint::Sdk)
+}
+
+/// Who answers this process's permission questions, as Claude Code tells
+/// hooks through `CLAUDE_CODE_ENTRYPOINT`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Entrypoint {
+    /// Nobody, or an editor: `sdk-cli`, as `claude -p` says.
+    Sdk,
+    /// The user at a terminal (`dsh prompt` on one): `cli`, as the
+    /// interactive CLI says (recorded, S33).
+    Terminal,
+}
+
+/// [`boot`] for a process whose questions `entrypoint` answers: on a
+/// terminal, the `hooks-claude` entries hand hooks
+/// `CLAUDE_CODE_ENTRYPOINT=cli` (unless their `env` names another value).
+pub(crate) fn boot_as(
+    config: &Path,
+    runtime: &tokio::runtime::Runtime,
+    cli: &CliPermissions,
+    entrypoint: Entrypoint,
+) -> Result<Booted, String> {
+    let mut manifest = Manifest::load(config).map_err(|e| e.to_string())?;
+    if entrypoint == Entrypoint::Terminal {
+        for entry in &mut manifest.plugins {
+            if matches!(&entry.plugin, dsh_host::config::PluginRef::Builtin(n) if n == "hooks-claude")
+            {
+                dsh_hooks_claude::config::terminal_entrypoint(&mut entry.config);
+            }
+        }
+    }
     let permissions = session_permissions(&manifest, cli)?;
     // Private from the start: plugins may write under it too.
     dsh_host::session::create_state_dir(&manifest.state_dir).map_err(|e| e.to_string())?;

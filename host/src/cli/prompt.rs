@@ -177,7 +177,16 @@ pub(crate) fn prompt(args: PromptArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Runtime::new()?;
     // First of all: from here on a signal ends the turn cleanly.
     let interrupts = Interrupts::install(&runtime)?;
-    let booted = match super::boot(&args.config, &runtime, &args.permissions) {
+    // On a terminal, an `ask` is asked there (and Claude hooks learn it, as
+    // from the interactive CLI); without one, answered as `claude -p`
+    // answers it (no approval service: a refusal).
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stdin());
+    let entrypoint = if terminal {
+        super::Entrypoint::Terminal
+    } else {
+        super::Entrypoint::Sdk
+    };
+    let booted = match super::boot_as(&args.config, &runtime, &args.permissions, entrypoint) {
         Ok(b) => b,
         Err(e) => {
             eprintln!("dsh: {e}");
@@ -193,9 +202,7 @@ pub(crate) fn prompt(args: PromptArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     let agent = booted.agent.clone();
-    // On a terminal, an `ask` is asked there; without one, answered as
-    // `claude -p` answers it (no approval service: a refusal).
-    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+    if terminal {
         super::approval::mount_terminal_approval(&agent);
     }
     let cli_mode = args.permissions.mode;

@@ -26,6 +26,15 @@ pub use engine::{HookStance, PermissionState, Verdict, decide, refused_on_input}
 pub use rule::{Behavior, Rule, RuleError, RuleLayer, RuleSet, RuleSource};
 pub use updates::{PermissionUpdate, parse_updates, suggestions};
 
+/// What Claude Code tells the model when the user answers its permission
+/// dialog "No" (recorded, S34 user_rejects): the refused call's result.
+pub const USER_REJECTED: &str = "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed.";
+
+/// The text block Claude Code adds after the refused call's result when
+/// that "No" stops the turn (recorded, S34 user_rejects); the model reads
+/// both with the user's next prompt.
+pub const INTERRUPTED_FOR_TOOL_USE: &str = "[Request interrupted by user for tool use]";
+
 /// Splits one `--allowedTools` / `--disallowedTools` value as Claude Code
 /// does: on commas and spaces outside parentheses, so
 /// `"Bash(git diff:*),Read"` is two rules.

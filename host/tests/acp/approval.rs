@@ -111,8 +111,12 @@ async fn allow_always_runs_the_tool_but_a_hooks_ask_still_asks_again_as_recorded
     client.close().await;
 }
 
+/// Claude Code's text for a call the user refused ("No" in its dialog).
+const USER_REJECTED: &str = "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed.";
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_rejected_ask_skips_the_tool_and_the_model_sees_why() {
+async fn a_rejected_ask_skips_the_tool_stops_the_turn_and_the_model_reads_claude_codes_texts_next()
+{
     let host = host();
     let (mut client, _serving) = host.connect(Answer::Reject).await;
     let session = client.open(&host.project).await;
@@ -129,22 +133,35 @@ async fn a_rejected_ask_skips_the_tool_and_the_model_sees_why() {
         updates[1],
         json!({
             "sessionUpdate": "tool_call_update", "toolCallId": "call_1_1", "status": "failed",
-            "content": [{"type": "content", "content": {"type": "text", "text": "the user rejected this tool call"}}]
+            "content": [{"type": "content", "content": {"type": "text", "text": USER_REJECTED}}]
         })
     );
     let recorded = approval(&host, &session);
     assert_eq!(recorded["outcome"], "reject");
-    assert_eq!(recorded["reason"], "the user rejected this tool call");
-    // The second model request carries the rejection as the tool's result.
-    let second = &host.requests()[1]["messages"];
-    let tool = second
-        .as_array()
-        .unwrap()
+    assert_eq!(recorded["reason"], USER_REJECTED);
+    // As Claude Code's "No" (recorded, S34 user_rejects): the turn stops
+    // there, without asking the model again ...
+    assert_eq!(host.requests().len(), 1);
+    // ... and with the user's next prompt the model reads the refusal as
+    // the call's result, then `[Request interrupted by user for tool use]`.
+    assert_eq!(
+        client.prompt(&session, "what now").await.unwrap(),
+        StopReason::EndTurn
+    );
+    let second = host.requests()[1]["messages"].as_array().unwrap().clone();
+    let tail: Vec<(&str, &str)> = second
         .iter()
-        .find(|m| m["role"] == "tool")
-        .unwrap();
-    assert_eq!(tool["content"], "the user rejected this tool call");
-    assert_eq!(tool["is_error"], true);
+        .skip_while(|m| m["role"] != "tool")
+        .map(|m| (m["role"].as_str().unwrap(), m["content"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        tail,
+        [
+            ("tool", USER_REJECTED),
+            ("user", "[Request interrupted by user for tool use]"),
+            ("user", "what now"),
+        ]
+    );
     client.close().await;
 }
 

@@ -28,9 +28,10 @@ async fn set_mode(client: &TestClient, session: &str, mode: &str) -> Result<Valu
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn set_mode_changes_what_asks_and_a_load_keeps_it() {
     let host = TestHost::new(
+        // A rejected call ends its turn (as Claude Code's "No"): "one" asks
+        // the model once.
         Model::Scripted(json!([
             bash("touch a.txt"),
-            text("one"),
             bash("touch b.txt"),
             text("two"),
             bash("touch c.txt"),

@@ -26,7 +26,9 @@ pub enum Aspect {
     /// today.)
     #[allow(dead_code)]
     TypeOnly(&'static str),
-    /// This hook environment variable is left out of the comparison.
+    /// This hook environment variable is left out of the comparison. (No
+    /// row needs it today.)
+    #[allow(dead_code)]
     Env(&'static str),
     /// Which tools ran.
     ToolsRan,
@@ -94,12 +96,6 @@ pub const ROWS: &[Row] = &[
         "not done: Claude Code 2.1.197's Read numbers lines `N\t<line>` and numbers the empty line after a final newline (`1\tMARK_SECRET\n2\t`); dsh's Read writes `     1→MARK_SECRET` (NOT_REPRODUCED.md, Not done yet). That the Edit deny rule let the Read run, with PreToolUse and PostToolUse, is compared"),
     row(Claude, "S81-read-edit-deny", PayloadKey("tool_response.file"),
         "not done: the same Read gap: Claude Code's `file.content` keeps the final newline and counts the empty last line (`numLines: 2`)"),
-    row(
-        Claude,
-        "S33-*",
-        Env("CLAUDE_CODE_ENTRYPOINT"),
-        "the interactive CLI (S33 ran in a terminal) says `cli`; dsh's bridge hands hooks `sdk-cli` as `claude -p` does, whoever approves",
-    ),
     // Codex.
     row(
         Codex,
@@ -107,10 +103,16 @@ pub const ROWS: &[Row] = &[
         Mapped("session_id"),
         "Codex kept no rollout for a session whose only prompt was blocked, so `resume --last` started a new session ($SESSION_ID_2); dsh persists the session and resumes it (compared as $SESSION_ID, SessionStart source `resume`)",
     ),
-    row(
-        Codex,
-        "C1-no-trust-bypass",
-        ExtraCalls("*"),
-        "Codex ran no hook without a per-hook trust entry; dsh runs user and config_path hook files without one (as Codex with --dangerously-bypass-hook-trust) and gates only project hooks (`dsh trust`)",
-    ),
+    row(Codex, "C101-on-request-read-only", PayloadKey("tool_response"),
+        "dsh has no sandbox: Codex ran `touch` in its read-only sandbox, which refused the write (`Read-only file system`, exit 1); dsh runs it. What the approval policy changes is compared: hooks read `bypassPermissions` and nobody is asked (README, Permissions)"),
+    row(Codex, "C101-on-request-read-only", ToolsRan,
+        "dsh has no sandbox: Codex ran `touch` in its read-only sandbox, which refused the write (`Read-only file system`, exit 1); dsh runs it. What the approval policy changes is compared: hooks read `bypassPermissions` and nobody is asked (README, Permissions)"),
+    row(Codex, "C101-on-request-read-only", ToolResults,
+        "dsh has no sandbox: Codex ran `touch` in its read-only sandbox, which refused the write (`Read-only file system`, exit 1); dsh runs it. What the approval policy changes is compared: hooks read `bypassPermissions` and nobody is asked (README, Permissions)"),
+    row(Codex, "C101-never-read-only", PayloadKey("tool_response"),
+        "dsh has no sandbox: Codex ran `touch` in its read-only sandbox, which refused the write (`Read-only file system`, exit 1); dsh runs it. What the approval policy changes is compared: hooks read `bypassPermissions` and nobody is asked (README, Permissions)"),
+    row(Codex, "C101-never-read-only", ToolsRan,
+        "dsh has no sandbox: Codex ran `touch` in its read-only sandbox, which refused the write (`Read-only file system`, exit 1); dsh runs it. What the approval policy changes is compared: hooks read `bypassPermissions` and nobody is asked (README, Permissions)"),
+    row(Codex, "C101-never-read-only", ToolResults,
+        "dsh has no sandbox: Codex ran `touch` in its read-only sandbox, which refused the write (`Read-only file system`, exit 1); dsh runs it. What the approval policy changes is compared: hooks read `bypassPermissions` and nobody is asked (README, Permissions)"),
 ];

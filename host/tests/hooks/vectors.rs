@@ -174,7 +174,7 @@ fn codex_outputs_dir() -> tempfile::TempDir {
 }
 
 fn bridge_config(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Value {
-    let mut files = sb.write_config_files(v);
+    let files = sb.write_config_files(v);
     match dialect {
         Dialect::Claude => {
             let plugin_root = sb.run().join("plugin");
@@ -193,21 +193,37 @@ fn bridge_config(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Val
             c
         }
         Dialect::Codex => {
-            // Codex reads the user layer before the project layer, and within
-            // a layer hooks.json before config.toml.
-            let project = sb.run().join("proj");
-            files.sort_by_key(|p| {
-                (
-                    p.starts_with(&project),
-                    p.extension().is_some_and(|e| e == "toml"),
-                )
-            });
+            // The files are where the recording put them: the user layer
+            // in `$CODEX_HOME`, a project layer in `$PROJECT/.codex`; the
+            // bridge discovers them as Codex does. The run's flags say
+            // what was trusted: `--dangerously-bypass-hook-trust` is the
+            // bridge's `bypass_hook_trust`, `--trust` the project's trust.
+            let argv: Vec<&str> = v.json["invocations"][0]["argv"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            assert!(
+                files
+                    .iter()
+                    .all(|f| f.starts_with(sb.run().join("codex_home"))
+                        || f.starts_with(sb.run().join("proj/.codex"))),
+                "{}: a hook file outside $CODEX_HOME and $PROJECT/.codex: {files:?}",
+                v.name
+            );
             let model = v
                 .calls()
                 .iter()
                 .find_map(|c| c["stdin_json"]["model"].as_str())
                 .unwrap_or("mock-model");
-            json!({"config_path": files, "model": model, "hook_outputs_dir": outs})
+            let mut c = json!({"discover": true, "codex_home": sb.run().join("codex_home"),
+                "model": model, "hook_outputs_dir": outs,
+                "bypass_hook_trust": argv.contains(&"--dangerously-bypass-hook-trust")});
+            if argv.contains(&"--trust") {
+                c["trusted_prefixes"] = json!([sb.run().join("proj")]);
+            }
+            c
         }
     }
 }
@@ -296,6 +312,8 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
             .is_some_and(|a| a.iter().any(|x| x == "-p"));
     if interactive {
         loads.push(Load::native::<DialogStandIn>("dialog", json!({})));
+        // As `dsh prompt` on a terminal configures the bridge.
+        dsh_hooks_claude::config::terminal_entrypoint(&mut loads[0].config);
     }
     // The run's own permissions: Claude's flags and settings, `codex
     // exec`'s bypass. No approval service is mounted: an ask is answered

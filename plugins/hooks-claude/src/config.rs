@@ -183,6 +183,29 @@ pub fn default_env() -> std::collections::BTreeMap<String, String> {
     .collect()
 }
 
+/// A bridge config (as written in the manifest) for a process whose
+/// questions the user answers at a terminal: `CLAUDE_CODE_ENTRYPOINT=cli`,
+/// as the interactive CLI hands its hooks (recorded, S33; `claude -p` says
+/// `sdk-cli`). Sets it in the config's `env`, or in Claude Code's identity
+/// variables when the config sets no `env`; an `env` naming another value
+/// is the operator's and is kept.
+pub fn terminal_entrypoint(config: &mut serde_json::Value) {
+    if config.is_null() {
+        *config = serde_json::json!({});
+    }
+    let Some(object) = config.as_object_mut() else {
+        return;
+    };
+    let env = object
+        .entry("env")
+        .or_insert_with(|| serde_json::json!(default_env()));
+    if let Some(env) = env.as_object_mut()
+        && env.get("CLAUDE_CODE_ENTRYPOINT").and_then(|v| v.as_str()) == Some("sdk-cli")
+    {
+        env.insert("CLAUDE_CODE_ENTRYPOINT".into(), "cli".into());
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {

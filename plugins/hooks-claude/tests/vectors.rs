@@ -358,8 +358,9 @@ fn check_received(
 /// `PWD`, `SHLVL`, `_` aside).
 fn check_env(v: &Vector, sb: &Sandbox, call: &Value, got: &dsh_hook_protocol::vectors::Captured) {
     let added = call["env_added"].as_object().unwrap();
-    // The interactive CLI (S33, no `-p`) says `cli`; the bridge always
-    // hands hooks `sdk-cli`, as `claude -p` does (NOT_REPRODUCED.md).
+    // The interactive CLI (S33, no `-p`) says `cli`; the bridge's default
+    // is `claude -p`'s `sdk-cli` (`dsh prompt` on a terminal configures
+    // `cli`: host/tests/hooks and host/tests/permissions.rs).
     let interactive = !v.json["invocations"][0]["argv"]
         .as_array()
         .is_some_and(|a| a.iter().any(|x| x == "-p"));

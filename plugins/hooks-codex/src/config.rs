@@ -102,6 +102,11 @@ pub struct Config {
     /// Hooks written in the manifest itself: an event map as in a hooks
     /// file (`{"PreToolUse": [...]}`), loaded after the files.
     pub hooks: Option<serde_json::Map<String, Value>>,
+    /// Run the discovered user and project hooks without Codex's per-hook
+    /// review (`trusted_hash` in `$CODEX_HOME/config.toml`), as Codex's
+    /// `--dangerously-bypass-hook-trust` does. A project must still be
+    /// trusted. See [`crate::discover`].
+    pub bypass_hook_trust: bool,
 }
 
 impl Default for Config {
@@ -118,6 +123,7 @@ impl Default for Config {
             project_root_markers: vec![".git".into()],
             trusted_prefixes: Vec::new(),
             hooks: None,
+            bypass_hook_trust: false,
         }
     }
 }
@@ -272,6 +278,28 @@ pub fn parse_events(
         value: file,
         problems,
     }
+}
+
+/// Every command hook of one file, of every event Codex knows (also those
+/// dsh does not fire), as Codex reviews them; problems inside the file are
+/// left to `dsh check`.
+pub fn all_hooks(path: &Path, bytes: &[u8]) -> Result<Vec<ConfiguredHook>, ConfigError> {
+    let Some((events, prefix)) = read_events(path, bytes)? else {
+        return Ok(Vec::new());
+    };
+    let path = std::path::absolute(path).unwrap_or(path.to_path_buf());
+    let known: Map<String, Value> = DISCOVERY_ORDER
+        .iter()
+        .filter_map(|e| events.get(*e).map(|g| (e.to_string(), g.clone())))
+        .collect();
+    let mut problems = Vec::new();
+    Ok(shared::parse_event_map(
+        &known,
+        &shape(dsh_hook_protocol::DEFAULT_TIMEOUT_S),
+        &path.display().to_string(),
+        prefix,
+        &mut problems,
+    ))
 }
 
 /// The hooks written in the manifest (`hooks`), parsed as a file of their

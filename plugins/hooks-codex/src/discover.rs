@@ -16,24 +16,35 @@
 //! Codex numbers handlers across all of them in that order (the number is
 //! in Stop's `hook_run_id`).
 //!
-//! Trust: Codex loads a project's `.codex/` only in a trusted project
-//! (recorded: `C1-project-hooks-json` needed `--trust`; without it Codex
-//! warns "Untrusted project-local configuration is disabled"), and keeps a
-//! hash per hook so a changed hook is untrusted again. dsh records the
-//! approval per project in its state folder with a hash per file
-//! ([`dsh_hook_protocol::trust`], `dsh trust`). Codex also wants user
-//! hooks approved (vector `C1-no-trust-bypass`); dsh runs the user and
-//! explicit layers as the manifest's author configured them, as Codex does
-//! with `--dangerously-bypass-hook-trust` (which every recorded run used).
+//! Trust, as Codex 0.171 has it, in two parts. A project's `.codex/` is
+//! read only in a trusted project (recorded: `C1-project-hooks-json` needed
+//! `--trust`; without it Codex warns "Untrusted project-local configuration
+//! is disabled"): here a project is trusted by `dsh trust` (dsh's record of
+//! the files approved, [`dsh_hook_protocol::trust`]), by a
+//! `trusted_prefixes` folder, or by Codex's own record
+//! (`[projects."<root>"] trust_level = "trusted"` in
+//! `$CODEX_HOME/config.toml`, what `codex --trust` writes). And every hook
+//! of the user and project layers runs only once it is reviewed: Codex's
+//! per-hook `trusted_hash` in `$CODEX_HOME/config.toml`
+//! ([`crate::hook_trust`]; `dsh trust` writes the same entries), matching
+//! the hook as it is now (vectors `C1-no-trust-bypass`, recorded `C100-*`).
+//! `bypass_hook_trust: true` runs them without review, as Codex's
+//! `--dangerously-bypass-hook-trust` (a project must still be trusted); a
+//! hook Codex's record turns off (`enabled = false`) never runs. The files
+//! `config_path` lists and the manifest's own `hooks` are the operator's
+//! choice and run without review.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use dsh_hook_protocol::discovery::{FileCache, project_root};
+use dsh_hook_protocol::ConfiguredHook;
+use dsh_hook_protocol::config::ConfigError;
+use dsh_hook_protocol::discovery::{FileCache, project_root, read_confined};
 use dsh_hook_protocol::trust::{Skipped, Trust, TrustStore};
 use dsh_plugin_api::ConfigProblem;
 
 use crate::config::{CodexHook, Config, FileHooks, parse_file};
+use crate::hook_trust::{CodexRecord, HookTrust, hook_hash, hook_key};
 
 /// Which layer a file is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,6 +66,20 @@ pub struct Resolution {
     pub project: PathBuf,
     /// Project files with hooks that did not run for want of trust.
     pub skipped: Vec<Skipped>,
+    /// Hooks of read files that did not run because Codex's record does
+    /// not trust them as they are now.
+    pub unreviewed: Vec<Unreviewed>,
+}
+
+/// A hook that did not run for want of review.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unreviewed {
+    /// Its file.
+    pub file: PathBuf,
+    /// Its key in Codex's record (`<file>:<event>:<group>:<handler>`).
+    pub key: String,
+    /// Untrusted or modified.
+    pub trust: HookTrust,
 }
 
 /// The `.codex/` folders of the session folder `cwd`, project root first,
@@ -90,6 +115,46 @@ pub fn project_files(cwd: &Path, markers: &[String], codex_home: &Path) -> (Path
     (root, files)
 }
 
+/// Every hook Codex reviews for a session in `cwd` (those of
+/// `$CODEX_HOME`'s `hooks.json` and `config.toml` and of each project
+/// `.codex/` from the project root down), whatever their trust now, with
+/// the key and hash Codex records for each ([`crate::hook_trust`]); and the
+/// files that could not be read or parsed.
+pub fn reviewable(
+    cwd: &Path,
+    markers: &[String],
+    codex_home: &Path,
+) -> (Vec<(String, String)>, Vec<ConfigError>) {
+    let (root, dirs) = project_dirs(cwd, markers, codex_home);
+    let mut files: Vec<(PathBuf, Option<PathBuf>)> = ["hooks.json", "config.toml"]
+        .iter()
+        .map(|f| (codex_home.join(f), None))
+        .collect();
+    for dir in dirs {
+        for f in ["hooks.json", "config.toml"] {
+            files.push((dir.join(f), Some(root.clone())));
+        }
+    }
+    let mut reviewed = Vec::new();
+    let mut errors = Vec::new();
+    for (path, confine) in files {
+        if std::fs::symlink_metadata(&path).is_err() {
+            continue;
+        }
+        let hooks = read_confined(&path, confine.as_deref())
+            .and_then(|bytes| crate::config::all_hooks(&path, &bytes));
+        match hooks {
+            Ok(hooks) => reviewed.extend(
+                hooks
+                    .iter()
+                    .filter_map(|h| Some((hook_key(h), hook_hash(h)?))),
+            ),
+            Err(e) => errors.push(e),
+        }
+    }
+    (reviewed, errors)
+}
+
 /// `$CODEX_HOME`, else `$HOME/.codex`.
 pub fn default_codex_home() -> PathBuf {
     match std::env::var_os("CODEX_HOME") {
@@ -107,7 +172,10 @@ pub struct Discovery {
     default_timeout_s: u64,
     state_dir: Option<PathBuf>,
     trusted_prefixes: Vec<PathBuf>,
+    bypass_hook_trust: bool,
     files: FileCache<FileHooks>,
+    /// Codex's trust record (`$CODEX_HOME/config.toml`).
+    record: FileCache<CodexRecord>,
     /// The hooks written in the manifest, parsed once: a layer after the
     /// `config_path` files.
     inline: Option<Arc<FileHooks>>,
@@ -137,7 +205,9 @@ impl Discovery {
             default_timeout_s: config.default_timeout_s,
             state_dir,
             trusted_prefixes: config.trusted_prefixes.iter().map(PathBuf::from).collect(),
+            bypass_hook_trust: config.bypass_hook_trust,
             files: FileCache::default(),
+            record: FileCache::default(),
         }
     }
 
@@ -162,6 +232,10 @@ impl Discovery {
         problems.extend(self.inline_problems.iter().cloned());
         problems.extend(dsh_hook_protocol::trust::skipped_warnings(
             &resolution.skipped,
+            &resolution.project,
+        ));
+        problems.extend(unreviewed_warnings(
+            &resolution.unreviewed,
             &resolution.project,
         ));
         if !self.discover {
@@ -205,6 +279,7 @@ impl Discovery {
             }),
             _ => TrustStore::default(),
         };
+        let record = self.codex_record();
         let mut resolution = Resolution {
             project: root,
             ..Resolution::default()
@@ -222,7 +297,11 @@ impl Discovery {
                 continue;
             };
             if source == LayerSource::Project {
-                let trust = store.status(&path, hash, &self.trusted_prefixes);
+                let trust = match store.status(&path, hash, &self.trusted_prefixes) {
+                    Trust::Trusted => Trust::Trusted,
+                    _ if record.project_trusted(&resolution.project) => Trust::Trusted,
+                    other => other,
+                };
                 if trust != Trust::Trusted {
                     if file.handlers > 0 {
                         resolution.skipped.push(Skipped { file: path, trust });
@@ -230,17 +309,100 @@ impl Discovery {
                     continue;
                 }
             }
-            append(&mut resolution.hooks, file, &mut offset);
+            let reviewed = source != LayerSource::Explicit;
+            let mut unreviewed = Vec::new();
+            append(&mut resolution.hooks, file, &mut offset, |hook| {
+                if !reviewed {
+                    return true;
+                }
+                match record.status(hook) {
+                    HookTrust::Trusted => true,
+                    HookTrust::Disabled => false,
+                    _ if self.bypass_hook_trust => true,
+                    trust => {
+                        unreviewed.push(Unreviewed {
+                            file: path.clone(),
+                            key: hook_key(hook),
+                            trust,
+                        });
+                        false
+                    }
+                }
+            });
+            resolution.unreviewed.append(&mut unreviewed);
         }
         if let Some(inline) = &self.inline {
-            append(&mut resolution.hooks, inline, &mut offset);
+            append(&mut resolution.hooks, inline, &mut offset, |_| true);
         }
         resolution
     }
+
+    /// Codex's trust record as it is now (none without discovery, or when
+    /// it never read: nothing is reviewed).
+    fn codex_record(&self) -> Arc<CodexRecord> {
+        if !self.discover {
+            return Arc::default();
+        }
+        let path = self.codex_home.join("config.toml");
+        // Its problems are the user layer's, reported with its hooks.
+        let state = self
+            .record
+            .get(&path, None, CodexRecord::parse, &mut |_| {});
+        state
+            .in_effect()
+            .map(|(record, _)| record.clone())
+            .unwrap_or_default()
+    }
 }
 
-fn append(hooks: &mut Vec<CodexHook>, file: &Arc<FileHooks>, offset: &mut usize) {
+/// A warning for each hook left out for want of review, naming what
+/// reviews it.
+pub fn unreviewed_warnings(unreviewed: &[Unreviewed], project: &Path) -> Vec<ConfigProblem> {
+    unreviewed
+        .iter()
+        .map(|u| {
+            ConfigProblem::warning(
+                u.file.display().to_string(),
+                "",
+                format!(
+                    "Codex hook `{}` {}; it does not run until it is reviewed (`dsh trust {}`, \
+                     or Codex's own review) or the bridge sets `bypass_hook_trust: true`",
+                    u.key,
+                    u.trust.describe(),
+                    project.display()
+                ),
+            )
+        })
+        .collect()
+}
+
+/// The notice a session's user gets when hooks were left out for want of
+/// review.
+pub fn unreviewed_notice(project: &Path, unreviewed: &[Unreviewed]) -> String {
+    let mut text = String::from(
+        "dsh: Codex hooks that were not reviewed did not run (Codex runs a hook only once its \
+         trusted_hash in $CODEX_HOME/config.toml matches it):\n",
+    );
+    for u in unreviewed {
+        text.push_str(&format!("  - {} ({})\n", u.key, u.trust.describe()));
+    }
+    text.push_str(&format!(
+        "Review them, then run `dsh trust {}` to let them run from the next turn on.",
+        project.display()
+    ));
+    text
+}
+
+fn append(
+    hooks: &mut Vec<CodexHook>,
+    file: &Arc<FileHooks>,
+    offset: &mut usize,
+    mut runs: impl FnMut(&ConfiguredHook) -> bool,
+) {
     for hook in &file.hooks {
+        if !runs(&hook.hook) {
+            continue;
+        }
         let mut hook = hook.clone();
         hook.display_order += *offset;
         hooks.push(hook);

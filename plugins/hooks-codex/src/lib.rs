@@ -32,6 +32,7 @@
 pub mod config;
 pub mod discover;
 pub mod events;
+pub mod hook_trust;
 pub mod output;
 pub mod spill;
 pub mod tool;
@@ -39,7 +40,6 @@ pub mod tool;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use dsh_hook_protocol::trust::Skipped;
 use dsh_hook_protocol::{HookHost, PluginHost};
 use dsh_plugin_api::abi_stable::std_types::RArc;
 use dsh_plugin_api::{
@@ -59,8 +59,9 @@ pub struct CodexBridge {
     discovery: discover::Discovery,
     /// Each session's hooks as resolved at its last turn start.
     resolved: Mutex<HashMap<String, Arc<discover::Resolution>>>,
-    /// The untrusted files each session was last told about.
-    noticed: Mutex<HashMap<String, Vec<Skipped>>>,
+    /// What each session was last told about hooks that did not run for
+    /// want of trust.
+    noticed: Mutex<HashMap<String, String>>,
     model: String,
     env: std::collections::BTreeMap<String, String>,
     /// Where over-long hook texts are saved whole ([`spill`]).
@@ -143,7 +144,8 @@ impl CodexBridge {
     }
 
     /// Tells the session's user which project hooks were skipped for want
-    /// of trust (a `user/notice` record), once per set of files.
+    /// of trust and which hooks for want of review (a `user/notice`
+    /// record), once per change.
     pub(crate) fn notice_untrusted(
         &self,
         session: &dsh_plugin_api::SessionRef,
@@ -152,19 +154,29 @@ impl CodexBridge {
         let Ok(mut noticed) = self.noticed.lock() else {
             return;
         };
-        let before = noticed.get(session.session_id.as_str());
-        if resolution.skipped.is_empty() || before == Some(&resolution.skipped) {
-            if resolution.skipped.is_empty() {
-                noticed.remove(session.session_id.as_str());
-            }
+        let mut parts = Vec::new();
+        if !resolution.skipped.is_empty() {
+            parts.push(dsh_hook_protocol::trust::untrusted_notice(
+                "Codex",
+                &resolution.project,
+                &resolution.skipped,
+            ));
+        }
+        if !resolution.unreviewed.is_empty() {
+            parts.push(discover::unreviewed_notice(
+                &resolution.project,
+                &resolution.unreviewed,
+            ));
+        }
+        if parts.is_empty() {
+            noticed.remove(session.session_id.as_str());
             return;
         }
-        noticed.insert(session.session_id.to_string(), resolution.skipped.clone());
-        let text = dsh_hook_protocol::trust::untrusted_notice(
-            "Codex",
-            &resolution.project,
-            &resolution.skipped,
-        );
+        let text = parts.join("\n");
+        if noticed.get(session.session_id.as_str()) == Some(&text) {
+            return;
+        }
+        noticed.insert(session.session_id.to_string(), text.clone());
         self.host.warn(&format!(
             "hooks-codex: session {}: {text}",
             session.session_id

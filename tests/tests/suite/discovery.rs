@@ -10,7 +10,10 @@
 //!   from Claude Code's source).
 //! - Codex's layering: `$CODEX_HOME`, then each `.codex/` from the project
 //!   root down to the session's folder; untrusted until `dsh trust`, a
-//!   changed file untrusted again, `--list` and `--revoke`.
+//!   changed file untrusted again, `--list` and `--revoke`. Codex's
+//!   per-hook review (`trusted_hash` in `$CODEX_HOME/config.toml`): read as
+//!   Codex writes it, written by `dsh trust`, a stale one skips the hook,
+//!   `bypass_hook_trust` runs unreviewed hooks but not disabled ones.
 //! - Changes: an edit reaches the next turn of an open ACP session, a broken
 //!   edit keeps the last good version and shows in `dsh check`, the ACP
 //!   session of an untrusted project starts with a notice; a running
@@ -310,25 +313,45 @@ fn codex_project_layers_run_root_first_once_trusted_and_a_changed_file_is_untrus
     let sub = site.path("proj/sub");
     let root_file = site.path("proj/.codex/hooks.json");
 
+    let user_key = format!(
+        "{}:user_prompt_submit:0:0",
+        site.path("codex/hooks.json").display()
+    );
+    let root_key = format!("{}:user_prompt_submit:0:0", root_file.display());
+
+    // Nothing reviewed: Codex runs no hook, the user's own included
+    // (recorded, C1-no-trust-bypass); the notice names the files and hooks.
     let out = site.prompt("proj/sub", "s1");
-    assert_eq!(site.ran("s1"), pairs(&[("codex", "user")]));
+    assert_eq!(site.ran("s1"), pairs(&[]));
     assert!(
         out.stderr
-            .contains(&format!("{} (not trusted)", root_file.display())),
+            .contains(&format!("{} (not trusted)", root_file.display()))
+            && out.stderr.contains(&format!("{user_key} (not trusted)")),
         "{}",
         shown(&out)
     );
 
+    // `dsh trust` approves the project and reviews every hook in Codex's
+    // own record, as Codex keys and hashes them.
     let trusted = site.dsh(&["trust", sub.to_str().unwrap()]);
     assert_eq!(trusted.code, Some(0), "{}", shown(&trusted));
+    let record = std::fs::read_to_string(site.path("codex/config.toml")).unwrap();
+    for key in [&user_key, &root_key] {
+        assert!(
+            record.contains(&format!(
+                "[hooks.state.\"{key}\"]\ntrusted_hash = \"sha256:"
+            )),
+            "{record}"
+        );
+    }
     site.prompt("proj/sub", "s2");
     assert_eq!(
         site.ran("s2"),
         pairs(&[("codex", "user"), ("codex", "root"), ("codex", "sub")])
     );
 
-    // An edit after the approval: that file is untrusted again; the rest
-    // of the project still runs.
+    // An edit after the approval: that file and its hook are untrusted
+    // again; the rest of the project still runs.
     site.write("proj/.codex/hooks.json", &site.ups(&["root2"], json!({})));
     let out = site.prompt("proj/sub", "s3");
     assert_eq!(
@@ -349,7 +372,8 @@ fn codex_project_layers_run_root_first_once_trusted_and_a_changed_file_is_untrus
         listed
             .stdout
             .contains(&format!("{} sha256:", root_file.display()))
-            && listed.stdout.contains("(changed since trusted: untrusted)"),
+            && listed.stdout.contains("(changed since trusted: untrusted)")
+            && listed.stdout.contains(&format!("  {user_key} sha256:")),
         "{}",
         shown(&listed)
     );
@@ -361,17 +385,89 @@ fn codex_project_layers_run_root_first_once_trusted_and_a_changed_file_is_untrus
         pairs(&[("codex", "user"), ("codex", "root2"), ("codex", "sub")])
     );
 
+    // Revoking the project drops its hooks' reviews; the user's stay.
     let revoked = site.dsh(&["trust", "--revoke", sub.to_str().unwrap()]);
     assert_eq!(revoked.code, Some(0), "{}", shown(&revoked));
     assert!(
         revoked
             .stdout
-            .contains(&format!("revoked {}", site.path("proj").display())),
+            .contains(&format!("revoked {}", site.path("proj").display()))
+            && revoked
+                .stdout
+                .contains(&format!("revoked Codex hook review {root_key}")),
         "{}",
         shown(&revoked)
     );
     site.prompt("proj/sub", "s5");
     assert_eq!(site.ran("s5"), pairs(&[("codex", "user")]));
+}
+
+/// Codex's per-hook review of `echo a >> hooks.log` as a UserPromptSubmit
+/// hook, computed by the recorder's `hook_trust.py` (whose hashes Codex
+/// 0.171 accepted, C100), independently of dsh's code.
+const HASH_A: &str = "sha256:23d61b0de3d7134de4e255300e3ff7b207f559b1d6979d72ebbd1c2a00f5eb92";
+
+#[test]
+fn a_hook_codex_reviewed_runs_a_stale_review_does_not_and_the_bypass_keeps_disabled_hooks_off() {
+    let site = Site::new("", "");
+    let hooks = json!({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": "echo a >> hooks.log"},
+        {"type": "command", "command": "echo b >> hooks.log"}]}]}});
+    site.write("codex/hooks.json", &hooks.to_string());
+    let key = |n: usize| {
+        format!(
+            "{}:user_prompt_submit:0:{n}",
+            site.path("codex/hooks.json").display()
+        )
+    };
+    // As Codex writes its record: a reviewed `a`, and `b` reviewed before
+    // an edit.
+    site.write(
+        "codex/config.toml",
+        &format!(
+            "model = \"m\"\n\n[hooks.state.\"{}\"]\ntrusted_hash = \"{HASH_A}\"\n\n[hooks.state.\"{}\"]\ntrusted_hash = \"sha256:{}\"\n",
+            key(0),
+            key(1),
+            "0".repeat(64)
+        ),
+    );
+    let out = site.prompt("proj", "s1");
+    assert_eq!(site.ran("s1"), pairs(&[("codex", "a")]), "{}", shown(&out));
+    assert!(
+        out.stderr
+            .contains(&format!("{} (changed since it was trusted)", key(1))),
+        "{}",
+        shown(&out)
+    );
+    let check = site.dsh_in("proj", &["check"]);
+    assert!(
+        check.stdout.contains(&format!(
+            "Codex hook `{}` changed since it was trusted; it does not run until it is reviewed",
+            key(1)
+        )),
+        "{}",
+        shown(&check)
+    );
+
+    // The operator's bypass (Codex's --dangerously-bypass-hook-trust):
+    // unreviewed hooks run, a hook Codex's record turns off does not.
+    let bypass = Site::new("", ", bypass_hook_trust: true");
+    bypass.write("codex/hooks.json", &hooks.to_string());
+    bypass.write(
+        "codex/config.toml",
+        &format!(
+            "[hooks.state.\"{}:user_prompt_submit:0:0\"]\nenabled = false\n",
+            bypass.path("codex/hooks.json").display()
+        ),
+    );
+    let out = bypass.prompt("proj", "s1");
+    assert_eq!(
+        bypass.ran("s1"),
+        pairs(&[("codex", "b")]),
+        "{}",
+        shown(&out)
+    );
+    assert!(!out.stderr.contains("not reviewed"), "{}", shown(&out));
 }
 
 /// The `agent_message_chunk` texts among `notifications`.

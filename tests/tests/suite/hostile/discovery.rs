@@ -10,8 +10,12 @@ use crate::suite::discovery::{Site, shown};
 
 #[test]
 fn fifos_folders_huge_and_malformed_discovered_files_are_named_and_never_hang_a_turn() {
-    // The project is trusted by prefix, so trust is not why files are left out.
-    let site = Site::new(", trusted_prefixes: [proj]", ", trusted_prefixes: [proj]");
+    // The project is trusted by prefix and Codex hooks need no review, so
+    // trust is not why files are left out.
+    let site = Site::new(
+        ", trusted_prefixes: [proj]",
+        ", trusted_prefixes: [proj], bypass_hook_trust: true",
+    );
     site.write("codex/hooks.json", &site.ups(&["good-user"], json!({})));
     site.write("proj/.codex/config.toml", "[hooks\n");
     // A FIFO as project settings: reading it would block forever.

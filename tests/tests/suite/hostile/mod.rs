@@ -21,6 +21,9 @@
 //!   malformed or symlinks out of the project are refused by name, never
 //!   hang a turn, and leave the good files running; a damaged trust record
 //!   trusts nothing and is named.
+//! - [`trust`]: Codex's own hook-review record (`$CODEX_HOME/config.toml`)
+//!   broken, misshapen, a FIFO or a symlink: named, never hangs, reviews
+//!   nothing it does not say, and is written only whole and in place.
 //! - [`hook_servers`]: socket hook servers and http endpoints that send
 //!   garbage, too much, or hang up: each read as the command hook it stands
 //!   for would be.
@@ -42,3 +45,4 @@ mod session_processes;
 mod session_support;
 mod sessions;
 mod store;
+mod trust;
