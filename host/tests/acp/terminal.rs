@@ -1,0 +1,333 @@
+//! `Bash` in the editor's terminal, and `TodoWrite` as the editor's plan.
+//!
+//! The terminal client ([`crate::terminal_client`]) runs each
+//! `terminal/create` for real. What is checked: the request (the session's
+//! cwd, the local run's environment, the output limit), the terminal shown
+//! in the tool call, the result the model read (the terminal's output in
+//! the local result's shape, `cd` persisting, the `CLAUDE_ENV_FILE` prelude
+//! applied, the editor's own credentials scrubbed, the output cut to its
+//! end), the Claude hooks' `tool_response` shape, `terminal/kill` on
+//! cancel, `terminal/release` always, no terminal for a call a hook
+//! denied, and a client without terminals getting a local run.
+
+use agent_client_protocol::v1::schema::{CancelNotification, PromptRequest, StopReason};
+use dsh_plugin_api::credentials::is_credential;
+use dsh_test_support::agent::Load;
+use serde_json::{Value, json};
+
+use crate::support::{Answer, TestHost, bash, of_kind, text, within};
+use crate::terminal_client::TerminalClient;
+
+/// A host whose Claude bridge runs `hooks` (a settings.json `hooks` object
+/// built from the temp dir).
+fn host_with_hooks(script: Value, hooks: impl FnOnce(&std::path::Path) -> Value) -> TestHost {
+    TestHost::with_loads(script, |dir| {
+        let settings = dir.join("settings.json");
+        std::fs::write(&settings, json!({"hooks": hooks(dir)}).to_string()).unwrap();
+        vec![Load::builtin(
+            "hooks-claude",
+            "hooks-claude",
+            json!({"config_path": settings}),
+        )]
+    })
+}
+
+/// The tool results the model read, in order.
+fn tool_results(host: &TestHost) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for request in host.requests() {
+        for m in request["messages"].as_array().cloned().unwrap_or_default() {
+            if m["role"] == "tool" {
+                let text = m["content"].as_str().unwrap().to_string();
+                if !out.contains(&text) {
+                    out.push(text);
+                }
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bash_runs_in_the_editor_s_terminal_as_it_would_locally() {
+    let host = host_with_hooks(
+        json!([
+            bash(
+                "mkdir -p sub && cd sub && echo \"env=${FROM_ENV_FILE-unset} key=${DSH_EDITOR_API_KEY-unset} \
+                 only=${EDITOR_ONLY-unset} dir=$(pwd -P)\"; echo oops >&2; false"
+            ),
+            bash("pwd -P"),
+            bash("head -c 40000 /dev/zero | tr '\\0' x"),
+            text("done"),
+        ]),
+        |dir| {
+            let post = dir.join("post.jsonl");
+            json!({
+                "SessionStart": [{"hooks": [{"type": "command", "command":
+                    "cat >/dev/null; printf 'export FROM_ENV_FILE=yes\\n' >> \"$CLAUDE_ENV_FILE\""}]}],
+                "PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command":
+                    format!("cat >> '{}'; echo >> '{}'", post.display(), post.display())}]}]
+            })
+        },
+    );
+    let mut client = TerminalClient::connect(&host).await;
+    let session = client.new_session(&host.project).await;
+    assert_eq!(client.prompt(&session, "go").await, StopReason::EndTurn);
+
+    let project = std::fs::canonicalize(&host.project).unwrap();
+    let sub = project.join("sub");
+    // The model read the terminal's output, shaped as a local result: the
+    // prelude applied, the editor's credential gone, its other variable
+    // kept, the exit code first; then `cd sub` persisted; then the end of a
+    // long output behind the truncation marker.
+    let results = tool_results(&host);
+    assert_eq!(
+        results[..2],
+        [
+            format!(
+                "Exit code 1\nenv=yes key=unset only=yes dir={}\noops",
+                sub.display()
+            ),
+            sub.display().to_string(),
+        ]
+    );
+    assert_eq!(
+        results[2],
+        format!("[... earlier output truncated ...]\n{}", "x".repeat(30_000))
+    );
+
+    // Three terminals, each created, waited for, read and released.
+    assert_eq!(
+        client.methods(),
+        [
+            "terminal/create",
+            "terminal/wait_for_exit",
+            "terminal/output",
+            "terminal/release"
+        ]
+        .repeat(3)
+    );
+    let created = client.params("terminal/create");
+    assert_eq!(created[0]["cwd"], json!(host.project));
+    assert_eq!(created[1]["cwd"], json!(sub));
+    assert_eq!(created[0]["sessionId"], json!(session));
+    assert_eq!(created[0]["command"], "/bin/bash");
+    assert_eq!(created[0]["args"][0], "-c");
+    assert_eq!(created[0]["outputByteLimit"], 30_000);
+    // The local run's environment: dsh's own, minus credentials.
+    let env: Vec<(String, String)> = created[0]["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["name"].as_str().unwrap().to_string(),
+                v["value"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let path = env.iter().find(|(n, _)| n == "PATH").map(|(_, v)| v.clone());
+    assert_eq!(path, std::env::var("PATH").ok());
+    let leaked: Vec<&String> = env
+        .iter()
+        .filter(|(n, v)| is_credential(n, v))
+        .map(|(n, _)| n)
+        .collect();
+    assert!(leaked.is_empty(), "{leaked:?}");
+    // Every terminal was released, each the one created for its call.
+    let released: Vec<Value> = client
+        .params("terminal/release")
+        .iter()
+        .map(|p| p["terminalId"].clone())
+        .collect();
+    assert_eq!(released, ["term-1", "term-2", "term-3"]);
+
+    // The editor shows each terminal in its call, right after the call,
+    // and keeps it when the call ends.
+    let updates = client.take_updates();
+    let mut shown = Vec::new();
+    for (i, u) in updates.iter().enumerate() {
+        if u["content"][0]["type"] == "terminal" {
+            let call = u["toolCallId"].clone();
+            assert_eq!(u["sessionUpdate"], "tool_call_update", "{u:#}");
+            assert_eq!(updates[i - 1]["sessionUpdate"], "tool_call");
+            assert_eq!(updates[i - 1]["toolCallId"], call);
+            shown.push(u["content"][0]["terminalId"].clone());
+            let last = updates
+                .iter()
+                .rfind(|f| f["toolCallId"] == call)
+                .unwrap();
+            assert!(last.get("content").is_none(), "{last:#}");
+            assert!(last["status"] == "failed" || last["status"] == "completed");
+        }
+    }
+    assert_eq!(shown, ["term-1", "term-2", "term-3"]);
+
+    // Hooks ran locally, with Claude's tool_response shape.
+    let post = crate::support::read_jsonl(&host.dir.path().join("post.jsonl"));
+    assert_eq!(post.len(), 3, "{post:#?}");
+    assert_eq!(
+        post[1]["tool_response"],
+        json!({"stdout": sub.display().to_string(), "stderr": "", "interrupted": false,
+            "isImage": false, "noOutputExpected": false})
+    );
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_mid_run_kills_the_terminal_then_releases_it() {
+    let host = TestHost::with_loads(json!([bash("echo started; sleep 30")]), |_| Vec::new());
+    let mut client = TerminalClient::connect(&host).await;
+    let session = client.new_session(&host.project).await;
+    let prompt = {
+        let cx = client.cx.clone();
+        let session = session.clone();
+        tokio::spawn(async move {
+            let request = PromptRequest::new(session, vec!["sleep".into()]);
+            cx.send_request(request).block_task().await
+        })
+    };
+    let terminal = within("terminal/create", client.created.recv())
+        .await
+        .unwrap();
+    client
+        .cx
+        .send_notification(CancelNotification::new(session.clone()))
+        .unwrap();
+    let answer = within("the cancelled prompt", prompt)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(answer.stop_reason, StopReason::Cancelled);
+    let methods = client.methods();
+    assert_eq!(
+        methods,
+        [
+            "terminal/create",
+            "terminal/wait_for_exit",
+            "terminal/kill",
+            "terminal/output",
+            "terminal/release"
+        ],
+    );
+    assert_eq!(
+        client.params("terminal/kill")[0]["terminalId"],
+        json!(terminal)
+    );
+    let log = host.log(&session);
+    let result = &of_kind(&log, "tool/result")[0];
+    assert_eq!(result["is_error"], true);
+    assert_eq!(
+        result["content"], "Command was aborted before completion\nstarted",
+        "{result:#}"
+    );
+    assert_eq!(
+        of_kind(&log, "turn/end").last().unwrap()["reason"],
+        "aborted"
+    );
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bash_call_a_hook_denies_creates_no_terminal() {
+    let host = host_with_hooks(json!([bash("echo never"), text("ok")]), |_| {
+        json!({"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
+            "command": "cat >/dev/null; echo 'no shell here' >&2; exit 2"}]}]})
+    });
+    let client = TerminalClient::connect(&host).await;
+    let session = client.new_session(&host.project).await;
+    assert_eq!(client.prompt(&session, "go").await, StopReason::EndTurn);
+    assert_eq!(client.methods(), Vec::<String>::new());
+    let log = host.log(&session);
+    assert_eq!(of_kind(&log, "tool/denied").len(), 1, "{log:#?}");
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_without_terminals_gets_a_local_run() {
+    let host = TestHost::with_loads(
+        json!([bash("echo \"only=${EDITOR_ONLY-unset}\""), text("ok")]),
+        |_| Vec::new(),
+    );
+    let (mut client, _serving) = host.connect(Answer::Fail).await;
+    let session = client.open(&host.project).await;
+    assert_eq!(
+        client.prompt(&session, "go").await.unwrap(),
+        StopReason::EndTurn
+    );
+    assert_eq!(tool_results(&host), ["only=unset"]);
+    assert!(
+        !host.sent_methods().iter().any(|m| m.starts_with("terminal/")),
+        "{:?}",
+        host.sent_methods()
+    );
+    let updates = client.take_updates();
+    assert!(
+        !updates.iter().any(|u| u["content"][0]["type"] == "terminal"),
+        "{updates:#?}"
+    );
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn todo_write_becomes_the_editor_s_plan() {
+    let todos = |second: &str| {
+        json!({"todos": [
+            {"content": "Read the code", "status": "completed", "activeForm": "Reading the code"},
+            {"content": "Fix the bug", "status": second, "activeForm": "Fixing the bug"}
+        ]})
+    };
+    let first = todos("in_progress");
+    let host = TestHost::with_loads(
+        json!([
+            {"tool_calls": [{"name": "TodoWrite", "arguments": first}]},
+            {"tool_calls": [{"name": "TodoWrite", "arguments": todos("pending")}]},
+            {"tool_calls": [{"name": "TodoWrite", "arguments": {"todos": [{"content": "x", "status": "done", "activeForm": "X"}]}}]},
+            text("done"),
+        ]),
+        |_| vec![Load::builtin("tools-todo", "tools-todo", json!({}))],
+    );
+    let (mut client, _serving) = host.connect(Answer::Fail).await;
+    let session = client.open(&host.project).await;
+    assert_eq!(
+        client.prompt(&session, "plan it").await.unwrap(),
+        StopReason::EndTurn
+    );
+    let updates = client.take_updates();
+    let plans: Vec<&Value> = updates
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "plan")
+        .collect();
+    // Two valid lists, two plans; the refused third list is none.
+    assert_eq!(
+        plans,
+        [
+            &json!({"sessionUpdate": "plan", "entries": [
+                {"content": "Read the code", "priority": "medium", "status": "completed"},
+                {"content": "Fix the bug", "priority": "medium", "status": "in_progress"}
+            ]}),
+            &json!({"sessionUpdate": "plan", "entries": [
+                {"content": "Read the code", "priority": "medium", "status": "completed"},
+                {"content": "Fix the bug", "priority": "medium", "status": "pending"}
+            ]}),
+        ]
+    );
+    let calls: Vec<&Value> = updates
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "tool_call")
+        .collect();
+    assert_eq!(calls[0]["kind"], "think");
+    let results = tool_results(&host);
+    assert_eq!(results[0], dsh_host::todo::RESULT);
+    assert_eq!(
+        results[1],
+        "TodoWrite: `todos[0].status` must be one of pending, in_progress, completed"
+    );
+    let log = host.log(&session);
+    let logged = of_kind(&log, "tool/result");
+    assert_eq!(
+        logged[1]["structured"],
+        json!({"oldTodos": first["todos"], "newTodos": todos("pending")["todos"]})
+    );
+    client.close().await;
+}
