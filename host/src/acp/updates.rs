@@ -292,8 +292,9 @@ impl Translator {
                 ))];
                 // A plan the model wrote (`TodoWrite`) becomes the session's plan.
                 let planned = self.arguments.remove(call_id);
-                if let Some(plan) = planned.filter(|_| !*is_error).and_then(|a| plan(name, &a)) {
-                    out.push(SessionUpdate::Plan(plan));
+                let written = planned.filter(|_| !*is_error).and_then(|a| plan(name, &a));
+                if let Some(entries) = written {
+                    out.push(SessionUpdate::Plan(entries));
                 }
                 out
             }

@@ -136,7 +136,7 @@ fn log(requests: &Mutex<Vec<Value>>, method: &str, params: impl serde::Serialize
 }
 
 fn unknown(id: &str) -> RpcError {
-    RpcError::invalid_params().data(format!("no terminal {id}"))
+    RpcError::invalid_params().data(json!(format!("no terminal {id}")))
 }
 
 impl TerminalClient {
@@ -188,7 +188,7 @@ impl TerminalClient {
                                 responder.respond(CreateTerminalResponse::new(id))
                             }
                             Err(e) => responder
-                                .respond_with_error(RpcError::internal_error().data(e)),
+                                .respond_with_error(RpcError::internal_error().data(json!(e))),
                         }
                     },
                     agent_client_protocol::on_receive_request!(),
