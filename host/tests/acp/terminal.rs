@@ -7,8 +7,9 @@
 //! the local result's shape, `cd` persisting, the `CLAUDE_ENV_FILE` prelude
 //! applied, the editor's own credentials scrubbed, the output cut to its
 //! end), the Claude hooks' `tool_response` shape, `terminal/kill` on
-//! cancel, `terminal/release` always, no terminal for a call a hook
-//! denied, and a client without terminals getting a local run.
+//! cancel, on the tool's timeout and on its abort (the model then reads
+//! the output so far), `terminal/release` always, no terminal for a call a
+//! hook denied, and a client without terminals getting a local run.
 
 use agent_client_protocol::v1::schema::{CancelNotification, PromptRequest, StopReason};
 use dsh_plugin_api::credentials::is_credential;
@@ -257,16 +258,136 @@ async fn a_cancel_mid_run_kills_the_terminal_then_releases_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bash_call_a_hook_denies_creates_no_terminal() {
-    let host = host_with_hooks(json!([bash("echo never"), text("ok")]), |_| {
-        json!({"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
-            "command": "cat >/dev/null; echo 'no shell here' >&2; exit 2"}]}]})
-    });
+    let host = host_with_hooks(
+        json!([bash("echo forbidden"), bash("echo allowed"), text("ok")]),
+        |_| {
+            json!({"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
+                "command": "grep -q forbidden && { echo 'no shell here' >&2; exit 2; }; exit 0"}]}]})
+        },
+    );
     let client = TerminalClient::connect(&host).await;
     let session = client.new_session(&host.project).await;
     assert_eq!(client.prompt(&session, "go").await, StopReason::EndTurn);
-    assert_eq!(client.methods(), Vec::<String>::new());
+    // Only the allowed call reached the editor.
+    assert_eq!(
+        client.methods(),
+        [
+            "terminal/create",
+            "terminal/wait_for_exit",
+            "terminal/output",
+            "terminal/release"
+        ]
+    );
+    let script = client.params("terminal/create")[0]["args"][1]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(script.contains("echo allowed") && !script.contains("forbidden"));
     let log = host.log(&session);
     assert_eq!(of_kind(&log, "tool/denied").len(), 1, "{log:#?}");
+    assert_eq!(tool_results(&host)[1], "allowed");
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timed_out_command_is_killed_in_its_terminal_and_reported_with_its_output() {
+    let host = TestHost::with_loads(
+        json!([
+            {"tool_calls": [{"name": "Bash", "arguments":
+                {"command": "echo started; exec sleep 30", "timeout": 1000}}]},
+            text("ok"),
+        ]),
+        |_| Vec::new(),
+    );
+    let client = TerminalClient::connect(&host).await;
+    let session = client.new_session(&host.project).await;
+    assert_eq!(client.prompt(&session, "go").await, StopReason::EndTurn);
+    assert_eq!(
+        client.methods(),
+        [
+            "terminal/create",
+            "terminal/wait_for_exit",
+            "terminal/kill",
+            "terminal/output",
+            "terminal/release"
+        ]
+    );
+    assert_eq!(
+        tool_results(&host),
+        ["Command timed out after 1s\nstarted"]
+    );
+    client.close().await;
+}
+
+/// Config of [`AbortWhen`].
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+struct AbortWhenConfig {
+    /// The tool's abort signal fires once this file exists.
+    file: std::path::PathBuf,
+}
+
+/// A `tools/execute` listener that hands the tool its own abort signal,
+/// fired once a file appears (as a time-limit plugin would fire it).
+struct AbortWhen {
+    file: std::path::PathBuf,
+}
+
+impl dsh_plugin_api::Plugin for AbortWhen {
+    type Config = AbortWhenConfig;
+    const NAME: &'static str = "abort-when";
+    const VERSION: &'static str = "0.0.1";
+
+    fn apply(_host: &dsh_plugin_api::Host, config: AbortWhenConfig) -> Result<Self, String> {
+        Ok(AbortWhen { file: config.file })
+    }
+
+    async fn execute(
+        self: std::sync::Arc<Self>,
+        _input: dsh_plugin_api::abi_stable::std_types::RArc<dsh_plugin_api::ExecuteInput>,
+        next: dsh_plugin_api::ExecuteNext,
+    ) -> Result<dsh_plugin_api::ToolResult, String> {
+        let token = tokio_util::sync::CancellationToken::new();
+        let (fire, file) = (token.clone(), self.file.clone());
+        tokio::spawn(async move {
+            until("the abort file", || file.exists()).await;
+            fire.cancel();
+        });
+        next.run(Some(dsh_host::agent::TokenSignal::boxed(token))).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tool_s_abort_kills_its_terminal_and_the_model_reads_the_output_so_far() {
+    let host = TestHost::with_loads(
+        json!([bash("echo started; echo $$ > bash.pid; exec sleep 30"), text("ok")]),
+        |dir| {
+            let file = dir.join("project/bash.pid");
+            vec![Load::native::<AbortWhen>("abort-when", json!({"file": file}))]
+        },
+    );
+    let client = TerminalClient::connect(&host).await;
+    let session = client.new_session(&host.project).await;
+    assert_eq!(client.prompt(&session, "go").await, StopReason::EndTurn);
+    assert_eq!(
+        client.methods(),
+        [
+            "terminal/create",
+            "terminal/wait_for_exit",
+            "terminal/kill",
+            "terminal/output",
+            "terminal/release"
+        ]
+    );
+    assert_eq!(
+        tool_results(&host),
+        ["Command was aborted before completion\nstarted"]
+    );
+    let log = host.log(&session);
+    assert_eq!(
+        of_kind(&log, "tool/result")[0]["structured"]["interrupted"],
+        true
+    );
     client.close().await;
 }
 
