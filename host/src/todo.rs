@@ -76,8 +76,8 @@ pub fn parse(arguments: &Value) -> Result<Vec<Todo>, TodoArgsError> {
                     .filter(|s| !s.is_empty())
                     .map(str::to_string)
             };
-            let content =
-                text("content").ok_or_else(|| refuse(format!("todos[{i}].content"), "a non-empty string"))?;
+            let content = text("content")
+                .ok_or_else(|| refuse(format!("todos[{i}].content"), "a non-empty string"))?;
             let status = text("status")
                 .filter(|s| STATUSES.contains(&s.as_str()))
                 .ok_or_else(|| {

@@ -106,7 +106,10 @@ impl Connection {
     }
 
     fn offers(&self) -> ClientOffers {
-        self.offers.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.offers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// Whether the client shows session notices (`session.notices`).
@@ -162,7 +165,8 @@ impl Connection {
             });
         }
         let session = self.agent.create_session(cwd, None).await?;
-        self.routes.claim(&session.id, self.id, client, self.offers())?;
+        self.routes
+            .claim(&session.id, self.id, client, self.offers())?;
         if let Err(e) = self.adopt(&session, false) {
             self.routes.release(&session.id, self.id);
             self.agent.close_session(&session.id, END_REASON).await;

@@ -281,7 +281,9 @@ impl Service for EditorTerminalService {
                     Err(e) => return RResult::RErr(format!("editor-terminal kill: {e}").into()),
                 },
                 other => {
-                    return RResult::RErr(format!("editor-terminal has no method `{other}`").into());
+                    return RResult::RErr(
+                        format!("editor-terminal has no method `{other}`").into(),
+                    );
                 }
             };
             match answer {

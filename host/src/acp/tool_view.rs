@@ -166,6 +166,12 @@ mod tests {
             ]})
         );
         assert!(plan("Bash", &todos).is_none());
-        assert!(plan("TodoWrite", &json!({"todos": [{"content": "x", "status": "done"}]})).is_none());
+        assert!(
+            plan(
+                "TodoWrite",
+                &json!({"todos": [{"content": "x", "status": "done"}]})
+            )
+            .is_none()
+        );
     }
 }

@@ -220,7 +220,9 @@ impl Translator {
                 terminal_id,
             } => {
                 self.terminals.insert(call_id.clone());
-                let content = vec![ToolCallContent::Terminal(Terminal::new(terminal_id.clone()))];
+                let content = vec![ToolCallContent::Terminal(Terminal::new(
+                    terminal_id.clone(),
+                ))];
                 let fields = ToolCallUpdateFields::new().content(content);
                 vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
                     call_id.clone(),

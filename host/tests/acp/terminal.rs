@@ -94,7 +94,10 @@ async fn bash_runs_in_the_editor_s_terminal_as_it_would_locally() {
     );
     // (As a local run reports it: the marker, then the last 30,000 bytes.)
     let (marker, tail) = results[2].split_once('\n').unwrap();
-    assert!(marker.starts_with("[... earlier output truncated"), "{marker}");
+    assert!(
+        marker.starts_with("[... earlier output truncated"),
+        "{marker}"
+    );
     assert!(tail.len() == 30_000 && tail.bytes().all(|b| b == b'x'));
 
     // Three terminals, each created, waited for, read and released.
@@ -127,7 +130,10 @@ async fn bash_runs_in_the_editor_s_terminal_as_it_would_locally() {
             )
         })
         .collect();
-    let path = env.iter().find(|(n, _)| n == "PATH").map(|(_, v)| v.clone());
+    let path = env
+        .iter()
+        .find(|(n, _)| n == "PATH")
+        .map(|(_, v)| v.clone());
     assert_eq!(path, std::env::var("PATH").ok());
     let leaked: Vec<&String> = env
         .iter()
@@ -154,10 +160,7 @@ async fn bash_runs_in_the_editor_s_terminal_as_it_would_locally() {
             assert_eq!(updates[i - 1]["sessionUpdate"], "tool_call");
             assert_eq!(updates[i - 1]["toolCallId"], call);
             shown.push(u["content"][0]["terminalId"].clone());
-            let last = updates
-                .iter()
-                .rfind(|f| f["toolCallId"] == call)
-                .unwrap();
+            let last = updates.iter().rfind(|f| f["toolCallId"] == call).unwrap();
             assert!(last.get("content").is_none(), "{last:#}");
             assert!(last["status"] == "failed" || last["status"] == "completed");
         }
@@ -312,10 +315,7 @@ async fn a_timed_out_command_is_killed_in_its_terminal_and_reported_with_its_out
             "terminal/release"
         ]
     );
-    assert_eq!(
-        tool_results(&host),
-        ["Command timed out after 1s\nstarted"]
-    );
+    assert_eq!(tool_results(&host), ["Command timed out after 1s\nstarted"]);
     client.close().await;
 }
 
@@ -353,17 +353,24 @@ impl dsh_plugin_api::Plugin for AbortWhen {
             until("the abort file", || file.exists()).await;
             fire.cancel();
         });
-        next.run(Some(dsh_host::agent::TokenSignal::boxed(token))).await
+        next.run(Some(dsh_host::agent::TokenSignal::boxed(token)))
+            .await
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_tool_s_abort_kills_its_terminal_and_the_model_reads_the_output_so_far() {
     let host = TestHost::with_loads(
-        json!([bash("echo started; echo $$ > bash.pid; exec sleep 30"), text("ok")]),
+        json!([
+            bash("echo started; echo $$ > bash.pid; exec sleep 30"),
+            text("ok")
+        ]),
         |dir| {
             let file = dir.join("project/bash.pid");
-            vec![Load::native::<AbortWhen>("abort-when", json!({"file": file}))]
+            vec![Load::native::<AbortWhen>(
+                "abort-when",
+                json!({"file": file}),
+            )]
         },
     );
     let client = TerminalClient::connect(&host).await;
@@ -405,13 +412,18 @@ async fn a_client_without_terminals_gets_a_local_run() {
     );
     assert_eq!(tool_results(&host), ["only=unset"]);
     assert!(
-        !host.sent_methods().iter().any(|m| m.starts_with("terminal/")),
+        !host
+            .sent_methods()
+            .iter()
+            .any(|m| m.starts_with("terminal/")),
         "{:?}",
         host.sent_methods()
     );
     let updates = client.take_updates();
     assert!(
-        !updates.iter().any(|u| u["content"][0]["type"] == "terminal"),
+        !updates
+            .iter()
+            .any(|u| u["content"][0]["type"] == "terminal"),
         "{updates:#?}"
     );
     client.close().await;

@@ -14,14 +14,14 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     ClientCapabilities, ContentBlock, CreateTerminalRequest, CreateTerminalResponse,
-    InitializeRequest, KillTerminalRequest, KillTerminalResponse, NewSessionRequest,
-    PromptRequest, ReleaseTerminalRequest, ReleaseTerminalResponse, SessionNotification,
-    StopReason, TerminalExitStatus, TerminalOutputRequest, TerminalOutputResponse,
-    WaitForTerminalExitRequest, WaitForTerminalExitResponse,
+    InitializeRequest, KillTerminalRequest, KillTerminalResponse, NewSessionRequest, PromptRequest,
+    ReleaseTerminalRequest, ReleaseTerminalResponse, SessionNotification, StopReason,
+    TerminalExitStatus, TerminalOutputRequest, TerminalOutputResponse, WaitForTerminalExitRequest,
+    WaitForTerminalExitResponse,
 };
-use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Agent, ByteStreams, Client, Error as RpcError};
 use serde_json::{Value, json};
 use std::io::Read as _;
@@ -68,14 +68,23 @@ fn exit_status(status: std::process::ExitStatus) -> TerminalExitStatus {
 }
 
 /// Spawns `request`'s program; its id.
-fn spawn(request: &CreateTerminalRequest, terms: &Terms, next: &Mutex<u64>) -> Result<String, String> {
+fn spawn(
+    request: &CreateTerminalRequest,
+    terms: &Terms,
+    next: &Mutex<u64>,
+) -> Result<String, String> {
     // One pipe for both streams, as a terminal interleaves them.
     let (mut reader, writer) = std::io::pipe().map_err(|e| e.to_string())?;
     let mut command = tokio::process::Command::new(&request.command);
     command
         .args(&request.args)
         .envs(EDITOR_VARS)
-        .envs(request.env.iter().map(|v| (v.name.clone(), v.value.clone())))
+        .envs(
+            request
+                .env
+                .iter()
+                .map(|v| (v.name.clone(), v.value.clone())),
+        )
         .stdin(Stdio::null())
         .stdout(writer.try_clone().map_err(|e| e.to_string())?)
         .stderr(writer)
@@ -220,7 +229,8 @@ impl TerminalClient {
                         let Some(term) = terms.get(&id) else {
                             return responder.respond_with_error(unknown(&id));
                         };
-                        let all = String::from_utf8_lossy(&term.output.lock().unwrap()).into_owned();
+                        let all =
+                            String::from_utf8_lossy(&term.output.lock().unwrap()).into_owned();
                         let limit = term.limit.map_or(usize::MAX, |l| l as usize);
                         let mut cut = all.len().saturating_sub(limit);
                         while !all.is_char_boundary(cut) {
@@ -293,7 +303,9 @@ impl TerminalClient {
     pub async fn new_session(&self, cwd: &Path) -> String {
         let response = within(
             "session/new",
-            self.cx.send_request(NewSessionRequest::new(cwd)).block_task(),
+            self.cx
+                .send_request(NewSessionRequest::new(cwd))
+                .block_task(),
         )
         .await
         .unwrap();

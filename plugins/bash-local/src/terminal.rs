@@ -84,9 +84,9 @@ impl EditorTerminal<'_> {
                 (run.await, true)
             }
         };
-        let answer = match answer.and_then(|a| {
-            serde_json::from_value::<TerminalAnswer>(a).map_err(|e| e.to_string())
-        }) {
+        let answer = match answer
+            .and_then(|a| serde_json::from_value::<TerminalAnswer>(a).map_err(|e| e.to_string()))
+        {
             Ok(answer) => answer,
             Err(e) => {
                 return EditorRun::Ran(RunAnswer::spawn_failure(format!(
