@@ -438,6 +438,60 @@ mod tests {
     }
 
     #[test]
+    fn a_terminal_is_shown_in_its_call_and_stays_when_the_call_ends() {
+        let mut t = Translator::new(Mode::Live);
+        t.updates(&ev(
+            json!({"type": "tool/call", "call_id": "c1", "name": "Bash", "arguments": {"command": "ls"}}),
+        ));
+        let shown = SessionEvent::StreamTerminal {
+            call_id: "c1".into(),
+            terminal_id: "t1".into(),
+        };
+        assert_eq!(
+            wire(t.updates(&shown)),
+            [json!({
+                "sessionUpdate": "tool_call_update", "toolCallId": "c1",
+                "content": [{"type": "terminal", "terminalId": "t1"}]
+            })]
+        );
+        let failed = ev(
+            json!({"type": "tool/result", "call_id": "c1", "name": "Bash", "content": "Exit code 1", "is_error": true}),
+        );
+        let last = wire(t.updates(&failed));
+        assert_eq!(last[0]["status"], "failed");
+        assert!(last[0].get("content").is_none(), "{last:#?}");
+    }
+
+    #[test]
+    fn a_todo_list_becomes_a_plan_once_the_call_succeeds() {
+        let todos = json!({"todos": [{"content": "a", "status": "pending", "activeForm": "A"}]});
+        let mut t = Translator::new(Mode::Replay);
+        for (id, is_error) in [("c1", true), ("c2", false)] {
+            t.updates(&ev(
+                json!({"type": "tool/call", "call_id": id, "name": "TodoWrite", "arguments": todos}),
+            ));
+            let out = wire(t.updates(&ev(json!({
+                "type": "tool/result", "call_id": id, "name": "TodoWrite",
+                "content": "x", "is_error": is_error
+            }))));
+            let plans: Vec<&Value> = out
+                .iter()
+                .filter(|u| u["sessionUpdate"] == "plan")
+                .collect();
+            if is_error {
+                assert!(plans.is_empty(), "{out:#?}");
+            } else {
+                assert_eq!(
+                    plans,
+                    [&json!({"sessionUpdate": "plan", "entries": [
+                        {"content": "a", "priority": "medium", "status": "pending"}
+                    ]})]
+                );
+            }
+        }
+    }
+
+    #[test]
     fn a_rewritten_call_gets_a_new_title_and_input() {
         let mut t = Translator::new(Mode::Live);
         t.updates(&ev(

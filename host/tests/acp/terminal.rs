@@ -399,6 +399,39 @@ async fn the_tool_s_abort_kills_its_terminal_and_the_model_reads_the_output_so_f
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminal_the_editor_cannot_create_is_an_error_result_and_the_turn_goes_on() {
+    let host = TestHost::with_loads(json!([bash("echo hi"), text("ok")]), |_| Vec::new());
+    let mut client = TerminalClient::connect_with(&host, true).await;
+    let session = client.new_session(&host.project).await;
+    assert_eq!(client.prompt(&session, "go").await, StopReason::EndTurn);
+    // Nothing was created, so nothing is waited for or released.
+    assert_eq!(client.methods(), ["terminal/create"]);
+    let log = host.log(&session);
+    let result = &of_kind(&log, "tool/result")[0];
+    assert_eq!(result["is_error"], true);
+    let text = result["content"].as_str().unwrap();
+    assert!(
+        text.starts_with(
+            "Failed to start the command: the editor could not run it: terminal/create: Internal error"
+        ),
+        "{text}"
+    );
+    // The editor shows no terminal for it, and the call failed.
+    let updates = client.take_updates();
+    assert!(
+        !updates
+            .iter()
+            .any(|u| u["content"][0]["type"] == "terminal")
+    );
+    assert!(
+        updates
+            .iter()
+            .any(|u| u["sessionUpdate"] == "tool_call_update" && u["status"] == "failed")
+    );
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_without_terminals_gets_a_local_run() {
     let host = TestHost::with_loads(
         json!([bash("echo \"only=${EDITOR_ONLY-unset}\""), text("ok")]),

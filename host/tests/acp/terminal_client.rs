@@ -152,6 +152,13 @@ impl TerminalClient {
     /// A client on a new tapped connection to `host`, initialized with
     /// `terminal: true`.
     pub async fn connect(host: &TestHost) -> TerminalClient {
+        Self::connect_with(host, false).await
+    }
+
+    /// [`TerminalClient::connect`]; with `refuse_create`, every
+    /// `terminal/create` is answered with an error (an editor that offered
+    /// terminals and then cannot start one).
+    pub async fn connect_with(host: &TestHost, refuse_create: bool) -> TerminalClient {
         let (server_side, _serving) = host.raw();
         let ours = crate::schema::tap(server_side, host.checked.clone());
         let (read, write) = tokio::io::split(ours);
@@ -191,6 +198,11 @@ impl TerminalClient {
                 .on_receive_request(
                     async move |request: CreateTerminalRequest, responder, _cx| {
                         log(&r1, "terminal/create", &request);
+                        if refuse_create {
+                            return responder.respond_with_error(
+                                RpcError::internal_error().data(json!("no pty left")),
+                            );
+                        }
                         match spawn(&request, &t1, &next) {
                             Ok(id) => {
                                 let _ = created_tx.send(id.clone());
