@@ -77,7 +77,10 @@ impl EditorTerminal<'_> {
         };
         let run = self.host.call_service(SERVICE, METHOD_RUN, &args);
         tokio::pin!(run);
+        // The run first: its first poll registers it with the service, so
+        // an abort that already fired still finds it to kill.
         let (answer, killed) = tokio::select! {
+            biased;
             answer = &mut run => (answer, false),
             () = &mut cancel => {
                 self.kill().await;
