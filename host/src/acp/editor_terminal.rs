@@ -8,11 +8,11 @@
 //! One run is `terminal/create` → (the call's content becomes the terminal,
 //! through a live `stream/terminal` event, so the editor streams it in
 //! place) → `terminal/wait_for_exit` → `terminal/output` →
-//! `terminal/release`. A `kill` for the call, or the request's timeout,
-//! sends `terminal/kill` first. The terminal is released on every path,
-//! even when the run's future is dropped. Every request to the client is
-//! bounded ([`CLIENT_WAIT`]) except the wait for the command itself, which
-//! the timeout and `kill` end.
+//! `terminal/release`. A `kill` for the call, the request's timeout, or
+//! the caller dropping the call sends `terminal/kill` first: the run lives
+//! on a task of its own, so the terminal is released on every path. Every
+//! request to the client is bounded ([`CLIENT_WAIT`]) except the wait for
+//! the command itself, which the timeout and `kill` end.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -61,34 +61,13 @@ enum Stop {
     TimedOut,
 }
 
-/// Releases the terminal if the run did not (its future was dropped).
-struct Release {
-    client: ClientConnection,
-    session: String,
-    terminal: String,
-    armed: bool,
-}
+/// Stops the run's task (kill, then release) if the caller goes away
+/// first: a dropped tool call (a cancelled turn) still ends its terminal.
+struct StopOnDrop(CancellationToken);
 
-impl Drop for Release {
+impl Drop for StopOnDrop {
     fn drop(&mut self) {
-        if !self.armed {
-            return;
-        }
-        let (client, session, terminal) = (
-            self.client.clone(),
-            self.session.clone(),
-            self.terminal.clone(),
-        );
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                let _ = ask(
-                    &client,
-                    KillTerminalRequest::new(session.clone(), terminal.clone()),
-                )
-                .await;
-                let _ = ask(&client, ReleaseTerminalRequest::new(session, terminal)).await;
-            });
-        }
+        self.0.cancel();
     }
 }
 
@@ -142,8 +121,24 @@ impl EditorTerminalService {
         let key = (args.session_id.clone(), args.call_id.clone());
         let token = CancellationToken::new();
         self.running().insert(key.clone(), token.clone());
-        let answer = self.run_in(&client, &args, &token).await;
-        self.running().remove(&key);
+        // The terminal's whole life runs on a task of its own, so that
+        // dropping this call (a cancelled turn drops its tool) never leaves
+        // a terminal created and unreleased: the drop stops the task, which
+        // kills and releases what it created.
+        let this = self.clone();
+        let stop = StopOnDrop(token.clone());
+        let task = tokio::spawn(async move {
+            let answer = this.run_in(&client, &args, &token).await;
+            this.running().remove(&key);
+            answer
+        });
+        let answer = match task.await {
+            Ok(answer) => answer,
+            Err(e) => TerminalAnswer::Failed {
+                message: format!("the terminal run ended abnormally: {e}"),
+            },
+        };
+        drop(stop);
         answer
     }
 
@@ -168,16 +163,9 @@ impl EditorTerminalService {
             Ok(created) => created.terminal_id.0.to_string(),
             Err(message) => return TerminalAnswer::Failed { message },
         };
-        let mut release = Release {
-            client: client.clone(),
-            session: session.to_string(),
-            terminal: terminal.clone(),
-            armed: true,
-        };
         tracing::debug!(session, call = %args.call_id, terminal = %terminal, "command runs in the editor's terminal");
         self.show(session, &args.call_id, &terminal);
         let answer = self.finish(client, args, &terminal, token).await;
-        release.armed = false;
         if let Err(e) = ask(
             client,
             ReleaseTerminalRequest::new(session.to_string(), terminal),

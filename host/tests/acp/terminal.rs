@@ -228,8 +228,8 @@ async fn a_cancel_mid_run_kills_the_terminal_then_releases_it() {
         .unwrap()
         .unwrap();
     assert_eq!(answer.stop_reason, StopReason::Cancelled);
-    // The cancelled turn drops the call; the terminal is killed, then
-    // released, behind it.
+    // The cancelled turn drops the call; its terminal is killed, read and
+    // released behind it.
     until("terminal/release", || {
         client.methods().iter().any(|m| m == "terminal/release")
     })
@@ -240,6 +240,7 @@ async fn a_cancel_mid_run_kills_the_terminal_then_releases_it() {
             "terminal/create",
             "terminal/wait_for_exit",
             "terminal/kill",
+            "terminal/output",
             "terminal/release"
         ],
     );
