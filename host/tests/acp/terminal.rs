@@ -185,6 +185,42 @@ async fn bash_runs_in_the_editor_s_terminal_as_it_would_locally() {
     client.close().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_hooks_get_their_tool_response_from_a_terminal_run() {
+    let host = TestHost::with_loads(
+        json!([bash("echo hi; echo there >&2"), text("ok")]),
+        |dir| {
+            let post = dir.join("post.json");
+            let hooks = dir.join("hooks.json");
+            let hook = json!({"type": "command", "command": format!("cat > '{}'", post.display())});
+            std::fs::write(
+                &hooks,
+                json!({"hooks": {"PostToolUse": [{"hooks": [hook]}]}}).to_string(),
+            )
+            .unwrap();
+            vec![Load::builtin(
+                "hooks-codex",
+                "hooks-codex",
+                json!({"config_path": hooks, "model": "mock-model"}),
+            )]
+        },
+    );
+    let client = TerminalClient::connect(&host).await;
+    let session = client.new_session(&host.project).await;
+    assert_eq!(client.prompt(&session, "go").await, StopReason::EndTurn);
+    assert_eq!(
+        client.methods().first().map(String::as_str),
+        Some("terminal/create")
+    );
+    let post: Value =
+        serde_json::from_str(&std::fs::read_to_string(host.dir.path().join("post.json")).unwrap())
+            .unwrap();
+    // Codex's shape: the output as one string (the terminal interleaves
+    // both streams).
+    assert_eq!(post["tool_response"], "hi\nthere");
+    client.close().await;
+}
+
 fn alive(pid: i32) -> bool {
     // SAFETY: signal 0 only checks that the process exists.
     unsafe { libc::kill(pid, 0) == 0 }
