@@ -8,7 +8,8 @@
 //! - [`model`]: the `model` service contract and the scripted provider;
 //! - [`acp`]: the Agent Client Protocol server editors talk to;
 //! - [`telemetry`]: OpenTelemetry spans and Prometheus metrics (opt-in).
-//! - [`mcp`]: MCP servers whose tools join a session's tools.
+//! - [`mcp`]: MCP servers whose tools join a session's tools;
+//! - [`todo`]: the `tools-todo` built-in (`TodoWrite`, the model's plan).
 
 pub mod acp;
 pub mod agent;
@@ -22,3 +23,4 @@ pub mod plugins;
 pub mod seams;
 pub mod session;
 pub mod telemetry;
+pub mod todo;

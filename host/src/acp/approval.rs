@@ -41,8 +41,16 @@ pub(crate) const REJECT_ONCE: &str = "reject_once";
 struct Route {
     connection: u64,
     client: ClientConnection,
-    /// The file system the client offered at `initialize`.
-    fs: FileSystemCapabilities,
+    offers: ClientOffers,
+}
+
+/// What a client offered at `initialize` that dsh's services use.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ClientOffers {
+    /// Its file system (`fs/read_text_file`, `fs/write_text_file`).
+    pub(crate) fs: FileSystemCapabilities,
+    /// Its terminals (`terminal/*`).
+    pub(crate) terminal: bool,
 }
 
 /// Session id → the connection that created or loaded it.
@@ -63,7 +71,7 @@ impl Routes {
         session: &str,
         connection: u64,
         client: &ClientConnection,
-        fs: FileSystemCapabilities,
+        offers: ClientOffers,
     ) -> Result<(), AcpError> {
         let mut map = self.lock();
         if let Some(held) = map.get(session)
@@ -78,7 +86,7 @@ impl Routes {
             Route {
                 connection,
                 client: client.clone(),
-                fs,
+                offers,
             },
         );
         Ok(())
@@ -108,7 +116,15 @@ impl Routes {
     ) -> Option<(ClientConnection, FileSystemCapabilities)> {
         self.lock()
             .get(session)
-            .map(|r| (r.client.clone(), r.fs.clone()))
+            .map(|r| (r.client.clone(), r.offers.fs.clone()))
+    }
+
+    /// The client holding `session`, if it offered terminals.
+    pub(crate) fn client_with_terminal(&self, session: &str) -> Option<ClientConnection> {
+        self.lock()
+            .get(session)
+            .filter(|r| r.offers.terminal)
+            .map(|r| r.client.clone())
     }
 }
 

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::approval::{ClientConnection, Routes};
+use super::approval::{ClientConnection, ClientOffers, Routes};
 use super::error::AcpError;
 use crate::agent::{Agent, Session};
 
@@ -73,8 +73,8 @@ pub(crate) struct Connection {
     state: Mutex<State>,
     /// The client said at `initialize` that it shows session notices.
     notices: AtomicBool,
-    /// The file system the client offered at `initialize`.
-    fs: Mutex<agent_client_protocol::v1::schema::FileSystemCapabilities>,
+    /// The file system and terminals the client offered at `initialize`.
+    offers: Mutex<ClientOffers>,
 }
 
 impl Connection {
@@ -85,7 +85,7 @@ impl Connection {
             routes,
             state: Mutex::new(State::default()),
             notices: AtomicBool::new(false),
-            fs: Mutex::default(),
+            offers: Mutex::default(),
         }
     }
 
@@ -99,11 +99,17 @@ impl Connection {
             .as_ref()
             .is_some_and(|s| s.notices.is_some());
         self.notices.store(notices, Ordering::SeqCst);
-        *self.fs.lock().unwrap_or_else(|p| p.into_inner()) = capabilities.fs.clone();
+        *self.offers.lock().unwrap_or_else(|p| p.into_inner()) = ClientOffers {
+            fs: capabilities.fs.clone(),
+            terminal: capabilities.terminal,
+        };
     }
 
-    fn fs(&self) -> agent_client_protocol::v1::schema::FileSystemCapabilities {
-        self.fs.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    fn offers(&self) -> ClientOffers {
+        self.offers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// Whether the client shows session notices (`session.notices`).
@@ -159,7 +165,8 @@ impl Connection {
             });
         }
         let session = self.agent.create_session(cwd, None).await?;
-        self.routes.claim(&session.id, self.id, client, self.fs())?;
+        self.routes
+            .claim(&session.id, self.id, client, self.offers())?;
         if let Err(e) = self.adopt(&session, false) {
             self.routes.release(&session.id, self.id);
             self.agent.close_session(&session.id, END_REASON).await;
@@ -192,7 +199,7 @@ impl Connection {
                 session_id: id.to_string(),
             });
         }
-        self.routes.claim(id, self.id, client, self.fs())?;
+        self.routes.claim(id, self.id, client, self.offers())?;
         let session = match self.agent.load_session(id).await {
             Ok(s) => s,
             Err(e) => {

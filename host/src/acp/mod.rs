@@ -12,6 +12,10 @@
 //! slow, broken or oversized one only ends itself. Errors become JSON-RPC
 //! errors in one place, [`AcpError::to_rpc`].
 //!
+//! Besides `approval`, it mounts `editor-fs` and `editor-terminal`: the
+//! file tools and `Bash` go through the editor's files and terminals when
+//! the session's client offers them.
+//!
 //! A session belongs to the connection that created or loaded it. When a
 //! connection ends, its running turns are cancelled (the editor that would
 //! show them and answer their approvals is gone) and its sessions closed;
@@ -23,6 +27,7 @@
 mod approval;
 mod connection;
 mod editor_fs;
+mod editor_terminal;
 mod error;
 mod frames;
 mod handlers;
@@ -84,6 +89,16 @@ impl AcpServer {
         {
             Ok(()) => mounted = true,
             Err(e) => tracing::warn!("editors' file systems are off: {e}"),
+        }
+        let terminals =
+            editor_terminal::EditorTerminalService::boxed(routes.clone(), Arc::downgrade(&agent));
+        match agent.core().mount_service(
+            OWNER,
+            dsh_plugin_api::services::editor_terminal::SERVICE,
+            terminals,
+        ) {
+            Ok(()) => mounted = true,
+            Err(e) => tracing::warn!("editors' terminals are off: {e}"),
         }
         Arc::new(AcpServer {
             agent,

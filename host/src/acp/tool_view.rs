@@ -1,6 +1,8 @@
 //! How a tool call looks in the editor beyond its title: where it works
-//! (`locations`, always absolute, `Read` with its first line) and what it
-//! changes (`Edit`/`Write` as `diff` content the editor can review).
+//! (`locations`, always absolute, `Read` with its first line), what it
+//! changes (`Edit`/`Write` as `diff` content the editor can review), and
+//! the plan a `TodoWrite` writes (as Claude Code's ACP adapter shows it:
+//! every entry `medium` priority, its status as is).
 //!
 //! Paths are resolved against the session's working directory the way the
 //! file tools resolve them. No I/O: an `Edit` shows the text it replaces
@@ -9,7 +11,9 @@
 
 use std::path::{Path, PathBuf};
 
-use agent_client_protocol::v1::schema::{Diff, ToolCallContent, ToolCallLocation};
+use agent_client_protocol::v1::schema::{
+    Diff, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, ToolCallContent, ToolCallLocation,
+};
 use serde_json::Value;
 
 /// `file_path` of `arguments`, absolute (against `cwd` when relative).
@@ -69,6 +73,29 @@ pub(crate) fn keeps_diff(name: &str) -> bool {
     matches!(name, "Edit" | "Write")
 }
 
+/// The plan a `TodoWrite` call writes: `{todos: [{content, status}]}`.
+/// `None` for any other tool or for arguments that are not a todo list.
+pub(crate) fn plan(name: &str, arguments: &Value) -> Option<Plan> {
+    if name != "TodoWrite" {
+        return None;
+    }
+    let todos = arguments.get("todos")?.as_array()?;
+    let entries = todos
+        .iter()
+        .map(|todo| {
+            let content = todo.get("content")?.as_str()?;
+            let status = match todo.get("status")?.as_str()? {
+                "pending" => PlanEntryStatus::Pending,
+                "in_progress" => PlanEntryStatus::InProgress,
+                "completed" => PlanEntryStatus::Completed,
+                _ => return None,
+            };
+            Some(PlanEntry::new(content, PlanEntryPriority::Medium, status))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(Plan::new(entries))
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -121,5 +148,30 @@ mod tests {
             json!([{"type": "diff", "path": "/n.txt", "newText": "new"}])
         );
         assert!(diff_content("Read", &json!({"file_path": "a"}), cwd).is_empty());
+    }
+
+    #[test]
+    fn a_todo_list_is_a_plan_of_medium_entries() {
+        let todos = json!({"todos": [
+            {"content": "Read", "status": "completed", "activeForm": "Reading"},
+            {"content": "Fix", "status": "in_progress", "activeForm": "Fixing"},
+            {"content": "Test", "status": "pending", "activeForm": "Testing"}
+        ]});
+        assert_eq!(
+            wire(plan("TodoWrite", &todos).unwrap()),
+            json!({"entries": [
+                {"content": "Read", "priority": "medium", "status": "completed"},
+                {"content": "Fix", "priority": "medium", "status": "in_progress"},
+                {"content": "Test", "priority": "medium", "status": "pending"}
+            ]})
+        );
+        assert!(plan("Bash", &todos).is_none());
+        assert!(
+            plan(
+                "TodoWrite",
+                &json!({"todos": [{"content": "x", "status": "done"}]})
+            )
+            .is_none()
+        );
     }
 }

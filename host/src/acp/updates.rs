@@ -12,14 +12,14 @@ use std::path::PathBuf;
 
 use agent_client_protocol::v1::schema::{
     Content, ContentBlock, ContentChunk, EmbeddedResourceResource, Notice, NoticeSeverity,
-    SessionUpdate, StopReason, TextContent, ToolCall, ToolCallContent, ToolCallStatus,
+    SessionUpdate, StopReason, Terminal, TextContent, ToolCall, ToolCallContent, ToolCallStatus,
     ToolCallUpdate, ToolCallUpdateFields, ToolKind, UsageUpdate,
 };
 use dsh_plugin_api::ContentBlock as DshBlock;
 use serde_json::Value;
 
 use super::error::AcpError;
-use super::tool_view::{diff_content, keeps_diff, locations};
+use super::tool_view::{diff_content, keeps_diff, locations, plan};
 use crate::agent::TurnOutcome;
 use crate::session::{SessionEvent, TurnEndReason};
 
@@ -41,6 +41,12 @@ pub(crate) struct Translator {
     denied: HashSet<String>,
     /// Tool names by call id, for titles of rewritten calls.
     names: HashMap<String, String>,
+    /// The arguments of calls whose result is shown from them (`TodoWrite`:
+    /// its plan), by call id.
+    arguments: HashMap<String, Value>,
+    /// Calls whose command runs in an editor's terminal: the terminal stays
+    /// their content when they finish.
+    terminals: HashSet<String>,
     /// The session's working directory: relative paths resolve against it.
     cwd: PathBuf,
     /// The client shows session notices: hook text for the user goes there
@@ -66,6 +72,7 @@ pub(crate) fn tool_kind(name: &str) -> ToolKind {
         "Write" | "Edit" => ToolKind::Edit,
         "Glob" | "Grep" => ToolKind::Search,
         "WebFetch" => ToolKind::Fetch,
+        "TodoWrite" => ToolKind::Think,
         _ => ToolKind::Other,
     }
 }
@@ -89,6 +96,8 @@ impl Translator {
             streamed: false,
             denied: HashSet::new(),
             names: HashMap::new(),
+            arguments: HashMap::new(),
+            terminals: HashSet::new(),
             cwd: PathBuf::new(),
             notices: false,
         }
@@ -167,6 +176,9 @@ impl Translator {
                 arguments,
             } => {
                 self.names.insert(call_id.clone(), name.clone());
+                if plan(name, arguments).is_some() {
+                    self.arguments.insert(call_id.clone(), arguments.clone());
+                }
                 let call = ToolCall::new(call_id.clone(), tool_title(name, arguments))
                     .kind(tool_kind(name))
                     .status(ToolCallStatus::InProgress)
@@ -193,7 +205,25 @@ impl Translator {
                 if !diff.is_empty() {
                     fields = fields.content(diff);
                 }
+                if self.arguments.contains_key(call_id) {
+                    self.arguments.insert(call_id.clone(), arguments.clone());
+                }
                 let fields = fields.raw_input(arguments.clone());
+                vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                    call_id.clone(),
+                    fields,
+                ))]
+            }
+            // The command runs in the editor's terminal: show it in place.
+            SessionEvent::StreamTerminal {
+                call_id,
+                terminal_id,
+            } => {
+                self.terminals.insert(call_id.clone());
+                let content = vec![ToolCallContent::Terminal(Terminal::new(
+                    terminal_id.clone(),
+                ))];
+                let fields = ToolCallUpdateFields::new().content(content);
                 vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
                     call_id.clone(),
                     fields,
@@ -230,6 +260,8 @@ impl Translator {
                 ..
             } => {
                 if self.denied.remove(call_id) {
+                    self.arguments.remove(call_id);
+                    self.terminals.remove(call_id);
                     // Its failure (and reason) was already reported.
                     return Vec::new();
                 }
@@ -251,13 +283,22 @@ impl Translator {
                     .get(call_id)
                     .map(String::as_str)
                     .unwrap_or_default();
-                if *is_error || !keeps_diff(name) {
+                // A terminal stays on screen, with the whole run in it.
+                let in_terminal = self.terminals.remove(call_id);
+                if !in_terminal && (*is_error || !keeps_diff(name)) {
                     fields = fields.content(text_content(content));
                 }
-                vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                let mut out = vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
                     call_id.clone(),
                     fields,
-                ))]
+                ))];
+                // A plan the model wrote (`TodoWrite`) becomes the session's plan.
+                let planned = self.arguments.remove(call_id);
+                let written = planned.filter(|_| !*is_error).and_then(|a| plan(name, &a));
+                if let Some(entries) = written {
+                    out.push(SessionUpdate::Plan(entries));
+                }
+                out
             }
             _ => Vec::new(),
         }
@@ -394,6 +435,60 @@ mod tests {
                 "rawOutput": {"content": "a\nb", "is_error": false}
             })]
         );
+    }
+
+    #[test]
+    fn a_terminal_is_shown_in_its_call_and_stays_when_the_call_ends() {
+        let mut t = Translator::new(Mode::Live);
+        t.updates(&ev(
+            json!({"type": "tool/call", "call_id": "c1", "name": "Bash", "arguments": {"command": "ls"}}),
+        ));
+        let shown = SessionEvent::StreamTerminal {
+            call_id: "c1".into(),
+            terminal_id: "t1".into(),
+        };
+        assert_eq!(
+            wire(t.updates(&shown)),
+            [json!({
+                "sessionUpdate": "tool_call_update", "toolCallId": "c1",
+                "content": [{"type": "terminal", "terminalId": "t1"}]
+            })]
+        );
+        let failed = ev(
+            json!({"type": "tool/result", "call_id": "c1", "name": "Bash", "content": "Exit code 1", "is_error": true}),
+        );
+        let last = wire(t.updates(&failed));
+        assert_eq!(last[0]["status"], "failed");
+        assert!(last[0].get("content").is_none(), "{last:#?}");
+    }
+
+    #[test]
+    fn a_todo_list_becomes_a_plan_once_the_call_succeeds() {
+        let todos = json!({"todos": [{"content": "a", "status": "pending", "activeForm": "A"}]});
+        let mut t = Translator::new(Mode::Replay);
+        for (id, is_error) in [("c1", true), ("c2", false)] {
+            t.updates(&ev(
+                json!({"type": "tool/call", "call_id": id, "name": "TodoWrite", "arguments": todos}),
+            ));
+            let out = wire(t.updates(&ev(json!({
+                "type": "tool/result", "call_id": id, "name": "TodoWrite",
+                "content": "x", "is_error": is_error
+            }))));
+            let plans: Vec<&Value> = out
+                .iter()
+                .filter(|u| u["sessionUpdate"] == "plan")
+                .collect();
+            if is_error {
+                assert!(plans.is_empty(), "{out:#?}");
+            } else {
+                assert_eq!(
+                    plans,
+                    [&json!({"sessionUpdate": "plan", "entries": [
+                        {"content": "a", "priority": "medium", "status": "pending"}
+                    ]})]
+                );
+            }
+        }
     }
 
     #[test]

@@ -33,4 +33,5 @@ const BUILTINS: &[(&str, Make)] = &[
         plugin_module::<crate::model::ScriptedModel>,
     ),
     ("tools-fs", plugin_module::<dsh_tools_fs::ToolsFs>),
+    ("tools-todo", plugin_module::<crate::todo::TodoTools>),
 ];

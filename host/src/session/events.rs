@@ -316,6 +316,16 @@ pub enum SessionEvent {
         /// The window.
         size: u64,
     },
+    /// `stream/terminal`: a tool call's command runs in the editor's
+    /// terminal `terminal_id` (live only, never logged: the terminal is
+    /// released when the call ends).
+    #[serde(rename = "stream/terminal")]
+    StreamTerminal {
+        /// The tool call.
+        call_id: String,
+        /// The editor's terminal.
+        terminal_id: String,
+    },
     /// Any other event, kept as the JSON object it was (see the module doc).
     #[serde(untagged)]
     Other(Value),
@@ -362,6 +372,7 @@ impl SessionEvent {
             SessionEvent::UserNotice { .. } => "user/notice",
             SessionEvent::StreamThought { .. } => "stream/thought",
             SessionEvent::StreamUsage { .. } => "stream/usage",
+            SessionEvent::StreamTerminal { .. } => "stream/terminal",
             SessionEvent::Other(v) => v.get("type").and_then(Value::as_str).unwrap_or(""),
         }
     }

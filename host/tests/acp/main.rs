@@ -8,6 +8,7 @@ mod probe;
 mod schema;
 mod status;
 mod support;
+mod terminal_client;
 
 mod approval;
 mod binary;
@@ -20,3 +21,4 @@ mod modes;
 mod notices;
 mod prompts;
 mod robustness;
+mod terminal;

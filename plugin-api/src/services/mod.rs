@@ -10,7 +10,10 @@
 //!   provider shipped as a `.so`; the agent loop calls it);
 //! - [`editor_fs`]: a session's files as its editor holds them (the ACP
 //!   server provides it when the editor offers its file system; the file
-//!   tools call it).
+//!   tools call it);
+//! - [`editor_terminal`]: a command run in a terminal of the session's
+//!   editor (the ACP server provides it when the editor offers terminals;
+//!   the `Bash` tool calls it).
 //!
 //! Services travel as JSON strings over the ABI (a `call_service` takes
 //! and returns text), so these types are plain serde types, not ABI-stable
@@ -37,5 +40,6 @@
 
 pub mod approval;
 pub mod editor_fs;
+pub mod editor_terminal;
 pub mod model;
 pub mod process_runner;

@@ -25,6 +25,10 @@
 //! changes (`export`) do not persist, except what the session's shell
 //! prelude sets ([`crate::prelude`]: Claude Code's `CLAUDE_ENV_FILE`),
 //! which runs in the same shell before every command.
+//!
+//! When the session's editor offers terminals, the same script runs there
+//! instead ([`crate::terminal`]): the editor shows it live and the model
+//! reads the terminal's output in this result's shape.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -37,6 +41,7 @@ use tracing::Instrument as _;
 use crate::Config;
 use crate::cwd::CwdFile;
 use crate::runner::{self, RunAnswer, RunRequest};
+use crate::terminal::{EditorRun, EditorTerminal};
 
 /// The tool's name.
 pub const TOOL_NAME: &str = "Bash";
@@ -212,6 +217,19 @@ pub async fn bash_run_with_prelude(
     prelude: Option<&str>,
     cancel: impl Future<Output = ()>,
 ) -> BashRun {
+    bash_run_in(args, cwd, config, prelude, None, cancel).await
+}
+
+/// The tool body: in the session's editor when it offers terminals
+/// (`editor`, [`crate::terminal`]), else locally.
+async fn bash_run_in(
+    args: &Value,
+    cwd: &Path,
+    config: &Config,
+    prelude: Option<&str>,
+    editor: Option<EditorTerminal<'_>>,
+    cancel: impl Future<Output = ()>,
+) -> BashRun {
     let input = match parse_input(args) {
         Ok(input) => input,
         Err(e) => {
@@ -230,11 +248,26 @@ pub async fn bash_run_with_prelude(
         None => input.command.clone(),
     };
     let script = crate::prelude::prefix(prelude, script);
-    let mut spec = RunRequest::new(vec![config.shell.clone(), "-c".to_string(), script], cwd);
-    spec.timeout_ms = Some(input.timeout_ms);
-    spec.allow_env = config.env_allow.clone();
     tracing::debug!(command = %input.command, description = ?input.description, "Bash: running");
-    let outcome = runner::run_cancellable(spec, cancel).await;
+    tokio::pin!(cancel);
+    let ran = match &editor {
+        Some(editor) => {
+            editor
+                .run(&script, cwd, input.timeout_ms, config, cancel.as_mut())
+                .await
+        }
+        None => EditorRun::Local,
+    };
+    let outcome = match ran {
+        EditorRun::Ran(outcome) => outcome,
+        EditorRun::Local => {
+            let mut spec =
+                RunRequest::new(vec![config.shell.clone(), "-c".to_string(), script], cwd);
+            spec.timeout_ms = Some(input.timeout_ms);
+            spec.allow_env = config.env_allow.clone();
+            runner::run_cancellable(spec, cancel).await
+        }
+    };
     let moved_to = cwd_file
         .and_then(|file| file.read())
         .filter(|dir| crate::cwd::moved(cwd, dir));
@@ -249,8 +282,9 @@ pub async fn bash_run_with_prelude(
     }
 }
 
-/// The tool body as the host calls it: a call whose shell ended in another
-/// directory moves its session there through `host`.
+/// The tool body as the host calls it: in the session's editor's terminal
+/// when it offers one ([`crate::terminal`]), else locally; a call whose
+/// shell ended in another directory moves its session there through `host`.
 pub async fn run_call(
     call: &ToolCall,
     config: &Config,
@@ -267,11 +301,17 @@ pub async fn run_call(
         }
     };
     let prelude = host.session_shell_prelude(call.session.session_id.as_str());
-    let run = bash_run_with_prelude(
+    let editor = EditorTerminal {
+        host,
+        session_id: call.session.session_id.as_str(),
+        call_id: call.call_id.as_str(),
+    };
+    let run = bash_run_in(
         &args,
         Path::new(call.session.cwd.as_str()),
         config,
         prelude.as_deref(),
+        Some(editor),
         abort_future(signal),
     )
     .instrument(span)

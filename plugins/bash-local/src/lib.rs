@@ -5,7 +5,9 @@
 //! - the service [`service::SERVICE_NAME`] (`process-runner`), method
 //!   `run`, JSON in / JSON out, used by the hook bridges and by dynamic
 //!   plugins (which have no reactor of their own);
-//! - the Claude-shaped tool [`bash::TOOL_NAME`] (`Bash`) for the model.
+//! - the Claude-shaped tool [`bash::TOOL_NAME`] (`Bash`) for the model,
+//!   which runs in the session's editor's terminal when it offers one
+//!   ([`terminal`]).
 //!
 //! Both sit on [`runner`], a plain async API other crates and tests may
 //! call directly. The plugin runs inside the host process and uses the
@@ -18,6 +20,7 @@ pub mod prelude;
 pub mod runner;
 pub mod service;
 pub mod silent;
+pub mod terminal;
 
 use std::sync::Arc;
 

@@ -1,0 +1,256 @@
+//! `Bash` in the session's editor: when the editor offers terminals (the
+//! `editor-terminal` service answers anything but `local`), the command
+//! runs there so the user watches it live, and the model reads what the
+//! terminal kept, in the local result's shape.
+//!
+//! The editor runs the very script the local run would: `<shell> -c` with
+//! the session's prelude (`CLAUDE_ENV_FILE`) and the `cwd` side channel
+//! ([`crate::cwd`]), so `cd` persists and prelude variables reach the
+//! command exactly as locally. The terminal gets the local run's
+//! environment (dsh's, minus credentials) as explicit variables on top of
+//! the editor's own; for bash, the script first unsets credential-like
+//! variables (the rule of `dsh_plugin_api::credentials`), so what only the
+//! editor's environment holds is scrubbed too, before the prelude runs.
+//! Stdout and stderr arrive interleaved, as one output: the model reads it
+//! as stdout.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::path::Path;
+use std::pin::Pin;
+
+use dsh_plugin_api::Host;
+use dsh_plugin_api::services::editor_terminal::{
+    KillRequest, METHOD_KILL, METHOD_RUN, RunRequest as TerminalRequest, SERVICE, TerminalAnswer,
+};
+
+use crate::Config;
+use crate::cwd::shell_quote;
+use crate::runner::RunAnswer;
+
+/// One tool call's way to the session's editor.
+pub(crate) struct EditorTerminal<'a> {
+    pub(crate) host: &'a Host,
+    pub(crate) session_id: &'a str,
+    pub(crate) call_id: &'a str,
+}
+
+/// How an attempt to run in the editor went.
+pub(crate) enum EditorRun {
+    /// It ran there (or could not: a spawn error).
+    Ran(RunAnswer),
+    /// The editor offers no terminals: run it locally.
+    Local,
+}
+
+impl EditorTerminal<'_> {
+    /// Runs `script` in the editor's terminal, in `cwd`, for at most
+    /// `timeout_ms`; `cancel` resolving kills it there.
+    pub(crate) async fn run<F: Future<Output = ()>>(
+        &self,
+        script: &str,
+        cwd: &Path,
+        timeout_ms: u64,
+        config: &Config,
+        mut cancel: Pin<&mut F>,
+    ) -> EditorRun {
+        if !self.host.has_service(SERVICE) {
+            return EditorRun::Local;
+        }
+        let script = match scrub_prologue(&config.shell, &config.env_allow) {
+            Some(prologue) => format!("{prologue}{script}"),
+            None => script.to_string(),
+        };
+        let request = TerminalRequest {
+            session_id: self.session_id.to_string(),
+            call_id: self.call_id.to_string(),
+            command: config.shell.clone(),
+            args: vec!["-c".to_string(), script],
+            env: local_env(&config.env_allow),
+            cwd: cwd.to_string_lossy().into_owned(),
+            output_byte_limit: u64::try_from(config.max_output_bytes).ok(),
+            timeout_ms: Some(timeout_ms),
+        };
+        let args = match serde_json::to_value(&request) {
+            Ok(args) => args,
+            Err(e) => return EditorRun::Ran(RunAnswer::spawn_failure(e.to_string())),
+        };
+        let run = self.host.call_service(SERVICE, METHOD_RUN, &args);
+        tokio::pin!(run);
+        // The run first: its first poll registers it with the service, so
+        // an abort that already fired still finds it to kill.
+        let (answer, killed) = tokio::select! {
+            biased;
+            answer = &mut run => (answer, false),
+            () = &mut cancel => {
+                self.kill().await;
+                (run.await, true)
+            }
+        };
+        let answer = match answer
+            .and_then(|a| serde_json::from_value::<TerminalAnswer>(a).map_err(|e| e.to_string()))
+        {
+            Ok(answer) => answer,
+            Err(e) => {
+                return EditorRun::Ran(RunAnswer::spawn_failure(format!(
+                    "the editor's terminal did not answer: {e}"
+                )));
+            }
+        };
+        match answer {
+            TerminalAnswer::Done {
+                output,
+                truncated,
+                exit_code,
+                signal,
+                timed_out,
+                interrupted,
+            } => EditorRun::Ran(RunAnswer {
+                exit_code: exit_code.and_then(|c| i32::try_from(c).ok()),
+                signal: signal.as_deref().and_then(signal_number),
+                stdout: output,
+                stdout_truncated: truncated,
+                timed_out,
+                interrupted: interrupted || killed,
+                ..RunAnswer::default()
+            }),
+            TerminalAnswer::Failed { message } => EditorRun::Ran(RunAnswer::spawn_failure(
+                format!("the editor could not run it: {message}"),
+            )),
+            // Cancelled while the service found no terminal: nothing ran,
+            // and nothing should now.
+            TerminalAnswer::Local if killed => EditorRun::Ran(RunAnswer {
+                interrupted: true,
+                ..RunAnswer::default()
+            }),
+            TerminalAnswer::Local => EditorRun::Local,
+        }
+    }
+
+    async fn kill(&self) {
+        let request = KillRequest {
+            session_id: self.session_id.to_string(),
+            call_id: self.call_id.to_string(),
+        };
+        let Ok(args) = serde_json::to_value(&request) else {
+            return;
+        };
+        if let Err(e) = self.host.call_service(SERVICE, METHOD_KILL, &args).await {
+            tracing::warn!(session = %self.session_id, "Bash: the editor's terminal was not killed: {e}");
+        }
+    }
+}
+
+/// The environment a local run gives its command (dsh's, minus
+/// credentials), as explicit variables; names or values that are not
+/// UTF-8 cannot travel in JSON and are left to the editor's environment.
+fn local_env(allow: &[String]) -> BTreeMap<String, String> {
+    crate::runner::env::child_env(
+        std::env::vars_os(),
+        true,
+        true,
+        allow,
+        &[],
+        &BTreeMap::new(),
+    )
+    .into_iter()
+    .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
+    .collect()
+}
+
+/// A first-line prefix for a bash script that unsets every exported
+/// credential-like variable but the `allow`ed ones: the credential rule of
+/// `dsh_plugin_api::credentials` (names compared upper-cased; `*_URL` and
+/// `*_URI` only when the value holds userinfo), written in bash. `None` for
+/// other shells. It ends with `; ` and holds no newline, so the script's
+/// line numbers (which bash's messages cite) stay those of a local run.
+pub(crate) fn scrub_prologue(shell: &str, allow: &[String]) -> Option<String> {
+    let is_bash = Path::new(shell).file_name().is_some_and(|n| n == "bash");
+    if !is_bash {
+        return None;
+    }
+    let kept = if allow.is_empty() {
+        String::new()
+    } else {
+        let names: Vec<String> = allow.iter().map(|n| shell_quote(n)).collect();
+        format!("{}) ;; ", names.join("|"))
+    };
+    Some(format!(
+        "for __dsh_v in $(compgen -e); do case $__dsh_v in {kept}*) case ${{__dsh_v^^}} in \
+         *KEY*|*SECRET*|*TOKEN*|*PASSWORD*|*PASSWD*|*WEBHOOK*|PAT|*_PAT|DSN|*_DSN) \
+         unset \"$__dsh_v\" 2>/dev/null;; \
+         URL|*_URL|URI|*_URI) __dsh_a=${{!__dsh_v#*://}}; __dsh_a=${{__dsh_a%%[/?#]*}}; \
+         [[ ${{!__dsh_v}} == ?*://* && $__dsh_a == ?*@* ]] && unset \"$__dsh_v\" 2>/dev/null;; \
+         esac;; esac; done; unset __dsh_v __dsh_a; "
+    ))
+}
+
+/// A signal's number from its name (`SIGKILL`, `KILL`) or number (`9`).
+fn signal_number(signal: &str) -> Option<i32> {
+    if let Ok(n) = signal.parse() {
+        return Some(n);
+    }
+    let name = signal.strip_prefix("SIG").unwrap_or(signal);
+    Some(match name {
+        "HUP" => libc::SIGHUP,
+        "INT" => libc::SIGINT,
+        "QUIT" => libc::SIGQUIT,
+        "ILL" => libc::SIGILL,
+        "ABRT" => libc::SIGABRT,
+        "FPE" => libc::SIGFPE,
+        "KILL" => libc::SIGKILL,
+        "SEGV" => libc::SIGSEGV,
+        "PIPE" => libc::SIGPIPE,
+        "ALRM" => libc::SIGALRM,
+        "TERM" => libc::SIGTERM,
+        "USR1" => libc::SIGUSR1,
+        "USR2" => libc::SIGUSR2,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signals_by_name_or_number() {
+        assert_eq!(signal_number("SIGKILL"), Some(9));
+        assert_eq!(signal_number("TERM"), Some(15));
+        assert_eq!(signal_number("2"), Some(2));
+        assert_eq!(signal_number("SIGWHAT"), None);
+    }
+
+    /// The bash scrub follows the credential rule: run it for real.
+    #[test]
+    fn the_prologue_unsets_what_the_credential_rule_names() {
+        let prologue = scrub_prologue("/bin/bash", &["KEEP_TOKEN".to_string()]).unwrap();
+        assert!(!prologue.contains('\n'));
+        assert!(scrub_prologue("/bin/sh", &[]).is_none());
+        let vars = [
+            ("MY_API_KEY", "a"),
+            ("github_token", "b"),
+            ("KEEP_TOKEN", "c"),
+            ("DB_URL", "postgres://u:p@h/db"),
+            ("PLAIN_URL", "https://h/x@y"),
+            ("SENTRY_DSN", "d"),
+            ("PATTERN", "e"),
+        ];
+        let script = format!(
+            "{prologue}for v in MY_API_KEY github_token KEEP_TOKEN DB_URL PLAIN_URL SENTRY_DSN PATTERN; do echo \"$v=${{!v-unset}}\"; done"
+        );
+        let out = std::process::Command::new("/bin/bash")
+            .arg("-c")
+            .arg(script)
+            .env_clear()
+            .envs(vars)
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "MY_API_KEY=unset\ngithub_token=unset\nKEEP_TOKEN=c\nDB_URL=unset\n\
+             PLAIN_URL=https://h/x@y\nSENTRY_DSN=unset\nPATTERN=e\n"
+        );
+    }
+}
