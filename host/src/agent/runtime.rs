@@ -29,6 +29,8 @@ pub struct AgentOptions {
     pub settings_rules: Option<super::SettingsRules>,
     /// The manifest's MCP servers, which every session connects to.
     pub mcp_servers: Vec<crate::mcp::McpServerSpec>,
+    /// When sessions compact without being asked (`compaction:`).
+    pub compaction: crate::config::CompactionSettings,
 }
 
 impl Default for AgentOptions {
@@ -38,6 +40,7 @@ impl Default for AgentOptions {
             permissions: Default::default(),
             settings_rules: None,
             mcp_servers: Vec::new(),
+            compaction: Default::default(),
         }
     }
 }
@@ -126,10 +129,14 @@ impl SessionControl for Control {
         if event.kind().is_empty() {
             return Err("a stream event needs a string `type`".into());
         }
+        let session = self.session(session_id)?;
+        // The provider's report of the context in use: what automatic
+        // compaction measures ([`crate::config::CompactionSettings`]).
+        if let SessionEvent::StreamUsage { used, size } = &event {
+            session.state().usage = Some((*used, *size));
+        }
         // Live only: never logged, never waited for.
-        self.session(session_id)?
-            .feed
-            .publish(LoggedEvent::live(event));
+        session.feed.publish(LoggedEvent::live(event));
         Ok(())
     }
 
@@ -253,7 +260,7 @@ impl Agent {
             .as_deref()
             .and_then(|p| self.get(p))
             .map_or_else(|| self.default_permissions(), |p| p.permissions());
-        let session = Session::new(self.core.clone(), log, self.options.max_steps, perms);
+        let session = Session::new(self.core.clone(), log, &self.options, perms);
         if parent.is_none() {
             self.add_settings_rules(&session);
         }
@@ -293,7 +300,7 @@ impl Agent {
         let session = Session::new(
             self.core.clone(),
             log,
-            self.options.max_steps,
+            &self.options,
             self.default_permissions(),
         );
         if session.parent.is_none() {

@@ -85,6 +85,9 @@ pub(crate) struct SessionState {
     pub(crate) moved_from: Option<PathBuf>,
     /// The permission mode and rules (`permissions/`).
     pub(crate) perms: PermissionState,
+    /// The context in use against the window, `(used, size)` tokens, as
+    /// the model provider last reported it (`stream/usage`).
+    pub(crate) usage: Option<(u64, u64)>,
 }
 
 /// One conversation.
@@ -101,6 +104,8 @@ pub struct Session {
     pub(crate) parent_call: std::sync::OnceLock<String>,
     pub(crate) core: Arc<HostCore>,
     pub(crate) max_steps: u32,
+    /// When it compacts without being asked.
+    pub(crate) compaction: crate::config::CompactionSettings,
     /// The log's file, fixed for the session's life (read on every seam).
     log_path: PathBuf,
     pub(crate) log: Mutex<SessionLog>,
@@ -128,7 +133,7 @@ impl Session {
     pub(crate) fn new(
         core: Arc<HostCore>,
         log: SessionLog,
-        max_steps: u32,
+        options: &super::AgentOptions,
         perms: PermissionState,
     ) -> Arc<Session> {
         let header = log.header().clone();
@@ -141,7 +146,8 @@ impl Session {
             agent_type: header.agent_type.clone(),
             parent_call: std::sync::OnceLock::new(),
             core,
-            max_steps,
+            max_steps: options.max_steps,
+            compaction: options.compaction,
             log_path: log.path().to_path_buf(),
             log: Mutex::new(log),
             state: Mutex::new(SessionState {
@@ -159,6 +165,7 @@ impl Session {
                 cwd: PathBuf::from(&header.cwd),
                 moved_from: None,
                 perms,
+                usage: None,
             }),
             turn_lock: tokio::sync::Mutex::new(()),
             feed: EventFeed::new(FEED_CAPACITY),

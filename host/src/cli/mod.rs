@@ -109,6 +109,7 @@ pub(crate) fn boot(
         permissions,
         settings_rules: claude_settings_rules(&manifest),
         mcp_servers: manifest.mcp_servers.clone(),
+        compaction: manifest.compaction,
         ..AgentOptions::default()
     };
     let agent = Agent::with_store(core.clone(), &manifest.state_dir, store, options);

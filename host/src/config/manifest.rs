@@ -116,6 +116,8 @@ struct RawManifest {
     mcp_servers: serde_json::Map<String, serde_json::Value>,
     #[serde(default)]
     permissions: Option<RawPermissions>,
+    #[serde(default)]
+    compaction: super::CompactionSettings,
 }
 
 /// `permissions:` as written: Claude Code's settings shape.
@@ -145,6 +147,7 @@ impl Default for RawManifest {
             telemetry: None,
             permissions: None,
             mcp_servers: serde_json::Map::new(),
+            compaction: super::CompactionSettings::default(),
         }
     }
 }
@@ -221,6 +224,8 @@ pub struct Manifest {
     /// The `permissions:` block, if any: the sessions' default mode and
     /// the manifest's rule layer.
     pub permissions: Option<ManifestPermissions>,
+    /// `compaction:`: when sessions compact without being asked.
+    pub compaction: super::CompactionSettings,
 }
 
 /// The manifest's `permissions:` block, validated.
@@ -380,7 +385,14 @@ impl Manifest {
                     message: e.to_string(),
                 }
             })?;
+        raw.compaction
+            .check()
+            .map_err(|message| ConfigError::Parse {
+                path: path.to_path_buf(),
+                message,
+            })?;
         Ok(Manifest {
+            compaction: raw.compaction,
             permissions,
             mcp_servers,
             path: path.to_path_buf(),

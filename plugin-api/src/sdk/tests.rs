@@ -531,6 +531,8 @@ mod newer {
         CwdChanged(RArc<CwdChangedInput>),
         ModelRequest(RArc<ModelRequestInput>),
         PermissionRequest(RArc<PermissionRequestInput>),
+        Compact(RArc<CompactInput>),
+        Compacted(RArc<CompactedInput>),
         Later(RArc<SessionEndInput>),
     }
 }

@@ -189,10 +189,13 @@ fn permission_input(j: &Value) -> PermissionRequestInput {
 fn built_payload(j: &Value) -> Option<Value> {
     let effort = j["effort"]["level"].as_str();
     Some(match j["hook_event_name"].as_str()? {
-        "SessionStart" => session_start::payload(&SessionStartInput {
-            session: session(j),
-            source: source(j),
-        }),
+        "SessionStart" => session_start::payload(
+            &SessionStartInput {
+                session: session(j),
+                source: source(j),
+            },
+            j["model"].as_str(),
+        ),
         "UserPromptSubmit" => user_prompt_submit::payload(&prompt_input(j)),
         "PreToolUse" => pre_tool_use::payload(&tool_call(j), effort),
         e @ ("PostToolUse" | "PostToolUseFailure") => post_tool_use::payload(
