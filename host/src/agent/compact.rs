@@ -290,6 +290,20 @@ mod tests {
     }
 
     #[test]
+    fn the_continuation_is_claude_codes_byte_for_byte() {
+        // Recorded `S90-manual`: request 4's first user message.
+        let recorded = "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.\n\nSummary:\nMARK_S90_SUMMARY_AGENTIC the user asked to run echo hi; it printed hi.\n\nIf you need specific details from before compaction (like exact code snippets, error messages, or content you generated), read the full transcript at: $HOME/.claude/projects/$PROJECT_SLUG/$SESSION_ID.jsonl\nContinue the conversation from where it left off without asking the user any further questions. Resume directly — do not acknowledge the summary, do not recap what was happening, do not preface with \"I'll continue\" or similar. Pick up the last task as if the break never happened.";
+        let answer = "<analysis>MARK_S90_ANALYSIS</analysis>\n<summary>MARK_S90_SUMMARY_AGENTIC the user asked to run echo hi; it printed hi.</summary>";
+        assert_eq!(
+            continuation(
+                &format_summary(answer),
+                "$HOME/.claude/projects/$PROJECT_SLUG/$SESSION_ID.jsonl"
+            ),
+            recorded
+        );
+    }
+
+    #[test]
     fn the_summary_drops_the_analysis_and_names_itself() {
         assert_eq!(
             format_summary("<analysis>A</analysis>\n<summary>S one.\n</summary>"),

@@ -531,8 +531,8 @@ impl Session {
                     .unwrap_or(serde_json::json!({"type": "object"})),
             })
             .collect();
-        self.complete(history::derive(self.log().events()), tools)
-            .await
+        let messages = history::derive(self.log().events());
+        self.complete(messages, tools).await
     }
 
     /// One request to the mounted model.

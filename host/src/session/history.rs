@@ -229,4 +229,26 @@ mod tests {
         );
         assert_eq!(h[3].content, INTERRUPTED_TOOL_RESULT);
     }
+
+    #[test]
+    fn a_compaction_replaces_everything_before_it_with_its_summary() {
+        let call = ModelToolCall {
+            id: "c1".into(),
+            name: "Bash".into(),
+            arguments: json!({}),
+        };
+        let events = vec![
+            user("first"),
+            assistant(std::slice::from_ref(&call)),
+            result("c1", "hi"),
+            ev(json!({"type": "session/compacted", "trigger": "manual", "summary": "<summary>S</summary>", "content": "continued: S"})),
+            user("next"),
+        ];
+        let messages = derive(&events);
+        let shown: Vec<(&str, &str)> = messages
+            .iter()
+            .map(|m| (m.role.as_str(), m.content.as_str()))
+            .collect();
+        assert_eq!(shown, vec![("user", "continued: S"), ("user", "next")]);
+    }
 }
