@@ -105,6 +105,11 @@ fn model_script(v: &Vector) -> Value {
             );
             return json!({"tool_calls": [{"name": "exec_command", "arguments": args}]});
         }
+        // An HTTP error answer (S92): the provider's refusal with the
+        // server's message.
+        if let Some(e) = r.get("error") {
+            return json!({"error": {"status": e["status"], "message": e["body"]["error"]["message"]}});
+        }
         json!({"text": r["text"]})
     };
     let mut replies: Vec<Value> = v.json["model_script"]
@@ -155,6 +160,17 @@ fn bridge_config(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Val
             if files.iter().any(|f| f.starts_with(&plugin_root)) {
                 c["plugin_root"] = json!(plugin_root);
             }
+            // The model name SessionStart reports after a compaction (S90).
+            if let Some(model) = v
+                .calls()
+                .iter()
+                .find_map(|c| c["stdin_json"]["model"].as_str())
+            {
+                c["model"] = json!(model);
+            }
+            // The gateway a server error's text names: the CLI's
+            // `ANTHROPIC_BASE_URL`, the mock's loopback port (S92).
+            c["api_gateway"] = json!("127.0.0.1:$PORT");
             c
         }
         Dialect::Codex => {
@@ -1209,7 +1225,13 @@ fn check_turn_ends(
         Dialect::Claude => {
             let te = &outcome["turn_end"];
             let result = sb.subst(&s(te, "result"));
-            if outcome["model_requests"] == 0 {
+            if let Some(runs) = outcome["runs"].as_array() {
+                // Several runs of one session (`--continue`, S90): each
+                // ends as its CLI run did.
+                runs.iter().map(|run| claude_run_end(sb, run)).collect()
+            } else if te["is_error"] == true {
+                vec![claude_run_end(sb, te)]
+            } else if outcome["model_requests"] == 0 {
                 vec![(TurnEndReason::Rejected, Some(result), None)]
             } else {
                 // `completed` and `stop_hook_prevented` both end dsh's turn
@@ -1264,6 +1286,28 @@ fn check_turn_ends(
                 last_text(o)
             ));
         }
+    }
+}
+
+/// How dsh ends the turn of one Claude Code run: a failed model request
+/// (`is_error`, S92) ends it `error`; a run that asked the model nothing
+/// but answered a text (a blocked `/compact`, S90) is `rejected` with that
+/// text; a `/compact` that compacted (no text) and a run the model answered
+/// are `completed`, the latter with its answer.
+fn claude_run_end(
+    sb: &Sandbox,
+    run: &Value,
+) -> (TurnEndReason, Option<String>, Option<String>) {
+    let result = sb.subst(&s(run, "result"));
+    if run["is_error"] == true {
+        (TurnEndReason::Error, None, None)
+    } else if run["num_turns"] == 0 {
+        match result.is_empty() {
+            true => (TurnEndReason::Completed, None, None),
+            false => (TurnEndReason::Rejected, Some(result), None),
+        }
+    } else {
+        (TurnEndReason::Completed, None, (!result.is_empty()).then_some(result))
     }
 }
 

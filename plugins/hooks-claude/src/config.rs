@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Every Claude Code event the bridge runs hooks for.
-pub const SUPPORTED_EVENTS: [&str; 13] = [
+pub const SUPPORTED_EVENTS: [&str; 16] = [
     "PostToolBatch",
     "MessageDisplay",
     "SessionStart",
@@ -37,6 +37,9 @@ pub const SUPPORTED_EVENTS: [&str; 13] = [
     "SessionEnd",
     "CwdChanged",
     "PermissionRequest",
+    "PreCompact",
+    "PostCompact",
+    "StopFailure",
 ];
 
 /// Every hook event Claude Code 2.1 knows (vector `S1-all-events`); a name

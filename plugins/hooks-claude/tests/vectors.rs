@@ -23,8 +23,8 @@ use dsh_hook_protocol::vectors::{
     Sandbox, Vector, behavior, foreign_to, load_dir, matches_with_uuids, set_launch_env,
 };
 use dsh_hooks_claude::events::{
-    self, cwd_changed, permission_request, post_tool_use, pre_tool_use, session_end, session_start,
-    stop, subagent, user_prompt_submit,
+    self, compact, cwd_changed, permission_request, post_tool_use, pre_tool_use, session_end,
+    session_start, stop, stop_failure, subagent, user_prompt_submit,
 };
 use dsh_hooks_claude::{ClaudeBridge, Config, ConfigPaths};
 use dsh_plugin_api::abi_stable::std_types::{RArc, ROption, RString, RVec};
@@ -219,6 +219,26 @@ fn built_payload(j: &Value) -> Option<Value> {
         ),
         "CwdChanged" => cwd_changed::payload(&cwd_input(j)),
         "PermissionRequest" => permission_request::payload(&permission_input(j), effort),
+        "StopFailure" => stop_failure::payload(
+            &TurnEndInput {
+                session: session(j),
+                reason: "error".into(),
+                message: None.into(),
+            },
+            effort,
+            &s(j, "error"),
+            &s(j, "last_assistant_message"),
+        ),
+        "PreCompact" => compact::pre_payload(&CompactInput {
+            session: session(j),
+            trigger: s(j, "trigger").into(),
+            custom_instructions: j["custom_instructions"].as_str().map(Into::into).into(),
+        }),
+        "PostCompact" => compact::post_payload(&CompactedInput {
+            session: session(j),
+            trigger: s(j, "trigger").into(),
+            summary: s(j, "compact_summary").into(),
+        }),
         _ => return None,
     })
 }
@@ -308,6 +328,8 @@ fn bridge_for(v: &Vector, sb: &Sandbox, host: Arc<LocalHost>) -> ClaudeBridge {
         project_dir: Some(sb.run().join("proj").display().to_string()),
         // Claude Code's `~/.claude/session-env`, in the sandbox's home.
         session_env_dir: Some(sb.home().join(".claude/session-env").display().to_string()),
+        // The gateway the CLI named in server errors (S92): its mock's port.
+        api_gateway: Some("127.0.0.1:$PORT".into()),
         ..Config::default()
     };
     ClaudeBridge::new(config, host)
@@ -805,6 +827,24 @@ async fn replay(v: &Vector) {
                     _ => PermissionDecision::Ask,
                 };
                 assert_eq!(d, want, "{}", v.name);
+            }
+            "StopFailure" => {
+                // The model's failure as the loop reports it at the turn's
+                // end: the scripted HTTP error (S92).
+                let e = &v.json["model_script_default"]["error"];
+                let error = dsh_plugin_api::services::model::ModelError::new(
+                    dsh_plugin_api::services::model::ModelErrorKind::Status {
+                        code: e["status"].as_u64().unwrap_or(0) as u16,
+                    },
+                    s(&e["body"]["error"], "message"),
+                );
+                bridge
+                    .on_turn_end(&TurnEndInput {
+                        session: session(&j),
+                        reason: "error".into(),
+                        message: ROption::RSome(error.to_string().into()),
+                    })
+                    .await;
             }
             other => panic!("{}: unexpected event {other}", v.name),
         }
