@@ -853,6 +853,12 @@ fn text_of(v: &Value) -> String {
     }
 }
 
+/// A user message that is not a plugin's: the user's prompt (or, in dsh,
+/// a compaction's own message).
+fn is_user_prompt(m: &Value) -> bool {
+    m["role"] == "user" && m.get("source").is_none()
+}
+
 fn check_requests(
     v: &Vector,
     sb: &Sandbox,
@@ -939,6 +945,47 @@ fn check_requests(
                 text = text.replace(&want, got);
             }
         }
+        // The CLI's slash-command transcript texts dsh does not write
+        // (S90: `<local-command-caveat>`, `<local-command-stdout>`).
+        if let Some(prefix) = ["<local-command-"].into_iter().find(|p| text.starts_with(p))
+            && skips.has(Aspect::ModelText(prefix))
+        {
+            continue;
+        }
+        // A compaction's own messages (S90) and a prompt the CLI merged
+        // into its slash-command message are plain user messages in dsh's
+        // history, compared whole.
+        let plain = [
+            ("CRITICAL: Respond with TEXT ONLY.", "summary request"),
+            (
+                "This session is being continued from a previous conversation",
+                "compaction summary",
+            ),
+        ]
+        .into_iter()
+        .find(|(head, _)| text.starts_with(head))
+        .map(|(_, kind)| kind)
+        .or_else(|| {
+            v.json["invocations"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|i| i["prompt"] == text.as_str())
+                .then_some("prompt")
+        });
+        if let Some(kind) = plain
+            && skips.has(Aspect::Mapped(kind))
+        {
+            let found = p.requests.get(r).is_some_and(|q| {
+                q["messages"].as_array().into_iter().flatten().any(|m| {
+                    is_user_prompt(m) && m["content"] == text.as_str()
+                })
+            });
+            if !found {
+                fails.push(format!("request {r}: no user message {text:?} ({kind})"));
+            }
+            continue;
+        }
         let Some(req) = p.requests.get(r) else {
             fails.push(format!("request {r} (for {text:?}) was never made"));
             continue;
@@ -965,7 +1012,6 @@ fn check_requests(
                 }
             }
         }
-        let is_user_prompt = |m: &Value| m["role"] == "user" && m.get("source").is_none();
         let is_sourced = |m: &Value| m.get("source").is_some();
         if placement.starts_with("content of the tool_result block")
             || placement == "output of the function_call_output item"
