@@ -233,14 +233,10 @@ impl Session {
         {
             return self.compaction_turn(prompt, custom, cancel).await;
         }
-        // The context filled up: compacted first, then the prompts. A
-        // compaction that does not happen leaves the turn as it was.
-        if self.auto_compaction_due() {
-            match self.compact(Trigger::Auto, None, cancel).await {
-                Ok(()) => {}
-                Err(NotCompacted::Cancelled) => return cancelled(),
-                Err(e) => tracing::warn!(session = %self.id, "automatic compaction did not happen: {e:?}"),
-            }
+        // The context filled up (reported after a turn that did not end
+        // well): compacted first, then the prompts.
+        if let Some(ending) = self.auto_compact(cancel).await {
+            return ending;
         }
         let mut accepted = 0;
         let mut vetoes = Vec::new();
@@ -256,7 +252,36 @@ impl Session {
         if accepted == 0 {
             return (TurnEndReason::Rejected, Some(vetoes.join("\n")));
         }
-        self.steps(cancel).await
+        let ending = self.steps(cancel).await;
+        // The context filled up: the turn ends with the history compacted,
+        // so the next one (in this process or another) starts from the
+        // summary.
+        if ending.0 == TurnEndReason::Completed
+            && let Some(cancelled) = self.auto_compact(cancel).await
+        {
+            return cancelled;
+        }
+        ending
+    }
+
+    /// An automatic compaction when the provider last reported the context
+    /// window full enough ([`crate::config::CompactionSettings`]); one that
+    /// does not happen (blocked, failed) leaves the turn as it was. `Some`
+    /// only when the turn was cancelled meanwhile.
+    async fn auto_compact(self: &Arc<Self>, cancel: &CancellationToken) -> Option<Ending> {
+        if !self.auto_compaction_due() {
+            return None;
+        }
+        match self.compact(Trigger::Auto, None, cancel).await {
+            Ok(()) => None,
+            Err(NotCompacted::Cancelled) => Some(cancelled()),
+            Err(e) => {
+                tracing::warn!(session = %self.id, "automatic compaction did not happen: {e:?}");
+                // Not asked again until the provider reports anew.
+                self.state().usage = None;
+                None
+            }
+        }
     }
 
     /// The instructions of the one queued prompt when it is `/compact`.
