@@ -3,9 +3,10 @@
 //! `tools/recorder-scenarios/FINDINGS-compact.md`).
 //!
 //! A turn whose only prompt is `/compact [instructions]` compacts instead
-//! of asking the model to answer; a turn starts with an automatic
-//! compaction when the provider last reported the context as full
-//! ([`crate::config::CompactionSettings`]). Either way, in order:
+//! of asking the model to answer; a turn after which the provider reported
+//! the context as full ([`crate::config::CompactionSettings`]) ends with an
+//! automatic compaction (or, if it did not complete, the next turn in the
+//! process starts with one). Either way, in order:
 //!
 //! 1. `agent/compact` (plugin API 1.5, Claude's `PreCompact`): a waterfall
 //!    answered with a `PromptDecision`. `Block` keeps the history (a

@@ -64,10 +64,7 @@ mod tests {
         assert!(!s.due(89, 100));
         assert!(s.due(90, 100));
         assert!(!s.due(1000, 0));
-        let off = CompactionSettings {
-            auto: false,
-            ..s
-        };
+        let off = CompactionSettings { auto: false, ..s };
         assert!(!off.due(100, 100));
     }
 

@@ -109,7 +109,10 @@ struct Script {
 }
 
 impl Script {
-    fn answer(&self, request: &ModelRequest) -> Result<(ModelReply, Option<ScriptedUsage>), ModelError> {
+    fn answer(
+        &self,
+        request: &ModelRequest,
+    ) -> Result<(ModelReply, Option<ScriptedUsage>), ModelError> {
         if let Some(record) = &self.record {
             let other = |m: String| ModelError::new(ModelErrorKind::Other, m);
             let path = record
@@ -197,7 +200,8 @@ impl Plugin for ScriptedModel {
                 let request = read_request(&method, args).map_err(|e| e.to_wire())?;
                 let (reply, usage) = script.answer(&request).map_err(|e| e.to_wire())?;
                 if let Some(u) = usage {
-                    let event = serde_json::json!({"type": "stream/usage", "used": u.used, "size": u.size});
+                    let event =
+                        serde_json::json!({"type": "stream/usage", "used": u.used, "size": u.size});
                     if let Err(e) = host.stream_event(&request.session_id, &event) {
                         tracing::debug!("stream event dropped: {e}");
                     }

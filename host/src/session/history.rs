@@ -241,7 +241,9 @@ mod tests {
             user("first"),
             assistant(std::slice::from_ref(&call)),
             result("c1", "hi"),
-            ev(json!({"type": "session/compacted", "trigger": "manual", "summary": "<summary>S</summary>", "content": "continued: S"})),
+            ev(
+                json!({"type": "session/compacted", "trigger": "manual", "summary": "<summary>S</summary>", "content": "continued: S"}),
+            ),
             user("next"),
         ];
         let messages = derive(&events);

@@ -947,7 +947,9 @@ fn check_requests(
         }
         // The CLI's slash-command transcript texts dsh does not write
         // (S90: `<local-command-caveat>`, `<local-command-stdout>`).
-        if let Some(prefix) = ["<local-command-"].into_iter().find(|p| text.starts_with(p))
+        if let Some(prefix) = ["<local-command-"]
+            .into_iter()
+            .find(|p| text.starts_with(p))
             && skips.has(Aspect::ModelText(prefix))
         {
             continue;
@@ -977,9 +979,11 @@ fn check_requests(
             && skips.has(Aspect::Mapped(kind))
         {
             let found = p.requests.get(r).is_some_and(|q| {
-                q["messages"].as_array().into_iter().flatten().any(|m| {
-                    is_user_prompt(m) && m["content"] == text.as_str()
-                })
+                q["messages"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|m| is_user_prompt(m) && m["content"] == text.as_str())
             });
             if !found {
                 fails.push(format!("request {r}: no user message {text:?} ({kind})"));
@@ -1340,10 +1344,7 @@ fn check_turn_ends(
 /// but answered a text (a blocked `/compact`, S90) is `rejected` with that
 /// text; a `/compact` that compacted (no text) and a run the model answered
 /// are `completed`, the latter with its answer.
-fn claude_run_end(
-    sb: &Sandbox,
-    run: &Value,
-) -> (TurnEndReason, Option<String>, Option<String>) {
+fn claude_run_end(sb: &Sandbox, run: &Value) -> (TurnEndReason, Option<String>, Option<String>) {
     let result = sb.subst(&s(run, "result"));
     if run["is_error"] == true {
         (TurnEndReason::Error, None, None)
@@ -1353,7 +1354,11 @@ fn claude_run_end(
             false => (TurnEndReason::Rejected, Some(result), None),
         }
     } else {
-        (TurnEndReason::Completed, None, (!result.is_empty()).then_some(result))
+        (
+            TurnEndReason::Completed,
+            None,
+            (!result.is_empty()).then_some(result),
+        )
     }
 }
 

@@ -287,8 +287,14 @@ mod tests {
             let e = ModelError::new(kind, "boom: with a colon");
             assert_eq!(ModelError::from_display(&e.to_string()), Some(e));
         }
-        assert_eq!(ModelError::from_display("the turn reached its limit of 3 steps"), None);
-        assert_eq!(ModelError::from_display("model request refused: HTTP x: y"), None);
+        assert_eq!(
+            ModelError::from_display("the turn reached its limit of 3 steps"),
+            None
+        );
+        assert_eq!(
+            ModelError::from_display("model request refused: HTTP x: y"),
+            None
+        );
     }
 
     #[test]

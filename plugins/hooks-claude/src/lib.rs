@@ -53,10 +53,10 @@ use dsh_hook_protocol::trust::Skipped;
 use dsh_hook_protocol::{HookHost, PluginHost};
 use dsh_plugin_api::abi_stable::std_types::RArc;
 use dsh_plugin_api::{
-    CompactInput, CompactedInput, ContinuationDecision, ContinuationInput, CwdChangedInput, Host, Next, PermissionDecision,
-    PermissionRequestInput, Plugin, PostExecuteInput, PostToolDecision, PreToolDecision,
-    PromptDecision, PromptSubmitInput, SessionEndInput, SessionStartInput, SubagentInfo, ToolCall,
-    TurnEndInput,
+    CompactInput, CompactedInput, ContinuationDecision, ContinuationInput, CwdChangedInput, Host,
+    Next, PermissionDecision, PermissionRequestInput, Plugin, PostExecuteInput, PostToolDecision,
+    PreToolDecision, PromptDecision, PromptSubmitInput, SessionEndInput, SessionStartInput,
+    SubagentInfo, ToolCall, TurnEndInput,
 };
 
 pub use config::{ClaudeHook, Config, ConfigPaths};

@@ -63,11 +63,7 @@ impl Project {
         for (event, then) in hooks {
             map.insert(event.to_string(), capture(&root, event, then));
         }
-        std::fs::write(
-            root.join("hooks.json"),
-            json!({ "hooks": map }).to_string(),
-        )
-        .unwrap();
+        std::fs::write(root.join("hooks.json"), json!({ "hooks": map }).to_string()).unwrap();
         Project {
             dir,
             extra: extra.to_string(),
@@ -175,7 +171,8 @@ fn contents(request: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
-const SUMMARY: &str = "<analysis>A</analysis>\n<summary>MARK_SUMMARY the user ran echo hi.</summary>";
+const SUMMARY: &str =
+    "<analysis>A</analysis>\n<summary>MARK_SUMMARY the user ran echo hi.</summary>";
 
 #[test]
 fn compact_replaces_the_history_with_the_summary_for_the_next_request() {
@@ -220,7 +217,10 @@ fn compact_replaces_the_history_with_the_summary_for_the_next_request() {
     assert!(asked.iter().any(|(r, c)| r == "tool" && c == "hi"));
     let (role, prompt) = asked.last().unwrap();
     assert_eq!(role, "user");
-    assert!(prompt.starts_with("CRITICAL: Respond with TEXT ONLY."), "{prompt}");
+    assert!(
+        prompt.starts_with("CRITICAL: Respond with TEXT ONLY."),
+        "{prompt}"
+    );
     assert!(
         prompt.ends_with(
             "\n\nAdditional Instructions:\nkeep the file names\n\nMARK_PRE keep X\n\nREMINDER: Do NOT call any tools. Respond with plain text only — an <analysis> block followed by a <summary> block. Tool calls will be rejected and you will fail the task."
@@ -240,10 +240,15 @@ fn compact_replaces_the_history_with_the_summary_for_the_next_request() {
         "{}",
         next[0].1
     );
-    assert!(next[0].1.contains(&format!(
-        "read the full transcript at: {}\n",
-        std::fs::canonicalize(&log_path).unwrap().display()
-    )) || next[0].1.contains(&format!("read the full transcript at: {}\n", log_path.display())));
+    assert!(
+        next[0].1.contains(&format!(
+            "read the full transcript at: {}\n",
+            std::fs::canonicalize(&log_path).unwrap().display()
+        )) || next[0].1.contains(&format!(
+            "read the full transcript at: {}\n",
+            log_path.display()
+        ))
+    );
     assert_eq!(next[1], ("user".into(), "what now?".into()));
     assert!(!requests[3].to_string().contains("echo hi\""));
 
@@ -258,7 +263,15 @@ fn compact_replaces_the_history_with_the_summary_for_the_next_request() {
     let (pre, keys) = p.hook_stdin("PreCompact", 0);
     assert_eq!(
         keys,
-        ["session_id", "transcript_path", "cwd", "prompt_id", "hook_event_name", "trigger", "custom_instructions"]
+        [
+            "session_id",
+            "transcript_path",
+            "cwd",
+            "prompt_id",
+            "hook_event_name",
+            "trigger",
+            "custom_instructions"
+        ]
     );
     assert_eq!(pre["trigger"], "manual");
     assert_eq!(pre["custom_instructions"], "keep the file names");
@@ -269,7 +282,15 @@ fn compact_replaces_the_history_with_the_summary_for_the_next_request() {
     let (post, keys) = p.hook_stdin("PostCompact", 0);
     assert_eq!(
         keys,
-        ["session_id", "transcript_path", "cwd", "prompt_id", "hook_event_name", "trigger", "compact_summary"]
+        [
+            "session_id",
+            "transcript_path",
+            "cwd",
+            "prompt_id",
+            "hook_event_name",
+            "trigger",
+            "compact_summary"
+        ]
     );
     assert_eq!(post["compact_summary"], SUMMARY);
 
@@ -277,17 +298,20 @@ fn compact_replaces_the_history_with_the_summary_for_the_next_request() {
     // compaction, what followed.
     let log = p.log("s1");
     let kinds: Vec<&str> = log.iter().filter_map(|e| e["type"].as_str()).collect();
-    let c = kinds.iter().position(|k| *k == "session/compacted").unwrap();
+    let c = kinds
+        .iter()
+        .position(|k| *k == "session/compacted")
+        .unwrap();
     assert!(kinds[..c].contains(&"tool/result"));
-    assert!(log.iter().any(|e| e["type"] == "turn/start" && e["kind"] == "compact"));
+    assert!(
+        log.iter()
+            .any(|e| e["type"] == "turn/start" && e["kind"] == "compact")
+    );
 }
 
 #[test]
 fn a_pre_compact_exit_2_keeps_the_history() {
-    let p = Project::new(
-        &[("PreCompact", "echo no compaction here >&2; exit 2")],
-        "",
-    );
+    let p = Project::new(&[("PreCompact", "echo no compaction here >&2; exit 2")], "");
     let one = p.prompt("s2", "one", json!([{"text": "first answer"}]));
     assert_eq!(one.outcome.code, Some(0));
     let blocked = p.prompt("s2", "/compact", json!([{"text": SUMMARY}]));
@@ -336,7 +360,10 @@ fn a_full_context_window_compacts_at_the_end_of_the_turn() {
         .iter()
         .filter_map(|e| e["type"].as_str())
         .collect();
-    let a = kinds.iter().position(|k| *k == "assistant/message").unwrap();
+    let a = kinds
+        .iter()
+        .position(|k| *k == "assistant/message")
+        .unwrap();
     let c = kinds.iter().position(|k| *k == "session/compacted");
     assert!(c.is_some_and(|c| c > a), "{kinds:?}");
     assert_eq!(first.of_type("session/compacted")[0]["trigger"], "auto");
@@ -351,7 +378,11 @@ fn a_full_context_window_compacts_at_the_end_of_the_turn() {
     assert_eq!(requests.len(), 3);
     let last = contents(&requests[2]);
     assert_eq!(last.len(), 2, "{last:?}");
-    assert!(last[0].1.contains("Summary:\nMARK_SUMMARY the user ran echo hi."));
+    assert!(
+        last[0]
+            .1
+            .contains("Summary:\nMARK_SUMMARY the user ran echo hi.")
+    );
     assert_eq!(last[1], ("user".into(), "two".into()));
 }
 
@@ -380,7 +411,16 @@ fn a_failed_model_request_runs_stop_failure() {
     let (stdin, keys) = p.hook_stdin("StopFailure", 0);
     assert_eq!(
         keys,
-        ["session_id", "transcript_path", "cwd", "prompt_id", "effort", "hook_event_name", "error", "last_assistant_message"]
+        [
+            "session_id",
+            "transcript_path",
+            "cwd",
+            "prompt_id",
+            "effort",
+            "hook_event_name",
+            "error",
+            "last_assistant_message"
+        ]
     );
     assert_eq!(stdin["error"], "server_error");
     assert_eq!(

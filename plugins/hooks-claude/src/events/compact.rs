@@ -56,7 +56,11 @@ fn blocked(quoted: &str) -> String {
 impl ClaudeBridge {
     /// Runs the PreCompact hooks: a block keeps the history; plain stdout
     /// becomes summary instructions, folded onto `next`'s answer.
-    pub async fn on_pre_compact<F, Fut>(&self, input: &CompactInput, next: F) -> Result<PromptDecision, String>
+    pub async fn on_pre_compact<F, Fut>(
+        &self,
+        input: &CompactInput,
+        next: F,
+    ) -> Result<PromptDecision, String>
     where
         F: FnOnce() -> Fut,
         Fut: std::future::Future<Output = Result<PromptDecision, String>>,
@@ -94,9 +98,10 @@ impl ClaudeBridge {
             });
         }
         let decision = next().await?;
-        Ok(match instructions.is_empty() {
-            true => decision,
-            false => decision.with_context_last(&instructions.join("\n\n")),
+        Ok(if instructions.is_empty() {
+            decision
+        } else {
+            decision.with_context_last(instructions.join("\n\n"))
         })
     }
 

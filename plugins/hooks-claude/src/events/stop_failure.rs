@@ -85,7 +85,12 @@ impl ClaudeBridge {
         if self.has_hooks(session, DISPLAY) {
             let message_id = format!("msg_{}", uuid::Uuid::new_v4().simple());
             let mut runs = self
-                .fire(DISPLAY, session, &[], &display_payload(session, &message_id, &text))
+                .fire(
+                    DISPLAY,
+                    session,
+                    &[],
+                    &display_payload(session, &message_id, &text),
+                )
                 .await;
             for run in &mut runs {
                 read(run, DISPLAY);
@@ -118,7 +123,10 @@ mod tests {
         );
         let e400 = ModelError::new(ModelErrorKind::Status { code: 400 }, "MARK_S92 bad request");
         assert_eq!(category(&e400), "unknown");
-        assert_eq!(error_text(&e400, None), "API Error: 400 MARK_S92 bad request");
+        assert_eq!(
+            error_text(&e400, None),
+            "API Error: 400 MARK_S92 bad request"
+        );
         let e529 = ModelError::new(ModelErrorKind::Status { code: 529 }, "Overloaded");
         assert_eq!(category(&e529), "server_error");
     }

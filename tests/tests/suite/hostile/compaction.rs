@@ -26,7 +26,10 @@ fn a_bad_compaction_block_is_refused_naming_the_key() {
         );
         // Nothing ran: no session was created.
         assert!(p.requests().is_empty(), "{block}");
-        assert!(!p.root().join("state/sessions/h1.jsonl").exists(), "{block}");
+        assert!(
+            !p.root().join("state/sessions/h1.jsonl").exists(),
+            "{block}"
+        );
     }
 }
 
@@ -72,7 +75,12 @@ fn a_failed_summary_request_keeps_the_history() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|m| (m["role"].as_str().unwrap().into(), m["content"].as_str().unwrap().into()))
+        .map(|m| {
+            (
+                m["role"].as_str().unwrap().into(),
+                m["content"].as_str().unwrap().into(),
+            )
+        })
         .collect();
     assert_eq!(
         last,
