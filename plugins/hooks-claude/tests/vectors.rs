@@ -330,6 +330,11 @@ fn bridge_for(v: &Vector, sb: &Sandbox, host: Arc<LocalHost>) -> ClaudeBridge {
         session_env_dir: Some(sb.home().join(".claude/session-env").display().to_string()),
         // The gateway the CLI named in server errors (S92): its mock's port.
         api_gateway: Some("127.0.0.1:$PORT".into()),
+        // The model SessionStart names after a compaction (S90).
+        model: v
+            .calls()
+            .iter()
+            .find_map(|c| c["stdin_json"]["model"].as_str().map(String::from)),
         ..Config::default()
     };
     ClaudeBridge::new(config, host)
@@ -397,6 +402,14 @@ fn check_env(v: &Vector, sb: &Sandbox, call: &Value, got: &dsh_hook_protocol::ve
         let got_v = got
             .env_var(k)
             .unwrap_or_else(|| panic!("{}: env {k} missing", v.name));
+        // A `claude -p --continue` run's SessionStart(resume) hooks get an
+        // env file under the new process's own id (S90); a dsh session
+        // keeps its one id (NOT_REPRODUCED.md). The file's name is checked.
+        if k == "CLAUDE_ENV_FILE" && call["stdin_json"]["source"] == "resume" {
+            let name = |p: &str| p.rsplit('/').next().unwrap_or_default().to_string();
+            assert_eq!(name(&want), name(&got_v), "{}: env {k}", v.name);
+            continue;
+        }
         assert_eq!(unified(&want, &got_v), got_v, "{}: env {k}", v.name);
     }
     for k in call["env_removed"].as_array().into_iter().flatten() {
@@ -827,6 +840,54 @@ async fn replay(v: &Vector) {
                     _ => PermissionDecision::Ask,
                 };
                 assert_eq!(d, want, "{}", v.name);
+            }
+            "PreCompact" => {
+                let input = CompactInput {
+                    session: session(&j),
+                    trigger: s(&j, "trigger").into(),
+                    custom_instructions: j["custom_instructions"]
+                        .as_str()
+                        .map(RString::from)
+                        .into(),
+                };
+                let d = bridge
+                    .on_pre_compact(&input, || async { Ok(PromptDecision::allow()) })
+                    .await
+                    .unwrap();
+                // A blocked compaction is the run's result text (S90-pre-*).
+                let blocked = outcome["runs"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|r| sb.subst(&s(r, "result")))
+                    .find(|r| r.starts_with("Compaction blocked by PreCompact hook: "));
+                match blocked {
+                    Some(reason) => assert_eq!(
+                        d,
+                        PromptDecision::Block {
+                            reason: reason.into()
+                        },
+                        "{}",
+                        v.name
+                    ),
+                    None => assert!(
+                        matches!(
+                            d,
+                            PromptDecision::Allow { .. } | PromptDecision::AllowAuthored { .. }
+                        ),
+                        "{}: {d:?}",
+                        v.name
+                    ),
+                }
+            }
+            "PostCompact" => {
+                bridge
+                    .on_post_compact(&CompactedInput {
+                        session: session(&j),
+                        trigger: s(&j, "trigger").into(),
+                        summary: s(&j, "compact_summary").into(),
+                    })
+                    .await
             }
             "StopFailure" => {
                 // The model's failure as the loop reports it at the turn's
