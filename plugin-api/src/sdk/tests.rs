@@ -314,6 +314,16 @@ impl Plugin for Everything {
     ) -> Result<PermissionDecision, String> {
         next.run().await
     }
+    async fn compact(
+        self: Arc<Self>,
+        _i: RArc<CompactInput>,
+        next: Next<PromptDecision>,
+    ) -> Result<PromptDecision, String> {
+        next.run().await
+    }
+    async fn compacted(self: Arc<Self>, _i: RArc<CompactedInput>) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 #[test]
