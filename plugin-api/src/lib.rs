@@ -149,6 +149,10 @@
 //!   Also in 1.4.0: the `tools/permission-request` seam
 //!   ([`PermissionRequestInput`], [`PermissionDecision`],
 //!   [`Plugin::permission_request`]): Claude Code's `PermissionRequest`.
+//! - **1.5.0**: the `agent/compact` waterfall ([`CompactInput`],
+//!   [`Plugin::compact`], answered with a [`PromptDecision`]) and the
+//!   `agent/compacted` notification ([`CompactedInput`],
+//!   [`Plugin::compacted`]): Claude Code's `PreCompact` and `PostCompact`.
 #![deny(missing_docs)]
 
 pub mod compat;
@@ -193,7 +197,7 @@ pub const API_VERSION: &str = "2.0.0";
 /// by the fixture that proves a plugin from a newer minor is
 /// refused. Bump it with the crate's minor.
 #[doc(hidden)]
-pub const FIXTURE_FUTURE_API_VERSION: &str = "1.5.0";
+pub const FIXTURE_FUTURE_API_VERSION: &str = "1.6.0";
 
 /// The API version the future-minor fixture claims.
 #[cfg(feature = "__fixture-future-minor")]

@@ -75,6 +75,14 @@ impl Seam {
     /// someone for permission and someone can be asked, before they are
     /// (Claude Code's `PermissionRequest`). Since 1.4.
     pub const PermissionRequest: Seam = Seam(14);
+    /// `agent/compact`: waterfall before a session's history is replaced
+    /// by a summary (Claude Code's `PreCompact`), answered with a
+    /// [`crate::PromptDecision`]: `Block` keeps the history, the context of
+    /// an `Allow` is added to the summary instructions. Since 1.5.
+    pub const Compact: Seam = Seam(15);
+    /// `agent/compacted`: notification once a session's history was
+    /// replaced by a summary (Claude Code's `PostCompact`). Since 1.5.
+    pub const Compacted: Seam = Seam(16);
 }
 
 /// Every seam this build knows: its constant, its event name, whether it
@@ -95,6 +103,8 @@ const SEAMS: &[(Seam, &str, bool)] = &[
     (Seam::CwdChanged, "agent/cwd-changed", true),
     (Seam::ModelRequest, "agent/model-request", true),
     (Seam::PermissionRequest, "tools/permission-request", false),
+    (Seam::Compact, "agent/compact", false),
+    (Seam::Compacted, "agent/compacted", true),
 ];
 
 impl Seam {
@@ -378,6 +388,33 @@ pub struct ModelRequestInput {
     pub attempt: u32,
 }
 
+/// Snapshot for `agent/compact` (since 1.5): a session's history is about
+/// to be summarized.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug)]
+pub struct CompactInput {
+    /// The session.
+    pub session: SessionRef,
+    /// What asked for it: `manual` (the `/compact` prompt) or `auto` (the
+    /// context window filled up).
+    pub trigger: RString,
+    /// The instructions given with `/compact`, if any.
+    pub custom_instructions: ROption<RString>,
+}
+
+/// Snapshot for `agent/compacted` (since 1.5): a session's history was
+/// replaced by a summary.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug)]
+pub struct CompactedInput {
+    /// The session.
+    pub session: SessionRef,
+    /// `manual` or `auto`, as for `agent/compact`.
+    pub trigger: RString,
+    /// The model's answer to the summary request, whole.
+    pub summary: RString,
+}
+
 /// Any seam's input. It crosses the boundary as a [`SeamInput_NE`]
 /// (`NonExhaustive`): a variant added in a later minor sits in the same
 /// storage, and a build that does not know it gets an error from
@@ -417,6 +454,10 @@ pub enum SeamInput {
     ModelRequest(RArc<ModelRequestInput>),
     /// `tools/permission-request` (since 1.4).
     PermissionRequest(RArc<PermissionRequestInput>),
+    /// `agent/compact` (since 1.5).
+    Compact(RArc<CompactInput>),
+    /// `agent/compacted` (since 1.5).
+    Compacted(RArc<CompactedInput>),
     /// Test-only: a seam from a minor this crate has not reached, for the
     /// fixture that proves a newer plugin is refused.
     #[cfg(feature = "__fixture-future-minor")]
@@ -442,6 +483,8 @@ impl SeamInput {
             SeamInput::CwdChanged(_) => Seam::CwdChanged,
             SeamInput::ModelRequest(_) => Seam::ModelRequest,
             SeamInput::PermissionRequest(_) => Seam::PermissionRequest,
+            SeamInput::Compact(_) => Seam::Compact,
+            SeamInput::Compacted(_) => Seam::Compacted,
             #[cfg(feature = "__fixture-future-minor")]
             SeamInput::FixtureFuture(_) => Seam(200),
         }

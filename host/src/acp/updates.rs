@@ -136,6 +136,11 @@ impl Translator {
                 }
                 out
             }
+            // The history was replaced by a summary (`/compact`): the user
+            // reads that it happened, as Claude Code answers `Compacted`.
+            SessionEvent::Compacted { .. } => {
+                vec![SessionUpdate::AgentMessageChunk(text_chunk("Compacted"))]
+            }
             SessionEvent::StreamThought { text } if !text.is_empty() => {
                 vec![SessionUpdate::AgentThoughtChunk(text_chunk(text))]
             }

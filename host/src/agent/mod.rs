@@ -6,11 +6,13 @@
 //! prompt goes through `agent/prompt-submit`, then steps alternate model
 //! requests and tool calls until `agent/turn-continuation` says stop. The
 //! loop's three load-bearing decisions (ARCHITECTURE.md §4) live in [`turn`]; the
-//! five-phase tool pipeline in [`pipeline`].
+//! five-phase tool pipeline in [`pipeline`]; compaction (`/compact`, and
+//! automatic once the context is full) in [`compact`].
 //!
 //! It may call: the seam bus, the tool and service registries (through
 //! [`crate::plugins::HostCore`]), the session log, and the `model` service.
 
+mod compact;
 mod feed;
 mod permission_step;
 mod pipeline;

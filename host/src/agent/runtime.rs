@@ -31,6 +31,8 @@ pub struct AgentOptions {
     pub mcp_servers: Vec<crate::mcp::McpServerSpec>,
     /// How the model is shown MCP results (manifest `mcp_result_framing`).
     pub mcp_framing: crate::mcp::McpFraming,
+    /// When sessions compact without being asked (`compaction:`).
+    pub compaction: crate::config::CompactionSettings,
 }
 
 impl Default for AgentOptions {
@@ -41,6 +43,7 @@ impl Default for AgentOptions {
             settings_rules: None,
             mcp_servers: Vec::new(),
             mcp_framing: crate::mcp::McpFraming::Plain,
+            compaction: Default::default(),
         }
     }
 }
@@ -129,10 +132,14 @@ impl SessionControl for Control {
         if event.kind().is_empty() {
             return Err("a stream event needs a string `type`".into());
         }
+        let session = self.session(session_id)?;
+        // The provider's report of the context in use: what automatic
+        // compaction measures ([`crate::config::CompactionSettings`]).
+        if let SessionEvent::StreamUsage { used, size } = &event {
+            session.state().usage = Some((*used, *size));
+        }
         // Live only: never logged, never waited for.
-        self.session(session_id)?
-            .feed
-            .publish(LoggedEvent::live(event));
+        session.feed.publish(LoggedEvent::live(event));
         Ok(())
     }
 
@@ -256,7 +263,7 @@ impl Agent {
             .as_deref()
             .and_then(|p| self.get(p))
             .map_or_else(|| self.default_permissions(), |p| p.permissions());
-        let session = Session::new(self.core.clone(), log, self.options.max_steps, perms);
+        let session = Session::new(self.core.clone(), log, &self.options, perms);
         if parent.is_none() {
             self.add_settings_rules(&session);
         }
@@ -296,7 +303,7 @@ impl Agent {
         let session = Session::new(
             self.core.clone(),
             log,
-            self.options.max_steps,
+            &self.options,
             self.default_permissions(),
         );
         if session.parent.is_none() {

@@ -89,6 +89,9 @@ pub(crate) struct SessionState {
     /// and its token accounting (what a parent's `Agent` call reports).
     pub(crate) last_model: Option<String>,
     pub(crate) last_usage: Option<serde_json::Value>,
+    /// The context in use against the window, `(used, size)` tokens, as
+    /// the model provider last reported it (`stream/usage`).
+    pub(crate) usage: Option<(u64, u64)>,
 }
 
 /// One conversation.
@@ -105,6 +108,8 @@ pub struct Session {
     pub(crate) parent_call: std::sync::OnceLock<String>,
     pub(crate) core: Arc<HostCore>,
     pub(crate) max_steps: u32,
+    /// When it compacts without being asked.
+    pub(crate) compaction: crate::config::CompactionSettings,
     /// The log's file, fixed for the session's life (read on every seam).
     log_path: PathBuf,
     pub(crate) log: Mutex<SessionLog>,
@@ -132,7 +137,7 @@ impl Session {
     pub(crate) fn new(
         core: Arc<HostCore>,
         log: SessionLog,
-        max_steps: u32,
+        options: &super::AgentOptions,
         perms: PermissionState,
     ) -> Arc<Session> {
         let header = log.header().clone();
@@ -145,7 +150,8 @@ impl Session {
             agent_type: header.agent_type.clone(),
             parent_call: std::sync::OnceLock::new(),
             core,
-            max_steps,
+            max_steps: options.max_steps,
+            compaction: options.compaction,
             log_path: log.path().to_path_buf(),
             log: Mutex::new(log),
             state: Mutex::new(SessionState {
@@ -165,6 +171,7 @@ impl Session {
                 perms,
                 last_model: None,
                 last_usage: None,
+                usage: None,
             }),
             turn_lock: tokio::sync::Mutex::new(()),
             feed: EventFeed::new(FEED_CAPACITY),

@@ -19,6 +19,7 @@ use dsh_plugin_api::{
 use futures::FutureExt as _;
 use tokio_util::sync::CancellationToken;
 
+use super::compact::{NotCompacted, Trigger};
 use super::session::{Phase, Prompt, Session, TurnOutcome, content_text, new_id, rvec};
 use crate::model::{
     MODEL_SERVICE, ModelError, ModelErrorKind, ModelReply, ModelRequest, StopReason,
@@ -143,7 +144,12 @@ impl Session {
             state.cancel = cancel.clone();
             state.view = Some(self.core.view());
         }
-        self.append(SessionEvent::turn_start(&turn_id, TurnKind::Prompt));
+        let kind = if self.queued_compaction().is_some() {
+            TurnKind::Compact
+        } else {
+            TurnKind::Prompt
+        };
+        self.append(SessionEvent::turn_start(&turn_id, kind));
         let span =
             tracing::info_span!(parent: &self.span, "turn", session = %self.id, turn = %turn_id);
         let (mut reason, mut message) =
@@ -221,6 +227,17 @@ impl Session {
             }
             return (TurnEndReason::Rejected, Some(reason));
         }
+        // `/compact [instructions]` alone: the turn compacts the history.
+        if let [prompt] = drained.as_slice()
+            && let Some(custom) = super::compact::command(&content_text(&prompt.content))
+        {
+            return self.compaction_turn(prompt, custom, cancel).await;
+        }
+        // The context filled up (reported after a turn that did not end
+        // well): compacted first, then the prompts.
+        if let Some(ending) = self.auto_compact(cancel).await {
+            return ending;
+        }
         let mut accepted = 0;
         let mut vetoes = Vec::new();
         for prompt in &drained {
@@ -235,7 +252,69 @@ impl Session {
         if accepted == 0 {
             return (TurnEndReason::Rejected, Some(vetoes.join("\n")));
         }
-        self.steps(cancel).await
+        let ending = self.steps(cancel).await;
+        // The context filled up: the turn ends with the history compacted,
+        // so the next one (in this process or another) starts from the
+        // summary.
+        if ending.0 == TurnEndReason::Completed
+            && let Some(cancelled) = self.auto_compact(cancel).await
+        {
+            return cancelled;
+        }
+        ending
+    }
+
+    /// An automatic compaction when the provider last reported the context
+    /// window full enough ([`crate::config::CompactionSettings`]); one that
+    /// does not happen (blocked, failed) leaves the turn as it was. `Some`
+    /// only when the turn was cancelled meanwhile.
+    async fn auto_compact(self: &Arc<Self>, cancel: &CancellationToken) -> Option<Ending> {
+        if !self.auto_compaction_due() {
+            return None;
+        }
+        match self.compact(Trigger::Auto, None, cancel).await {
+            Ok(()) => None,
+            Err(NotCompacted::Cancelled) => Some(cancelled()),
+            Err(e) => {
+                tracing::warn!(session = %self.id, "automatic compaction did not happen: {e:?}");
+                // Not asked again until the provider reports anew.
+                self.state().usage = None;
+                None
+            }
+        }
+    }
+
+    /// The instructions of the one queued prompt when it is `/compact`.
+    fn queued_compaction(&self) -> Option<Option<String>> {
+        let state = self.state();
+        match state.inbox.iter().collect::<Vec<_>>().as_slice() {
+            [prompt] => super::compact::command(&content_text(&prompt.content)),
+            _ => None,
+        }
+    }
+
+    /// A `/compact` turn: no prompt reaches the model; a blocked
+    /// compaction keeps the prompt as `prompt/blocked`.
+    async fn compaction_turn(
+        self: &Arc<Self>,
+        prompt: &Prompt,
+        custom: Option<String>,
+        cancel: &CancellationToken,
+    ) -> Ending {
+        match self.compact(Trigger::Manual, custom, cancel).await {
+            Ok(()) => (TurnEndReason::Completed, None),
+            Err(NotCompacted::Cancelled) => cancelled(),
+            Err(NotCompacted::Blocked(reason, plugin)) => {
+                self.append(SessionEvent::PromptBlocked {
+                    content: content_text(&prompt.content),
+                    source: EventSource::from(&prompt.source),
+                    reason: reason.clone(),
+                    plugin,
+                });
+                (TurnEndReason::Rejected, Some(reason))
+            }
+            Err(NotCompacted::Failed(e)) => (TurnEndReason::Error, Some(e)),
+        }
     }
 
     /// Runs prompt-submit for one prompt; `Some(reason)` when vetoed.
@@ -471,23 +550,35 @@ impl Session {
 
     async fn request_model(self: &Arc<Self>) -> Result<ModelReply, String> {
         let view = self.view();
+        let tools = self
+            .tools(&view)
+            .specs()
+            .into_iter()
+            .map(|s| ModelTool {
+                name: s.name.to_string(),
+                description: s.description.to_string(),
+                input_schema: serde_json::from_str(&s.input_schema)
+                    .unwrap_or(serde_json::json!({"type": "object"})),
+            })
+            .collect();
+        let messages = history::derive(self.log().events());
+        self.complete(messages, tools).await
+    }
+
+    /// One request to the mounted model.
+    pub(crate) async fn complete(
+        self: &Arc<Self>,
+        messages: Vec<crate::model::ChatMessage>,
+        tools: Vec<ModelTool>,
+    ) -> Result<ModelReply, String> {
+        let view = self.view();
         let service = view.services.get(MODEL_SERVICE).ok_or_else(|| {
             "no model is mounted: add a model plugin (e.g. `name: model-scripted`) to the manifest".to_string()
         })?;
         let request = ModelRequest {
             session_id: self.id.clone(),
-            messages: history::derive(self.log().events()),
-            tools: self
-                .tools(&view)
-                .specs()
-                .into_iter()
-                .map(|s| ModelTool {
-                    name: s.name.to_string(),
-                    description: s.description.to_string(),
-                    input_schema: serde_json::from_str(&s.input_schema)
-                        .unwrap_or(serde_json::json!({"type": "object"})),
-                })
-                .collect(),
+            messages,
+            tools,
         };
         let body = serde_json::to_string(&request).map_err(|e| e.to_string())?;
         // The provider's error is the contract's typed `ModelError`; its

@@ -141,6 +141,7 @@ pub(crate) fn boot_as(
         settings_rules: claude_settings_rules(&manifest),
         mcp_servers: manifest.mcp_servers.clone(),
         mcp_framing: manifest.mcp_framing,
+        compaction: manifest.compaction,
         ..AgentOptions::default()
     };
     let agent = Agent::with_store(core.clone(), &manifest.state_dir, store, options);

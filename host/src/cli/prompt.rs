@@ -37,6 +37,7 @@ fn print_human(event: &SessionEvent) {
             println!("[context from {plugin}] {content}");
         }
         SessionEvent::SteeringMessage { content, .. } => println!("[steering] {content}"),
+        SessionEvent::Compacted { trigger, .. } => println!("[compacted ({trigger})]"),
         SessionEvent::AssistantMessage { content, .. } if !content.is_empty() => {
             println!("{content}")
         }

@@ -119,6 +119,8 @@ struct RawManifest {
     mcp_result_framing: Option<String>,
     #[serde(default)]
     permissions: Option<RawPermissions>,
+    #[serde(default)]
+    compaction: super::CompactionSettings,
 }
 
 /// `permissions:` as written: Claude Code's settings shape.
@@ -149,6 +151,7 @@ impl Default for RawManifest {
             permissions: None,
             mcp_servers: serde_json::Map::new(),
             mcp_result_framing: None,
+            compaction: super::CompactionSettings::default(),
         }
     }
 }
@@ -227,6 +230,8 @@ pub struct Manifest {
     /// The `permissions:` block, if any: the sessions' default mode and
     /// the manifest's rule layer.
     pub permissions: Option<ManifestPermissions>,
+    /// `compaction:`: when sessions compact without being asked.
+    pub compaction: super::CompactionSettings,
 }
 
 /// The manifest's `permissions:` block, validated.
@@ -397,7 +402,14 @@ impl Manifest {
                 })?
             }
         };
+        raw.compaction
+            .check()
+            .map_err(|message| ConfigError::Parse {
+                path: path.to_path_buf(),
+                message,
+            })?;
         Ok(Manifest {
+            compaction: raw.compaction,
             permissions,
             mcp_servers,
             mcp_framing,

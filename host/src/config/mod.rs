@@ -7,6 +7,7 @@
 //! and the key. A manifest is at most 1 MiB, and an empty one or one
 //! that gives a key twice in a mapping is refused (see `strict`).
 
+mod compaction;
 mod hooks;
 mod manifest;
 mod store;
@@ -16,6 +17,7 @@ mod telemetry;
 pub use store::{STORE_URL_ENV, StoreConfig};
 pub use telemetry::{OTLP_ENDPOINT_ENV, TelemetryConfig};
 
+pub use compaction::{CompactionSettings, DEFAULT_THRESHOLD as DEFAULT_COMPACTION_THRESHOLD};
 pub use hooks::{HookSettings, HttpSettings};
 
 pub use manifest::{

@@ -5,6 +5,10 @@
 //! manifest's folder when not absolute) of a YAML or JSON file holding one; each reply is `{text}` and/or `{tool_calls: [{name, arguments}]}`,
 //! optionally with the `model` name and the `usage` accounting a provider would report.
 //! `record`: a file (relative paths as for `script`) to which every request is appended as one JSON line.
+//! A reply may also carry `context: {used, size}` (sent as the provider's
+//! `stream/usage` report before the reply: tokens in use against the
+//! window) or be `error: {status, message}` (the request fails with that
+//! HTTP status, as a provider's refusal).
 //! Running out of replies is an error that fails the turn.
 
 use std::io::Write;
@@ -37,6 +41,32 @@ pub struct ScriptedReply {
     /// The token accounting the reply reports (a provider's `usage`).
     #[serde(default)]
     pub usage: Option<serde_json::Value>,
+    /// The context in use to report with this reply (`stream/usage`).
+    #[serde(default)]
+    pub context: Option<ScriptedUsage>,
+    /// Fail the request instead of answering.
+    #[serde(default)]
+    pub error: Option<ScriptedError>,
+}
+
+/// A scripted usage report (`stream/usage`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedUsage {
+    /// Tokens in use.
+    pub used: u64,
+    /// The context window.
+    pub size: u64,
+}
+
+/// A scripted failure: the endpoint answered `status`.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedError {
+    /// The HTTP status.
+    pub status: u16,
+    /// The server's message.
+    pub message: String,
 }
 
 /// One scripted tool call.
@@ -86,28 +116,41 @@ struct Script {
 }
 
 impl Script {
-    fn answer(&self, request: &ModelRequest) -> Result<ModelReply, String> {
+    fn answer(
+        &self,
+        request: &ModelRequest,
+    ) -> Result<(ModelReply, Option<ScriptedUsage>), ModelError> {
         if let Some(record) = &self.record {
+            let other = |m: String| ModelError::new(ModelErrorKind::Other, m);
             let path = record
                 .lock()
-                .map_err(|_| "record lock poisoned".to_string())?;
+                .map_err(|_| other("record lock poisoned".to_string()))?;
             let line = serde_json::json!({"messages": request.messages, "tools": request.tools});
             let mut file = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
                 .open(&*path)
-                .map_err(|e| format!("cannot open record file {}: {e}", path.display()))?;
+                .map_err(|e| other(format!("cannot open record file {}: {e}", path.display())))?;
             writeln!(file, "{line}")
-                .map_err(|e| format!("cannot write record file {}: {e}", path.display()))?;
+                .map_err(|e| other(format!("cannot write record file {}: {e}", path.display())))?;
         }
         let index = self.next.fetch_add(1, Ordering::SeqCst);
         let Some(reply) = self.replies.get(index) else {
-            return Err(format!(
-                "scripted model is out of replies: the script has {} and request {} asked for another",
-                self.replies.len(),
-                index + 1
+            return Err(ModelError::new(
+                ModelErrorKind::Other,
+                format!(
+                    "scripted model is out of replies: the script has {} and request {} asked for another",
+                    self.replies.len(),
+                    index + 1
+                ),
             ));
         };
+        if let Some(e) = &reply.error {
+            return Err(ModelError::new(
+                ModelErrorKind::Status { code: e.status },
+                e.message.clone(),
+            ));
+        }
         let tool_calls: Vec<ModelToolCall> = reply
             .tool_calls
             .iter()
@@ -122,7 +165,7 @@ impl Script {
                 },
             })
             .collect();
-        Ok(ModelReply {
+        let answer = ModelReply {
             text: reply.text.clone().unwrap_or_default(),
             stop_reason: if tool_calls.is_empty() {
                 StopReason::EndTurn
@@ -132,7 +175,8 @@ impl Script {
             tool_calls,
             model: reply.model.clone(),
             usage: reply.usage.clone(),
-        })
+        };
+        Ok((answer, reply.context))
     }
 }
 
@@ -157,13 +201,20 @@ impl Plugin for ScriptedModel {
             next: AtomicUsize::new(0),
             record: config.record.map(|p| Mutex::new(host.resolve_path(p))),
         });
+        let streams = host.clone();
         host.provide_service(MODEL_SERVICE, move |method, args| {
             let script = script.clone();
+            let host = streams.clone();
             async move {
                 let request = read_request(&method, args).map_err(|e| e.to_wire())?;
-                let reply = script
-                    .answer(&request)
-                    .map_err(|e| ModelError::new(ModelErrorKind::Other, e).to_wire())?;
+                let (reply, usage) = script.answer(&request).map_err(|e| e.to_wire())?;
+                if let Some(u) = usage {
+                    let event =
+                        serde_json::json!({"type": "stream/usage", "used": u.used, "size": u.size});
+                    if let Err(e) = host.stream_event(&request.session_id, &event) {
+                        tracing::debug!("stream event dropped: {e}");
+                    }
+                }
                 serde_json::to_value(reply)
                     .map_err(|e| ModelError::new(ModelErrorKind::Other, e.to_string()).to_wire())
             }

@@ -162,7 +162,7 @@ impl Chain {
     ) -> Chain {
         let context = matches!(
             input,
-            SeamInput::PromptSubmit(_) | SeamInput::PostExecute(_)
+            SeamInput::PromptSubmit(_) | SeamInput::PostExecute(_) | SeamInput::Compact(_)
         );
         // Only seams whose answers carry context stamp authors: the others
         // (pre-execute, the hot path) allocate nothing for it.

@@ -64,6 +64,8 @@ pub enum TurnKind {
     Prompt,
     /// Context or records written while no turn was open.
     Injection,
+    /// A compaction (the `/compact` prompt): no prompt reaches the model.
+    Compact,
 }
 
 /// Who a message came from: `{"kind": "user"}`,
@@ -293,6 +295,18 @@ pub enum SessionEvent {
         /// Where it came from.
         source: String,
     },
+    /// `session/compacted`: the history before this point was replaced by
+    /// a summary (`/compact`, or the context window filled up); from here
+    /// on the model sees `content` in its place.
+    #[serde(rename = "session/compacted")]
+    Compacted {
+        /// `manual` or `auto`.
+        trigger: String,
+        /// The model's whole answer to the summary request.
+        summary: String,
+        /// The message that stands for the history before this point.
+        content: String,
+    },
     /// `stream/text`: a text delta a provider streams while a request runs
     /// (live only, never logged).
     #[serde(rename = "stream/text")]
@@ -370,6 +384,7 @@ impl SessionEvent {
             SessionEvent::PermissionRule { .. } => "permission/rule",
             SessionEvent::StreamText { .. } => "stream/text",
             SessionEvent::UserNotice { .. } => "user/notice",
+            SessionEvent::Compacted { .. } => "session/compacted",
             SessionEvent::StreamThought { .. } => "stream/thought",
             SessionEvent::StreamUsage { .. } => "stream/usage",
             SessionEvent::StreamTerminal { .. } => "stream/terminal",

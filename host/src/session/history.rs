@@ -6,6 +6,9 @@
 //! rewritten (`tool/updated`); results become tool messages. Blocked prompts,
 //! hook records and bookkeeping never reach the model.
 //!
+//! A `session/compacted` event replaces everything before it with its
+//! summary message.
+//!
 //! Every assistant tool call is answered before the conversation goes on,
 //! as OpenAI-compatible APIs require: a call whose result is missing from
 //! the log (a log written before crashed turns were closed with results)
@@ -41,6 +44,12 @@ pub fn derive(events: &[LoggedEvent]) -> Vec<ChatMessage> {
         match &logged.event {
             SessionEvent::UserMessage { content, .. } => {
                 answer_pending(&mut messages, &mut pending);
+                messages.push(ChatMessage::new("user", content.clone()));
+            }
+            // Everything before a compaction is its summary now.
+            SessionEvent::Compacted { content, .. } => {
+                messages.clear();
+                pending.clear();
                 messages.push(ChatMessage::new("user", content.clone()));
             }
             SessionEvent::ContextMessage { content, source } => {
@@ -219,5 +228,29 @@ mod tests {
             ]
         );
         assert_eq!(h[3].content, INTERRUPTED_TOOL_RESULT);
+    }
+
+    #[test]
+    fn a_compaction_replaces_everything_before_it_with_its_summary() {
+        let call = ModelToolCall {
+            id: "c1".into(),
+            name: "Bash".into(),
+            arguments: json!({}),
+        };
+        let events = vec![
+            user("first"),
+            assistant(std::slice::from_ref(&call)),
+            result("c1", "hi"),
+            ev(
+                json!({"type": "session/compacted", "trigger": "manual", "summary": "<summary>S</summary>", "content": "continued: S"}),
+            ),
+            user("next"),
+        ];
+        let messages = derive(&events);
+        let shown: Vec<(&str, &str)> = messages
+            .iter()
+            .map(|m| (m.role.as_str(), m.content.as_str()))
+            .collect();
+        assert_eq!(shown, vec![("user", "continued: S"), ("user", "next")]);
     }
 }

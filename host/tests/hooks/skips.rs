@@ -13,8 +13,6 @@ use crate::vectors::Dialect;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Aspect {
     /// Hook calls of this event are not expected: dsh does not fire it.
-    /// (No row needs it today: dsh fires every event the vectors record.)
-    #[allow(dead_code)]
     Event(&'static str),
     /// dsh makes calls of this label that the vector does not have.
     ExtraCalls(&'static str),
@@ -30,6 +28,9 @@ pub enum Aspect {
     /// row needs it today.)
     #[allow(dead_code)]
     Env(&'static str),
+    /// Texts the CLI showed the model that start with this are not
+    /// compared.
+    ModelText(&'static str),
     /// Which tools ran.
     ToolsRan,
     /// The tool results the model read (other than hook text).
@@ -96,6 +97,18 @@ pub const ROWS: &[Row] = &[
         "not done: Claude Code 2.1.197's Read numbers lines `N\t<line>` and numbers the empty line after a final newline (`1\tMARK_SECRET\n2\t`); dsh's Read writes `     1→MARK_SECRET` (NOT_REPRODUCED.md, Not done yet). That the Edit deny rule let the Read run, with PreToolUse and PostToolUse, is compared"),
     row(Claude, "S81-read-edit-deny", PayloadKey("tool_response.file"),
         "not done: the same Read gap: Claude Code's `file.content` keeps the final newline and counts the empty last line (`numLines: 2`)"),
+    row(Claude, "S90-*", Event("SubagentStop"),
+        "Claude Code writes the summary in a forked subagent and fires SubagentStop for it; dsh asks the model for the summary in the session itself (the request and its text are compared)"),
+    row(Claude, "S90-*", Env("CLAUDE_ENV_FILE"),
+        "a `claude -p --continue` run's SessionStart(resume) hooks get an env file under the new process's own session id, before it takes the resumed one; a dsh session keeps its one id for every SessionStart (the variable is left out of these runs' comparison; S1-* and S50-* compare it)"),
+    row(Claude, "S90-*", Mapped("summary request"),
+        "Claude Code appends the summary prompt as a text block to the last user message; dsh sends it as a user message of its own, compared whole"),
+    row(Claude, "S90-*", Mapped("compaction summary"),
+        "the summary message (with the transcript path mapped to the session log) is a plain user message in dsh's history, compared whole"),
+    row(Claude, "S90-*", Mapped("prompt"),
+        "the CLI lists the prompt after `/compact` among the text blocks of its slash-command message; dsh's is the user's prompt message, compared whole"),
+    row(Claude, "S90-*", ModelText("<local-command-"),
+        "not done: Claude Code writes the `/compact` command and its output (`<local-command-caveat>`, `<command-name>`, `<local-command-stdout>Compacted ...`) into the conversation, with a synthetic `No response requested.` answer, and keeps the last answer (its preserved segment); dsh's history after a compaction is the summary and what follows it (NOT_REPRODUCED.md, Not done yet)"),
     // Codex.
     row(
         Codex,

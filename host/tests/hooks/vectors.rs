@@ -105,6 +105,11 @@ fn model_script(v: &Vector) -> Value {
             );
             return json!({"tool_calls": [{"name": "exec_command", "arguments": args}]});
         }
+        // An HTTP error answer (S92): the provider's refusal with the
+        // server's message.
+        if let Some(e) = r.get("error") {
+            return json!({"error": {"status": e["status"], "message": e["body"]["error"]["message"]}});
+        }
         json!({"text": r["text"]})
     };
     let mut replies: Vec<Value> = v.json["model_script"]
@@ -190,6 +195,17 @@ fn bridge_config(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Val
             if files.iter().any(|f| f.starts_with(&plugin_root)) {
                 c["plugin_root"] = json!(plugin_root);
             }
+            // The model name SessionStart reports after a compaction (S90).
+            if let Some(model) = v
+                .calls()
+                .iter()
+                .find_map(|c| c["stdin_json"]["model"].as_str())
+            {
+                c["model"] = json!(model);
+            }
+            // The gateway a server error's text names: the CLI's
+            // `ANTHROPIC_BASE_URL`, the mock's loopback port (S92).
+            c["api_gateway"] = json!("127.0.0.1:$PORT");
             c
         }
         Dialect::Codex => {
@@ -906,6 +922,12 @@ fn text_of(v: &Value) -> String {
     }
 }
 
+/// A user message that is not a plugin's: the user's prompt (or, in dsh,
+/// a compaction's own message).
+fn is_user_prompt(m: &Value) -> bool {
+    m["role"] == "user" && m.get("source").is_none()
+}
+
 fn check_requests(
     v: &Vector,
     sb: &Sandbox,
@@ -992,6 +1014,51 @@ fn check_requests(
                 text = text.replace(&want, got);
             }
         }
+        // The CLI's slash-command transcript texts dsh does not write
+        // (S90: `<local-command-caveat>`, `<local-command-stdout>`).
+        if let Some(prefix) = ["<local-command-"]
+            .into_iter()
+            .find(|p| text.starts_with(p))
+            && skips.has(Aspect::ModelText(prefix))
+        {
+            continue;
+        }
+        // A compaction's own messages (S90) and a prompt the CLI merged
+        // into its slash-command message are plain user messages in dsh's
+        // history, compared whole.
+        let plain = [
+            ("CRITICAL: Respond with TEXT ONLY.", "summary request"),
+            (
+                "This session is being continued from a previous conversation",
+                "compaction summary",
+            ),
+        ]
+        .into_iter()
+        .find(|(head, _)| text.starts_with(head))
+        .map(|(_, kind)| kind)
+        .or_else(|| {
+            v.json["invocations"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|i| i["prompt"] == text.as_str())
+                .then_some("prompt")
+        });
+        if let Some(kind) = plain
+            && skips.has(Aspect::Mapped(kind))
+        {
+            let found = p.requests.get(r).is_some_and(|q| {
+                q["messages"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|m| is_user_prompt(m) && m["content"] == text.as_str())
+            });
+            if !found {
+                fails.push(format!("request {r}: no user message {text:?} ({kind})"));
+            }
+            continue;
+        }
         let Some(req) = p.requests.get(r) else {
             fails.push(format!("request {r} (for {text:?}) was never made"));
             continue;
@@ -1018,7 +1085,6 @@ fn check_requests(
                 }
             }
         }
-        let is_user_prompt = |m: &Value| m["role"] == "user" && m.get("source").is_none();
         let is_sourced = |m: &Value| m.get("source").is_some();
         let tool_result_placement = placement.starts_with("content of the tool_result block")
             || placement == "output of the function_call_output item";
@@ -1286,7 +1352,13 @@ fn check_turn_ends(
         Dialect::Claude => {
             let te = &outcome["turn_end"];
             let result = sb.subst(&s(te, "result"));
-            if outcome["model_requests"] == 0 {
+            if let Some(runs) = outcome["runs"].as_array() {
+                // Several runs of one session (`--continue`, S90): each
+                // ends as its CLI run did.
+                runs.iter().map(|run| claude_run_end(sb, run)).collect()
+            } else if te["is_error"] == true {
+                vec![claude_run_end(sb, te)]
+            } else if outcome["model_requests"] == 0 {
                 vec![(TurnEndReason::Rejected, Some(result), None)]
             } else {
                 // `completed` and `stop_hook_prevented` both end dsh's turn
@@ -1341,6 +1413,29 @@ fn check_turn_ends(
                 last_text(o)
             ));
         }
+    }
+}
+
+/// How dsh ends the turn of one Claude Code run: a failed model request
+/// (`is_error`, S92) ends it `error`; a run that asked the model nothing
+/// but answered a text (a blocked `/compact`, S90) is `rejected` with that
+/// text; a `/compact` that compacted (no text) and a run the model answered
+/// are `completed`, the latter with its answer.
+fn claude_run_end(sb: &Sandbox, run: &Value) -> (TurnEndReason, Option<String>, Option<String>) {
+    let result = sb.subst(&s(run, "result"));
+    if run["is_error"] == true {
+        (TurnEndReason::Error, None, None)
+    } else if run["num_turns"] == 0 {
+        match result.is_empty() {
+            true => (TurnEndReason::Completed, None, None),
+            false => (TurnEndReason::Rejected, Some(result), None),
+        }
+    } else {
+        (
+            TurnEndReason::Completed,
+            None,
+            (!result.is_empty()).then_some(result),
+        )
     }
 }
 

@@ -132,6 +132,17 @@ pub fn listened<P: Plugin>() -> Vec<Seam> {
                 TypeId::of::<Unheard<PermissionDecision>>(),
             ),
         ),
+        (
+            Seam::Compact,
+            unheard(
+                returns3(&P::compact),
+                TypeId::of::<Unheard<PromptDecision>>(),
+            ),
+        ),
+        (
+            Seam::Compacted,
+            unheard(returns2(&P::compacted), TypeId::of::<Unheard<()>>()),
+        ),
     ];
     rows.into_iter()
         .filter_map(|(seam, overridden)| overridden.then_some(seam))
@@ -291,6 +302,12 @@ impl<P: Plugin> Listener for SeamAdapter<P> {
                 FromSeamOutput::into_output,
                 slot.clone(),
             ),
+            SeamInput::Compact(i) => boundary(
+                || p.compact(i, Next::with_passthrough(next, slot.clone())),
+                FromSeamOutput::into_output,
+                slot.clone(),
+            ),
+            SeamInput::Compacted(i) => boundary(|| p.compacted(i), observed, slot),
             #[cfg(feature = "__fixture-future-minor")]
             SeamInput::FixtureFuture(_) => next.run(ROption::RNone),
         }

@@ -271,6 +271,28 @@ pub trait Plugin: Sized + Send + Sync + 'static {
         let _ = input;
         Unheard::observed()
     }
+
+    /// `agent/compact` (since 1.5): the session's history is about to be
+    /// summarized. Answer `Block` to keep it, or pass `next`'s answer on
+    /// (with context of your own: more summary instructions).
+    fn compact(
+        self: Arc<Self>,
+        input: RArc<CompactInput>,
+        next: Next<PromptDecision>,
+    ) -> impl Future<Output = Result<PromptDecision, String>> + Send {
+        let _ = input;
+        Unheard::new(next.run())
+    }
+
+    /// `agent/compacted` (since 1.5): the session's history was replaced by
+    /// `input.summary`.
+    fn compacted(
+        self: Arc<Self>,
+        input: RArc<CompactedInput>,
+    ) -> impl Future<Output = Result<(), String>> + Send {
+        let _ = input;
+        Unheard::observed()
+    }
 }
 
 /// Exports a [`Plugin`] as the root module of a `cdylib`.

@@ -314,6 +314,16 @@ impl Plugin for Everything {
     ) -> Result<PermissionDecision, String> {
         next.run().await
     }
+    async fn compact(
+        self: Arc<Self>,
+        _i: RArc<CompactInput>,
+        next: Next<PromptDecision>,
+    ) -> Result<PromptDecision, String> {
+        next.run().await
+    }
+    async fn compacted(self: Arc<Self>, _i: RArc<CompactedInput>) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 #[test]
@@ -531,6 +541,8 @@ mod newer {
         CwdChanged(RArc<CwdChangedInput>),
         ModelRequest(RArc<ModelRequestInput>),
         PermissionRequest(RArc<PermissionRequestInput>),
+        Compact(RArc<CompactInput>),
+        Compacted(RArc<CompactedInput>),
         Later(RArc<SessionEndInput>),
     }
 }

@@ -196,6 +196,35 @@ impl ModelError {
         serde_json::to_string(self).unwrap_or_else(|_| self.message.clone())
     }
 
+    /// Reads back the text [`ModelError`]'s `Display` writes (the message
+    /// of a turn that ended on a model error, as `agent/turn-end` hands
+    /// it on): `None` for any other text. `model request failed: ...`
+    /// reads as [`ModelErrorKind::Transport`].
+    pub fn from_display(text: &str) -> Option<Self> {
+        if let Some(rest) = text.strip_prefix("model request refused: HTTP ") {
+            let (code, message) = rest.split_once(": ")?;
+            let code = code.parse().ok()?;
+            return Some(ModelError::new(ModelErrorKind::Status { code }, message));
+        }
+        let kinds = [
+            ("model request failed: ", ModelErrorKind::Transport),
+            ("the model's reply is malformed: ", ModelErrorKind::Protocol),
+            (
+                "the model server reported an error: ",
+                ModelErrorKind::Provider,
+            ),
+            ("the model provider cannot work: ", ModelErrorKind::Config),
+            (
+                "the model provider refused the request: ",
+                ModelErrorKind::Request,
+            ),
+        ];
+        kinds.into_iter().find_map(|(prefix, kind)| {
+            text.strip_prefix(prefix)
+                .map(|message| ModelError::new(kind, message))
+        })
+    }
+
     /// Reads a service call's error: a [`ModelError`] object, or (from a
     /// provider that predates this contract, or a host-side failure to
     /// reach one) plain text, read as [`ModelErrorKind::Other`].
@@ -254,6 +283,29 @@ mod tests {
         assert_eq!(
             serde_json::from_value::<ModelReply>(json!({})).unwrap(),
             ModelReply::default()
+        );
+    }
+
+    #[test]
+    fn the_display_text_reads_back_as_the_error() {
+        for kind in [
+            ModelErrorKind::Status { code: 529 },
+            ModelErrorKind::Transport,
+            ModelErrorKind::Protocol,
+            ModelErrorKind::Provider,
+            ModelErrorKind::Config,
+            ModelErrorKind::Request,
+        ] {
+            let e = ModelError::new(kind, "boom: with a colon");
+            assert_eq!(ModelError::from_display(&e.to_string()), Some(e));
+        }
+        assert_eq!(
+            ModelError::from_display("the turn reached its limit of 3 steps"),
+            None
+        );
+        assert_eq!(
+            ModelError::from_display("model request refused: HTTP x: y"),
+            None
         );
     }
 

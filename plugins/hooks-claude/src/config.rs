@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Every Claude Code event the bridge runs hooks for.
-pub const SUPPORTED_EVENTS: [&str; 13] = [
+pub const SUPPORTED_EVENTS: [&str; 16] = [
     "PostToolBatch",
     "MessageDisplay",
     "SessionStart",
@@ -37,6 +37,9 @@ pub const SUPPORTED_EVENTS: [&str; 13] = [
     "SessionEnd",
     "CwdChanged",
     "PermissionRequest",
+    "PreCompact",
+    "PostCompact",
+    "StopFailure",
 ];
 
 /// Every hook event Claude Code 2.1 knows (vector `S1-all-events`); a name
@@ -147,6 +150,13 @@ pub struct Config {
     /// Hooks written in the manifest itself: an event map as in a hooks
     /// file (`{"PreToolUse": [...]}`), loaded after the files.
     pub hooks: Option<serde_json::Map<String, Value>>,
+    /// The model name SessionStart reports after a compaction (Claude
+    /// Code's `model`, e.g. `claude-opus-4-8`); unset leaves it out.
+    pub model: Option<String>,
+    /// The inference gateway (`host:port`) a server error's text names, as
+    /// Claude Code names its `ANTHROPIC_BASE_URL` in StopFailure's
+    /// `last_assistant_message`; unset leaves that sentence out.
+    pub api_gateway: Option<String>,
 }
 
 impl Config {
@@ -221,6 +231,8 @@ impl Default for Config {
             home: None,
             managed_settings: None,
             trusted_prefixes: Vec::new(),
+            model: None,
+            api_gateway: None,
             hooks: None,
         }
     }

@@ -14,6 +14,9 @@
 //! | CwdChanged | `agent/cwd-changed` |
 //! | PostToolBatch, MessageDisplay | `agent/turn-continuation`, before Stop ([`events::batch`]) |
 //! | PermissionRequest | `tools/permission-request` (API 1.4) |
+//! | PreCompact / PostCompact | `agent/compact` / `agent/compacted` (API 1.5) |
+//! | SessionStart `compact` | `agent/session-start` with source `compact` |
+//! | StopFailure (with MessageDisplay) | `agent/turn-end` ending `error` on a model error |
 //!
 //! The bridge is config parse ([`config`]) + payload build + outcome map
 //! (one module per event in [`events`]); running hooks, the exit-code
@@ -50,9 +53,10 @@ use dsh_hook_protocol::trust::Skipped;
 use dsh_hook_protocol::{HookHost, PluginHost};
 use dsh_plugin_api::abi_stable::std_types::RArc;
 use dsh_plugin_api::{
-    ContinuationDecision, ContinuationInput, CwdChangedInput, Host, Next, PermissionDecision,
-    PermissionRequestInput, Plugin, PostExecuteInput, PostToolDecision, PreToolDecision,
-    PromptDecision, PromptSubmitInput, SessionEndInput, SessionStartInput, SubagentInfo, ToolCall,
+    CompactInput, CompactedInput, ContinuationDecision, ContinuationInput, CwdChangedInput, Host,
+    Next, PermissionDecision, PermissionRequestInput, Plugin, PostExecuteInput, PostToolDecision,
+    PreToolDecision, PromptDecision, PromptSubmitInput, SessionEndInput, SessionStartInput,
+    SubagentInfo, ToolCall, TurnEndInput,
 };
 
 pub use config::{ClaudeHook, Config, ConfigPaths};
@@ -70,6 +74,10 @@ pub struct ClaudeBridge {
     noticed: Mutex<HashMap<String, Vec<Skipped>>>,
     project_dir: Option<String>,
     effort: Option<String>,
+    /// The model name SessionStart reports after a compaction.
+    model: Option<String>,
+    /// The gateway StopFailure's server-error text names.
+    api_gateway: Option<String>,
     /// Where long hook texts are saved ([`persist`]); `None`: beside the
     /// session's log.
     hook_outputs_dir: Option<std::path::PathBuf>,
@@ -127,6 +135,8 @@ impl ClaudeBridge {
             noticed: Mutex::new(HashMap::new()),
             project_dir: config.project_dir,
             effort: config.effort,
+            model: config.model,
+            api_gateway: config.api_gateway,
             hook_outputs_dir: config.hook_outputs_dir.map(std::path::PathBuf::from),
             fallback_outputs_dir: std::env::temp_dir().join("dsh").join("hook-outputs"),
             session_env_dir: config
@@ -396,6 +406,24 @@ impl Plugin for ClaudeBridge {
 
     async fn subagent_end(self: Arc<Self>, input: RArc<SubagentInfo>) -> Result<(), String> {
         self.on_subagent_stop(&input).await;
+        Ok(())
+    }
+
+    async fn compact(
+        self: Arc<Self>,
+        input: RArc<CompactInput>,
+        next: Next<PromptDecision>,
+    ) -> Result<PromptDecision, String> {
+        self.on_pre_compact(&input, || next.run()).await
+    }
+
+    async fn compacted(self: Arc<Self>, input: RArc<CompactedInput>) -> Result<(), String> {
+        self.on_post_compact(&input).await;
+        Ok(())
+    }
+
+    async fn turn_end(self: Arc<Self>, input: RArc<TurnEndInput>) -> Result<(), String> {
+        self.on_turn_end(&input).await;
         Ok(())
     }
 }

@@ -5,6 +5,8 @@
 //!   changed, API major 2), panics in apply and in listeners, missing
 //!   services, drop-in folders, dispose;
 //! - [`cli`]: `dsh check` and `dsh plugins` over the real binary;
+//! - [`compaction`]: `/compact` and automatic compaction of a real
+//!   session, its log and the next model request; StopFailure;
 //! - [`abi_evolution`]: a plugin built against the frozen 1.0 API works in
 //!   this host, what 1.1 added works from a `.so`, a newer minor is refused;
 //! - [`discovery`]: per-project hook discovery, trust, and files re-read
@@ -22,6 +24,7 @@
 
 mod abi_evolution;
 mod cli;
+mod compaction;
 mod discovery;
 mod examples;
 mod hook_servers;

@@ -18,6 +18,7 @@
 //! `${CLAUDE_PLUGIN_ROOT}` is refused without running, as Claude Code does.
 
 pub mod batch;
+pub mod compact;
 pub mod cwd_changed;
 pub mod permission_request;
 pub mod post_tool_use;
@@ -25,6 +26,7 @@ pub mod pre_tool_use;
 pub mod session_end;
 pub mod session_start;
 pub mod stop;
+pub mod stop_failure;
 pub mod subagent;
 pub mod user_prompt_submit;
 

@@ -16,11 +16,20 @@ use crate::ClaudeBridge;
 /// The event name.
 pub const EVENT: &str = "SessionStart";
 
-/// The stdin payload.
-pub fn payload(input: &SessionStartInput) -> Value {
+/// The stdin payload. After a compaction (source `compact`, recorded
+/// `S90-manual`) Claude Code adds the turn's `prompt_id` and the `model`
+/// (the bridge's `model`, when configured).
+pub fn payload(input: &SessionStartInput, model: Option<&str>) -> Value {
     let mut m = head(&input.session);
+    let compact = input.source == dsh_plugin_api::SessionStartSource::Compact;
+    if compact {
+        super::prompt_id(&mut m, &input.session);
+    }
     m.insert("hook_event_name".into(), EVENT.into());
     m.insert("source".into(), input.source.as_str().into());
+    if let (true, Some(model)) = (compact, model) {
+        m.insert("model".into(), model.into());
+    }
     Value::Object(m)
 }
 
@@ -36,7 +45,12 @@ impl ClaudeBridge {
         }
         let source = input.source.as_str();
         let mut runs = self
-            .fire(EVENT, &input.session, &[source], &payload(input))
+            .fire(
+                EVENT,
+                &input.session,
+                &[source],
+                &payload(input, self.model.as_deref()),
+            )
             .await;
         // Plain outputs before contexts, each in the order the hooks
         // finished (vector `S53-ss-several-contexts`).

@@ -3,6 +3,9 @@
 //! files, sockets and processes; only the model is scripted. Each test fails
 //! on the code before its fix.
 //!
+//! - [`compaction`]: `compaction:` blocks that are not shares or name
+//!   unknown keys are refused by name; `/compact` with nothing to
+//!   summarize or a failing summary request loses nothing.
 //! - [`daemon`]: what sits at the socket path is never deleted unless it is
 //!   a stale socket; `accept()` failures back off and recover; a reload
 //!   stuck in a plugin's apply does not stop new connections.
@@ -34,6 +37,7 @@
 //!   `DSH_STORE_URL`: refused at start naming the database, never the
 //!   password.
 
+mod compaction;
 mod daemon;
 mod discovery;
 mod hook_servers;

@@ -1,0 +1,318 @@
+//! Compaction: a session's history replaced by a summary the model writes,
+//! as Claude Code's `/compact` does (recorded in `S90-*`,
+//! `tools/recorder-scenarios/FINDINGS-compact.md`).
+//!
+//! A turn whose only prompt is `/compact [instructions]` compacts instead
+//! of asking the model to answer; a turn after which the provider reported
+//! the context as full ([`crate::config::CompactionSettings`]) ends with an
+//! automatic compaction (or, if it did not complete, the next turn in the
+//! process starts with one). Either way, in order:
+//!
+//! 1. `agent/compact` (plugin API 1.5, Claude's `PreCompact`): a waterfall
+//!    answered with a `PromptDecision`. `Block` keeps the history (a
+//!    `/compact` turn ends `rejected` with the reason, its prompt logged as
+//!    `prompt/blocked`); the context of an `Allow` joins the instructions.
+//! 2. The summary request: the history as it is, plus one user message
+//!    holding Claude Code's summary prompt (its instructions under
+//!    `Additional Instructions:`), offering no tools.
+//! 3. `session/compacted {trigger, summary, content}` is logged: from there
+//!    on the history starts with `content`, Claude Code's continuation
+//!    message around the summary (its `<analysis>` dropped, its `<summary>`
+//!    as `Summary:`), naming the session log as the transcript. A resumed
+//!    or loaded session derives the same history from the log.
+//! 4. `agent/session-start {compact}` (its context lands after the summary),
+//!    then `agent/compacted` (Claude's `PostCompact`) with the model's
+//!    whole answer.
+
+use std::sync::Arc;
+
+use abi_stable::std_types::{RArc, RString};
+use dsh_plugin_api::{
+    CompactInput, CompactedInput, PromptDecision, SeamInput, SeamOutput, SessionStartInput,
+    SessionStartSource,
+};
+use tokio_util::sync::CancellationToken;
+
+use super::session::Session;
+use super::turn::{authored, default_terminal, originator, unless_cancelled};
+use crate::model::ChatMessage;
+use crate::seams::Traced;
+use crate::session::{SessionEvent, history};
+
+/// The prompt that asks for a compaction.
+pub const COMMAND: &str = "/compact";
+
+/// Claude Code's summary prompt up to where its instructions go (recorded
+/// `S90-manual`, byte for byte).
+const PROMPT_HEAD: &str = include_str!("compact_prompt.txt");
+
+/// The summary prompt's last paragraph.
+const PROMPT_REMINDER: &str = "REMINDER: Do NOT call any tools. Respond with plain text only — an <analysis> block followed by a <summary> block. Tool calls will be rejected and you will fail the task.";
+
+/// Claude Code's answer to `/compact` with no conversation to summarize.
+pub const NOTHING_TO_COMPACT: &str = "Not enough messages to compact.";
+
+/// `manual` (`/compact`) or `auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Trigger {
+    Manual,
+    Auto,
+}
+
+impl Trigger {
+    fn as_str(self) -> &'static str {
+        match self {
+            Trigger::Manual => "manual",
+            Trigger::Auto => "auto",
+        }
+    }
+}
+
+/// Why a compaction did not happen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum NotCompacted {
+    /// `agent/compact` said no: the reason, and the plugin when known.
+    Blocked(String, Option<String>),
+    /// The summary could not be had.
+    Failed(String),
+    /// The turn was cancelled.
+    Cancelled,
+}
+
+/// The instructions of a `/compact` prompt: `None` when `text` is not one,
+/// `Some(None)` for a bare `/compact`.
+pub(crate) fn command(text: &str) -> Option<Option<String>> {
+    let rest = text.trim().strip_prefix(COMMAND)?;
+    if !rest.is_empty() && !rest.starts_with(char::is_whitespace) {
+        return None;
+    }
+    let rest = rest.trim();
+    Some((!rest.is_empty()).then(|| rest.to_string()))
+}
+
+/// The summary prompt, with `instructions` as Claude Code adds them.
+pub fn summary_prompt(instructions: Option<&str>) -> String {
+    match instructions {
+        Some(i) => format!("{PROMPT_HEAD}\n\nAdditional Instructions:\n{i}\n\n{PROMPT_REMINDER}"),
+        None => format!("{PROMPT_HEAD}\n\n{PROMPT_REMINDER}"),
+    }
+}
+
+/// The model's answer as the summary reads afterwards: the `<analysis>`
+/// block dropped, the `<summary>` block's text after `Summary:`, runs of
+/// blank lines squeezed, trimmed.
+pub fn format_summary(answer: &str) -> String {
+    let mut text = answer.to_string();
+    if let (Some(a), Some(b)) = (text.find("<analysis>"), text.find("</analysis>"))
+        && a < b
+    {
+        text.replace_range(a..b + "</analysis>".len(), "");
+    }
+    if let (Some(a), Some(b)) = (text.find("<summary>"), text.find("</summary>"))
+        && a < b
+    {
+        let inner = text[a + "<summary>".len()..b].trim().to_string();
+        text.replace_range(a..b + "</summary>".len(), &format!("Summary:\n{inner}"));
+    }
+    while text.contains("\n\n\n") {
+        text = text.replace("\n\n\n", "\n\n");
+    }
+    text.trim().to_string()
+}
+
+/// The message that stands for the compacted history (Claude Code's,
+/// recorded `S90-manual`), naming `transcript` as where the rest is.
+pub fn continuation(summary: &str, transcript: &str) -> String {
+    format!(
+        "This session is being continued from a previous conversation that ran out of context. \
+         The summary below covers the earlier portion of the conversation.\n\n{summary}\n\n\
+         If you need specific details from before compaction (like exact code snippets, error \
+         messages, or content you generated), read the full transcript at: {transcript}\n\
+         Continue the conversation from where it left off without asking the user any further \
+         questions. Resume directly — do not acknowledge the summary, do not recap what was \
+         happening, do not preface with \"I'll continue\" or similar. Pick up the last task as \
+         if the break never happened."
+    )
+}
+
+impl Session {
+    /// Whether the provider last reported the context as full enough for
+    /// an automatic compaction (and there is a history to compact).
+    pub(crate) fn auto_compaction_due(&self) -> bool {
+        let usage = self.state().usage;
+        usage.is_some_and(|(used, size)| self.compaction.due(used, size))
+            && !history::derive(self.log().events()).is_empty()
+    }
+
+    /// Compacts the history (see the module doc).
+    pub(crate) async fn compact(
+        self: &Arc<Self>,
+        trigger: Trigger,
+        custom: Option<String>,
+        cancel: &CancellationToken,
+    ) -> Result<(), NotCompacted> {
+        let messages = history::derive(self.log().events());
+        if messages.is_empty() {
+            return Err(NotCompacted::Failed(NOTHING_TO_COMPACT.into()));
+        }
+        let extra = unless_cancelled(cancel, self.pre_compact(trigger, custom.clone()))
+            .await
+            .ok_or(NotCompacted::Cancelled)??;
+        let instructions: Vec<String> = custom.into_iter().chain(extra).collect();
+        let instructions = (!instructions.is_empty()).then(|| instructions.join("\n\n"));
+        let mut request = messages;
+        request.push(ChatMessage::new(
+            "user",
+            summary_prompt(instructions.as_deref()),
+        ));
+        let reply = unless_cancelled(cancel, self.complete(request, Vec::new()))
+            .await
+            .ok_or(NotCompacted::Cancelled)?
+            .map_err(NotCompacted::Failed)?;
+        if reply.text.trim().is_empty() {
+            return Err(NotCompacted::Failed(
+                "the model's summary of the conversation was empty".into(),
+            ));
+        }
+        let transcript = self.log_path().to_string_lossy().into_owned();
+        self.append(SessionEvent::Compacted {
+            trigger: trigger.as_str().into(),
+            summary: reply.text.clone(),
+            content: continuation(&format_summary(&reply.text), &transcript),
+        });
+        self.state().usage = None;
+        self.written().await;
+        self.session_start_compact().await;
+        let input = CompactedInput {
+            session: self.session_ref(),
+            trigger: RString::from(trigger.as_str()),
+            summary: RString::from(reply.text),
+        };
+        let failures = self
+            .view()
+            .bus
+            .notify(SeamInput::Compacted(RArc::new(input)))
+            .await;
+        self.note_listener_failures("agent/compacted", &failures, false);
+        Ok(())
+    }
+
+    /// `agent/compact`: the instructions its listeners added, or why not.
+    async fn pre_compact(
+        self: &Arc<Self>,
+        trigger: Trigger,
+        custom: Option<String>,
+    ) -> Result<Option<String>, NotCompacted> {
+        self.written().await;
+        let input = CompactInput {
+            session: self.session_ref(),
+            trigger: RString::from(trigger.as_str()),
+            custom_instructions: custom.map(RString::from).into(),
+        };
+        let terminal = default_terminal(SeamOutput::Prompt(PromptDecision::allow()));
+        let Traced {
+            answer,
+            trace,
+            timed_out,
+        } = self
+            .view()
+            .bus
+            .waterfall_traced(SeamInput::Compact(RArc::new(input)), terminal)
+            .await;
+        self.note_listener_failures("agent/compact", &timed_out, false);
+        // A gate that failed or did not decide in time keeps the history.
+        let answer = answer.into_result().map_err(|e| {
+            NotCompacted::Blocked(
+                format!("agent/compact failed: {e}"),
+                timed_out.first().map(|f| f.plugin.to_string()),
+            )
+        })?;
+        match &answer {
+            SeamOutput::Prompt(
+                allowed @ (PromptDecision::Allow { .. } | PromptDecision::AllowAuthored { .. }),
+            ) => {
+                let added: Vec<String> = authored(allowed.context())
+                    .into_iter()
+                    .map(|(_, text)| text)
+                    .collect();
+                Ok((!added.is_empty()).then(|| added.join("\n\n")))
+            }
+            SeamOutput::Prompt(PromptDecision::Block { reason }) => Err(NotCompacted::Blocked(
+                reason.to_string(),
+                originator(&trace, &answer),
+            )),
+            other => Err(NotCompacted::Failed(format!(
+                "agent/compact answered with {other:?}"
+            ))),
+        }
+    }
+
+    /// `agent/session-start {compact}`; what its listeners add lands after
+    /// the summary.
+    async fn session_start_compact(self: &Arc<Self>) {
+        let input = SessionStartInput {
+            session: self.session_ref(),
+            source: SessionStartSource::Compact,
+        };
+        let failures = self
+            .view()
+            .bus
+            .notify(SeamInput::SessionStart(RArc::new(input)))
+            .await;
+        self.note_listener_failures("agent/session-start", &failures, true);
+        self.flush_buffered();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_command_word_is_a_compaction() {
+        assert_eq!(command("/compact"), Some(None));
+        assert_eq!(command("  /compact  \n"), Some(None));
+        assert_eq!(
+            command("/compact keep the file names"),
+            Some(Some("keep the file names".into()))
+        );
+        assert_eq!(command("/compaction"), None);
+        assert_eq!(command("please /compact"), None);
+        assert_eq!(command("/compactx y"), None);
+    }
+
+    #[test]
+    fn the_prompt_carries_instructions_as_claude_code_does() {
+        let plain = summary_prompt(None);
+        assert!(plain.starts_with("CRITICAL: Respond with TEXT ONLY."));
+        assert!(plain.ends_with("</example>\n\n\nREMINDER: Do NOT call any tools. Respond with plain text only — an <analysis> block followed by a <summary> block. Tool calls will be rejected and you will fail the task."));
+        let with = summary_prompt(Some("keep X"));
+        assert!(with.contains("</example>\n\n\nAdditional Instructions:\nkeep X\n\nREMINDER: "));
+    }
+
+    #[test]
+    fn the_continuation_is_claude_codes_byte_for_byte() {
+        // Recorded `S90-manual`: request 4's first user message.
+        let recorded = "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.\n\nSummary:\nMARK_S90_SUMMARY_AGENTIC the user asked to run echo hi; it printed hi.\n\nIf you need specific details from before compaction (like exact code snippets, error messages, or content you generated), read the full transcript at: $HOME/.claude/projects/$PROJECT_SLUG/$SESSION_ID.jsonl\nContinue the conversation from where it left off without asking the user any further questions. Resume directly — do not acknowledge the summary, do not recap what was happening, do not preface with \"I'll continue\" or similar. Pick up the last task as if the break never happened.";
+        let answer = "<analysis>MARK_S90_ANALYSIS</analysis>\n<summary>MARK_S90_SUMMARY_AGENTIC the user asked to run echo hi; it printed hi.</summary>";
+        assert_eq!(
+            continuation(
+                &format_summary(answer),
+                "$HOME/.claude/projects/$PROJECT_SLUG/$SESSION_ID.jsonl"
+            ),
+            recorded
+        );
+    }
+
+    #[test]
+    fn the_summary_drops_the_analysis_and_names_itself() {
+        assert_eq!(
+            format_summary("<analysis>A</analysis>\n<summary>S one.\n</summary>"),
+            "Summary:\nS one."
+        );
+        assert_eq!(format_summary("  plain text  "), "plain text");
+        let c = continuation("Summary:\nS", "/s/x.jsonl");
+        assert!(c.contains("conversation.\n\nSummary:\nS\n\nIf you need"));
+        assert!(c.contains("read the full transcript at: /s/x.jsonl\nContinue the conversation"));
+    }
+}
