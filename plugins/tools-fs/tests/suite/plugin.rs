@@ -61,7 +61,7 @@ async fn tools_run_in_the_session_cwd_through_the_abi() {
         .await;
     assert!(!edited.is_error, "{}", edited.text_content());
     let read = host.call("Read", r#"{"file_path":"w.txt"}"#, &dir).await;
-    assert_eq!(read.text_content(), "     1→one\n     2→2");
+    assert_eq!(read.text_content(), "1\tone\n2\t2\n3\t");
     let broken = host.call("Read", "{oops", &dir).await;
     assert_error(&broken, "not JSON");
 }
