@@ -90,10 +90,6 @@ pub const ROWS: &[Row] = &[
     ),
     row(Claude, "S1-permission-needed", PayloadKey("tool_calls"),
         "PostToolBatch lists Claude Code's own permission refusal of `touch` as the response; dsh ran the command (see ToolsRan)"),
-    row(Claude, "S81-read-edit-deny", ToolResults,
-        "not done: Claude Code 2.1.197's Read numbers lines `N\t<line>` and numbers the empty line after a final newline (`1\tMARK_SECRET\n2\t`); dsh's Read writes `     1→MARK_SECRET` (NOT_REPRODUCED.md, Not done yet). That the Edit deny rule let the Read run, with PreToolUse and PostToolUse, is compared"),
-    row(Claude, "S81-read-edit-deny", PayloadKey("tool_response.file"),
-        "not done: the same Read gap: Claude Code's `file.content` keeps the final newline and counts the empty last line (`numLines: 2`)"),
     row(
         Claude,
         "S33-*",
