@@ -310,7 +310,10 @@ mod tests {
     #[test]
     fn a_final_newline_makes_an_empty_last_line() {
         let out = read_text(Path::new("a"), "x\r\ny\n", None, None, 100).expect("read");
-        assert_eq!((out.lines.as_slice(), out.total_lines), (&["x".to_string(), "y".into(), String::new()][..], 3));
+        assert_eq!(
+            (out.lines.as_slice(), out.total_lines),
+            (&["x".to_string(), "y".into(), String::new()][..], 3)
+        );
         let empty = read_text(Path::new("e"), "", None, None, 100).expect("read");
         assert_eq!((empty.lines, empty.total_lines), (vec![String::new()], 1));
     }
