@@ -23,6 +23,7 @@
 
 use std::io::{BufRead, BufReader, Read as _};
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use dsh_plugin_api::{ToolResult, ToolSpec};
 use serde_json::{Value, json};
@@ -31,6 +32,7 @@ use crate::Config;
 use crate::args::Args;
 use crate::editor::{Editor, EditorRead};
 use crate::error::FsToolError;
+use crate::seen::{ReadLog, UNCHANGED_TEXT};
 
 /// The tool's name.
 pub const TOOL_NAME: &str = "Read";
@@ -48,6 +50,8 @@ pub struct ReadOutput {
     pub start_line: u64,
     /// Lines in the whole file.
     pub total_lines: u64,
+    /// The file's modification time when read from disk.
+    pub modified: Option<SystemTime>,
 }
 
 /// The tool as advertised to the model.
@@ -76,7 +80,13 @@ pub fn spec() -> ToolSpec {
 
 /// The tool body: parse, read in a blocking task, format.
 pub async fn read_tool(args: &Value, cwd: &Path, config: &Config) -> ToolResult {
-    read_via(args, cwd, config, None).await
+    read_via(args, cwd, config, None, None).await
+}
+
+/// A session's read log and its id, for [`read_via`].
+pub(crate) struct Seen<'a> {
+    pub log: &'a ReadLog,
+    pub session: &'a str,
 }
 
 /// [`read_tool`], reading through the session's editor when it offers its
@@ -86,6 +96,7 @@ pub(crate) async fn read_via(
     cwd: &Path,
     config: &Config,
     editor: Option<&Editor<'_>>,
+    seen: Option<Seen<'_>>,
 ) -> ToolResult {
     let parsed = (|| {
         let args = Args::new(TOOL_NAME, args)?;
@@ -117,9 +128,28 @@ pub(crate) async fn read_via(
             ),
         };
     }
+    let modified = tokio::fs::metadata(&path)
+        .await
+        .and_then(|m| m.modified())
+        .ok();
+    if let (Some(seen), Some(modified)) = (&seen, modified)
+        && seen
+            .log
+            .unchanged(seen.session, &path, offset, limit, modified)
+    {
+        let structured =
+            json!({"type": "file_unchanged", "file": {"filePath": path.to_string_lossy()}});
+        return ToolResult::text(UNCHANGED_TEXT).with_structured(structured.to_string());
+    }
     let read = tokio::task::spawn_blocking(move || read_lines(&path, offset, limit, max)).await;
     match read {
-        Ok(Ok(output)) => to_tool_result(&output),
+        Ok(Ok(output)) => {
+            if let (Some(seen), Some(modified)) = (&seen, output.modified) {
+                seen.log
+                    .record(seen.session, &output.path, offset, limit, modified);
+            }
+            to_tool_result(&output)
+        }
         Ok(Err(e)) => ToolResult::error(e.to_string()),
         Err(join) => ToolResult::error(
             FsToolError::Internal {
@@ -165,7 +195,7 @@ pub fn read_lines(
     }
     let mut reader = BufReader::new(std::io::Cursor::new(head).chain(reader));
 
-    let mut window = Window::new(offset, limit);
+    let mut window = Window::new(offset, limit, meta.modified().ok());
     let mut buf = Vec::new();
     loop {
         buf.clear();
@@ -196,10 +226,11 @@ struct Window {
     start_line: u64,
     lines: Vec<String>,
     total: u64,
+    modified: Option<SystemTime>,
 }
 
 impl Window {
-    fn new(offset: Option<u64>, limit: Option<u64>) -> Self {
+    fn new(offset: Option<u64>, limit: Option<u64>, modified: Option<SystemTime>) -> Self {
         let start_line = offset.unwrap_or(1);
         let first = start_line.saturating_sub(1);
         Self {
@@ -208,6 +239,7 @@ impl Window {
             start_line,
             lines: Vec::new(),
             total: 0,
+            modified,
         }
     }
 
@@ -230,6 +262,7 @@ impl Window {
             lines: self.lines,
             start_line: self.start_line,
             total_lines: self.total,
+            modified: self.modified,
         }
     }
 }
@@ -252,7 +285,7 @@ pub fn read_text(
         return Err(FsToolError::Binary { path: path.into() });
     }
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut window = Window::new(offset, limit);
+    let mut window = Window::new(offset, limit, None);
     for line in text.split('\n') {
         window.push(|| line.to_string());
     }
