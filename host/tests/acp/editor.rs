@@ -150,7 +150,7 @@ async fn file_tools_use_the_editor_s_buffers_when_it_offers_them() {
     let log = host.log(&session);
     let results: Vec<&Value> = log.iter().filter(|e| e["type"] == "tool/result").collect();
     // Read saw the unsaved buffer, not the disk.
-    assert_eq!(results[0]["content"], "     1→unsaved change");
+    assert_eq!(results[0]["content"], "1\tunsaved change\n2\t");
     assert_eq!(results[1]["is_error"], false, "{:#}", results[1]);
     assert_eq!(results[2]["is_error"], false, "{:#}", results[2]);
     // The edits landed in the editor; the disk is as it was.

@@ -8,7 +8,9 @@
 //!
 //! When the session's editor offers its files (the `editor-fs` service,
 //! [`editor`]), the tools read and write through it; otherwise the disk.
-//! Relative paths resolve against the session's cwd. Every failure is an
+//! A `Read` of a file the session read unchanged with the same window
+//! answers that it is unchanged ([`seen`]). Relative paths resolve against
+//! the session's cwd. Every failure is an
 //! `is_error` result whose text is an [`FsToolError`]; `structured` holds
 //! a Claude-like `tool_response` (each module documents its shape). Each
 //! tool body is a plain async function (`read_tool`, `write_tool`,
@@ -21,6 +23,7 @@ mod editor;
 pub mod error;
 pub mod patch;
 pub mod read;
+pub mod seen;
 pub mod write;
 
 use std::path::Path;
@@ -72,12 +75,14 @@ impl Plugin for ToolsFs {
 
     fn apply(host: &Host, config: Config) -> Result<Self, String> {
         let config = Arc::new(config);
+        let log = Arc::new(seen::ReadLog::default());
         for (spec, tool) in [
             (read::spec(), FsTool::Read),
             (write::spec(), FsTool::Write),
             (edit::spec(), FsTool::Edit),
         ] {
             let config = config.clone();
+            let log = log.clone();
             let tool_host = host.clone();
             host.register_tool(
                 spec,
@@ -85,8 +90,9 @@ impl Plugin for ToolsFs {
                     // File operations are short and not interruptible midway:
                     // the abort signal is not consulted.
                     let config = config.clone();
+                    let log = log.clone();
                     let host = tool_host.clone();
-                    async move { run_call(tool, &call, &config, &host).await }
+                    async move { run_call(tool, &call, &config, &log, &host).await }
                 },
             )?;
         }
@@ -94,7 +100,13 @@ impl Plugin for ToolsFs {
     }
 }
 
-async fn run_call(tool: FsTool, call: &ToolCall, config: &Config, host: &Host) -> ToolResult {
+async fn run_call(
+    tool: FsTool,
+    call: &ToolCall,
+    config: &Config,
+    log: &seen::ReadLog,
+    host: &Host,
+) -> ToolResult {
     let name = match tool {
         FsTool::Read => read::TOOL_NAME,
         FsTool::Write => write::TOOL_NAME,
@@ -111,9 +123,19 @@ async fn run_call(tool: FsTool, call: &ToolCall, config: &Config, host: &Host) -
         host,
         session_id: call.session.session_id.as_str(),
     };
+    let session = call.session.session_id.as_str();
+    if matches!(tool, FsTool::Write | FsTool::Edit)
+        && let Ok(path) = args::Args::new(name, &args).and_then(|a| a.file_path(cwd))
+    {
+        // Written or edited: the next Read reads again.
+        log.forget(session, &path);
+    }
     let body = async {
         match tool {
-            FsTool::Read => read::read_via(&args, cwd, config, Some(&editor)).await,
+            FsTool::Read => {
+                let seen = read::Seen { log, session };
+                read::read_via(&args, cwd, config, Some(&editor), Some(seen)).await
+            }
             FsTool::Write => write::write_via(&args, cwd, Some(&editor)).await,
             FsTool::Edit => edit::edit_via(&args, cwd, Some(&editor)).await,
         }
