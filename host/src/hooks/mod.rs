@@ -83,6 +83,9 @@ impl HookTransport {
     /// The one peer of a socket handler (one connection, one server).
     fn peer(&self, handler: &SocketHandler) -> Arc<socket::SocketPeer> {
         let mut peers = self.0.sockets.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(peer) = peers.get(handler) {
+            return peer.clone();
+        }
         peers
             .entry(handler.clone())
             .or_insert_with(|| {

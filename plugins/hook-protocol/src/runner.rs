@@ -111,19 +111,9 @@ impl HookHost for PluginHost {
     fn run(&self, request: RunRequest) -> BoxFuture<RunAnswer> {
         let host = self.host.clone();
         Box::pin(async move {
-            let args = match serde_json::to_value(&request) {
-                Ok(args) => args,
-                Err(e) => return RunAnswer::spawn_failure(format!("cannot encode request: {e}")),
-            };
-            match host
-                .call_service(PROCESS_RUNNER, process_runner::METHOD_RUN, &args)
+            call_typed(&host, PROCESS_RUNNER, process_runner::METHOD_RUN, &request)
                 .await
-            {
-                Ok(answer) => serde_json::from_value(answer).unwrap_or_else(|e| {
-                    RunAnswer::spawn_failure(format!("{PROCESS_RUNNER} answered badly: {e}"))
-                }),
-                Err(e) => RunAnswer::spawn_failure(e),
-            }
+                .unwrap_or_else(RunAnswer::spawn_failure)
         })
     }
 
@@ -134,20 +124,10 @@ impl HookHost for PluginHost {
                 handler,
                 run: request,
             };
-            let args = match serde_json::to_value(&call) {
-                Ok(args) => args,
-                Err(e) => return RunAnswer::spawn_failure(format!("cannot encode request: {e}")),
-            };
-            let service = crate::transport::SERVICE;
-            match host
-                .call_service(service, crate::transport::METHOD_CALL, &args)
+            let (service, method) = (crate::transport::SERVICE, crate::transport::METHOD_CALL);
+            call_typed(&host, service, method, &call)
                 .await
-            {
-                Ok(answer) => serde_json::from_value(answer).unwrap_or_else(|e| {
-                    RunAnswer::spawn_failure(format!("{service} answered badly: {e}"))
-                }),
-                Err(e) => RunAnswer::spawn_failure(e),
-            }
+                .unwrap_or_else(RunAnswer::spawn_failure)
         })
     }
 
@@ -185,6 +165,35 @@ impl HookHost for PluginHost {
                 .map(|_| ())
         })
     }
+}
+
+/// Calls `method` of the service `name` with `args` written straight to
+/// the wire text and reads the answer straight into `T`: what
+/// [`Host::call_service`] does, without a `serde_json::Value` tree on
+/// either side (every hook a bridge runs comes this way). The errors are
+/// that method's, and `<name> answered badly` for an answer of the wrong
+/// shape.
+async fn call_typed<A, T>(host: &Host, name: &str, method: &str, args: &A) -> Result<T, String>
+where
+    A: serde::Serialize,
+    T: serde::de::DeserializeOwned,
+{
+    use dsh_plugin_api::abi_stable::std_types::{RStr, RString};
+    let args = serde_json::to_string(args).map_err(|e| format!("cannot encode request: {e}"))?;
+    let service = host
+        .raw()
+        .service(RStr::from_str(name))
+        .into_option()
+        .ok_or_else(|| format!("service `{name}` is not available"))?;
+    let answer = service
+        .call(RString::from(method), RString::from(args))
+        .await
+        .into_result()
+        .map_err(String::from)?;
+    serde_json::from_str(&answer).map_err(|e| match e.classify() {
+        serde_json::error::Category::Data => format!("{name} answered badly: {e}"),
+        _ => format!("service `{name}` answered `{method}` with invalid JSON: {e}"),
+    })
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@
 //!   hook that crashes); an answer over [`crate::MAX_OUTPUT_BYTES`] is an
 //!   output over the limit (a blocking error, as for a command hook).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -107,44 +108,45 @@ pub struct TransportRequest {
     pub run: RunRequest,
 }
 
-/// The `params` of a socket hook request.
+/// The `params` of a socket hook request. Borrowed from the [`RunRequest`]
+/// when written (a request is built for every call), owned when read.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SocketParams {
+pub struct SocketParams<'a> {
     /// Exactly the stdin a command hook would read.
-    pub stdin: String,
+    pub stdin: Cow<'a, str>,
     /// The session's working directory (a command hook's cwd).
-    pub cwd: String,
+    pub cwd: Cow<'a, str>,
     /// The variables the bridge adds to a command hook's environment
     /// (`CLAUDE_PROJECT_DIR`, ...); not the whole environment.
-    pub env: BTreeMap<String, String>,
+    pub env: Cow<'a, BTreeMap<String, String>>,
     /// The hook's timeout: the server's answer is not waited for longer.
     pub timeout_ms: Option<u64>,
 }
 
 /// One socket hook request line.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SocketRequest {
+pub struct SocketRequest<'a> {
     /// Always `"2.0"`.
-    pub jsonrpc: String,
+    pub jsonrpc: Cow<'a, str>,
     /// Unique per connection; the response carries it back.
     pub id: u64,
     /// Always [`SOCKET_METHOD`].
-    pub method: String,
+    pub method: Cow<'a, str>,
     /// The hook's input.
-    pub params: SocketParams,
+    pub params: SocketParams<'a>,
 }
 
-impl SocketRequest {
+impl<'a> SocketRequest<'a> {
     /// The request for one hook run.
-    pub fn new(id: u64, run: &RunRequest) -> SocketRequest {
+    pub fn new(id: u64, run: &'a RunRequest) -> SocketRequest<'a> {
         SocketRequest {
-            jsonrpc: "2.0".into(),
+            jsonrpc: Cow::Borrowed("2.0"),
             id,
-            method: SOCKET_METHOD.into(),
+            method: Cow::Borrowed(SOCKET_METHOD),
             params: SocketParams {
-                stdin: run.stdin.clone(),
-                cwd: run.cwd.to_string_lossy().into_owned(),
-                env: run.env.clone(),
+                stdin: Cow::Borrowed(&run.stdin),
+                cwd: run.cwd.to_string_lossy(),
+                env: Cow::Borrowed(&run.env),
                 timeout_ms: run.timeout_ms,
             },
         }

@@ -103,6 +103,13 @@ pub struct Resolution {
     pub skipped: Vec<Skipped>,
 }
 
+impl Resolution {
+    /// Whether any hook is configured for `event`.
+    pub fn has(&self, event: &str) -> bool {
+        self.hooks.iter().any(|h| h.hook.event == event)
+    }
+}
+
 /// The project-level settings files of `project` that exist (what `dsh
 /// trust` approves for Claude Code).
 pub fn project_files(project: &Path) -> Vec<PathBuf> {

@@ -244,10 +244,7 @@ pub(crate) fn quoted_stderr(run: &HookRun) -> String {
 impl ClaudeBridge {
     /// Whether any hook is configured for `event`.
     pub(crate) fn has_hooks(&self, session: &SessionRef, event: &str) -> bool {
-        self.hooks_for(session)
-            .hooks
-            .iter()
-            .any(|h| h.hook.event == event)
+        self.hooks_for(session).has(event)
     }
 
     /// Runs every hook of `event` whose matcher selects one of `subjects`
@@ -261,11 +258,25 @@ impl ClaudeBridge {
         subjects: &[&str],
         payload: &Value,
     ) -> Vec<HookRun> {
+        let resolution = self.hooks_for(session);
+        self.fire_resolved(&resolution, event, session, subjects, payload)
+            .await
+    }
+
+    /// [`Self::fire`] with the session's hooks already in hand (a tool
+    /// call resolves them once, not once to ask and again to run).
+    pub(crate) async fn fire_resolved(
+        &self,
+        resolution: &crate::discover::Resolution,
+        event: &str,
+        session: &SessionRef,
+        subjects: &[&str],
+        payload: &Value,
+    ) -> Vec<HookRun> {
         self.note_prompt(session);
         let stdin = stdin_bytes(payload);
         let project_dir = self.project_dir_of(session);
         let with_effort = payload.get("effort").is_some();
-        let resolution = self.hooks_for(session);
         let session_end_ms =
             (event == session_end::EVENT).then(|| self.session_end_budget_ms(&resolution.hooks));
         let mut seen: Vec<DedupKey<'_>> = Vec::new();

@@ -95,7 +95,8 @@ impl ClaudeBridge {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<PreToolDecision, String>>,
     {
-        if !self.has_hooks(&call.session, EVENT) {
+        let resolution = self.hooks_for(&call.session);
+        if !resolution.has(EVENT) {
             let decision = next().await?;
             self.mark_started(&call.call_id);
             return Ok(decision);
@@ -104,7 +105,7 @@ impl ClaudeBridge {
         let session = &call.session;
         let payload = payload(call, self.effort.as_deref());
         let mut runs = self
-            .fire(EVENT, session, &tool_subjects(tool), &payload)
+            .fire_resolved(&resolution, EVENT, session, &tool_subjects(tool), &payload)
             .await;
         let mut votes = Vec::new();
         let mut updated: Option<Value> = None;
