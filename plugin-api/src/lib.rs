@@ -173,7 +173,9 @@ pub use serde_json;
 pub use context::{AuthoredContext, CONTEXT_SEPARATOR, join_context, reads_authored_context};
 pub use decisions::*;
 pub use root::{PluginDescriptor, PluginModule, PluginModuleRef};
-pub use sdk::{ExecuteNext, Host, Next, NoConfig, Plugin, abort_signal, listened, plugin_module};
+pub use sdk::{
+    ExecuteNext, Host, Next, NoConfig, Now, Plugin, abort_signal, listened, plugin_module,
+};
 pub use seams::*;
 pub use types::*;
 
@@ -193,7 +195,7 @@ pub const API_VERSION: &str = "2.0.0";
 /// by the fixture that proves a plugin from a newer minor is
 /// refused. Bump it with the crate's minor.
 #[doc(hidden)]
-pub const FIXTURE_FUTURE_API_VERSION: &str = "1.5.0";
+pub const FIXTURE_FUTURE_API_VERSION: &str = "1.6.0";
 
 /// The API version the future-minor fixture claims.
 #[cfg(feature = "__fixture-future-minor")]

@@ -228,7 +228,7 @@ impl SeamBus {
         let seam = input.seam().name();
         let listeners = self.snapshot(input.seam());
         let span = crate::telemetry::seam_span(seam, "waterfall");
-        let chain = span.in_scope(|| Chain::new(listeners, input, terminal, None).start());
+        let chain = span.in_scope(|| Chain::new(listeners, input, terminal, None).rest());
         let started = std::time::Instant::now();
         tracing::Instrument::instrument(
             async move {
@@ -252,7 +252,7 @@ impl SeamBus {
         let span = crate::telemetry::seam_span(seam, "waterfall");
         let started = std::time::Instant::now();
         let answer = typed_result(
-            tracing::Instrument::instrument(span.in_scope(|| chain.start()), span).await,
+            tracing::Instrument::instrument(span.in_scope(|| chain.rest()), span).await,
         );
         crate::telemetry::seam_answered(seam, started, &answer);
         let mut entries = std::mem::take(&mut *trace.lock().unwrap_or_else(|p| p.into_inner()));

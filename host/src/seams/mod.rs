@@ -38,4 +38,6 @@ pub use chain::{Terminal, TerminalFn, Trace, TraceEntry, Traced};
 pub use threads::PluginThreads;
 
 #[cfg(test)]
+mod now_tests;
+#[cfg(test)]
 mod tests;

@@ -60,6 +60,7 @@
 mod adapter;
 mod host;
 mod next;
+mod now;
 #[cfg(test)]
 mod tests;
 
@@ -74,6 +75,7 @@ use serde::{Serialize, de::DeserializeOwned};
 pub use adapter::{listened, plugin_module};
 pub use host::{Host, abort_signal};
 pub use next::{ExecuteNext, FromSeamOutput, Next};
+pub use now::Now;
 
 use crate::decisions::*;
 use crate::seams::*;
@@ -171,6 +173,22 @@ pub trait Plugin: Sized + Send + Sync + 'static {
     ) -> impl Future<Output = Result<PreToolDecision, String>> + Send {
         let _ = call;
         Unheard::new(next.run())
+    }
+
+    /// `tools/pre-execute`, answered at once (since 1.5; see [`Now`]).
+    /// Asked before [`Plugin::pre_execute`], on the caller's thread even in
+    /// a `.so`, without a time limit: keep it cheap, never block in it.
+    /// [`Now::Pass`] delegates and [`Now::Decide`] short-circuits, both
+    /// without a future, a `next` or an allocation in the host;
+    /// [`Now::Later`] goes on to [`Plugin::pre_execute`]. Overriding
+    /// either method listens on the seam. Write the override's return
+    /// type as `impl Into<Now<PreToolDecision>>`.
+    fn pre_execute_now(
+        self: Arc<Self>,
+        call: RArc<ToolCall>,
+    ) -> impl Into<Now<PreToolDecision>> {
+        let _ = call;
+        now::UnheardNow
     }
 
     /// `tools/execute`, around the core dispatch.
