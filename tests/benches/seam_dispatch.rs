@@ -20,8 +20,10 @@
 //! Times are the process's CPU time (`CLOCK_PROCESS_CPUTIME_ID`, so the
 //! plugin threads' work counts), not wall time: the machine is shared, and
 //! time spent descheduled is not dispatch cost. Allocations are counted by
-//! a counting `#[global_allocator]` (every thread's, reallocations
-//! included) over a fixed number of dispatches per case. After criterion's
+//! interposing the C allocator (`malloc` and its kin, every thread's and
+//! every library's, the `.so` plugins' own allocators included:
+//! a `#[global_allocator]` would miss those) over a fixed number of
+//! dispatches per case. After criterion's
 //! own report, prints per case the cost per listener, `(x(N) - x(empty)) /
 //! N`, for the median time per dispatch and for allocations per dispatch,
 //! and whether the form at once meets issue 15's target (≤ 100 ns and no
@@ -38,8 +40,8 @@
     clippy::print_stderr
 )] // a benchmark reports and fails loudly
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::BTreeMap;
+use std::ffi::c_void;
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -58,41 +60,100 @@ use dsh_plugin_api::{
 };
 use dsh_tests::host::{terminal, tool_call};
 
-/// The system allocator, counting every allocation (and reallocation) of
-/// every thread.
-struct Counting;
-
+/// Allocations so far, every thread's and every library's (the `.so`
+/// plugins have allocators of their own: a Rust `#[global_allocator]`
+/// would not see theirs). Counted by the C allocator's entry points,
+/// which this executable interposes for the whole process (glibc routes
+/// every `malloc` of every library to the executable's definition) and
+/// forwards to glibc's own.
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
 
-// SAFETY: every call is forwarded unchanged to the system allocator; the
-// counter is a relaxed atomic, which allocates nothing.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: the caller's contract, passed on.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: the caller's contract, passed on.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: the caller's contract, passed on.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: the caller's contract, passed on.
-        unsafe { System.dealloc(ptr, layout) }
-    }
+unsafe extern "C" {
+    fn __libc_malloc(size: usize) -> *mut c_void;
+    fn __libc_calloc(count: usize, size: usize) -> *mut c_void;
+    fn __libc_realloc(ptr: *mut c_void, size: usize) -> *mut c_void;
+    fn __libc_memalign(align: usize, size: usize) -> *mut c_void;
 }
 
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+fn counted() {
+    ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// `malloc(3)`, counted.
+///
+/// # Safety
+/// As `malloc(3)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn malloc(size: usize) -> *mut c_void {
+    counted();
+    // SAFETY: the caller's contract, passed on.
+    unsafe { __libc_malloc(size) }
+}
+
+/// `calloc(3)`, counted.
+///
+/// # Safety
+/// As `calloc(3)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn calloc(count: usize, size: usize) -> *mut c_void {
+    counted();
+    // SAFETY: the caller's contract, passed on.
+    unsafe { __libc_calloc(count, size) }
+}
+
+/// `realloc(3)`, counted (growing may allocate).
+///
+/// # Safety
+/// As `realloc(3)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn realloc(ptr: *mut c_void, size: usize) -> *mut c_void {
+    counted();
+    // SAFETY: the caller's contract, passed on.
+    unsafe { __libc_realloc(ptr, size) }
+}
+
+/// `posix_memalign(3)`, counted (Rust's `System` uses it for large
+/// alignments).
+///
+/// # Safety
+/// As `posix_memalign(3)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn posix_memalign(out: *mut *mut c_void, align: usize, size: usize) -> i32 {
+    counted();
+    if !align.is_power_of_two() || !align.is_multiple_of(std::mem::size_of::<usize>()) {
+        return libc::EINVAL;
+    }
+    // SAFETY: the caller's contract, passed on; `align` is valid.
+    let ptr = unsafe { __libc_memalign(align, size) };
+    if ptr.is_null() {
+        return libc::ENOMEM;
+    }
+    // SAFETY: `out` is the caller's writable pointer.
+    unsafe { *out = ptr };
+    0
+}
+
+/// `aligned_alloc(3)`, counted.
+///
+/// # Safety
+/// As `aligned_alloc(3)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aligned_alloc(align: usize, size: usize) -> *mut c_void {
+    counted();
+    // SAFETY: the caller's contract, passed on.
+    unsafe { __libc_memalign(align, size) }
+}
+
+/// `memalign(3)`, counted.
+///
+/// # Safety
+/// As `memalign(3)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn memalign(align: usize, size: usize) -> *mut c_void {
+    counted();
+    // SAFETY: the caller's contract, passed on.
+    unsafe { __libc_memalign(align, size) }
+}
 
 /// The in-process async listener: a pre-execute that only awaits `next`.
 struct InProcessDelegate;
