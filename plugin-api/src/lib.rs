@@ -149,6 +149,12 @@
 //!   Also in 1.4.0: the `tools/permission-request` seam
 //!   ([`PermissionRequestInput`], [`PermissionDecision`],
 //!   [`Plugin::permission_request`]): Claude Code's `PermissionRequest`.
+//! - **1.5.0**: listeners that answer at once: [`ffi::Listener::call_now`]
+//!   with [`ffi::Immediate`], and [`Plugin::pre_execute_now`] with [`Now`].
+//!   The host asks the synchronous form first, on the caller's thread (a
+//!   `.so`'s too): a pass or an answer there costs no `next`, no future and
+//!   no allocation. Listeners built against 1.0–1.4 answer `Later` and are
+//!   called as before.
 #![deny(missing_docs)]
 
 pub mod compat;

@@ -188,10 +188,7 @@ impl Plugin for InProcessPass {
         Ok(InProcessPass)
     }
 
-    fn pre_execute_now(
-        self: Arc<Self>,
-        _call: RArc<ToolCall>,
-    ) -> impl Into<Now<PreToolDecision>> {
+    fn pre_execute_now(self: Arc<Self>, _call: RArc<ToolCall>) -> impl Into<Now<PreToolDecision>> {
         Now::Pass
     }
 }

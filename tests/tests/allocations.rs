@@ -154,10 +154,7 @@ impl Plugin for Pass {
         Ok(Pass)
     }
 
-    fn pre_execute_now(
-        self: Arc<Self>,
-        _call: RArc<ToolCall>,
-    ) -> impl Into<Now<PreToolDecision>> {
+    fn pre_execute_now(self: Arc<Self>, _call: RArc<ToolCall>) -> impl Into<Now<PreToolDecision>> {
         Now::Pass
     }
 }

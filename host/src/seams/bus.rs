@@ -45,7 +45,9 @@ pub struct CallPolicy {
     pub timeout: Option<Duration>,
     /// Run each call on a plugin thread of its own rather than on the
     /// caller's task, so a plugin that blocks its thread stalls nothing
-    /// else (`.so` plugins). `None`: poll inline (built-in plugins).
+    /// else (`.so` plugins). `None`: poll inline (built-in plugins). A
+    /// listener's synchronous form (`Listener::call_now`) always runs
+    /// inline: implementing it declares it cheap.
     pub threads: Option<PluginThreads>,
 }
 

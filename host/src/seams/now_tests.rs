@@ -221,7 +221,10 @@ fn same_as_delegating(middle: Call, end: SeamResult) -> usize {
 fn passing_at_once_answers_and_traces_as_delegating_does() {
     // Every level (and the terminal) answered: all of them are traced.
     assert_eq!(same_as_delegating(Call::Delegate, allow()), 4);
-    assert_eq!(same_as_delegating(Call::Answer(deny("b says no")), allow()), 2);
+    assert_eq!(
+        same_as_delegating(Call::Answer(deny("b says no")), allow()),
+        2
+    );
     let rewrite = PreToolDecision::Allow {
         updated_arguments: ROption::RSome("{\"command\":\"ls\"}".into()),
     };

@@ -24,6 +24,11 @@
 //!   for a `.so`). Only the listener's own time counts: the time it waits on
 //!   `next` is not charged to it.
 //!
+//! The one exception is a listener's synchronous form
+//! ([`Plugin::pre_execute_now`], since 1.5): overriding it declares it
+//! cheap, and the host runs it inline on the caller's thread without a time
+//! limit, so it must do nothing but look at its input and its own memory.
+//!
 //! The host contains a plugin that does these anyway: each call of a `.so`
 //! listener or guard runs on a plugin thread of its own, so blocking it
 //! stalls only that call (never another session), and a call over its limit
@@ -183,10 +188,7 @@ pub trait Plugin: Sized + Send + Sync + 'static {
     /// [`Now::Later`] goes on to [`Plugin::pre_execute`]. Overriding
     /// either method listens on the seam. Write the override's return
     /// type as `impl Into<Now<PreToolDecision>>`.
-    fn pre_execute_now(
-        self: Arc<Self>,
-        call: RArc<ToolCall>,
-    ) -> impl Into<Now<PreToolDecision>> {
+    fn pre_execute_now(self: Arc<Self>, call: RArc<ToolCall>) -> impl Into<Now<PreToolDecision>> {
         let _ = call;
         now::UnheardNow
     }

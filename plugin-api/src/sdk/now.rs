@@ -43,7 +43,10 @@ impl<D> From<UnheardNow> for Now<D> {
 
 /// Runs a synchronous form, catching a panic, and wraps its answer for
 /// the boundary.
-pub(crate) fn immediate<D>(answer: impl FnOnce() -> Now<D>, wrap: fn(D) -> SeamOutput) -> Immediate {
+pub(crate) fn immediate<D>(
+    answer: impl FnOnce() -> Now<D>,
+    wrap: fn(D) -> SeamOutput,
+) -> Immediate {
     match catch_unwind(AssertUnwindSafe(answer)) {
         Ok(Now::Later) => Immediate::Later,
         Ok(Now::Pass) => Immediate::Pass,

@@ -52,9 +52,8 @@ fn a_so_listener_answering_at_once_runs_on_the_callers_thread_after_others_passe
             assert!(host.all_applied(), "{:?}", host.problems());
             assert_eq!(host.core().view().bus.listener_count(Seam::PreExecute), 3);
             let call = tool_call("c1", "Bash", serde_json::json!({ "command": "ls" }));
-            let end = terminal(|_| async {
-                RResult::ROk(SeamOutput::PreTool(PreToolDecision::allow()))
-            });
+            let end =
+                terminal(|_| async { RResult::ROk(SeamOutput::PreTool(PreToolDecision::allow())) });
             let waterfall = host
                 .core()
                 .view()
