@@ -76,6 +76,9 @@ pub trait Listener: Send + Sync {
 /// 1.5). Fixed for the major: a new form would be a new method.
 #[repr(u8)]
 #[derive(StableAbi)]
+// Returned by value and matched at once, never stored: boxing the answer
+// would be an allocation per call, which this form exists to avoid.
+#[allow(clippy::large_enum_variant)]
 pub enum Immediate {
     /// Nothing to say at once: the host makes the asynchronous
     /// [`Listener::call`].

@@ -321,6 +321,9 @@ pub(crate) struct Rest {
     at: usize,
 }
 
+// A level of one waterfall, held by value: boxing a variant would be an
+// allocation per level.
+#[allow(clippy::large_enum_variant)]
 enum State {
     /// Not polled yet.
     Start(Chain),
