@@ -18,7 +18,7 @@
 #![allow(missing_docs, non_local_definitions)]
 
 use abi_stable::{
-    sabi_trait,
+    StableAbi, sabi_trait,
     std_types::{RArc, RBox, ROption, RResult, RStr, RString, RVec},
 };
 use async_ffi::FfiFuture;
@@ -56,6 +56,39 @@ pub trait Listener: Send + Sync {
     /// Handles one seam event.
     #[sabi(last_prefix_field)]
     fn call(&self, input: SeamInput_NE, next: NextBox) -> FfiFuture<WireResult>;
+    /// Answers a waterfall event at once, without a future (since 1.5): the
+    /// host asks this first, on the caller's thread, and makes [`call`]
+    /// only for [`Immediate::Later`]. Implementing it declares the
+    /// listener's synchronous part cheap and non-blocking: it runs inline
+    /// even for a `.so` (no plugin thread, no time limit, since nothing
+    /// can cut off a synchronous call), and an [`Immediate::Pass`] costs
+    /// no `next`, no future and no allocation. Asked on waterfall seams
+    /// only. The default (every listener built before 1.5) is `Later`.
+    ///
+    /// [`call`]: Listener::call
+    fn call_now(&self, input: &SeamInput_NE) -> Immediate {
+        let _ = input;
+        Immediate::Later
+    }
+}
+
+/// What a listener answers at once through [`Listener::call_now`] (since
+/// 1.5). Fixed for the major: a new form would be a new method.
+#[repr(u8)]
+#[derive(StableAbi)]
+// Returned by value and matched at once, never stored: boxing the answer
+// would be an allocation per call, which this form exists to avoid.
+#[allow(clippy::large_enum_variant)]
+pub enum Immediate {
+    /// Nothing to say at once: the host makes the asynchronous
+    /// [`Listener::call`].
+    Later,
+    /// Delegate: the chain goes on as if the listener had called `next`
+    /// and returned its answer unchanged.
+    Pass,
+    /// This answer or failure, as if the listener's call had returned it
+    /// without calling `next` (a short-circuit).
+    Answer(WireResult),
 }
 
 /// Owned listener handle.

@@ -153,6 +153,12 @@
 //!   [`Plugin::compact`], answered with a [`PromptDecision`]) and the
 //!   `agent/compacted` notification ([`CompactedInput`],
 //!   [`Plugin::compacted`]): Claude Code's `PreCompact` and `PostCompact`.
+//! - **1.5.0**: listeners that answer at once: [`ffi::Listener::call_now`]
+//!   with [`ffi::Immediate`], and [`Plugin::pre_execute_now`] with [`Now`].
+//!   The host asks the synchronous form first, on the caller's thread (a
+//!   `.so`'s too): a pass or an answer there costs no `next`, no future and
+//!   no allocation. Listeners built against 1.0–1.4 answer `Later` and are
+//!   called as before.
 #![deny(missing_docs)]
 
 pub mod compat;
@@ -177,7 +183,9 @@ pub use serde_json;
 pub use context::{AuthoredContext, CONTEXT_SEPARATOR, join_context, reads_authored_context};
 pub use decisions::*;
 pub use root::{PluginDescriptor, PluginModule, PluginModuleRef};
-pub use sdk::{ExecuteNext, Host, Next, NoConfig, Plugin, abort_signal, listened, plugin_module};
+pub use sdk::{
+    ExecuteNext, Host, Next, NoConfig, Now, Plugin, abort_signal, listened, plugin_module,
+};
 pub use seams::*;
 pub use types::*;
 

@@ -1,23 +1,38 @@
 //! Cost of dispatching a `tools/pre-execute` waterfall through 1 and 10
 //! listeners, in-process and across the `.so` boundary, against an empty
-//! pipeline measured in the same run.
+//! pipeline measured in the same run: time and allocations per listener.
 //!
-//! Both kinds of listener only call `next`, and both go through the same
-//! registry path: the in-process one is a `Plugin` defined here, applied via
-//! `plugin_module::<P>()` and `PluginHost::load_module`; the `.so` one is the
-//! `delegate` fixture, loaded N times under different ids. A `.so`
-//! listener's call runs on a plugin thread (so a plugin that blocks its
-//! thread stalls nothing else), so the across-so figure includes that hop;
-//! every dispatch is driven by the runtime's `block_on`, the empty baseline
-//! included, so the executor's share cancels out.
+//! Every listener only delegates, in one of two forms: **async**
+//! (`pre_execute` awaits `next.run()`, a future per call across the
+//! boundary) and **at once** (`pre_execute_now` answers `Now::Pass`, plugin
+//! API 1.5: the host asks it on the caller's thread and goes on to the next
+//! listener without a `next`, a future or an allocation). Both go through
+//! the registry path: the in-process listeners are `Plugin`s defined here,
+//! applied via `plugin_module::<P>()` and `PluginHost::load_module`; the
+//! `.so` one is the `delegate` fixture (config `now: true` for the form at
+//! once), loaded N times under different ids. A `.so` listener's async call
+//! runs on a plugin thread (so a plugin that blocks its thread stalls
+//! nothing else), so the async across-so figure includes that hop; the form
+//! at once runs inline. Every dispatch is driven by the runtime's
+//! `block_on`, the empty baseline included, so the executor's share cancels
+//! out.
 //!
 //! Times are the process's CPU time (`CLOCK_PROCESS_CPUTIME_ID`, so the
 //! plugin threads' work counts), not wall time: the machine is shared, and
-//! time spent descheduled is not dispatch cost. After criterion's own report, prints the cost per
-//! listener, `(t(N) - t(empty)) / N`, from the median time per dispatch of
-//! each case.
+//! time spent descheduled is not dispatch cost. Allocations are counted by
+//! interposing the C allocator (`malloc` and its kin, every thread's and
+//! every library's, the `.so` plugins' own allocators included:
+//! a `#[global_allocator]` would miss those) over a fixed number of
+//! dispatches per case. After criterion's
+//! own report, prints per case the cost per listener, `(x(N) - x(empty)) /
+//! N`, for the median time per dispatch and for allocations per dispatch,
+//! and whether the form at once meets issue 15's target (≤ 100 ns and no
+//! allocation per listener, both sides). Exits 1 when a form at once
+//! allocates per listener (deterministic); the time is reported, not
+//! enforced (a shared machine).
 //!
-//! Run: `cargo bench --bench seam_dispatch` (builds the fixture in release).
+//! Run: `cargo bench -p dsh-tests --bench seam_dispatch` (builds the
+//! fixture in release).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -26,8 +41,10 @@
 )] // a benchmark reports and fails loudly
 
 use std::collections::BTreeMap;
+use std::ffi::c_void;
 use std::hint::black_box;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -38,12 +55,107 @@ use dsh_host::plugins::{HostCore, PluginHost};
 use dsh_host::seams::Terminal;
 use dsh_plugin_api::ffi::SeamResult;
 use dsh_plugin_api::{
-    Host, Next, NoConfig, Plugin, PreToolDecision, Seam, SeamInput, SeamOutput, ToolCall,
+    Host, Next, NoConfig, Now, Plugin, PreToolDecision, Seam, SeamInput, SeamOutput, ToolCall,
     plugin_module,
 };
 use dsh_tests::host::{terminal, tool_call};
 
-/// The in-process listener: a pre-execute that only delegates.
+/// Allocations so far, every thread's and every library's (the `.so`
+/// plugins have allocators of their own: a Rust `#[global_allocator]`
+/// would not see theirs). Counted by the C allocator's entry points,
+/// which this executable interposes for the whole process (glibc routes
+/// every `malloc` of every library to the executable's definition) and
+/// forwards to glibc's own.
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+unsafe extern "C" {
+    fn __libc_malloc(size: usize) -> *mut c_void;
+    fn __libc_calloc(count: usize, size: usize) -> *mut c_void;
+    fn __libc_realloc(ptr: *mut c_void, size: usize) -> *mut c_void;
+    fn __libc_memalign(align: usize, size: usize) -> *mut c_void;
+}
+
+fn counted() {
+    ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// `malloc(3)`, counted.
+///
+/// # Safety
+/// As `malloc(3)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn malloc(size: usize) -> *mut c_void {
+    counted();
+    // SAFETY: the caller's contract, passed on.
+    unsafe { __libc_malloc(size) }
+}
+
+/// `calloc(3)`, counted.
+///
+/// # Safety
+/// As `calloc(3)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn calloc(count: usize, size: usize) -> *mut c_void {
+    counted();
+    // SAFETY: the caller's contract, passed on.
+    unsafe { __libc_calloc(count, size) }
+}
+
+/// `realloc(3)`, counted (growing may allocate).
+///
+/// # Safety
+/// As `realloc(3)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn realloc(ptr: *mut c_void, size: usize) -> *mut c_void {
+    counted();
+    // SAFETY: the caller's contract, passed on.
+    unsafe { __libc_realloc(ptr, size) }
+}
+
+/// `posix_memalign(3)`, counted (Rust's `System` uses it for large
+/// alignments).
+///
+/// # Safety
+/// As `posix_memalign(3)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn posix_memalign(out: *mut *mut c_void, align: usize, size: usize) -> i32 {
+    counted();
+    if !align.is_power_of_two() || !align.is_multiple_of(std::mem::size_of::<usize>()) {
+        return libc::EINVAL;
+    }
+    // SAFETY: the caller's contract, passed on; `align` is valid.
+    let ptr = unsafe { __libc_memalign(align, size) };
+    if ptr.is_null() {
+        return libc::ENOMEM;
+    }
+    // SAFETY: `out` is the caller's writable pointer.
+    unsafe { *out = ptr };
+    0
+}
+
+/// `aligned_alloc(3)`, counted.
+///
+/// # Safety
+/// As `aligned_alloc(3)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aligned_alloc(align: usize, size: usize) -> *mut c_void {
+    counted();
+    // SAFETY: the caller's contract, passed on.
+    unsafe { __libc_memalign(align, size) }
+}
+
+/// `memalign(3)`, counted.
+///
+/// # Safety
+/// As `memalign(3)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn memalign(align: usize, size: usize) -> *mut c_void {
+    counted();
+    // SAFETY: the caller's contract, passed on.
+    unsafe { __libc_memalign(align, size) }
+}
+
+/// The in-process async listener: a pre-execute that only awaits `next`.
 struct InProcessDelegate;
 
 impl Plugin for InProcessDelegate {
@@ -64,20 +176,57 @@ impl Plugin for InProcessDelegate {
     }
 }
 
+/// The in-process listener at once: a pre-execute that passes.
+struct InProcessPass;
+
+impl Plugin for InProcessPass {
+    type Config = NoConfig;
+    const NAME: &'static str = "in-process-pass";
+    const VERSION: &'static str = "0.0.0";
+
+    fn apply(_host: &Host, _config: NoConfig) -> Result<Self, String> {
+        Ok(InProcessPass)
+    }
+
+    fn pre_execute_now(self: Arc<Self>, _call: RArc<ToolCall>) -> impl Into<Now<PreToolDecision>> {
+        Now::Pass
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
 enum Side {
     Empty,
     InProcess,
+    InProcessNow,
     Library,
+    LibraryNow,
 }
 
 impl Side {
     fn label(self) -> &'static str {
         match self {
             Side::Empty => "empty",
-            Side::InProcess => "in-process",
-            Side::Library => "across-so",
+            Side::InProcess => "in-process async",
+            Side::InProcessNow => "in-process at once",
+            Side::Library => "across-so async",
+            Side::LibraryNow => "across-so at once",
         }
+    }
+
+    /// The benchmark id (no spaces).
+    fn id(self) -> &'static str {
+        match self {
+            Side::Empty => "empty",
+            Side::InProcess => "in-process-async",
+            Side::InProcessNow => "in-process-now",
+            Side::Library => "across-so-async",
+            Side::LibraryNow => "across-so-now",
+        }
+    }
+
+    /// Whether this is the form at once, which has the target.
+    fn at_once(self) -> bool {
+        matches!(self, Side::InProcessNow | Side::LibraryNow)
     }
 }
 
@@ -98,24 +247,22 @@ fn pipeline(side: Side, n: usize, library: &Path) -> Pipeline {
     let mut host = PluginHost::new(core, state.path().join("bench.yml"));
     for index in 0..n {
         let id = format!("listener-{index}");
-        let plugin = match side {
-            Side::Library => PluginRef::Library(library.to_path_buf()),
-            _ => PluginRef::Builtin("in-process-delegate".into()),
-        };
-        let entry = PluginEntry {
-            id,
-            plugin,
-            config: serde_json::json!({}),
-            disabled: false,
-            index,
-            listener_timeout: None,
-        };
         match side {
-            Side::Library => host.load_entry(&entry),
+            Side::Library | Side::LibraryNow => host.load_entry(&PluginEntry {
+                id,
+                plugin: PluginRef::Library(library.to_path_buf()),
+                config: serde_json::json!({ "now": side == Side::LibraryNow }),
+                disabled: false,
+                index,
+                listener_timeout: None,
+            }),
+            Side::InProcessNow => {
+                host.load_module(&id, plugin_module::<InProcessPass>(), serde_json::json!({}))
+            }
             _ => host.load_module(
-                &entry.id,
+                &id,
                 plugin_module::<InProcessDelegate>(),
-                entry.config.clone(),
+                serde_json::json!({}),
             ),
         }
     }
@@ -139,25 +286,52 @@ fn dispatch(pipeline: &Pipeline, call: &RArc<ToolCall>, end: &Arc<dyn Terminal>)
     )
 }
 
+/// Allocations per dispatch, over a fixed number of dispatches after a
+/// warm-up (plugin threads started, lazy statics built).
+fn allocations(pipeline: &Pipeline, call: &RArc<ToolCall>, end: &Arc<dyn Terminal>) -> f64 {
+    const WARM_UP: u64 = 200;
+    const COUNTED: u64 = 2_000;
+    for _ in 0..WARM_UP {
+        black_box(dispatch(pipeline, call, end));
+    }
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    for _ in 0..COUNTED {
+        black_box(dispatch(pipeline, call, end));
+    }
+    let after = ALLOCATIONS.load(Ordering::Relaxed);
+    after.saturating_sub(before) as f64 / COUNTED as f64
+}
+
 /// Median nanoseconds per dispatch of each sample, per case.
 type Samples = Mutex<BTreeMap<(Side, usize), Vec<f64>>>;
 
-fn bench(c: &mut Criterion, samples: &Samples) {
+/// Allocations per dispatch, per case.
+type Allocations = BTreeMap<(Side, usize), f64>;
+
+const CASES: [(Side, usize); 9] = [
+    (Side::Empty, 0),
+    (Side::InProcess, 1),
+    (Side::InProcess, 10),
+    (Side::InProcessNow, 1),
+    (Side::InProcessNow, 10),
+    (Side::Library, 1),
+    (Side::Library, 10),
+    (Side::LibraryNow, 1),
+    (Side::LibraryNow, 10),
+];
+
+fn bench(c: &mut Criterion, samples: &Samples) -> Allocations {
     let library = dsh_tests::fixture("delegate");
     let call = tool_call("c1", "Bash", serde_json::json!({ "command": "ls" }));
     let end = terminal(|_| async { RResult::ROk(SeamOutput::PreTool(PreToolDecision::allow())) });
+    let mut counted = Allocations::new();
     let mut group = c.benchmark_group("pre_execute_dispatch");
-    for (side, n) in [
-        (Side::Empty, 0),
-        (Side::InProcess, 1),
-        (Side::InProcess, 10),
-        (Side::Library, 1),
-        (Side::Library, 10),
-    ] {
+    for (side, n) in CASES {
         let pipeline = pipeline(side, n, &library);
         let expected = RResult::ROk(SeamOutput::PreTool(PreToolDecision::allow()));
         assert_eq!(dispatch(&pipeline, &call, &end), expected);
-        group.bench_function(BenchmarkId::new(side.label(), n), |b| {
+        counted.insert((side, n), allocations(&pipeline, &call, &end));
+        group.bench_function(BenchmarkId::new(side.id(), n), |b| {
             b.iter_custom(|iters| {
                 let start = process_cpu_time();
                 for _ in 0..iters {
@@ -176,6 +350,7 @@ fn bench(c: &mut Criterion, samples: &Samples) {
         });
     }
     group.finish();
+    counted
 }
 
 /// CPU time this process has used so far, every thread included.
@@ -195,28 +370,63 @@ fn median(values: &mut [f64]) -> f64 {
     values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
-fn report(samples: &Samples) {
+/// The target per listener of the form at once (issue 15).
+const TARGET_NS: f64 = 100.0;
+
+/// Prints the table; whether every form at once allocated nothing per
+/// listener.
+fn report(samples: &Samples, counted: &Allocations) -> bool {
     let mut samples = samples.lock().unwrap();
     let mut t = BTreeMap::new();
     for (case, values) in samples.iter_mut() {
         t.insert(*case, median(values));
     }
     let empty = t.get(&(Side::Empty, 0)).copied().unwrap_or(f64::NAN);
+    let empty_allocs = counted.get(&(Side::Empty, 0)).copied().unwrap_or(f64::NAN);
     println!(
-        "\ntools/pre-execute dispatch, median ns per dispatch (empty pipeline: {empty:.1} ns)"
+        "\ntools/pre-execute dispatch, median CPU ns and allocations per dispatch \
+         (empty pipeline: {empty:.1} ns, {empty_allocs:.2} allocations)"
     );
     println!(
-        "{:<12} {:>9} {:>12} {:>22}",
-        "side", "listeners", "t(N) ns", "(t(N)-t(0))/N ns"
+        "{:<20} {:>9} {:>10} {:>12} {:>10} {:>12}  target (≤ {TARGET_NS} ns, 0 allocations per listener)",
+        "side", "listeners", "t(N) ns", "per listener", "allocs(N)", "per listener"
     );
-    for side in [Side::InProcess, Side::Library] {
-        for n in [1usize, 10] {
-            if let Some(tn) = t.get(&(side, n)) {
-                let per = (tn - empty) / n as f64;
-                println!("{:<12} {:>9} {:>12.1} {:>22.1}", side.label(), n, tn, per);
-            }
+    let mut allocation_free = true;
+    for (side, n) in CASES {
+        if side == Side::Empty {
+            continue;
         }
+        let (Some(tn), Some(an)) = (t.get(&(side, n)), counted.get(&(side, n))) else {
+            continue;
+        };
+        let per = (tn - empty) / n as f64;
+        let per_allocs = (an - empty_allocs) / n as f64;
+        let verdict = if !side.at_once() {
+            "-"
+        } else {
+            // Per-call allocations show as whole numbers per dispatch; a
+            // one-off growth somewhere over the counted dispatches is not
+            // one.
+            let no_allocation = per_allocs < 0.005;
+            allocation_free &= no_allocation;
+            match (per <= TARGET_NS, no_allocation) {
+                (true, true) => "met",
+                (false, true) => "missed: time",
+                (true, false) => "missed: allocations",
+                (false, false) => "missed: time and allocations",
+            }
+        };
+        println!(
+            "{:<20} {:>9} {:>10.1} {:>12.1} {:>10.2} {:>12.2}  {verdict}",
+            side.label(),
+            n,
+            tn,
+            per,
+            an,
+            per_allocs
+        );
     }
+    allocation_free
 }
 
 fn main() {
@@ -226,7 +436,10 @@ fn main() {
         .measurement_time(Duration::from_secs(2))
         .sample_size(40)
         .configure_from_args();
-    bench(&mut criterion, &samples);
+    let counted = bench(&mut criterion, &samples);
     criterion.final_summary();
-    report(&samples);
+    if !report(&samples, &counted) {
+        eprintln!("a listener answering at once allocated per call (target: none)");
+        std::process::exit(1);
+    }
 }

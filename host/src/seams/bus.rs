@@ -45,7 +45,9 @@ pub struct CallPolicy {
     pub timeout: Option<Duration>,
     /// Run each call on a plugin thread of its own rather than on the
     /// caller's task, so a plugin that blocks its thread stalls nothing
-    /// else (`.so` plugins). `None`: poll inline (built-in plugins).
+    /// else (`.so` plugins). `None`: poll inline (built-in plugins). A
+    /// listener's synchronous form (`Listener::call_now`) always runs
+    /// inline: implementing it declares it cheap.
     pub threads: Option<PluginThreads>,
 }
 
@@ -228,7 +230,7 @@ impl SeamBus {
         let seam = input.seam().name();
         let listeners = self.snapshot(input.seam());
         let span = crate::telemetry::seam_span(seam, "waterfall");
-        let chain = span.in_scope(|| Chain::new(listeners, input, terminal, None).start());
+        let chain = span.in_scope(|| Chain::new(listeners, input, terminal, None).rest());
         let started = std::time::Instant::now();
         tracing::Instrument::instrument(
             async move {
@@ -252,7 +254,7 @@ impl SeamBus {
         let span = crate::telemetry::seam_span(seam, "waterfall");
         let started = std::time::Instant::now();
         let answer = typed_result(
-            tracing::Instrument::instrument(span.in_scope(|| chain.start()), span).await,
+            tracing::Instrument::instrument(span.in_scope(|| chain.rest()), span).await,
         );
         crate::telemetry::seam_answered(seam, started, &answer);
         let mut entries = std::mem::take(&mut *trace.lock().unwrap_or_else(|p| p.into_inner()));

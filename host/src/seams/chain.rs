@@ -8,12 +8,14 @@ use std::task::{Context, Poll};
 use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::std_types::{RArc, ROption, RResult, RString};
 use async_ffi::{FfiFuture, FutureExt as _};
-use dsh_plugin_api::ffi::{AbortSignalBox, NextCall, NextCall_TO, SeamResult, WireResult};
-use dsh_plugin_api::{AuthoredContext, ExecuteInput, SeamInput, SeamOutput};
+use dsh_plugin_api::ffi::{
+    AbortSignalBox, Immediate, NextCall, NextCall_TO, SeamResult, WireResult,
+};
+use dsh_plugin_api::{AuthoredContext, ExecuteInput, SeamInput, SeamInput_NE, SeamOutput};
 use futures::future::BoxFuture;
 
 use super::authorship::{self, Stamped};
-use super::bus::{Entry, ListenerFailure};
+use super::bus::{Entry, ListenerFailure, Owner};
 use super::call::{Budget, Cut, InNext, ListenerCall};
 
 /// What a waterfall ends in once every listener delegated.
@@ -140,6 +142,60 @@ impl Waterfall {
             .is_none_or(|above| above.owner.reads_authored);
         authorship::for_caller(output, reads_authored)
     }
+
+    /// What the level at `index` (of plugin `owner`) hands the level above
+    /// when it answered `answer`: its failure attributed to its plugin, the
+    /// context its answer carries stamped, its answer recorded when traced.
+    fn finish(&self, index: usize, owner: &Owner, answer: WireResult) -> WireResult {
+        match answer {
+            RResult::ROk(out) if self.context => match SeamOutput::try_from(out) {
+                Ok(typed) => RResult::ROk(self.stamp(index, &owner.id, typed).into()),
+                // Not decodable by this build: passed on as it came.
+                Err(unknown) => RResult::ROk(*unknown.answer),
+            },
+            RResult::ROk(out) => {
+                if self.trace.is_some()
+                    && let Ok(typed) = SeamOutput::try_from(out.clone())
+                {
+                    record(&self.trace, index, &owner.id, &typed);
+                }
+                RResult::ROk(out)
+            }
+            RResult::RErr(e) => RResult::RErr(self.attribute(&owner.id, e)),
+        }
+    }
+
+    /// What the terminal (at chain position `index`) hands the last
+    /// listener.
+    fn terminal_answer(&self, index: usize, out: SeamResult) -> WireResult {
+        match out {
+            RResult::ROk(output) if self.context => {
+                RResult::ROk(self.stamp(index, nobody(), output).into())
+            }
+            RResult::ROk(output) => {
+                record(&self.trace, index, nobody(), &output);
+                RResult::ROk(output.into())
+            }
+            RResult::RErr(e) => RResult::RErr(e),
+        }
+    }
+
+    /// Hands `answer`, the answer of the level at `at`, up through the
+    /// levels `first..at` that passed at once ([`Immediate::Pass`]), nearest
+    /// first, as each would have handed up what its `next` answered.
+    fn passed_up(&self, first: usize, at: usize, mut answer: WireResult) -> WireResult {
+        let passed = self.listeners.get(first..at).unwrap_or_default();
+        for (offset, entry) in passed.iter().enumerate().rev() {
+            answer = self.finish(first + offset, &entry.owner, answer);
+        }
+        answer
+    }
+}
+
+/// The plugin name the terminal's answers carry: none.
+fn nobody() -> &'static Arc<str> {
+    static NOBODY: std::sync::LazyLock<Arc<str>> = std::sync::LazyLock::new(|| Arc::from(""));
+    &NOBODY
 }
 
 /// The rest of a waterfall from `index` on.
@@ -167,6 +223,12 @@ impl Chain {
         // Only seams whose answers carry context stamp authors: the others
         // (pre-execute, the hot path) allocate nothing for it.
         let levels = if context { listeners.len() + 1 } else { 0 };
+        if let Some(trace) = &trace {
+            // One entry per level: room made once, not level by level.
+            let mut entries = trace.lock().unwrap_or_else(|p| p.into_inner());
+            let more = (listeners.len() + 1).saturating_sub(entries.len());
+            entries.reserve(more);
+        }
         Chain {
             run: Arc::new(Waterfall {
                 listeners,
@@ -203,48 +265,154 @@ fn record(
 }
 
 impl Chain {
-    /// Runs the chain from its current listener. Answers travel in their
-    /// boundary form; the bus decodes the final one.
+    /// Runs the chain from its current listener, as the boundary future
+    /// `next` hands a listener.
     pub(crate) fn start(self) -> FfiFuture<WireResult> {
+        self.rest().into_ffi()
+    }
+
+    /// Runs the chain from its current listener, as a future of its own
+    /// type (the bus awaits it without a box). Nothing runs until it is
+    /// polled.
+    pub(crate) fn rest(self) -> Rest {
+        Rest {
+            state: State::Start(self),
+            first: 0,
+            at: 0,
+        }
+    }
+}
+
+/// Asks `entry`'s listener for an answer at once ([`Listener::call_now`]).
+/// The call runs here, on the caller's thread, whatever the plugin's call
+/// policy: implementing it declares it cheap.
+///
+/// [`Listener::call_now`]: dsh_plugin_api::ffi::Listener::call_now
+fn ask_now(entry: &Entry, input: &SeamInput_NE, seam: &'static str) -> Immediate {
+    let answer = entry.listener.call_now(input);
+    let failed = match &answer {
+        Immediate::Later => return answer,
+        Immediate::Pass | Immediate::Answer(RResult::ROk(_)) => false,
+        Immediate::Answer(RResult::RErr(_)) => true,
+    };
+    // Telemetry as for a call: a `listener` span for each that answered.
+    let span = tracing::trace_span!("listener", plugin = %entry.owner.id, seam, outcome = tracing::field::Empty);
+    span.record("outcome", if failed { "failed" } else { "answered" });
+    if failed {
+        crate::telemetry::metrics::inc(
+            "dsh_listener_failures_total",
+            &[("plugin", &*entry.owner.id), ("seam", seam)],
+        );
+    }
+    answer
+}
+
+/// The rest of a waterfall from one position on. When first polled, it
+/// asks each listener in turn for an answer at once: one that passes costs
+/// no `next`, no future and no allocation; one that answers ends the walk;
+/// the first that has nothing to say at once gets its asynchronous call
+/// (or, past the last listener, the terminal runs). The answer then goes
+/// up through the listeners that passed, as if each had delegated.
+pub(crate) struct Rest {
+    state: State,
+    /// The chain position this run started at.
+    first: usize,
+    /// The position whose answer is awaited (every one before it passed).
+    at: usize,
+}
+
+// A level of one waterfall, held by value: boxing a variant would be an
+// allocation per level.
+#[allow(clippy::large_enum_variant)]
+enum State {
+    /// Not polled yet.
+    Start(Chain),
+    /// A listener answered at once.
+    Answered(WireResult, Arc<Waterfall>),
+    /// A listener's asynchronous call.
+    Calling(Level),
+    /// The terminal.
+    Ending(BoxFuture<'static, SeamResult>, Arc<Waterfall>),
+    /// Answered.
+    Done,
+}
+
+impl Rest {
+    /// Walks the listeners from the chain's position on (see [`Rest`]).
+    fn begin(&mut self, chain: Chain) -> State {
         let Chain {
             run, index, input, ..
-        } = self;
-        let Some(entry) = run.listeners.get(index) else {
-            let fut = run.terminal.run(input);
-            return async move {
-                let out: SeamResult = fut.await;
-                let terminal: Arc<str> = Arc::from("");
-                match out {
-                    RResult::ROk(output) if run.context => {
-                        RResult::ROk(run.stamp(index, &terminal, output).into())
-                    }
-                    RResult::ROk(output) => {
-                        record(&run.trace, index, &terminal, &output);
-                        RResult::ROk(output.into())
-                    }
-                    RResult::RErr(e) => RResult::RErr(e),
+        } = chain;
+        self.first = index;
+        self.at = index;
+        let seam = input.seam().name();
+        // Converted once for every listener asked.
+        let mut boundary: Option<SeamInput_NE> = None;
+        while let Some(entry) = run.listeners.get(self.at) {
+            let asked = boundary.get_or_insert_with(|| input.clone().into());
+            match ask_now(entry, asked, seam) {
+                Immediate::Pass => self.at += 1,
+                Immediate::Answer(answer) => {
+                    let answer = run.finish(self.at, &entry.owner, answer);
+                    return State::Answered(answer, run);
+                }
+                Immediate::Later => {
+                    let budget = entry.owner.budget();
+                    let next = Chain {
+                        run: run.clone(),
+                        index: self.at + 1,
+                        input: input.clone(),
+                        caller: budget.clone(),
+                    };
+                    let next = NextCall_TO::from_value(next, TD_Opaque);
+                    let call = ListenerCall::start(
+                        &entry.owner,
+                        &entry.listener,
+                        seam,
+                        boundary.take().unwrap_or_else(|| input.into()),
+                        next,
+                        budget,
+                    );
+                    return State::Calling(Level {
+                        call,
+                        run,
+                        index: self.at,
+                    });
                 }
             }
-            .into_ffi();
+        }
+        State::Ending(run.terminal.run(input), run)
+    }
+}
+
+impl Future for Rest {
+    type Output = WireResult;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<WireResult> {
+        let this = self.get_mut();
+        if let State::Start(_) = &this.state
+            && let State::Start(chain) = std::mem::replace(&mut this.state, State::Done)
+        {
+            this.state = this.begin(chain);
+        }
+        if let State::Answered(..) = &this.state
+            && let State::Answered(answer, run) = std::mem::replace(&mut this.state, State::Done)
+        {
+            return Poll::Ready(run.passed_up(this.first, this.at, answer));
+        }
+        let (answer, run) = match &mut this.state {
+            State::Start(_) | State::Answered(..) | State::Done => return Poll::Pending,
+            State::Calling(level) => match Pin::new(&mut *level).poll(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(answer) => (answer, level.run.clone()),
+            },
+            State::Ending(fut, run) => match fut.as_mut().poll(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(out) => (run.terminal_answer(this.at, out), run.clone()),
+            },
         };
-        let budget = entry.owner.budget();
-        let next = Chain {
-            run: run.clone(),
-            index: index + 1,
-            input: input.clone(),
-            caller: budget.clone(),
-        };
-        let next = NextCall_TO::from_value(next, TD_Opaque);
-        let seam = input.seam().name();
-        let call = ListenerCall::start(
-            &entry.owner,
-            &entry.listener,
-            seam,
-            input.into(),
-            next,
-            budget,
-        );
-        Level { call, run, index }.into_ffi()
+        this.state = State::Done;
+        Poll::Ready(run.passed_up(this.first, this.at, answer))
     }
 }
 
@@ -261,23 +429,7 @@ struct Level {
 
 impl Level {
     fn finish(&self, answer: WireResult) -> WireResult {
-        let owner = self.call.owner();
-        match answer {
-            RResult::ROk(out) if self.run.context => match SeamOutput::try_from(out) {
-                Ok(typed) => RResult::ROk(self.run.stamp(self.index, &owner.id, typed).into()),
-                // Not decodable by this build: passed on as it came.
-                Err(unknown) => RResult::ROk(*unknown.answer),
-            },
-            RResult::ROk(out) => {
-                if self.run.trace.is_some()
-                    && let Ok(typed) = SeamOutput::try_from(out.clone())
-                {
-                    record(&self.run.trace, self.index, &owner.id, &typed);
-                }
-                RResult::ROk(out)
-            }
-            RResult::RErr(e) => RResult::RErr(self.run.attribute(&owner.id, e)),
-        }
+        self.run.finish(self.index, self.call.owner(), answer)
     }
 }
 

@@ -24,6 +24,11 @@
 //! that into its safe answer), a guard denies, a notification listener is
 //! reported like any failure.
 //!
+//! A waterfall listener that answers at once (`Listener::call_now`, plugin
+//! API 1.5) is asked first, inline on the caller's thread whatever its
+//! policy: a pass or an answer there costs no `next`, no future and no
+//! allocation (`chain::Rest`); only `Later` makes the call above.
+//!
 //! The bus calls only plugin code (through the ABI objects); it knows
 //! nothing about sessions or tools.
 
@@ -37,5 +42,7 @@ pub use bus::{BusRegistrations, CallPolicy, GuardVerdict, ListenerFailure, Owner
 pub use chain::{Terminal, TerminalFn, Trace, TraceEntry, Traced};
 pub use threads::PluginThreads;
 
+#[cfg(test)]
+mod now_tests;
 #[cfg(test)]
 mod tests;

@@ -114,7 +114,7 @@ fn listen(bus: &Plugins, seam: Seam, id: &'static str, position: u32, log: &Log,
     );
 }
 
-fn call() -> RArc<ToolCall> {
+pub(super) fn call() -> RArc<ToolCall> {
     RArc::new(ToolCall {
         session: SessionRef {
             session_id: "s".into(),

@@ -13,12 +13,13 @@ use async_ffi::{FfiFuture, FutureExt as _};
 use futures::FutureExt as _;
 
 use super::next::Passthrough;
+use super::now::{UnheardNow, immediate};
 use super::{ExecuteNext, FromSeamOutput, Host, Next, Plugin, Unheard};
 use crate::decisions::{
     ContinuationDecision, PermissionDecision, PostToolDecision, PreToolDecision, PromptDecision,
     SeamOutput, ToolResult,
 };
-use crate::ffi::{HostContextBox, Listener, Listener_TO, NextBox, WireResult};
+use crate::ffi::{HostContextBox, Immediate, Listener, Listener_TO, NextBox, WireResult};
 use crate::root::{PluginDescriptor, PluginModule, PluginModuleRef};
 use crate::seams::{Seam, SeamInput, SeamInput_NE};
 
@@ -81,7 +82,7 @@ pub fn listened<P: Plugin>() -> Vec<Seam> {
             unheard(
                 returns3(&P::pre_execute),
                 TypeId::of::<Unheard<PreToolDecision>>(),
-            ),
+            ) || answers_now::<P>(),
         ),
         (
             Seam::Execute,
@@ -149,6 +150,12 @@ pub fn listened<P: Plugin>() -> Vec<Seam> {
         .collect()
 }
 
+/// Whether `P` overrides [`Plugin::pre_execute_now`] (since 1.5), told
+/// from the default by the type it returns, as [`listened`] does.
+fn answers_now<P: Plugin>() -> bool {
+    returns2(&P::pre_execute_now) != TypeId::of::<UnheardNow>()
+}
+
 /// Best-effort text of a panic payload.
 pub(crate) fn panic_message(panic: &Box<dyn Any + Send>) -> String {
     if let Some(s) = panic.downcast_ref::<&str>() {
@@ -201,9 +208,11 @@ fn apply_inner<P: Plugin>(ctx: HostContextBox, config: &str) -> Result<(), Strin
     };
     let host = Host::new(ctx.clone());
     let plugin = Arc::new(P::apply(&host, config)?);
+    let now = answers_now::<P>();
     for seam in listened::<P>() {
         let listener = SeamAdapter {
             plugin: plugin.clone(),
+            now,
         };
         ctx.listen(seam, Listener_TO::from_value(listener, TD_Opaque))
             .into_result()
@@ -214,6 +223,8 @@ fn apply_inner<P: Plugin>(ctx: HostContextBox, config: &str) -> Result<(), Strin
 
 struct SeamAdapter<P> {
     plugin: Arc<P>,
+    /// Whether the plugin has a synchronous form ([`answers_now`]).
+    now: bool,
 }
 
 /// Runs a typed future, catching panics and wrapping the answer. An
@@ -254,6 +265,22 @@ fn observed(_: ()) -> SeamOutput {
 }
 
 impl<P: Plugin> Listener for SeamAdapter<P> {
+    fn call_now(&self, input: &SeamInput_NE) -> Immediate {
+        if !self.now {
+            return Immediate::Later;
+        }
+        match input.as_enum() {
+            Ok(SeamInput::PreExecute(call)) => {
+                let (plugin, call) = (self.plugin.clone(), call.clone());
+                immediate::<PreToolDecision>(
+                    || plugin.pre_execute_now(call).into(),
+                    SeamOutput::PreTool,
+                )
+            }
+            _ => Immediate::Later,
+        }
+    }
+
     fn call(&self, input: SeamInput_NE, next: NextBox) -> FfiFuture<WireResult> {
         let input = match input.into_enum() {
             Ok(input) => input,

@@ -24,6 +24,11 @@
 //!   for a `.so`). Only the listener's own time counts: the time it waits on
 //!   `next` is not charged to it.
 //!
+//! The one exception is a listener's synchronous form
+//! ([`Plugin::pre_execute_now`], since 1.5): overriding it declares it
+//! cheap, and the host runs it inline on the caller's thread without a time
+//! limit, so it must do nothing but look at its input and its own memory.
+//!
 //! The host contains a plugin that does these anyway: each call of a `.so`
 //! listener or guard runs on a plugin thread of its own, so blocking it
 //! stalls only that call (never another session), and a call over its limit
@@ -60,6 +65,7 @@
 mod adapter;
 mod host;
 mod next;
+mod now;
 #[cfg(test)]
 mod tests;
 
@@ -74,6 +80,7 @@ use serde::{Serialize, de::DeserializeOwned};
 pub use adapter::{listened, plugin_module};
 pub use host::{Host, abort_signal};
 pub use next::{ExecuteNext, FromSeamOutput, Next};
+pub use now::Now;
 
 use crate::decisions::*;
 use crate::seams::*;
@@ -171,6 +178,19 @@ pub trait Plugin: Sized + Send + Sync + 'static {
     ) -> impl Future<Output = Result<PreToolDecision, String>> + Send {
         let _ = call;
         Unheard::new(next.run())
+    }
+
+    /// `tools/pre-execute`, answered at once (since 1.5; see [`Now`]).
+    /// Asked before [`Plugin::pre_execute`], on the caller's thread even in
+    /// a `.so`, without a time limit: keep it cheap, never block in it.
+    /// [`Now::Pass`] delegates and [`Now::Decide`] short-circuits, both
+    /// without a future, a `next` or an allocation in the host;
+    /// [`Now::Later`] goes on to [`Plugin::pre_execute`]. Overriding
+    /// either method listens on the seam. Write the override's return
+    /// type as `impl Into<Now<PreToolDecision>>`.
+    fn pre_execute_now(self: Arc<Self>, call: RArc<ToolCall>) -> impl Into<Now<PreToolDecision>> {
+        let _ = call;
+        now::UnheardNow
     }
 
     /// `tools/execute`, around the core dispatch.

@@ -18,6 +18,8 @@
 //!   `permissions:`, and a SIGHUP reload changes it for new sessions;
 //! - [`reload_atomic`]: reload as one atomic swap of the plugin registry,
 //!   under concurrent turns.
+//! - [`native_seams`]: `.so` listeners that answer at once (plugin API
+//!   1.5) run on the caller's thread; async ones on plugin threads.
 //! - [`store_pg`]: sessions in a real PostgreSQL shared by two daemons.
 //! - [`telemetry`]: one turn's spans at an OTLP receiver, the metrics
 //!   endpoint scraped.
@@ -30,6 +32,7 @@ mod examples;
 mod hook_servers;
 mod hostile;
 mod http_hooks;
+mod native_seams;
 mod permissions;
 mod plugin_host;
 mod reload_atomic;
