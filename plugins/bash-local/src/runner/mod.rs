@@ -26,6 +26,7 @@ mod group;
 mod program;
 pub mod server;
 mod spec;
+mod start;
 
 use std::future::Future;
 use std::path::Path;
@@ -57,7 +58,7 @@ pub async fn run(spec: RunRequest) -> RunAnswer {
 /// the outcome (with the output read so far) has `interrupted: true`.
 pub async fn run_cancellable(spec: RunRequest, cancel: impl Future<Output = ()>) -> RunAnswer {
     let started = Instant::now();
-    let (mut child, group) = match spawn(&spec) {
+    let (mut child, group) = match start::start(&spec).await {
         Ok(spawned) => spawned,
         Err(message) => return spawn_failure(message, started),
     };
