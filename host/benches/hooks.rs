@@ -149,11 +149,6 @@ impl Point {
             );
             took
         };
-        if std::env::var_os("DSH_BENCH_BLOCK_ON").is_some() {
-            let t = Instant::now();
-            rt.block_on(task);
-            return t.elapsed();
-        }
         rt.block_on(rt.spawn(task)).unwrap()
     }
 }
@@ -315,9 +310,7 @@ fn main() {
     // root process that kept these capabilities would have the runner drop
     // them in each child, from a `pre_exec` hook, which makes std fork the
     // whole process for every spawn instead of `posix_spawn`.
-    if std::env::var_os("DSH_BENCH_KEEP_CAPS").is_none() {
-        dsh_bash_local::runner::drop_capabilities_at_startup().expect("drop capabilities");
-    }
+    dsh_bash_local::runner::drop_capabilities_at_startup().expect("drop capabilities");
     benches();
     Criterion::default().configure_from_args().final_summary();
 }

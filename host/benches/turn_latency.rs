@@ -221,7 +221,8 @@ fn main() {
     let hook = format!("exec {} {}", stamp.display(), hook_file.display());
     let bare = format!("exec {} {}", stamp.display(), base_file.display());
     // The script the `Bash` tool runs for `true` (see bash-local's `cwd`).
-    let tool_script = dsh_bash_local::cwd::wrap("true", &root.join("cwd-out"));
+    let cwd_out = root.join("cwd-out");
+    let tool_script = dsh_bash_local::cwd::wrap("true", &cwd_out);
 
     let settings = root.join("settings.json");
     std::fs::write(
@@ -250,6 +251,8 @@ fn main() {
     for round in 0..WARMUP + ROUNDS {
         let (started, _) = bare_spawn("/bin/sh", &bare);
         let bare_main = last_stamp(&base_file) - started;
+        // The tool's side file starts empty, as the tool creates it.
+        std::fs::write(&cwd_out, "").unwrap();
         let (started, ended) = bare_spawn("/bin/bash", &tool_script);
         let bare_tool = ended - started;
 

@@ -9,7 +9,8 @@
 //! task say so too. Then a run that is alone spawns inline (no thread
 //! hand-off for the common single process), and runs that start together
 //! spawn on the blocking pool, so they all exec at once, as concurrent
-//! bare spawns do.
+//! bare spawns do. (On two busy cores this measured the same as spawning
+//! inline: there the children's own exec work is what queues.)
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -37,22 +38,6 @@ impl Drop for Starting {
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    Inline,
-    Blocking,
-    Auto,
-}
-
-fn mode() -> Mode {
-    static MODE: std::sync::OnceLock<Mode> = std::sync::OnceLock::new();
-    *MODE.get_or_init(|| match std::env::var("DSH_SPAWN_MODE").as_deref() {
-        Ok("inline") => Mode::Inline,
-        Ok("blocking") => Mode::Blocking,
-        _ => Mode::Auto,
-    })
-}
-
 /// Where a child was spawned from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Via {
@@ -69,28 +54,18 @@ pub(super) async fn start(spec: &RunRequest) -> Result<(Child, ProcessGroup), St
 }
 
 async fn start_via(spec: &RunRequest) -> (Result<(Child, ProcessGroup), String>, Via) {
-    match mode() {
-        Mode::Inline => (super::spawn(spec), Via::Inline),
-        Mode::Blocking => (blocking(spec.clone(), None).await, Via::Pool),
-        Mode::Auto => {
-            let starting = Starting::announce();
-            tokio::task::yield_now().await;
-            if STARTING.load(Ordering::SeqCst) > 1 {
-                // Still counted while it spawns: a sibling polled later
-                // must see it.
-                (blocking(spec.clone(), Some(starting)).await, Via::Pool)
-            } else {
-                (super::spawn(spec), Via::Inline)
-            }
-        }
+    let starting = Starting::announce();
+    tokio::task::yield_now().await;
+    if STARTING.load(Ordering::SeqCst) > 1 {
+        // Still counted while it spawns: a sibling polled later must see it.
+        (blocking(spec.clone(), starting).await, Via::Pool)
+    } else {
+        (super::spawn(spec), Via::Inline)
     }
 }
 
 /// Spawns on the blocking pool; `starting` is released once spawned.
-async fn blocking(
-    spec: RunRequest,
-    starting: Option<Starting>,
-) -> Result<(Child, ProcessGroup), String> {
+async fn blocking(spec: RunRequest, starting: Starting) -> Result<(Child, ProcessGroup), String> {
     let task = tokio::task::spawn_blocking(move || {
         let spawned = super::spawn(&spec);
         drop(starting);
