@@ -262,11 +262,7 @@ fn bench(c: &mut Criterion) {
     report(
         "claude PreToolUse `exit 0` through the bridge",
         "bare /bin/sh -c spawn",
-        interleaved(
-            rounds,
-            || bare_spawn("/bin/sh"),
-            || one.pre_execute(&rt),
-        ),
+        interleaved(rounds, || bare_spawn("/bin/sh"), || one.pre_execute(&rt)),
         1.10,
     );
     report(
@@ -289,13 +285,7 @@ fn bench(c: &mut Criterion) {
         ),
         1.10,
     );
-    let concurrent = median(
-        (0..10)
-            .map(|_| {
-eight.pre_execute(&rt)
-            })
-            .collect(),
-    );
+    let concurrent = median((0..10).map(|_| eight.pre_execute(&rt)).collect());
     println!(
         "8 concurrent `sleep 0.1` hooks on one point: {concurrent:?} (median of 10): \
          {:.3} x one sleep (target < 130 ms, i.e. < 1.30)",

@@ -246,7 +246,8 @@ fn main() {
         .problem_free()
     };
 
-    let (mut to_hook, mut spawn_main, mut to_request, mut tool_run) = (vec![], vec![], vec![], vec![]);
+    let (mut to_hook, mut spawn_main, mut to_request, mut tool_run) =
+        (vec![], vec![], vec![], vec![]);
     let wall = Instant::now();
     for round in 0..WARMUP + ROUNDS {
         let (started, _) = bare_spawn("/bin/sh", &bare);

@@ -87,7 +87,11 @@ mod tests {
     fn touch(marker: &Path) -> RunRequest {
         let cwd = marker.parent().expect("a folder");
         RunRequest::new(
-            vec!["/bin/sh".into(), "-c".into(), format!("touch '{}'", marker.display())],
+            vec![
+                "/bin/sh".into(),
+                "-c".into(),
+                format!("touch '{}'", marker.display()),
+            ],
             cwd,
         )
     }
