@@ -16,7 +16,10 @@
 //!   Target: under 130 ms for the whole point (they run concurrently).
 //!
 //! The bare spawns use `std::process::Command` with an absolute program
-//! path, which std runs with `posix_spawn`. The ratios are printed after
+//! path, which std runs with `posix_spawn`. The bench drops capabilities
+//! first, as `dsh` does (a root process that kept them would fork for
+//! every hook), and times each waterfall inside a task on the runtime's
+//! workers, where a daemon's turns run. The ratios are printed after
 //! criterion's own report, from interleaved timing rounds (medians), so
 //! machine load hits both sides alike. The
 //! session the calls belong to is not live, so the bridge's `hook/*`
