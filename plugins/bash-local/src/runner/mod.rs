@@ -8,8 +8,6 @@
 //! a full pipe), keeps the tail of each stream up to a cap, and returns a
 //! [`RunAnswer`]. It never fails for process problems: a program that
 //! cannot be started is a [`RunAnswer::spawn_error`], not an `Err`.
-//! Runs that start together (the hooks of one point) spawn from the
-//! blocking pool, a lone run on the calling thread (`start.rs`);
 //! [`run_started`] spawns before it returns, for a run nobody awaits.
 //!
 //! Termination: on timeout the group gets SIGTERM, then SIGKILL after
@@ -29,7 +27,6 @@ mod group;
 mod program;
 pub mod server;
 mod spec;
-mod start;
 
 use std::future::Future;
 use std::path::Path;
@@ -61,7 +58,7 @@ pub async fn run(spec: RunRequest) -> RunAnswer {
 /// the outcome (with the output read so far) has `interrupted: true`.
 pub async fn run_cancellable(spec: RunRequest, cancel: impl Future<Output = ()>) -> RunAnswer {
     let started = Instant::now();
-    let spawned = start::start(&spec).await;
+    let spawned = spawn(&spec);
     finish(spec, spawned, cancel, started).await
 }
 
