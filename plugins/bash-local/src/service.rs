@@ -45,8 +45,10 @@ pub async fn handle(
 ) -> Result<Value, RunArgsError> {
     if method == contract::METHOD_SPAWN {
         let request = parse_run_args(args, env_allow)?;
-        // The host's runtime drives it to its end; nobody reads its answer.
-        tokio::spawn(runner::run(request));
+        // Started before the call returns (what the caller does next comes
+        // after it); the host's runtime drives it to its end and nobody
+        // reads its answer.
+        tokio::spawn(runner::run_started(request));
         return Ok(serde_json::json!({"started": true}));
     }
     if method != METHOD_RUN {

@@ -8,6 +8,7 @@
 //! a full pipe), keeps the tail of each stream up to a cap, and returns a
 //! [`RunAnswer`]. It never fails for process problems: a program that
 //! cannot be started is a [`RunAnswer::spawn_error`], not an `Err`.
+//! [`run_started`] spawns before it returns, for a run nobody awaits.
 //!
 //! Termination: on timeout the group gets SIGTERM, then SIGKILL after
 //! `kill_grace_ms`; on cancellation it gets SIGKILL at once; with
@@ -57,7 +58,27 @@ pub async fn run(spec: RunRequest) -> RunAnswer {
 /// the outcome (with the output read so far) has `interrupted: true`.
 pub async fn run_cancellable(spec: RunRequest, cancel: impl Future<Output = ()>) -> RunAnswer {
     let started = Instant::now();
-    let (mut child, group) = match spawn(&spec) {
+    let spawned = spawn(&spec);
+    finish(spec, spawned, cancel, started).await
+}
+
+/// Starts `spec` at once, on the calling thread, and returns the future
+/// that supervises it to its end: for a run nobody waits on (a background
+/// hook), whose process must have started when the caller goes on.
+pub fn run_started(spec: RunRequest) -> impl Future<Output = RunAnswer> + Send + 'static {
+    let started = Instant::now();
+    let spawned = spawn(&spec);
+    async move { finish(spec, spawned, std::future::pending(), started).await }
+}
+
+/// Supervises a spawned run to its end.
+async fn finish(
+    spec: RunRequest,
+    spawned: Result<(Child, ProcessGroup), String>,
+    cancel: impl Future<Output = ()>,
+    started: Instant,
+) -> RunAnswer {
+    let (mut child, group) = match spawned {
         Ok(spawned) => spawned,
         Err(message) => return spawn_failure(message, started),
     };
