@@ -92,10 +92,15 @@ impl FileWriter {
         }
     }
 
-    /// Whether the log's thread (and so its file) is let go.
+    /// Whether the log's thread (and so its file) is let go, once the
+    /// thread let go at the last idle has ended.
     #[cfg(test)]
-    pub(crate) fn is_idle(&self) -> bool {
-        self.slot().open.is_none()
+    pub(crate) fn settled_idle(&self) -> bool {
+        let mut slot = self.slot();
+        if let Some(previous) = slot.previous.take() {
+            assert_eq!(previous.join().unwrap(), None);
+        }
+        slot.open.is_none()
     }
 }
 
@@ -163,7 +168,7 @@ mod tests {
         let (path, w) = writer(dir.path());
         w.append(0, "{\"n\":0}").unwrap();
         w.release_idle();
-        assert!(w.is_idle());
+        assert!(w.settled_idle());
         // Closed: another description can take the flock, and the session
         // is still held.
         let probe = files::open_locked(&path).unwrap();
@@ -174,7 +179,7 @@ mod tests {
         ));
         w.append(1, "{\"n\":1}").unwrap();
         w.sync().unwrap();
-        assert!(!w.is_idle());
+        assert!(!w.settled_idle());
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
             "{\"type\":\"session\"}\n{\"n\":0}\n{\"n\":1}\n"
@@ -190,6 +195,7 @@ mod tests {
         w.append(0, "{\"n\":0}").unwrap();
         w.sync().unwrap();
         w.release_idle();
+        assert!(w.settled_idle());
         // Not dsh: something that ignores the hold appends a line.
         std::fs::OpenOptions::new()
             .append(true)

@@ -11,7 +11,10 @@
 //! The file, and with it the writer's `flock`, lives on this thread; dropping
 //! the writer waits for the lines still queued and for the file to close, so
 //! the lock is released when the [`super::SessionLog`] is dropped, as
-//! before. After a failed write nothing more is written (the file stays a
+//! before. A session going idle instead lets its thread go without waiting
+//! ([`LogWriter::detach`]); the next thread opens the file itself once that
+//! one has ended (`Source::Reopen`, used by `super::file_writer`). After a
+//! failed write nothing more is written (the file stays a
 //! prefix of whole lines, or ends torn, which the next load cuts): every
 //! later sync reports that failure.
 
