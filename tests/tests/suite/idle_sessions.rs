@@ -79,7 +79,14 @@ fn idle_sessions_hold_no_file_descriptor_and_stay_held() {
         assert_eq!(client.prompt(id, &format!("two {n}")), "end_turn");
     }
     for id in &sessions {
-        let turn = ["turn/start", "user/message", "assistant/message", "turn/end"];
+        let turn = [
+            "turn/start",
+            "user/message",
+            "step/start",
+            "assistant/message",
+            "step/end",
+            "turn/end",
+        ];
         let both: Vec<&str> = turn.iter().chain(turn.iter()).copied().collect();
         assert_eq!(kinds(d, id)[1..], both, "{id}");
     }
