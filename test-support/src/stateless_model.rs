@@ -112,7 +112,9 @@ impl StatelessModel {
     /// workers.
     pub fn start(threads: usize) -> StatelessModel {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
-        listener.set_nonblocking(true).expect("a non-blocking listener");
+        listener
+            .set_nonblocking(true)
+            .expect("a non-blocking listener");
         let base_url = format!("http://{}", listener.local_addr().expect("an address"));
         let (stop, stopped) = oneshot::channel::<()>();
         let answered = Arc::new(AtomicU64::new(0));

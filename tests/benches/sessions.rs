@@ -113,7 +113,11 @@ fn spawn_floor(cores: usize, window: Duration) -> f64 {
                         .stdout(Stdio::piped())
                         .spawn()
                         .expect("spawn bash");
-                    bash.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+                    bash.stdout
+                        .take()
+                        .unwrap()
+                        .read_to_string(&mut out)
+                        .unwrap();
                     assert!(bash.wait().unwrap().success());
                     for _ in 0..2 {
                         let mut hook = Command::new("/bin/sh")
@@ -381,8 +385,13 @@ fn main() {
             (rate, steady),
         )
     });
-    let (single, (fds_before, fds_idle), (rss_before, rss_idle, rss_after), (bursts, burst), (rate, steady)) =
-        report;
+    let (
+        single,
+        (fds_before, fds_idle),
+        (rss_before, rss_idle, rss_after),
+        (bursts, burst),
+        (rate, steady),
+    ) = report;
     let problems = daemon.stderr();
     daemon.stop();
     let floor_after = spawn_floor(cores, Duration::from_secs(3));

@@ -52,7 +52,9 @@ impl FileWriter {
         hold: Option<Hold>,
     ) -> Result<FileWriter, LogError> {
         use std::os::unix::fs::MetadataExt as _;
-        let meta = file.metadata().map_err(|e| io_error(path, "cannot stat", e))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| io_error(path, "cannot stat", e))?;
         Ok(FileWriter {
             path: path.to_path_buf(),
             dev: meta.dev(),
@@ -159,7 +161,10 @@ mod tests {
         std::fs::write(&path, "{\"type\":\"session\"}\n").unwrap();
         let hold = HoldTable::for_log(&path).take("s", &path).unwrap();
         let file = files::open_locked(&path).unwrap();
-        (path.clone(), FileWriter::start(&path, file, Some(hold)).unwrap())
+        (
+            path.clone(),
+            FileWriter::start(&path, file, Some(hold)).unwrap(),
+        )
     }
 
     #[test]

@@ -206,7 +206,10 @@ mod tests {
         let held = here.take("a", &log).unwrap();
         assert!(matches!(here.take("a", &log), Err(LogError::Locked { .. })));
         // Another description of the file stands for another process.
-        assert!(matches!(other.take("a", &log), Err(LogError::Locked { .. })));
+        assert!(matches!(
+            other.take("a", &log),
+            Err(LogError::Locked { .. })
+        ));
         let b = other.take("b", &log).unwrap();
         drop(held);
         let again = other.take("a", &log).unwrap();

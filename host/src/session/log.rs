@@ -226,8 +226,7 @@ impl SessionLog {
     /// Opens the existing JSONL log at `path` as its writer (see
     /// [`FileStore::open`] and [`SessionLog::open_in`]).
     pub fn open(path: &Path) -> Result<SessionLog, LogError> {
-        let held =
-            super::files_store::open_file(path, &super::holds::HoldTable::for_log(path))?;
+        let held = super::files_store::open_file(path, &super::holds::HoldTable::for_log(path))?;
         SessionLog::close_crashed(SessionLog::held(held))
     }
 

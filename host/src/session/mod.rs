@@ -33,8 +33,8 @@
 
 mod backend;
 pub mod events;
-pub mod files;
 mod file_writer;
+pub mod files;
 mod files_store;
 pub mod history;
 mod holds;

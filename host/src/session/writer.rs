@@ -160,10 +160,13 @@ fn run(path: PathBuf, source: Source, ops: mpsc::Receiver<Op>) -> Option<String>
                         message: message.clone(),
                     }),
                     None if !fsync => Ok(()),
-                    None => file.as_ref().map_or(Ok(()), |file| file.sync_data()).map_err(|e| {
-                        tracing::error!(path = %path.display(), "session log sync failed: {e}");
-                        io_error(&path, "cannot sync", e)
-                    }),
+                    None => file
+                        .as_ref()
+                        .map_or(Ok(()), |file| file.sync_data())
+                        .map_err(|e| {
+                            tracing::error!(path = %path.display(), "session log sync failed: {e}");
+                            io_error(&path, "cannot sync", e)
+                        }),
                 };
                 match reply {
                     Reply::Blocking(tx) => {

@@ -25,7 +25,12 @@ fn kinds(dir: &Path, session: &str) -> Vec<String> {
     std::fs::read_to_string(dir.join(format!("state/sessions/{session}.jsonl")))
         .unwrap()
         .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap()["type"].as_str().unwrap().to_string())
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
         .collect()
 }
 
@@ -33,7 +38,9 @@ fn kinds(dir: &Path, session: &str) -> Vec<String> {
 fn idle_sessions_hold_no_file_descriptor_and_stay_held() {
     let dir = temp_dir();
     let d = dir.path();
-    let script: String = (0..2 * SESSIONS).map(|n| format!("- text: reply {n}\n")).collect();
+    let script: String = (0..2 * SESSIONS)
+        .map(|n| format!("- text: reply {n}\n"))
+        .collect();
     std::fs::write(d.join("script.yml"), script).unwrap();
     let config = d.join("cordis.yml");
     std::fs::write(
@@ -72,7 +79,10 @@ fn idle_sessions_hold_no_file_descriptor_and_stay_held() {
     // Still held: another dsh process may not write the log.
     let repair = run_dsh(["sessions", "repair", &sessions[0]], d);
     assert_eq!(repair.code, Some(4), "{repair:?}");
-    assert!(repair.stderr.contains("in use by another dsh process"), "{repair:?}");
+    assert!(
+        repair.stderr.contains("in use by another dsh process"),
+        "{repair:?}"
+    );
 
     // And each one's next turn opens its log again, in order.
     for (n, id) in sessions.iter().enumerate() {

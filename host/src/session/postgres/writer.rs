@@ -23,8 +23,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::{Shared, why};
 use crate::session::backend::StoreWriter;
-use crate::session::log::LogError;
 use crate::session::file_writer::FileWriter;
+use crate::session::log::LogError;
 use crate::session::writer::PendingSync;
 
 /// What [`hold`] found.
