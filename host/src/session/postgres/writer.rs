@@ -172,13 +172,13 @@ pub(crate) struct PgWriter {
     ops: mpsc::UnboundedSender<Op>,
     path: PathBuf,
     /// The local transcript file's writer, when there is one.
-    transcript: Option<FileWriter>,
+    transcript: Option<Box<FileWriter>>,
 }
 
 impl PgWriter {
     /// Also appends every line to the local transcript `writer`.
     pub(crate) fn with_transcript(mut self, writer: FileWriter) -> PgWriter {
-        self.transcript = Some(writer);
+        self.transcript = Some(Box::new(writer));
         self
     }
 
@@ -204,7 +204,7 @@ impl StoreWriter for PgWriter {
         if let Some(transcript) = &self.transcript {
             // A copy for hooks: its failure is logged by its writer and
             // does not fail the append, which the database holds.
-            StoreWriter::append(transcript, seq, line).ok();
+            StoreWriter::append(transcript.as_ref(), seq, line).ok();
         }
         Ok(())
     }
