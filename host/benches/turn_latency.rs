@@ -119,6 +119,8 @@ impl Plugin for StampModel {
                     text: "done".into(),
                     tool_calls: Vec::new(),
                     stop_reason: StopReason::EndTurn,
+                    model: None,
+                    usage: None,
                 }
             } else {
                 ModelReply {
@@ -129,6 +131,8 @@ impl Plugin for StampModel {
                         arguments: json!({"command": "true"}),
                     }],
                     stop_reason: StopReason::ToolUse,
+                    model: None,
+                    usage: None,
                 }
             };
             let reply = serde_json::to_value(reply).map_err(|e| e.to_string())?;

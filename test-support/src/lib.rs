@@ -18,6 +18,8 @@
 //!   signal, kill or race), and timed waits for what it does.
 //! - [`acp_stdio`]: a raw JSON-RPC client over `dsh acp`'s stdio.
 //! - [`openai_mock`]: the scripted OpenAI-compatible server on 127.0.0.1.
+//! - [`stateless_model`]: a stateless one for load (a tool call after the
+//!   user's message, text otherwise), with keep-alive.
 //! - [`fake_host`]: the fake plugin host for plugin unit tests.
 //! - [`postgres`]: a real PostgreSQL server of a test's own.
 //! - [`wait`]: timed waits for async tests.
@@ -41,6 +43,7 @@ pub mod openai_mock;
 pub mod permissions;
 pub mod postgres;
 pub mod process;
+pub mod stateless_model;
 pub mod wait;
 
 use std::path::{Path, PathBuf};

@@ -398,24 +398,30 @@ impl Session {
     }
 
     /// Writes what was buffered while no turn was open as a one-shot
-    /// injection turn.
+    /// injection turn. Called whenever the session becomes idle (after
+    /// session-start, after each turn, on a record between turns), so it
+    /// then lets the log's file and thread go until the next write: an idle
+    /// session holds no file descriptor (what is queued is still written).
     pub(crate) fn flush_one_shot(&self) {
         let items = {
             let mut state = self.state();
-            if state.phase != Phase::Idle || state.buffered.is_empty() {
+            if state.phase != Phase::Idle {
                 return;
             }
             std::mem::take(&mut state.buffered)
         };
-        let turn_id = new_id("turn");
-        self.append(SessionEvent::turn_start(&turn_id, TurnKind::Injection));
-        self.write_items(items);
-        self.append(SessionEvent::turn_end(
-            &turn_id,
-            TurnEndReason::Completed,
-            None,
-        ));
-        self.sync_soon();
+        if !items.is_empty() {
+            let turn_id = new_id("turn");
+            self.append(SessionEvent::turn_start(&turn_id, TurnKind::Injection));
+            self.write_items(items);
+            self.append(SessionEvent::turn_end(
+                &turn_id,
+                TurnEndReason::Completed,
+                None,
+            ));
+            self.sync_soon();
+        }
+        self.log().release_idle();
     }
 
     /// Writes buffered context and records into the open turn.

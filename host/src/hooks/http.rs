@@ -13,7 +13,7 @@
 //! project's hook file cannot make the daemon call arbitrary hosts. Such a
 //! hook does not start (a non-blocking error naming the host and the key).
 
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Duration;
 
 use dsh_hook_protocol::transport::{self, HttpHandler};
@@ -36,9 +36,47 @@ const ACCEPT_VALUE: &str = "application/json, text/plain, */*";
 /// Redirects followed at most (each checked against the allowed hosts).
 const MAX_REDIRECTS: usize = 5;
 
+/// The pooled client: redirects checked against the allowed hosts in
+/// `settings` at every hop, Claude Code's headers.
+fn build_client(settings: &Arc<RwLock<HookSettings>>) -> Result<reqwest::Client, String> {
+    let for_redirects = settings.clone();
+    let policy = reqwest::redirect::Policy::custom(move |attempt| {
+        if attempt.previous().len() >= MAX_REDIRECTS {
+            return attempt.error(format!("more than {MAX_REDIRECTS} redirects"));
+        }
+        let host = attempt.url().host_str().unwrap_or_default().to_string();
+        if allowed(&for_redirects, &host) {
+            attempt.follow()
+        } else {
+            let why = refusal(&host, attempt.url().as_str());
+            attempt.error(why)
+        }
+    });
+    // Claude Code's own headers (S70): set here, reqwest neither adds its
+    // `Accept-Encoding` nor leaves out `Connection`.
+    let mut defaults = reqwest::header::HeaderMap::new();
+    defaults.insert(
+        reqwest::header::ACCEPT_ENCODING,
+        HeaderValue::from_static(ACCEPT_ENCODING_VALUE),
+    );
+    defaults.insert(
+        reqwest::header::CONNECTION,
+        HeaderValue::from_static("keep-alive"),
+    );
+    reqwest::Client::builder()
+        .redirect(policy)
+        .user_agent(USER_AGENT)
+        .default_headers(defaults)
+        .pool_idle_timeout(Duration::from_secs(90))
+        .build()
+        .map_err(|e| format!("cannot build the http hook client: {e}"))
+}
+
 /// The pooled client and the settings that bound it.
 pub struct HttpHooks {
-    client: Result<reqwest::Client, String>,
+    /// Built at the first http hook: a daemon without one never pays for
+    /// the TLS roots and the pool (issue 15, idle memory).
+    client: OnceLock<Result<reqwest::Client, String>>,
     settings: Arc<RwLock<HookSettings>>,
 }
 
@@ -46,43 +84,19 @@ impl HttpHooks {
     /// A client reading the allowed hosts from `settings` at every call
     /// and every redirect.
     pub fn new(settings: Arc<RwLock<HookSettings>>) -> HttpHooks {
-        let for_redirects = settings.clone();
-        let policy = reqwest::redirect::Policy::custom(move |attempt| {
-            if attempt.previous().len() >= MAX_REDIRECTS {
-                return attempt.error(format!("more than {MAX_REDIRECTS} redirects"));
-            }
-            let host = attempt.url().host_str().unwrap_or_default().to_string();
-            if allowed(&for_redirects, &host) {
-                attempt.follow()
-            } else {
-                let why = refusal(&host, attempt.url().as_str());
-                attempt.error(why)
-            }
-        });
-        // Claude Code's own headers (S70): set here, reqwest neither adds its
-        // `Accept-Encoding` nor leaves out `Connection`.
-        let mut defaults = reqwest::header::HeaderMap::new();
-        defaults.insert(
-            reqwest::header::ACCEPT_ENCODING,
-            HeaderValue::from_static(ACCEPT_ENCODING_VALUE),
-        );
-        defaults.insert(
-            reqwest::header::CONNECTION,
-            HeaderValue::from_static("keep-alive"),
-        );
-        let client = reqwest::Client::builder()
-            .redirect(policy)
-            .user_agent(USER_AGENT)
-            .default_headers(defaults)
-            .pool_idle_timeout(Duration::from_secs(90))
-            .build()
-            .map_err(|e| format!("cannot build the http hook client: {e}"));
-        HttpHooks { client, settings }
+        HttpHooks {
+            client: OnceLock::new(),
+            settings,
+        }
+    }
+
+    fn client(&self) -> &Result<reqwest::Client, String> {
+        self.client.get_or_init(|| build_client(&self.settings))
     }
 
     /// Runs one http hook.
     pub async fn call(&self, handler: &HttpHandler, run: &RunRequest) -> RunAnswer {
-        let client = match &self.client {
+        let client = match self.client() {
             Ok(c) => c,
             Err(e) => return transport::unreachable_answer(e.clone()),
         };

@@ -40,6 +40,10 @@ pub trait StoreWriter: Send {
     /// false it is only a barrier: readers of the transcript see every line
     /// (a store without a transcript file answers at once).
     fn sync_later(&self, durable: bool) -> Result<PendingSync, LogError>;
+    /// The session is idle: let go of what only writing needs (a file, a
+    /// thread), keeping the session held; the next call takes it again.
+    /// Lines and syncs queued before it still complete.
+    fn release_idle(&self) {}
 }
 
 /// Where sessions are kept.

@@ -6,23 +6,29 @@
 //! `flock` (refused while another process holds it) and cuts a crash-cut last
 //! line, keeping the original bytes aside as `<id>.jsonl.damaged-<n>`; any
 //! other damage is refused with the line and the way forward. Lines go to
-//! the log's own writer thread ([`super::writer`]).
+//! the log's own writer thread ([`super::writer`]), through a
+//! [`FileWriter`] that closes the file while the session is idle; the
+//! session stays held by this process meanwhile ([`super::holds`]).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::backend::{Held, SessionStore, StoreWriter};
+use super::backend::{Held, SessionStore};
+use super::file_writer::FileWriter;
 use super::files::{self, io_error};
+use super::holds::HoldTable;
 use super::log::{LogError, SessionHeader, id_of, read_all, session_path};
 use super::scan::scan;
 use super::store::{LogSnapshot, StoredSession, list_sessions, read_log};
-use super::writer::{LogWriter, PendingSync};
 
 /// The JSONL files under one state folder.
 #[derive(Debug, Clone)]
 pub struct FileStore {
     state_dir: PathBuf,
+    /// The sessions this store holds (one descriptor for all of them).
+    holds: Arc<HoldTable>,
 }
 
 impl FileStore {
@@ -30,25 +36,8 @@ impl FileStore {
     pub fn new(state_dir: &Path) -> FileStore {
         FileStore {
             state_dir: state_dir.to_path_buf(),
+            holds: HoldTable::new(state_dir),
         }
-    }
-}
-
-impl StoreWriter for LogWriter {
-    fn append(&self, _seq: u64, line: &str) -> Result<(), LogError> {
-        // One write per line: a killed process leaves whole lines behind.
-        let mut bytes = Vec::with_capacity(line.len() + 1);
-        bytes.extend_from_slice(line.as_bytes());
-        bytes.push(b'\n');
-        self.write_line(bytes)
-    }
-
-    fn sync(&self) -> Result<(), LogError> {
-        LogWriter::sync(self)
-    }
-
-    fn sync_later(&self, durable: bool) -> Result<PendingSync, LogError> {
-        LogWriter::sync_later(self, durable)
     }
 }
 
@@ -64,6 +53,14 @@ impl SessionStore for FileStore {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         let path = session_path(&self.state_dir, &header.session_id)?;
         let dir = files::sessions_dir(&self.state_dir)?;
+        let hold = match self.holds.take(&header.session_id, &path) {
+            Ok(hold) => hold,
+            // Held by someone: it exists, or is being created right now.
+            Err(LogError::Locked { .. }) if path.symlink_metadata().is_ok() => {
+                return Err(LogError::Exists { path });
+            }
+            Err(e) => return Err(e),
+        };
         let mut line = serde_json::to_string(header).map_err(|e| io_error(&path, "header", e))?;
         line.push('\n');
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
@@ -96,7 +93,7 @@ impl SessionStore for FileStore {
         let file = made?;
         files::sync_dir(&dir);
         Ok(Held {
-            writer: Box::new(LogWriter::start(&path, file)?),
+            writer: Box::new(FileWriter::start(&path, file, Some(hold))?),
             path,
             header: header.clone(),
             events: Vec::new(),
@@ -105,7 +102,7 @@ impl SessionStore for FileStore {
     }
 
     fn open(&self, id: &str) -> Result<Held, LogError> {
-        open_file(&session_path(&self.state_dir, id)?)
+        open_file(&session_path(&self.state_dir, id)?, &self.holds)
     }
 
     fn read(&self, id: &str) -> Result<LogSnapshot, LogError> {
@@ -124,9 +121,11 @@ impl SessionStore for FileStore {
 /// Opens the existing log at `path` as its writer: takes its lock (refused
 /// while another process holds it), cuts a crash-cut end (keeping those
 /// bytes aside as `<id>.jsonl.damaged-<n>`). Any other damage is refused
-/// with the line and the way forward (`dsh sessions repair`).
-pub(crate) fn open_file(path: &Path) -> Result<Held, LogError> {
+/// with the line and the way forward (`dsh sessions repair`). The session
+/// is held through `holds` until the writer is dropped.
+pub(crate) fn open_file(path: &Path, holds: &Arc<HoldTable>) -> Result<Held, LogError> {
     let id = id_of(path)?;
+    let hold = holds.take(&id, path)?;
     let mut file = files::open_locked(path)?;
     let bytes = read_all(&mut file, path)?;
     let scanned = scan(&bytes, &id);
@@ -160,7 +159,7 @@ pub(crate) fn open_file(path: &Path) -> Result<Held, LogError> {
         kept_aside = Some(aside);
     }
     Ok(Held {
-        writer: Box::new(LogWriter::start(path, file)?),
+        writer: Box::new(FileWriter::start(path, file, Some(hold))?),
         path: path.to_path_buf(),
         header,
         events: scanned.events,
@@ -172,13 +171,13 @@ pub(crate) fn open_file(path: &Path) -> Result<Held, LogError> {
 /// for appending: the local transcript of a session another store keeps
 /// (hooks read the file their `transcript_path` names). Written under a
 /// temporary name, then renamed into place whole, 0600, with the writer's
-/// lock.
+/// lock (the session itself is held by the other store).
 pub(crate) fn write_transcript(
     dir: &Path,
     id: &str,
     header_line: &str,
     lines: &[String],
-) -> Result<(PathBuf, LogWriter), LogError> {
+) -> Result<(PathBuf, FileWriter), LogError> {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     crate::session::id::check_session_id(id)?;
     files::create_state_dir(dir)?;
@@ -206,5 +205,5 @@ pub(crate) fn write_transcript(
             return Err(e);
         }
     };
-    Ok((path.clone(), LogWriter::start(&path, file)?))
+    Ok((path.clone(), FileWriter::start(&path, file, None)?))
 }

@@ -226,7 +226,7 @@ impl SessionLog {
     /// Opens the existing JSONL log at `path` as its writer (see
     /// [`FileStore::open`] and [`SessionLog::open_in`]).
     pub fn open(path: &Path) -> Result<SessionLog, LogError> {
-        let held = super::files_store::open_file(path)?;
+        let held = super::files_store::open_file(path, &super::holds::HoldTable::for_log(path))?;
         SessionLog::close_crashed(SessionLog::held(held))
     }
 
@@ -353,6 +353,13 @@ impl SessionLog {
     /// (not necessarily on disk), for whoever reads the file next.
     pub fn written_later(&self) -> Result<PendingSync, LogError> {
         self.writer.sync_later(false)
+    }
+
+    /// The session is idle (no turn open, nothing to write): the store may
+    /// let go of what only writing needs (the log's file and thread); the
+    /// next append takes them again. The session stays held.
+    pub fn release_idle(&self) {
+        self.writer.release_idle();
     }
 
     /// Flushes the file to disk (called at every turn end).

@@ -9,6 +9,9 @@
 //!   other form never becomes a path ([`session_path`] refuses it).
 //! - [`files`]: the state folder and `sessions/` are 0700, logs 0600; the
 //!   process appending to a log holds an exclusive `flock` on it.
+//! - `holds`: a process that has a session open holds it (a byte-range lock
+//!   on `<state_dir>/.session-holds`) until it closes it, so the log's file
+//!   and thread can be let go while the session is idle (`file_writer`).
 //! - [`events`]: the events, one enum ([`SessionEvent`]) written and read
 //!   through the same type; unknown types are kept as they were.
 //! - [`SessionLog`]: the writer; its file's writes and fsyncs run on the
@@ -30,9 +33,11 @@
 
 mod backend;
 pub mod events;
+mod file_writer;
 pub mod files;
 mod files_store;
 pub mod history;
+mod holds;
 pub mod id;
 mod log;
 pub mod postgres;

@@ -90,6 +90,8 @@ fn rebuild_header(
 /// directory a regenerated header gets when the log no longer says.
 pub fn repair(state_dir: &Path, id: &str, cwd: &Path) -> Result<RepairReport, LogError> {
     let path = session_path(state_dir, id)?;
+    // Held while the rewrite runs: no dsh process has the session open.
+    let _hold = super::holds::HoldTable::new(state_dir).take(id, &path)?;
     let mut file = files::open_locked(&path)?;
     let bytes = read_all(&mut file, &path)?;
     let scanned = scan(&bytes, id);

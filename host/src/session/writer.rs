@@ -11,7 +11,10 @@
 //! The file, and with it the writer's `flock`, lives on this thread; dropping
 //! the writer waits for the lines still queued and for the file to close, so
 //! the lock is released when the [`super::SessionLog`] is dropped, as
-//! before. After a failed write nothing more is written (the file stays a
+//! before. A session going idle instead lets its thread go without waiting
+//! ([`LogWriter::detach`]); the next thread opens the file itself once that
+//! one has ended (`Source::Reopen`, used by `super::file_writer`). After a
+//! failed write nothing more is written (the file stays a
 //! prefix of whole lines, or ends torn, which the next load cuts): every
 //! later sync reports that failure.
 
@@ -42,7 +45,7 @@ enum Op {
 pub(crate) struct LogWriter {
     path: PathBuf,
     ops: Option<mpsc::Sender<Op>>,
-    thread: Option<JoinHandle<()>>,
+    thread: Option<JoinHandle<Option<String>>>,
 }
 
 /// A sync that was queued: await it for the answer.
@@ -72,14 +75,79 @@ impl PendingSync {
     }
 }
 
-fn run(path: PathBuf, mut file: LockedFile, ops: mpsc::Receiver<Op>) {
+/// The file a writer thread starts with.
+pub(crate) enum Source {
+    /// Already open and locked.
+    Open(LockedFile),
+    /// Opened again by the thread: after `previous` (the session's last
+    /// writer thread, which may still be writing and holds the `flock`) has
+    /// ended, the file at the path must still be the one the session had
+    /// (`dev`, `ino`) and hold exactly the `len` bytes written to it.
+    Reopen {
+        previous: Option<JoinHandle<Option<String>>>,
+        dev: u64,
+        ino: u64,
+        len: u64,
+    },
+}
+
+/// Opens the log again for a session that let it go while idle, checking
+/// nobody replaced or wrote it meanwhile.
+fn reopen(
+    path: &Path,
+    previous: Option<JoinHandle<Option<String>>>,
+    dev: u64,
+    ino: u64,
+    len: u64,
+) -> Result<LockedFile, String> {
+    use std::os::unix::fs::MetadataExt as _;
+    if let Some(previous) = previous {
+        match previous.join() {
+            Ok(None) => {}
+            Ok(Some(failed)) => return Err(failed),
+            Err(_) => return Err("the log's previous writer thread panicked".into()),
+        }
+    }
+    let file = super::files::open_locked(path).map_err(|e| format!("cannot open again: {e}"))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot stat after opening again: {e}"))?;
+    if meta.dev() != dev || meta.ino() != ino {
+        return Err("the log was replaced by another file while the session was idle".into());
+    }
+    if meta.len() != len {
+        return Err(format!(
+            "the log changed while the session was idle ({} bytes, {len} written by this session)",
+            meta.len()
+        ));
+    }
+    Ok(file)
+}
+
+fn run(path: PathBuf, source: Source, ops: mpsc::Receiver<Op>) -> Option<String> {
     let mut failed: Option<String> = None;
+    let mut file = match source {
+        Source::Open(file) => Some(file),
+        Source::Reopen {
+            previous,
+            dev,
+            ino,
+            len,
+        } => match reopen(&path, previous, dev, ino, len) {
+            Ok(file) => Some(file),
+            Err(message) => {
+                tracing::error!(path = %path.display(), "session log: {message}; nothing more is written to this log");
+                failed = Some(message);
+                None
+            }
+        },
+    };
     for op in ops {
         match op {
             Op::Line(line) => {
-                if failed.is_some() {
+                let Some(file) = file.as_mut().filter(|_| failed.is_none()) else {
                     continue;
-                }
+                };
                 if let Err(e) = file.write_all(&line) {
                     tracing::error!(path = %path.display(), "session log append failed: {e}; nothing more is written to this log");
                     failed = Some(format!("cannot append: {e}"));
@@ -92,10 +160,13 @@ fn run(path: PathBuf, mut file: LockedFile, ops: mpsc::Receiver<Op>) {
                         message: message.clone(),
                     }),
                     None if !fsync => Ok(()),
-                    None => file.sync_data().map_err(|e| {
-                        tracing::error!(path = %path.display(), "session log sync failed: {e}");
-                        io_error(&path, "cannot sync", e)
-                    }),
+                    None => file
+                        .as_ref()
+                        .map_or(Ok(()), |file| file.sync_data())
+                        .map_err(|e| {
+                            tracing::error!(path = %path.display(), "session log sync failed: {e}");
+                            io_error(&path, "cannot sync", e)
+                        }),
                 };
                 match reply {
                     Reply::Blocking(tx) => {
@@ -108,16 +179,23 @@ fn run(path: PathBuf, mut file: LockedFile, ops: mpsc::Receiver<Op>) {
             }
         }
     }
+    drop(file);
+    failed
 }
 
 impl LogWriter {
     /// Hands `file` to a new writer thread.
     pub(crate) fn start(path: &Path, file: LockedFile) -> Result<LogWriter, LogError> {
+        Self::start_from(path, Source::Open(file))
+    }
+
+    /// A new writer thread on `source`.
+    pub(crate) fn start_from(path: &Path, source: Source) -> Result<LogWriter, LogError> {
         let (tx, rx) = mpsc::channel();
         let owned = path.to_path_buf();
         let thread = std::thread::Builder::new()
             .name("dsh-session-log".into())
-            .spawn(move || run(owned, file, rx))
+            .spawn(move || run(owned, source, rx))
             .map_err(|e| io_error(path, "cannot start the log's writer thread", e))?;
         Ok(LogWriter {
             path: path.to_path_buf(),
@@ -166,6 +244,16 @@ impl LogWriter {
             fsync,
         })?;
         Ok(PendingSync(rx, self.path.clone()))
+    }
+}
+
+impl LogWriter {
+    /// Lets the thread finish what is queued and close the file on its
+    /// own, without waiting for it; returns the thread, which says whether
+    /// a write failed.
+    pub(crate) fn detach(mut self) -> Option<JoinHandle<Option<String>>> {
+        self.ops = None;
+        self.thread.take()
     }
 }
 

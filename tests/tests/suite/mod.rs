@@ -14,6 +14,8 @@
 //! - [`hook_servers`]: socket hook servers (issue 14);
 //! - [`http_hooks`]: Claude Code's `http` hooks (issue 14);
 //! - [`hostile`]: the hostile-input suite;
+//! - [`idle_sessions`]: idle sessions in the daemon hold no file
+//!   descriptor, yet stay held (issue 15);
 //! - [`permissions`]: the daemon's sessions start with the manifest's
 //!   `permissions:`, and a SIGHUP reload changes it for new sessions;
 //! - [`reload_atomic`]: reload as one atomic swap of the plugin registry,
@@ -32,6 +34,7 @@ mod examples;
 mod hook_servers;
 mod hostile;
 mod http_hooks;
+mod idle_sessions;
 mod native_seams;
 mod permissions;
 mod plugin_host;

@@ -23,8 +23,9 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::{Shared, why};
 use crate::session::backend::StoreWriter;
+use crate::session::file_writer::FileWriter;
 use crate::session::log::LogError;
-use crate::session::writer::{LogWriter, PendingSync};
+use crate::session::writer::PendingSync;
 
 /// What [`hold`] found.
 pub(crate) enum Holding {
@@ -171,13 +172,13 @@ pub(crate) struct PgWriter {
     ops: mpsc::UnboundedSender<Op>,
     path: PathBuf,
     /// The local transcript file's writer, when there is one.
-    transcript: Option<LogWriter>,
+    transcript: Option<Box<FileWriter>>,
 }
 
 impl PgWriter {
     /// Also appends every line to the local transcript `writer`.
-    pub(crate) fn with_transcript(mut self, writer: LogWriter) -> PgWriter {
-        self.transcript = Some(writer);
+    pub(crate) fn with_transcript(mut self, writer: FileWriter) -> PgWriter {
+        self.transcript = Some(Box::new(writer));
         self
     }
 
@@ -203,7 +204,7 @@ impl StoreWriter for PgWriter {
         if let Some(transcript) = &self.transcript {
             // A copy for hooks: its failure is logged by its writer and
             // does not fail the append, which the database holds.
-            StoreWriter::append(transcript, seq, line).ok();
+            StoreWriter::append(transcript.as_ref(), seq, line).ok();
         }
         Ok(())
     }
@@ -224,6 +225,15 @@ impl StoreWriter for PgWriter {
         let (tx, rx) = oneshot::channel();
         let _ = tx.send(Ok(()));
         Ok(PendingSync::new(rx, self.path.clone()))
+    }
+
+    /// The local transcript's file is let go while idle. The database
+    /// connection stays: the session's advisory lock lives on it, and
+    /// letting it go would let another host take the session.
+    fn release_idle(&self) {
+        if let Some(transcript) = &self.transcript {
+            transcript.release_idle();
+        }
     }
 }
 
