@@ -11,12 +11,13 @@ use std::sync::Arc;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, AvailableCommandsUpdate, CancelNotification, Implementation,
-    InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse,
-    LoadSessionRequest, LoadSessionResponse, McpCapabilities, NewSessionRequest,
-    NewSessionResponse, PromptCapabilities, PromptRequest, ResumeSessionRequest,
+    AgentCapabilities, AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate,
+    CancelNotification, Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest,
+    ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities,
+    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, ResumeSessionRequest,
     ResumeSessionResponse, SessionCapabilities, SessionId, SessionListCapabilities,
     SessionNotification, SessionResumeCapabilities, SessionUpdate, SetSessionModeRequest,
+    UnstructuredCommandInput,
 };
 use agent_client_protocol::{Agent, ConnectTo, Error as RpcError};
 use dsh_plugin_api::SessionStartSource;
@@ -309,10 +310,19 @@ impl Attach {
     }
 }
 
-/// `available_commands_update`: dsh has no slash commands of its own yet,
-/// so the list is empty (an editor then offers none).
+/// `available_commands_update`: the slash commands a prompt may start with.
+/// dsh's one is `/compact [instructions]` (`agent/compact.rs`), which the
+/// editor sends back as the prompt's text.
 fn commands(cx: &ClientConnection, session: &str) {
-    let update = SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(Vec::new()));
+    let compact = AvailableCommand::new(
+        "compact",
+        "Summarize the conversation so far and continue from the summary",
+    )
+    .input(AvailableCommandInput::Unstructured(
+        UnstructuredCommandInput::new("what the summary should keep (optional)"),
+    ));
+    let update =
+        SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(vec![compact]));
     if let Err(e) = cx.send_notification(SessionNotification::new(SessionId::new(session), update))
     {
         tracing::debug!(session = %session, "available commands not sent: {}", e.message);

@@ -81,10 +81,17 @@ async fn session_list_names_stored_sessions_by_their_first_prompt_and_filters_by
         assert_eq!(s["cwd"], json!(host.project));
         assert!(s["updatedAt"].as_str().unwrap().ends_with('Z'), "{s}");
     }
-    // Every new session announced its (empty) command list.
+    // Every new session announced its command list: `/compact`.
     let mut announced = Vec::new();
     while let Ok(note) = client.commands.try_recv() {
-        assert_eq!(note["update"]["availableCommands"], json!([]));
+        assert_eq!(
+            note["update"]["availableCommands"],
+            json!([{
+                "name": "compact",
+                "description": "Summarize the conversation so far and continue from the summary",
+                "input": {"hint": "what the summary should keep (optional)"},
+            }])
+        );
         announced.push(note["sessionId"].as_str().unwrap().to_string());
     }
     assert_eq!(announced, [first, second, third]);

@@ -12,6 +12,7 @@ mod terminal_client;
 
 mod approval;
 mod binary;
+mod compact;
 mod daemon;
 mod editor;
 mod history;

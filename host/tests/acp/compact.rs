@@ -1,0 +1,87 @@
+//! `/compact` from an editor: the command is announced in
+//! `available_commands_update`, sent back as the prompt's text, and compacts
+//! the session through the real `model-openai` provider against a local
+//! mock: one summary request offering no tools, the user told `Compacted`,
+//! and the next prompt's request starting from the summary.
+
+use agent_client_protocol::v1::schema::StopReason;
+use dsh_test_support::agent::Load;
+use dsh_test_support::openai_mock::{OpenAiMock, Reply};
+use serde_json::{Value, json};
+
+use crate::support::{Answer, Model, TestHost};
+
+fn texts(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_compact_from_the_editor_compacts_the_session() {
+    let mock = OpenAiMock::start(vec![
+        Reply::text("MARK_FIRST_ANSWER"),
+        Reply::text("<analysis>thinking</analysis>\n<summary>MARK_SUMMARY</summary>"),
+        Reply::text("Bye."),
+    ]);
+    let model = Load::builtin(
+        "model",
+        "model-openai",
+        json!({"base_url": mock.base_url, "model": "mock-model", "api_key_env": "CARGO_PKG_NAME",
+               "max_retries": 0}),
+    );
+    let host = TestHost::new(Model::Plugin(model), &[]);
+    let (mut client, _serving) = host.connect(Answer::Fail).await;
+    let session = client.open(&host.project).await;
+    let announced = client.commands.try_recv().unwrap();
+    assert_eq!(
+        announced["update"]["availableCommands"][0]["name"],
+        "compact"
+    );
+
+    assert_eq!(
+        client.prompt(&session, "MARK_PROMPT hello").await.unwrap(),
+        StopReason::EndTurn
+    );
+    client.take_updates();
+    assert_eq!(
+        client
+            .prompt(&session, "/compact keep MARK_KEEP")
+            .await
+            .unwrap(),
+        StopReason::EndTurn
+    );
+    let shown = client.take_updates();
+    assert!(
+        shown.contains(&json!({"sessionUpdate": "agent_message_chunk",
+                               "content": {"type": "text", "text": "Compacted"}})),
+        "{shown:?}"
+    );
+    assert_eq!(
+        client.prompt(&session, "again").await.unwrap(),
+        StopReason::EndTurn
+    );
+
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3);
+    // The summary request: the history so far plus the summary prompt with
+    // the instructions, no tools; `/compact` itself is not a prompt.
+    let summary = &requests[1].body;
+    assert!(
+        summary["tools"].as_array().is_none_or(|t| t.is_empty()),
+        "{summary}"
+    );
+    let asked = texts(summary).join("\n");
+    assert!(asked.contains("MARK_PROMPT") && asked.contains("MARK_FIRST_ANSWER"));
+    assert!(asked.contains("Additional Instructions:") && asked.contains("keep MARK_KEEP"));
+    assert!(!asked.contains("/compact"), "{asked}");
+    // The next request starts from the summary, not from the old history.
+    let next = texts(&requests[2].body).join("\n");
+    assert!(next.contains("MARK_SUMMARY"), "{next}");
+    assert!(!next.contains("MARK_FIRST_ANSWER"), "{next}");
+    assert!(next.contains("again"), "{next}");
+    client.close().await;
+}
