@@ -258,7 +258,9 @@ pub fn decide(
             // file tool (S105 ask_rule_write: `Write`); a path rule names
             // the path (S81-write-edit-ask).
             let message = if m.whole_tool {
-                format!("Claude requested permissions to use {tool}, but you haven't granted it yet.")
+                format!(
+                    "Claude requested permissions to use {tool}, but you haven't granted it yet."
+                )
             } else {
                 requested_message(&call)
             };

@@ -1175,7 +1175,8 @@ fn check_requests(
         };
         // The CLI's own interrupted-for-tool-use text after a dialog's "No"
         // (S107) is the approval step's in dsh, not a hook's.
-        let by = if text == dsh_host::permissions::INTERRUPTED_FOR_TOOL_USE && rejects_in_dialog(v) {
+        let by = if text == dsh_host::permissions::INTERRUPTED_FOR_TOOL_USE && rejects_in_dialog(v)
+        {
             "approval"
         } else {
             bridge
