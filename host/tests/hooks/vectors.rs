@@ -1075,12 +1075,7 @@ fn check_requests(
                 .any(|i| i["prompt"] == text.as_str())
                 .then_some("prompt")
         })
-        .or_else(|| {
-            typed_prompts(v)
-                .iter()
-                .any(|t| *t == text)
-                .then_some("prompt")
-        });
+        .or_else(|| typed_prompts(v).contains(&text).then_some("prompt"));
         if let Some(kind) = plain
             && skips.has(Aspect::Mapped(kind))
         {
