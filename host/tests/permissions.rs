@@ -383,7 +383,7 @@ fn a_terminal_asks_and_allow_always_is_kept_by_the_resumed_session() {
     );
     assert_eq!(
         first(&events, "context/message").unwrap()["content"],
-        "[Request interrupted by user for tool use]"
+        "[Request interrupted by user for tool use]\n"
     );
     assert_eq!(
         first(&events, "turn/end").unwrap()["message"],

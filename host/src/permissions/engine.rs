@@ -4,8 +4,10 @@
 //! The order, as Claude Code 2.1.197 decides (recorded, S30/S31):
 //! 1. a `deny` rule refuses, even when a hook allowed the call;
 //! 2. a hook's `ask` asks with the hook's reason, even over an allow rule;
-//! 3. an `ask` rule asks, even when a hook allowed the call;
-//! 4. a hook's `allow` runs the call (the mode is not consulted);
+//! 3. an `ask` rule asks, even when a hook allowed the call, and under
+//!    `bypassPermissions` too (S105);
+//! 4. a hook's `allow` runs the call (the mode is not consulted: under
+//!    `plan` a Write, `python3 -c` and `touch` ran, S106);
 //! 5. `plan` refuses edits;
 //! 6. `bypassPermissions` runs it, and so does an `allow` rule;
 //! 7. otherwise the tool decides: read-only tools and read-only commands
@@ -252,8 +254,18 @@ pub fn decide(
             };
         }
         if let Some(m) = state.rules.matching(Behavior::Ask, &call) {
+            // An ask rule naming the whole tool asks to "use" it, even a
+            // file tool (S105 ask_rule_write: `Write`); a path rule names
+            // the path (S81-write-edit-ask).
+            let message = if m.whole_tool {
+                format!(
+                    "Claude requested permissions to use {tool}, but you haven't granted it yet."
+                )
+            } else {
+                requested_message(&call)
+            };
             break 'verdict Verdict::Ask {
-                message: requested_message(&call),
+                message,
                 rule: Some(format!("{}: {}", m.source.as_str(), m.rule)),
             };
         }
@@ -419,6 +431,32 @@ mod tests {
         assert!(
             matches!(run(&s, "Bash", py(), HookStance::Silent), Verdict::Deny { message, .. } if message == denied)
         );
+    }
+
+    #[test]
+    fn ask_rules_bind_bypass_and_hook_allow_skips_plan_as_recorded_in_s105_s106() {
+        use PermissionMode::{BypassPermissions, Plan};
+        let py = || json!({"command": PY});
+        let write = || json!({"file_path": "/p/w.txt", "content": "x"});
+        // S105: an ask rule asks under bypassPermissions, hook silent or allowing
+        let s = state(BypassPermissions, &["Read"], &["Bash(python3:*)"], &[]);
+        for hook in [HookStance::Silent, HookStance::Allow] {
+            assert!(matches!(run(&s, "Bash", py(), hook),
+                Verdict::Ask { message, .. } if message == "Claude requested permissions to use Bash, but you haven't granted it yet."));
+        }
+        // a whole-tool ask rule on a file tool asks to "use" it, not to write to its path
+        let s = state(BypassPermissions, &["Read"], &["Write"], &[]);
+        assert!(matches!(run(&s, "Write", write(), HookStance::Silent),
+            Verdict::Ask { message, .. } if message == "Claude requested permissions to use Write, but you haven't granted it yet."));
+        // S106: a hook's allow runs edits and commands under plan
+        let s = state(Plan, &["Read"], &[], &[]);
+        for (tool, args) in [
+            ("Write", write()),
+            ("Bash", py()),
+            ("Bash", json!({"command": "touch made_by_bash.txt"})),
+        ] {
+            assert_eq!(run(&s, tool, args, HookStance::Allow), Verdict::Allow);
+        }
     }
 
     #[test]

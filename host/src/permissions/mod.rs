@@ -32,8 +32,9 @@ pub const USER_REJECTED: &str = "The user doesn't want to proceed with this tool
 
 /// The text block Claude Code adds after the refused call's result when
 /// that "No" stops the turn (recorded, S34 user_rejects); the model reads
-/// both with the user's next prompt.
-pub const INTERRUPTED_FOR_TOOL_USE: &str = "[Request interrupted by user for tool use]";
+/// both with the user's next prompt. It ends with a newline (S107
+/// reject_then_prompt).
+pub const INTERRUPTED_FOR_TOOL_USE: &str = "[Request interrupted by user for tool use]\n";
 
 /// Splits one `--allowedTools` / `--disallowedTools` value as Claude Code
 /// does: on commas and spaces outside parentheses, so

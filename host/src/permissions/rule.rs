@@ -376,6 +376,9 @@ pub struct Matched {
     pub rule: String,
     /// Its layer.
     pub source: RuleSource,
+    /// Whether it names the tool alone (`Write`, `Bash(*)`): no command,
+    /// path or domain.
+    pub whole_tool: bool,
 }
 
 impl RuleSet {
@@ -438,6 +441,7 @@ impl RuleSet {
             .map(|(_, source, rule)| Matched {
                 rule: rule.text().to_string(),
                 source: *source,
+                whole_tool: matches!(rule.spec, Spec::Any),
             })
     }
 
@@ -449,6 +453,7 @@ impl RuleSet {
         let hit = |(_, source, rule): &(Behavior, RuleSource, Rule)| Matched {
             rule: rule.text().to_string(),
             source: *source,
+            whole_tool: matches!(rule.spec, Spec::Any),
         };
         let parts = command_parts(call);
         match (&parts, behavior) {

@@ -158,7 +158,7 @@ async fn a_rejected_ask_skips_the_tool_stops_the_turn_and_the_model_reads_claude
         tail,
         [
             ("tool", USER_REJECTED),
-            ("user", "[Request interrupted by user for tool use]"),
+            ("user", "[Request interrupted by user for tool use]\n"),
             ("user", "what now"),
         ]
     );

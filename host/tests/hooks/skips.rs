@@ -103,6 +103,8 @@ pub const ROWS: &[Row] = &[
         "the summary message (with the transcript path mapped to the session log) is a plain user message in dsh's history, compared whole"),
     row(Claude, "S90-*", Mapped("prompt"),
         "the CLI lists the prompt after `/compact` among the text blocks of its slash-command message; dsh's is the user's prompt message, compared whole"),
+    row(Claude, "S107-reject-then-prompt", Mapped("prompt"),
+        "the prompt typed after the dialog's \"No\" is a text block of the user message that carries the refused call's result; dsh's is the user's prompt message, compared whole"),
     row(Claude, "S90-*", ModelText("<local-command-"),
         "not done: Claude Code writes the `/compact` command and its output (`<local-command-caveat>`, `<command-name>`, `<local-command-stdout>Compacted ...`) into the conversation, with a synthetic `No response requested.` answer, and keeps the last answer (its preserved segment); dsh's history after a compaction is the summary and what follows it (NOT_REPRODUCED.md, Not done yet)"),
     // Codex.

@@ -34,3 +34,22 @@ impl dsh_plugin_api::Plugin for DialogStandIn {
         Ok(DialogStandIn)
     }
 }
+
+/// The interactive CLI's permission dialog answered "No" from the terminal
+/// (`tty_answers` `2` to "Do you want to proceed?", S107): dsh's terminal
+/// `n`, a rejection that stops the turn.
+pub struct DialogRejects;
+
+impl dsh_plugin_api::Plugin for DialogRejects {
+    type Config = dsh_plugin_api::NoConfig;
+    const NAME: &'static str = "dialog-rejects";
+    const VERSION: &'static str = "0.0.1";
+
+    fn apply(host: &dsh_plugin_api::Host, _config: Self::Config) -> Result<Self, String> {
+        host.provide_service("approval", |_method, _args| async move {
+            Ok(serde_json::json!({"outcome": "reject",
+                "reason": dsh_host::permissions::USER_REJECTED, "interrupt": true}))
+        })?;
+        Ok(DialogRejects)
+    }
+}

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 use crate::script;
 use crate::skips::{Aspect, ROWS};
-use crate::support::{AgentHost, DialogStandIn, Load, Outcome, events_of};
+use crate::support::{AgentHost, DialogRejects, DialogStandIn, Load, Outcome, events_of};
 use crate::unify::Bindings;
 use dsh_test_support::permissions as perms;
 
@@ -326,7 +326,10 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
         && !v.json["invocations"][0]["argv"]
             .as_array()
             .is_some_and(|a| a.iter().any(|x| x == "-p"));
-    if interactive {
+    if interactive && rejects_in_dialog(v) {
+        loads.push(Load::native::<DialogRejects>("dialog", json!({})));
+        dsh_hooks_claude::config::terminal_entrypoint(&mut loads[0].config);
+    } else if interactive {
         loads.push(Load::native::<DialogStandIn>("dialog", json!({})));
         // As `dsh prompt` on a terminal configures the bridge.
         dsh_hooks_claude::config::terminal_entrypoint(&mut loads[0].config);
@@ -426,6 +429,13 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
             .map(String::from)
             .unwrap_or_else(|| s(&v.json, "prompt"));
         outcomes.push(session.prompt(Prompt::user(prompt)).await.into());
+        // What the recording typed at the interactive CLI's input line
+        // after the first prompt: more turns of the same session.
+        if k == 0 {
+            for typed in typed_prompts(v) {
+                outcomes.push(session.prompt(Prompt::user(typed)).await.into());
+            }
+        }
     }
     host.agent
         .close_session(
@@ -442,6 +452,27 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
         state: host.state.clone(),
         outs: outs.to_path_buf(),
     }
+}
+
+/// Whether the recording answered the interactive dialog "No" (`2`).
+fn rejects_in_dialog(v: &Vector) -> bool {
+    v.json["tty_answers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|a| a[0] == "Do you want to proceed?" && a[1] == "2")
+}
+
+/// The prompts the recording typed at the interactive CLI's input line
+/// (`tty_answers` after the first whose keys end with a carriage return).
+fn typed_prompts(v: &Vector) -> Vec<String> {
+    v.json["tty_answers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .skip(1)
+        .filter_map(|a| a[1].as_str()?.strip_suffix('\r').map(String::from))
+        .collect()
 }
 
 /// The MCP servers the CLI was given (`mcp_servers`, the manifest shape),
@@ -1043,7 +1074,8 @@ fn check_requests(
                 .flatten()
                 .any(|i| i["prompt"] == text.as_str())
                 .then_some("prompt")
-        });
+        })
+        .or_else(|| typed_prompts(v).contains(&text).then_some("prompt"));
         if let Some(kind) = plain
             && skips.has(Aspect::Mapped(kind))
         {
@@ -1136,9 +1168,17 @@ fn check_requests(
         } else {
             &m["source"]
         };
-        if *from != json!({"kind": "plugin", "plugin": bridge}) || m["role"] != "user" {
+        // The CLI's own interrupted-for-tool-use text after a dialog's "No"
+        // (S107) is the approval step's in dsh, not a hook's.
+        let by = if text == dsh_host::permissions::INTERRUPTED_FOR_TOOL_USE && rejects_in_dialog(v)
+        {
+            "approval"
+        } else {
+            bridge
+        };
+        if *from != json!({"kind": "plugin", "plugin": by}) || m["role"] != "user" {
             fails.push(format!(
-                "request {r}: {text:?} is not attributed to {bridge}: {m}"
+                "request {r}: {text:?} is not attributed to {by}: {m}"
             ));
         }
         let last = j + 1 == msgs.len();
@@ -1352,7 +1392,14 @@ fn check_turn_ends(
         Dialect::Claude => {
             let te = &outcome["turn_end"];
             let result = sb.subst(&s(te, "result"));
-            if let Some(runs) = outcome["runs"].as_array() {
+            let typed = typed_prompts(v);
+            if !typed.is_empty() {
+                // An interactive run: the first turn, then one per prompt
+                // typed; the TUI reports no result.
+                (0..=typed.len())
+                    .map(|_| (TurnEndReason::Completed, None, None))
+                    .collect()
+            } else if let Some(runs) = outcome["runs"].as_array() {
                 // Several runs of one session (`--continue`, S90): each
                 // ends as its CLI run did.
                 runs.iter().map(|run| claude_run_end(sb, run)).collect()
