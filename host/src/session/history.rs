@@ -35,6 +35,21 @@ fn source_json(source: &impl serde::Serialize) -> serde_json::Value {
     serde_json::to_value(source).unwrap_or(serde_json::Value::Null)
 }
 
+/// The user's prompts in the model-facing history of `events`, in order:
+/// those a compaction kept and those since; no compaction's own message,
+/// no context, no steering (what a Codex-style compaction keeps).
+pub fn user_prompts(events: &[LoggedEvent]) -> Vec<String> {
+    let mut prompts = Vec::new();
+    for logged in events {
+        match &logged.event {
+            SessionEvent::UserMessage { content, .. } => prompts.push(content.clone()),
+            SessionEvent::Compacted { kept, .. } => prompts.clone_from(kept),
+            _ => {}
+        }
+    }
+    prompts
+}
+
 /// The model-facing history of `events`.
 pub fn derive(events: &[LoggedEvent]) -> Vec<ChatMessage> {
     let mut messages: Vec<ChatMessage> = Vec::new();
@@ -47,9 +62,12 @@ pub fn derive(events: &[LoggedEvent]) -> Vec<ChatMessage> {
                 messages.push(ChatMessage::new("user", content.clone()));
             }
             // Everything before a compaction is its summary now.
-            SessionEvent::Compacted { content, .. } => {
+            SessionEvent::Compacted { content, kept, .. } => {
                 messages.clear();
                 pending.clear();
+                for prompt in kept {
+                    messages.push(ChatMessage::new("user", prompt.clone()));
+                }
                 messages.push(ChatMessage::new("user", content.clone()));
             }
             SessionEvent::ContextMessage { content, source } => {
