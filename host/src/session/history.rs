@@ -271,4 +271,20 @@ mod tests {
             .collect();
         assert_eq!(shown, vec![("user", "continued: S"), ("user", "next")]);
     }
+
+    #[test]
+    fn a_codex_compaction_keeps_the_prompts_before_its_summary() {
+        let events = vec![
+            user("first"),
+            assistant(&[]),
+            ev(
+                json!({"type": "session/compacted", "trigger": "auto", "summary": "S1", "content": "summary: S1", "kept": ["first"]}),
+            ),
+            user("second"),
+        ];
+        let shown: Vec<String> = derive(&events).into_iter().map(|m| m.content).collect();
+        assert_eq!(shown, ["first", "summary: S1", "second"]);
+        // A later compaction keeps both prompts, never a summary message.
+        assert_eq!(user_prompts(&events), ["first", "second"]);
+    }
 }
