@@ -44,9 +44,9 @@ use std::sync::{Arc, Mutex};
 use dsh_hook_protocol::{HookHost, PluginHost};
 use dsh_plugin_api::abi_stable::std_types::RArc;
 use dsh_plugin_api::{
-    CompactInput, CompactedInput, ContinuationDecision, ContinuationInput, Host, ModelRequestInput, Next, Plugin,
-    PostExecuteInput, PostToolDecision, PreToolDecision, PromptDecision, PromptSubmitInput,
-    SessionEndInput, SessionStartInput, ToolCall,
+    CompactInput, CompactedInput, ContinuationDecision, ContinuationInput, Host, ModelRequestInput,
+    Next, Plugin, PostExecuteInput, PostToolDecision, PreToolDecision, PromptDecision,
+    PromptSubmitInput, SessionEndInput, SessionStartInput, ToolCall,
 };
 
 pub use config::{CodexHook, Config, ConfigPaths};

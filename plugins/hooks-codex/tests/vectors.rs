@@ -156,14 +156,18 @@ fn compacted_input(cwd: &str, j: &Value) -> CompactedInput {
 /// Whether the recorded run ended without `turn.completed`, codex exiting
 /// 1: a hook stopped the turn (`continue: false`, C91-*).
 fn stopped(v: &Vector) -> bool {
-    v.json["outcome"]["runs"].as_array().unwrap().iter().any(|r| {
-        r["exit_code"] == 1
-            && !r["events"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|e| e == "turn.completed")
-    })
+    v.json["outcome"]["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| {
+            r["exit_code"] == 1
+                && !r["events"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|e| e == "turn.completed")
+        })
 }
 
 fn built_payload(v: &Vector, call: &Value) -> Option<Value> {
@@ -656,9 +660,7 @@ async fn replay(v: &Vector) {
                 }
             }
             "PostCompact" => {
-                bridge
-                    .on_post_compact(&compacted_input(&cwd, &j))
-                    .await;
+                bridge.on_post_compact(&compacted_input(&cwd, &j)).await;
                 let halts = host.take().halts;
                 // The turn went on when any hook of it fired next.
                 let went_on = i + 1 < calls.len();

@@ -199,7 +199,12 @@ fn a_tool_step_past_the_threshold_compacts_within_the_turn_as_codex_does() {
     );
     // Codex's payload: no permission_mode, the trigger last.
     let pre: Value = serde_json::from_str(&p.hook_stdin("PreCompact", 0)).unwrap();
-    let keys: Vec<&str> = pre.as_object().unwrap().keys().map(String::as_str).collect();
+    let keys: Vec<&str> = pre
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
     assert_eq!(
         keys,
         [

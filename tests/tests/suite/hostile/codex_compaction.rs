@@ -32,7 +32,10 @@ fn compaction_hook_answers_codex_rejects_change_nothing() {
             "PreCompact",
             r#"printf '%s' '{"continue":false,"stopReason":"no","bogus":1}'"#,
         ),
-        ("PostCompact", "printf '{not json'; echo 'post says no' >&2; exit 2"),
+        (
+            "PostCompact",
+            "printf '{not json'; echo 'post says no' >&2; exit 2",
+        ),
         ("Stop", "true"),
     ]);
     let run = p.prompt("x2", "run echo hi", compacting_script());
