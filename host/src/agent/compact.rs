@@ -23,6 +23,14 @@
 //! 4. `agent/session-start {compact}` (its context lands after the summary),
 //!    then `agent/compacted` (Claude's `PostCompact`) with the model's
 //!    whole answer.
+//!
+//! A session of the Codex style ([`CompactionStyle::Codex`], recorded
+//! `C90-*`, `tools/recorder-scenarios/FINDINGS-ccompact.md`) asks with
+//! Codex's checkpoint prompt instead, and its history afterwards is the
+//! user's earlier prompts followed by Codex's summary message (the summary
+//! after Codex's fixed preface); `agent/compacted` (Codex's `PostCompact`)
+//! comes before `agent/session-start {compact}`, which a listener that
+//! halted the turn there skips, as Codex never gets to it.
 
 use std::sync::Arc;
 
@@ -35,6 +43,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::session::Session;
 use super::turn::{authored, default_terminal, originator, unless_cancelled};
+use crate::config::CompactionStyle;
 use crate::model::ChatMessage;
 use crate::seams::Traced;
 use crate::session::{SessionEvent, history};
@@ -48,6 +57,13 @@ const PROMPT_HEAD: &str = include_str!("compact_prompt.txt");
 
 /// The summary prompt's last paragraph.
 const PROMPT_REMINDER: &str = "REMINDER: Do NOT call any tools. Respond with plain text only — an <analysis> block followed by a <summary> block. Tool calls will be rejected and you will fail the task.";
+
+/// Codex's checkpoint prompt (recorded `C90-mid-turn`, byte for byte).
+const CODEX_PROMPT: &str = "You are performing a CONTEXT CHECKPOINT COMPACTION. Create a handoff summary for another LLM that will resume the task.\n\nInclude:\n- Current progress and key decisions made\n- Important context, constraints, or user preferences\n- What remains to be done (clear next steps)\n- Any critical data, examples, or references needed to continue\n\nBe concise, structured, and focused on helping the next LLM seamlessly continue the work.\n";
+
+/// What Codex puts before the summary in the history after a compaction
+/// (recorded `C90-mid-turn`), a newline between them.
+const CODEX_SUMMARY_PREFACE: &str = "Another language model started to solve this problem and produced a summary of its thinking process. You also have access to the state of the tools that were used by that language model. Use this to build on the work that has already been done and avoid duplicating work. Here is the summary produced by the other language model, use the information in this summary to assist with your own analysis:";
 
 /// Claude Code's answer to `/compact` with no conversation to summarize.
 pub const NOTHING_TO_COMPACT: &str = "Not enough messages to compact.";
@@ -96,6 +112,20 @@ pub fn summary_prompt(instructions: Option<&str>) -> String {
         Some(i) => format!("{PROMPT_HEAD}\n\nAdditional Instructions:\n{i}\n\n{PROMPT_REMINDER}"),
         None => format!("{PROMPT_HEAD}\n\n{PROMPT_REMINDER}"),
     }
+}
+
+/// Codex's checkpoint prompt; `instructions` (a `/compact` argument, which
+/// Codex's exec has no command for) follow it on lines of their own.
+pub fn codex_summary_prompt(instructions: Option<&str>) -> String {
+    match instructions {
+        Some(i) => format!("{CODEX_PROMPT}\nAdditional instructions:\n{i}\n"),
+        None => CODEX_PROMPT.to_string(),
+    }
+}
+
+/// Codex's summary message: its preface, a newline, the model's answer.
+pub fn codex_summary_message(answer: &str) -> String {
+    format!("{CODEX_SUMMARY_PREFACE}\n{answer}")
 }
 
 /// The model's answer as the summary reads afterwards: the `<analysis>`
@@ -160,11 +190,13 @@ impl Session {
             .ok_or(NotCompacted::Cancelled)??;
         let instructions: Vec<String> = custom.into_iter().chain(extra).collect();
         let instructions = (!instructions.is_empty()).then(|| instructions.join("\n\n"));
+        let style = self.compaction.style;
+        let prompt = match style {
+            CompactionStyle::Claude => summary_prompt(instructions.as_deref()),
+            CompactionStyle::Codex => codex_summary_prompt(instructions.as_deref()),
+        };
         let mut request = messages;
-        request.push(ChatMessage::new(
-            "user",
-            summary_prompt(instructions.as_deref()),
-        ));
+        request.push(ChatMessage::new("user", prompt));
         let reply = unless_cancelled(cancel, self.complete(request, Vec::new()))
             .await
             .ok_or(NotCompacted::Cancelled)?
@@ -174,19 +206,46 @@ impl Session {
                 "the model's summary of the conversation was empty".into(),
             ));
         }
-        let transcript = self.log_path().to_string_lossy().into_owned();
+        let (content, kept) = match style {
+            CompactionStyle::Claude => {
+                let transcript = self.log_path().to_string_lossy().into_owned();
+                let content = continuation(&format_summary(&reply.text), &transcript);
+                (content, Vec::new())
+            }
+            CompactionStyle::Codex => (
+                codex_summary_message(&reply.text),
+                history::user_prompts(self.log().events()),
+            ),
+        };
         self.append(SessionEvent::Compacted {
             trigger: trigger.as_str().into(),
             summary: reply.text.clone(),
-            content: continuation(&format_summary(&reply.text), &transcript),
+            content,
+            kept,
         });
         self.state().usage = None;
         self.written().await;
-        self.session_start_compact().await;
+        match style {
+            CompactionStyle::Claude => {
+                self.session_start_compact().await;
+                self.compacted(trigger, reply.text).await;
+            }
+            CompactionStyle::Codex => {
+                self.compacted(trigger, reply.text).await;
+                if self.state().halt.is_none() {
+                    self.session_start_compact().await;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `agent/compacted`, with the model's whole answer.
+    async fn compacted(self: &Arc<Self>, trigger: Trigger, summary: String) {
         let input = CompactedInput {
             session: self.session_ref(),
             trigger: RString::from(trigger.as_str()),
-            summary: RString::from(reply.text),
+            summary: RString::from(summary),
         };
         let failures = self
             .view()
@@ -194,7 +253,12 @@ impl Session {
             .notify(SeamInput::Compacted(RArc::new(input)))
             .await;
         self.note_listener_failures("agent/compacted", &failures, false);
-        Ok(())
+    }
+
+    /// Whether this session compacts as Codex does (within a turn, before
+    /// the model is asked again, rather than when the turn ends).
+    pub(crate) fn compacts_like_codex(&self) -> bool {
+        self.compaction.style == CompactionStyle::Codex
     }
 
     /// `agent/compact`: the instructions its listeners added, or why not.
@@ -301,6 +365,19 @@ mod tests {
                 "$HOME/.claude/projects/$PROJECT_SLUG/$SESSION_ID.jsonl"
             ),
             recorded
+        );
+    }
+
+    #[test]
+    fn codex_texts_are_codexs_byte_for_byte() {
+        // Recorded `C90-mid-turn`: request 2's last item, request 3's last.
+        assert!(codex_summary_prompt(None).starts_with(
+            "You are performing a CONTEXT CHECKPOINT COMPACTION. Create a handoff summary"
+        ));
+        assert!(codex_summary_prompt(None).ends_with("continue the work.\n"));
+        assert_eq!(
+            codex_summary_message("SUMMARY: echoed hi"),
+            "Another language model started to solve this problem and produced a summary of its thinking process. You also have access to the state of the tools that were used by that language model. Use this to build on the work that has already been done and avoid duplicating work. Here is the summary produced by the other language model, use the information in this summary to assist with your own analysis:\nSUMMARY: echoed hi"
         );
     }
 

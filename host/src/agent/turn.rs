@@ -48,6 +48,16 @@ fn cancelled() -> Ending {
     (TurnEndReason::Aborted, Some("cancelled".into()))
 }
 
+/// How a turn a plugin halted ends, when one did.
+fn halted(halt: &Option<(String, String)>) -> Option<Ending> {
+    halt.as_ref().map(|(plugin, reason)| {
+        (
+            TurnEndReason::Completed,
+            Some(format!("halted by plugin `{plugin}`: {reason}")),
+        )
+    })
+}
+
 /// The plugin whose answer became the chain's answer: the innermost
 /// listener that returned it while its `next` (if called) did not.
 pub(crate) fn originator(trace: &[TraceEntry], answer: &SeamOutput) -> Option<String> {
@@ -257,6 +267,7 @@ impl Session {
         // so the next one (in this process or another) starts from the
         // summary.
         if ending.0 == TurnEndReason::Completed
+            && !self.compacts_like_codex()
             && let Some(cancelled) = self.auto_compact(cancel).await
         {
             return cancelled;
@@ -453,11 +464,18 @@ impl Session {
             if cancel.is_cancelled() {
                 return cancelled();
             }
-            if let Some((plugin, reason)) = self.state().halt.clone() {
-                return (
-                    TurnEndReason::Completed,
-                    Some(format!("halted by plugin `{plugin}`: {reason}")),
-                );
+            if let Some(ending) = halted(&self.state().halt) {
+                return ending;
+            }
+            // Codex compacts before it asks the model again after a tool
+            // step (`C90-mid-turn`); a listener may halt the turn there.
+            if !reply.tool_calls.is_empty() && self.compacts_like_codex() {
+                if let Some(cancelled) = self.auto_compact(cancel).await {
+                    return cancelled;
+                }
+                if let Some(ending) = halted(&self.state().halt) {
+                    return ending;
+                }
             }
             if reply.tool_calls.is_empty() && reply.stop_reason == StopReason::MaxTokens {
                 return (TurnEndReason::MaxTokens, None);

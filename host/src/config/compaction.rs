@@ -5,7 +5,14 @@
 //! compaction:
 //!   auto: true        # compact before a turn once the context is this full
 //!   threshold: 0.9    # share of the model's context window (0 < t <= 1)
+//!   style: claude     # whose compaction: claude (default) or codex
 //! ```
+//!
+//! `style` says whose compaction a session reproduces ([`CompactionStyle`]):
+//! Claude Code's (summary prompt, continuation message, compacted when a
+//! turn ends) or Codex's (recorded `C90-*`: its prompt, its summary message
+//! after the user's earlier prompts, compacted before the model is asked
+//! again: within a turn after a tool step, or before the next turn).
 //!
 //! The share is measured on what the model provider reports (its
 //! `stream/usage` events: tokens in use against the window, e.g.
@@ -25,6 +32,23 @@ pub struct CompactionSettings {
     pub auto: bool,
     /// The share of the context window in use at which it does.
     pub threshold: f64,
+    /// Whose compaction: Claude Code's or Codex's.
+    pub style: CompactionStyle,
+}
+
+/// Whose compaction a session reproduces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CompactionStyle {
+    /// Claude Code's `/compact` (`S90-*`): the summary prompt with
+    /// `<analysis>`/`<summary>`, the continuation message in place of the
+    /// whole history; automatic compaction when a turn ends.
+    #[default]
+    Claude,
+    /// Codex's (`C90-*`): its checkpoint prompt, then the user's earlier
+    /// prompts and its summary message; automatic compaction before the
+    /// model is asked again (after a tool step, or before the next turn).
+    Codex,
 }
 
 impl Default for CompactionSettings {
@@ -32,6 +56,7 @@ impl Default for CompactionSettings {
         CompactionSettings {
             auto: true,
             threshold: DEFAULT_THRESHOLD,
+            style: CompactionStyle::Claude,
         }
     }
 }
@@ -74,6 +99,7 @@ mod tests {
             let s = CompactionSettings {
                 auto: true,
                 threshold: t,
+                ..CompactionSettings::default()
             };
             let e = s.check().unwrap_err();
             assert!(e.contains("compaction.threshold"), "{e}");

@@ -585,6 +585,18 @@ mod tests {
     }
 
     #[test]
+    fn compaction_style_is_claude_or_codex() {
+        let m = parse("plugins: []\n").unwrap();
+        assert_eq!(m.compaction.style, super::super::CompactionStyle::Claude);
+        let m = parse("plugins: []\ncompaction:\n  style: codex\n").unwrap();
+        assert_eq!(m.compaction.style, super::super::CompactionStyle::Codex);
+        let e = parse("plugins: []\ncompaction:\n  style: gemini\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("compaction") && e.contains("gemini"), "{e}");
+    }
+
+    #[test]
     fn mcp_servers_take_the_claude_code_shape_and_bad_ones_name_their_key() {
         let m = parse(
             "plugins: []\nmcp_servers:\n  gh:\n    command: npx\n    args: [-y, srv]\n  web:\n    type: http\n    url: http://127.0.0.1:9/mcp\n",

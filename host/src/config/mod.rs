@@ -17,7 +17,9 @@ mod telemetry;
 pub use store::{STORE_URL_ENV, StoreConfig};
 pub use telemetry::{OTLP_ENDPOINT_ENV, TelemetryConfig};
 
-pub use compaction::{CompactionSettings, DEFAULT_THRESHOLD as DEFAULT_COMPACTION_THRESHOLD};
+pub use compaction::{
+    CompactionSettings, CompactionStyle, DEFAULT_THRESHOLD as DEFAULT_COMPACTION_THRESHOLD,
+};
 pub use hooks::{HookSettings, HttpSettings};
 
 pub use manifest::{

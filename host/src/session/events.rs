@@ -306,6 +306,10 @@ pub enum SessionEvent {
         summary: String,
         /// The message that stands for the history before this point.
         content: String,
+        /// User prompts kept before `content` (a Codex-style compaction
+        /// keeps the user's earlier prompts; none for Claude's).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        kept: Vec<String>,
     },
     /// `stream/text`: a text delta a provider streams while a request runs
     /// (live only, never logged).

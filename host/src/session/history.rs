@@ -35,6 +35,21 @@ fn source_json(source: &impl serde::Serialize) -> serde_json::Value {
     serde_json::to_value(source).unwrap_or(serde_json::Value::Null)
 }
 
+/// The user's prompts in the model-facing history of `events`, in order:
+/// those a compaction kept and those since; no compaction's own message,
+/// no context, no steering (what a Codex-style compaction keeps).
+pub fn user_prompts(events: &[LoggedEvent]) -> Vec<String> {
+    let mut prompts = Vec::new();
+    for logged in events {
+        match &logged.event {
+            SessionEvent::UserMessage { content, .. } => prompts.push(content.clone()),
+            SessionEvent::Compacted { kept, .. } => prompts.clone_from(kept),
+            _ => {}
+        }
+    }
+    prompts
+}
+
 /// The model-facing history of `events`.
 pub fn derive(events: &[LoggedEvent]) -> Vec<ChatMessage> {
     let mut messages: Vec<ChatMessage> = Vec::new();
@@ -47,9 +62,12 @@ pub fn derive(events: &[LoggedEvent]) -> Vec<ChatMessage> {
                 messages.push(ChatMessage::new("user", content.clone()));
             }
             // Everything before a compaction is its summary now.
-            SessionEvent::Compacted { content, .. } => {
+            SessionEvent::Compacted { content, kept, .. } => {
                 messages.clear();
                 pending.clear();
+                for prompt in kept {
+                    messages.push(ChatMessage::new("user", prompt.clone()));
+                }
                 messages.push(ChatMessage::new("user", content.clone()));
             }
             SessionEvent::ContextMessage { content, source } => {
@@ -252,5 +270,21 @@ mod tests {
             .map(|m| (m.role.as_str(), m.content.as_str()))
             .collect();
         assert_eq!(shown, vec![("user", "continued: S"), ("user", "next")]);
+    }
+
+    #[test]
+    fn a_codex_compaction_keeps_the_prompts_before_its_summary() {
+        let events = vec![
+            user("first"),
+            assistant(&[]),
+            ev(
+                json!({"type": "session/compacted", "trigger": "auto", "summary": "S1", "content": "summary: S1", "kept": ["first"]}),
+            ),
+            user("second"),
+        ];
+        let shown: Vec<String> = derive(&events).into_iter().map(|m| m.content).collect();
+        assert_eq!(shown, ["first", "summary: S1", "second"]);
+        // A later compaction keeps both prompts, never a summary message.
+        assert_eq!(user_prompts(&events), ["first", "second"]);
     }
 }

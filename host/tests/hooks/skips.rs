@@ -126,4 +126,10 @@ pub const ROWS: &[Row] = &[
         "dsh has no sandbox: Codex ran `touch` in its read-only sandbox, which refused the write (`Read-only file system`, exit 1); dsh runs it. What the approval policy changes is compared: hooks read `bypassPermissions` and nobody is asked (README, Permissions)"),
     row(Codex, "C101-never-read-only", ToolResults,
         "dsh has no sandbox: Codex ran `touch` in its read-only sandbox, which refused the write (`Read-only file system`, exit 1); dsh runs it. What the approval policy changes is compared: hooks read `bypassPermissions` and nobody is asked (README, Permissions)"),
+    row(Codex, "C9*", Mapped("summary request"),
+        "Codex's checkpoint prompt, the last input item of its summary request, is the last user message of dsh's (no tools offered), compared whole"),
+    row(Codex, "C9*", Mapped("compaction summary"),
+        "Codex's summary message after a compaction is a plain user message in dsh's history, compared whole; Codex re-sends its initial context (developer and environment messages) before it, dsh has none"),
+    row(Codex, "C9*", Mapped("prompt"),
+        "the user's prompt Codex keeps in the history after a compaction is dsh's kept user message, compared whole"),
 ];

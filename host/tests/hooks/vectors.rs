@@ -120,6 +120,21 @@ fn model_script(v: &Vector) -> Value {
         .collect();
     let default = reply(&v.json["model_script_default"]);
     replies.extend(std::iter::repeat_n(default, 16));
+    // What the recorder's Codex mock reported of every answer, when the
+    // run set a context window (C90-*): the context in use, as
+    // `model-scripted` reports it, against that window.
+    if let Some(size) = codex_setting(v, "model_context_window") {
+        let script = v.json["model_script"].as_array().unwrap();
+        let default = &v.json["model_usage_default"]["total_tokens"];
+        for (k, r) in replies.iter_mut().enumerate() {
+            let used = script
+                .get(k)
+                .and_then(|e| e["usage"]["total_tokens"].as_u64())
+                .or_else(|| default.as_u64())
+                .unwrap();
+            r["context"] = json!({"used": used, "size": size});
+        }
+    }
     // What the recorder's mock Anthropic API said of every answer
     // (`claude/mock_api.py`): the usage below, and the model it was asked
     // for, which Claude Code reports as an `Agent` call's `resolvedModel`.
@@ -138,6 +153,36 @@ fn model_script(v: &Vector) -> Value {
         }
     }
     Value::Array(replies)
+}
+
+/// A numeric top-level setting of the run's Codex `config.toml`.
+fn codex_setting(v: &Vector, key: &str) -> Option<u64> {
+    let files = v.json["hooks_config"]["files"].as_array()?;
+    let text = files
+        .iter()
+        .find(|f| s(f, "path").ends_with("config.toml"))
+        .map(|f| s(f, "text"))?;
+    text.lines().find_map(|l| {
+        let (k, val) = l.split_once('=')?;
+        (k.trim() == key).then(|| val.trim().parse().ok())?
+    })
+}
+
+/// How the session compacts: Codex's way for Codex vectors, at Codex's
+/// `model_auto_compact_token_limit` (a share of `model_context_window`)
+/// when the run set one.
+fn compaction(v: &Vector, dialect: Dialect) -> dsh_host::config::CompactionSettings {
+    let mut c = dsh_host::config::CompactionSettings::default();
+    if dialect == Dialect::Codex {
+        c.style = dsh_host::config::CompactionStyle::Codex;
+        if let (Some(limit), Some(size)) = (
+            codex_setting(v, "model_auto_compact_token_limit"),
+            codex_setting(v, "model_context_window"),
+        ) {
+            c.threshold = limit as f64 / size as f64;
+        }
+    }
+    c
 }
 
 /// `text` with the milliseconds of every `duration_ms: N` left out:
@@ -370,6 +415,7 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
     let options = AgentOptions {
         permissions,
         mcp_framing,
+        compaction: compaction(v, dialect),
         ..AgentOptions::default()
     };
     let host = AgentHost::with_options(sb.run(), bash, loads, model, options);
@@ -1063,6 +1109,15 @@ fn check_requests(
                 "This session is being continued from a previous conversation",
                 "compaction summary",
             ),
+            // Codex's (C90-*).
+            (
+                "You are performing a CONTEXT CHECKPOINT COMPACTION.",
+                "summary request",
+            ),
+            (
+                "Another language model started to solve this problem",
+                "compaction summary",
+            ),
         ]
         .into_iter()
         .find(|(head, _)| text.starts_with(head))
@@ -1424,7 +1479,15 @@ fn check_turn_ends(
                     .as_array()
                     .and_then(|m| m.last())
                     .cloned();
+                let stopped = run["exit_code"] == 1
+                    && !run["events"]
+                        .as_array()
+                        .is_some_and(|e| e.iter().any(|x| x == "turn.completed"));
                 match answered {
+                    // A hook stopped the turn mid-way (`continue: false` on
+                    // PreCompact or PostCompact, C91-*): codex exits 1
+                    // without `turn.completed`; dsh's turn ends halted.
+                    None if stopped => (TurnEndReason::Completed, None, None),
                     // `turn.completed` with no answer: nothing was sent to the model.
                     None => (TurnEndReason::Rejected, None, None),
                     Some(a) => (TurnEndReason::Completed, None, a.as_str().map(String::from)),

@@ -29,12 +29,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Every Codex event the bridge runs hooks for.
-pub const SUPPORTED_EVENTS: [&str; 7] = [
+pub const SUPPORTED_EVENTS: [&str; 9] = [
     "SessionStart",
     "UserPromptSubmit",
     "PreModelRequest",
     "PreToolUse",
     "PostToolUse",
+    "PreCompact",
+    "PostCompact",
     "Stop",
     "SessionEnd",
 ];

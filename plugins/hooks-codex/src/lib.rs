@@ -10,6 +10,7 @@
 //! | PreToolUse | `tools/pre-execute` |
 //! | PostToolUse | `tools/post-execute` |
 //! | Stop | `agent/turn-continuation` |
+//! | PreCompact / PostCompact | `agent/compact` / `agent/compacted` (API 1.5) |
 //! | SessionEnd | `agent/session-end` |
 //!
 //! The bridge is config parse ([`config`]) + payload build + outcome map
@@ -43,9 +44,9 @@ use std::sync::{Arc, Mutex};
 use dsh_hook_protocol::{HookHost, PluginHost};
 use dsh_plugin_api::abi_stable::std_types::RArc;
 use dsh_plugin_api::{
-    ContinuationDecision, ContinuationInput, Host, ModelRequestInput, Next, Plugin,
-    PostExecuteInput, PostToolDecision, PreToolDecision, PromptDecision, PromptSubmitInput,
-    SessionEndInput, SessionStartInput, ToolCall,
+    CompactInput, CompactedInput, ContinuationDecision, ContinuationInput, Host, ModelRequestInput,
+    Next, Plugin, PostExecuteInput, PostToolDecision, PreToolDecision, PromptDecision,
+    PromptSubmitInput, SessionEndInput, SessionStartInput, ToolCall,
 };
 
 pub use config::{CodexHook, Config, ConfigPaths};
@@ -278,6 +279,19 @@ impl Plugin for CodexBridge {
         next: Next<PostToolDecision>,
     ) -> Result<PostToolDecision, String> {
         self.on_post_tool_use(&input, || next.run()).await
+    }
+
+    async fn compact(
+        self: Arc<Self>,
+        input: RArc<CompactInput>,
+        next: Next<PromptDecision>,
+    ) -> Result<PromptDecision, String> {
+        self.on_pre_compact(&input, || next.run()).await
+    }
+
+    async fn compacted(self: Arc<Self>, input: RArc<CompactedInput>) -> Result<(), String> {
+        self.on_post_compact(&input).await;
+        Ok(())
     }
 
     async fn turn_continuation(

@@ -126,6 +126,11 @@ wire!(
     StopOutput { decision: Option<Block>, reason: Option<String> }
 );
 
+wire!(
+    /// PreCompact and PostCompact output: the universal fields only.
+    CompactOutput {}
+);
+
 /// Decodes a JSON object against an event's schema.
 pub fn decode<T: for<'de> Deserialize<'de>>(json: &Map<String, Value>) -> Result<T, String> {
     serde_json::from_value(Value::Object(json.clone()))

@@ -20,7 +20,8 @@ use dsh_hook_protocol::vectors::{
     Sandbox, Vector, behavior, foreign_to, load_dir, matches_with_uuids, set_launch_env,
 };
 use dsh_hooks_codex::events::{
-    self, post_tool_use, pre_tool_use, session_end, session_start, stop, user_prompt_submit,
+    self, compact, post_tool_use, pre_tool_use, session_end, session_start, stop,
+    user_prompt_submit,
 };
 use dsh_hooks_codex::{CodexBridge, Config, ConfigPaths};
 use dsh_plugin_api::abi_stable::std_types::{RArc, ROption, RString, RVec};
@@ -136,6 +137,39 @@ fn post_input(v: &Vector, cwd: &str, j: &Value) -> PostExecuteInput {
     }
 }
 
+fn compact_input(cwd: &str, j: &Value) -> CompactInput {
+    CompactInput {
+        session: session(cwd, j),
+        trigger: s(j, "trigger").into(),
+        custom_instructions: ROption::RNone,
+    }
+}
+
+fn compacted_input(cwd: &str, j: &Value) -> CompactedInput {
+    CompactedInput {
+        session: session(cwd, j),
+        trigger: s(j, "trigger").into(),
+        summary: "the summary".into(),
+    }
+}
+
+/// Whether the recorded run ended without `turn.completed`, codex exiting
+/// 1: a hook stopped the turn (`continue: false`, C91-*).
+fn stopped(v: &Vector) -> bool {
+    v.json["outcome"]["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| {
+            r["exit_code"] == 1
+                && !r["events"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|e| e == "turn.completed")
+        })
+}
+
 fn built_payload(v: &Vector, call: &Value) -> Option<Value> {
     let j = &call["stdin_json"];
     let cwd = s(call, "cwd");
@@ -154,6 +188,8 @@ fn built_payload(v: &Vector, call: &Value) -> Option<Value> {
             &continuation(&cwd, j, u32::from(j["stop_hook_active"] == true)),
             MODEL,
         ),
+        "PreCompact" => compact::pre_payload(&compact_input(&cwd, j), MODEL),
+        "PostCompact" => compact::post_payload(&compacted_input(&cwd, j), MODEL),
         "SessionEnd" => session_end::payload(&SessionEndInput {
             session: session(&cwd, j),
             reason: s(j, "reason").into(),
@@ -462,9 +498,12 @@ async fn replay(v: &Vector) {
                     })
                     .await
                     .unwrap();
+                // Answered, or a later hook stopped the turn the prompt
+                // opened (C91-*-continue-false).
                 let answered = outcome["runs"][prompts_seen]["agent_messages"]
                     .as_array()
-                    .is_some_and(|m| !m.is_empty());
+                    .is_some_and(|m| !m.is_empty())
+                    || stopped(v);
                 prompts_seen += 1;
                 match d {
                     PromptDecision::Block { .. } => {
@@ -595,6 +634,42 @@ async fn replay(v: &Vector) {
                     assert_eq!(d, ContinuationDecision::Stop, "{}", v.name);
                     consecutive = 0;
                 }
+            }
+            "PreCompact" => {
+                let d = bridge
+                    .on_pre_compact(&compact_input(&cwd, &j), || async {
+                        Ok(PromptDecision::allow())
+                    })
+                    .await
+                    .unwrap();
+                let halts = host.take().halts;
+                // Codex compacted when PostCompact fired afterwards; else a
+                // hook stopped the turn there (C91-pre-continue-false).
+                let compacted = calls[i + 1..].iter().any(|c| c["event"] == "PostCompact");
+                if compacted {
+                    assert_eq!(d, PromptDecision::allow(), "{}: PreCompact", v.name);
+                    assert!(halts.is_empty(), "{}: halted {halts:?}", v.name);
+                } else {
+                    assert!(stopped(v), "{}: neither compacted nor stopped", v.name);
+                    assert!(
+                        matches!(d, PromptDecision::Block { .. }),
+                        "{}: PreCompact {d:?}",
+                        v.name
+                    );
+                    assert_eq!(halts.len(), 1, "{}: halts {halts:?}", v.name);
+                }
+            }
+            "PostCompact" => {
+                bridge.on_post_compact(&compacted_input(&cwd, &j)).await;
+                let halts = host.take().halts;
+                // The turn went on when any hook of it fired next.
+                let went_on = i + 1 < calls.len();
+                assert_eq!(
+                    halts.is_empty(),
+                    went_on || !stopped(v),
+                    "{}: PostCompact halts {halts:?}",
+                    v.name
+                );
             }
             "SessionEnd" => {
                 bridge

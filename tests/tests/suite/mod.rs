@@ -7,6 +7,8 @@
 //! - [`cli`]: `dsh check` and `dsh plugins` over the real binary;
 //! - [`compaction`]: `/compact` and automatic compaction of a real
 //!   session, its log and the next model request; StopFailure;
+//! - [`codex_compaction`]: Codex's compaction (`compaction.style: codex`)
+//!   and its PreCompact/PostCompact hooks through `hooks-codex`;
 //! - [`abi_evolution`]: a plugin built against the frozen 1.0 API works in
 //!   this host, what 1.1 added works from a `.so`, a newer minor is refused;
 //! - [`discovery`]: per-project hook discovery, trust, and files re-read
@@ -28,6 +30,7 @@
 
 mod abi_evolution;
 mod cli;
+mod codex_compaction;
 mod compaction;
 mod discovery;
 mod examples;

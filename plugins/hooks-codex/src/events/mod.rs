@@ -10,6 +10,7 @@
 //! nothing in the command substituted. Only exit 0 output is read; exit 2
 //! blocks only with a non-empty stderr, which is trimmed.
 
+pub mod compact;
 pub mod model_request;
 pub mod post_tool_use;
 pub mod pre_tool_use;

@@ -3,6 +3,8 @@
 //! files, sockets and processes; only the model is scripted. Each test fails
 //! on the code before its fix.
 //!
+//! - [`codex_compaction`]: an unknown `compaction.style` is refused by
+//!   name; Codex compaction hook answers Codex rejects change nothing.
 //! - [`compaction`]: `compaction:` blocks that are not shares or name
 //!   unknown keys are refused by name; `/compact` with nothing to
 //!   summarize or a failing summary request loses nothing.
@@ -37,6 +39,7 @@
 //!   `DSH_STORE_URL`: refused at start naming the database, never the
 //!   password.
 
+mod codex_compaction;
 mod compaction;
 mod daemon;
 mod discovery;
