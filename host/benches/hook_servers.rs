@@ -14,6 +14,13 @@
 //!   (a process spawn per call). Target: >= 20x the socket hook's cost.
 //! - `native_listener`: a built-in plugin answering allow.
 //!
+//! Each point's session is started on the bus first (`agent/session-start`),
+//! as a daemon does, so the bridge resolves the session's hooks once and
+//! the timed calls measure what a daemon does per call (not a re-read of
+//! the settings files). No agent runs in the bench's host, so the
+//! bridge's `hook/*` records are refused (after the host reads them)
+//! rather than appended.
+//!
 //! The ratios are printed after criterion's report, from interleaved rounds
 //! (medians), so machine load hits every side alike.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)] // a bench reports on stdout
@@ -27,8 +34,8 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use dsh_host::plugins::{HostCore, PluginHost, builtin};
 use dsh_host::seams::{Terminal, TerminalFn};
 use dsh_plugin_api::{
-    Host, Next, NoConfig, Plugin, PreToolDecision, SeamInput, SeamOutput, SessionRef, ToolCall,
-    plugin_module,
+    Host, Next, NoConfig, Plugin, PreToolDecision, SeamInput, SeamOutput, SessionRef,
+    SessionStartInput, SessionStartSource, ToolCall, plugin_module,
 };
 use futures::FutureExt as _;
 use serde_json::{Value, json};
@@ -127,6 +134,24 @@ fn allow() -> Arc<dyn Terminal> {
 }
 
 impl Point {
+    /// Starts the call's session on the bus, as a daemon does before any
+    /// of its tool calls: the bridge resolves the session's hooks here,
+    /// once, and each call after uses them (as in a daemon, rather than
+    /// reading the settings files again on every call).
+    fn start_session(&self, rt: &tokio::runtime::Runtime) {
+        let input = SessionStartInput {
+            session: self.call.session.clone(),
+            source: SessionStartSource::Startup,
+        };
+        let core = self.core.clone();
+        let failures = rt.block_on(async move {
+            core.view()
+                .bus
+                .notify(SeamInput::SessionStart(RArc::new(input)))
+                .await
+        });
+        assert!(failures.is_empty(), "{failures:?}");
+    }
     async fn pre_execute(&self) {
         let out = self
             .core
@@ -199,6 +224,9 @@ fn bench(c: &mut Criterion) {
         Some(json!({"type": "command", "command": "exit 0"})),
     );
     let native = point(&rt, tempfile::tempdir().unwrap(), None);
+    for p in [&socket, &command, &native] {
+        p.start_session(&rt);
+    }
     rt.block_on(socket.pre_execute());
 
     let mut g = c.benchmark_group("hook_servers");

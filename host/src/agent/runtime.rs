@@ -94,11 +94,19 @@ impl SessionControl for Control {
     }
 
     fn append_record(&self, session_id: &str, record: serde_json::Value) -> Result<(), String> {
-        let record = SessionEvent::from_value(record);
-        if record.kind().is_empty() {
+        // The same test as `SessionEvent::kind` being empty (every typed
+        // variant has a type), made before the session is looked up and
+        // the record typed: a record for a session that is not live (a
+        // hook outside a turn) costs no typing at all.
+        if record
+            .get("type")
+            .and_then(serde_json::Value::as_str)
+            .is_none_or(str::is_empty)
+        {
             return Err("a record needs a string `type`".into());
         }
-        self.session(session_id)?.record(record);
+        let session = self.session(session_id)?;
+        session.record(SessionEvent::from_value(record));
         Ok(())
     }
 

@@ -222,13 +222,20 @@ pub fn record(
     runs: &[HookRun],
 ) {
     for run in runs {
-        let mut recs = vec![
-            records::invoked(dialect, event, run),
-            records::result(dialect, event, run),
-        ];
-        recs.extend(records::notices(dialect, event, run));
-        for rec in recs {
-            if let Err(e) = host.append_record(session_id, &rec) {
+        let appended = match records::pair_text(dialect, event, run) {
+            Ok(pair) => pair
+                .iter()
+                .map(|text| host.append_record_text(session_id, text))
+                .collect::<Vec<_>>(),
+            Err(e) => vec![Err(format!("cannot encode a hook record: {e}"))],
+        };
+        let notices = records::notices(dialect, event, run);
+        for result in appended.into_iter().chain(
+            notices
+                .iter()
+                .map(|rec| host.append_record(session_id, rec)),
+        ) {
+            if let Err(e) = result {
                 debug!(session = %session_id, error = %e, "hook record not appended");
             }
         }

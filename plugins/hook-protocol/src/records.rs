@@ -26,6 +26,84 @@ pub fn summarize(text: &str, limit: usize) -> String {
     format!("{kept}…[{} more chars]", total - limit)
 }
 
+/// The `hook/invoked` record, field for field in its JSON order.
+#[derive(serde::Serialize)]
+struct Invoked<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    dialect: &'static str,
+    event: &'a str,
+    command: &'a str,
+    matcher: Option<&'a str>,
+    source: &'a str,
+    index: usize,
+}
+
+/// The `hook/result` record, field for field in its JSON order.
+#[derive(serde::Serialize)]
+struct Finished<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    dialect: &'static str,
+    event: &'a str,
+    command: &'a str,
+    index: usize,
+    outcome: &'static str,
+    exit_code: Option<i32>,
+    signal: Option<i32>,
+    timed_out: bool,
+    spawn_error: Option<&'a str>,
+    duration_ms: u64,
+    stdout: String,
+    stdout_truncated: bool,
+    stderr: String,
+    stderr_truncated: bool,
+    detail: Option<&'a str>,
+}
+
+/// The `hook/invoked` and `hook/result` records of one hook as JSON text,
+/// written straight from the run (no `Value` tree): exactly what
+/// [`invoked`] and [`result`] print. This is how the bridges send them
+/// across the plugin boundary, which takes text.
+pub fn pair_text(
+    dialect: Dialect,
+    event: &str,
+    run: &HookRun,
+) -> Result<[String; 2], serde_json::Error> {
+    let a = &run.answer;
+    let invoked = Invoked {
+        kind: "hook/invoked",
+        dialect: dialect.as_str(),
+        event,
+        command: &run.command,
+        matcher: run.matcher.as_deref(),
+        source: &run.source,
+        index: run.index,
+    };
+    let result = Finished {
+        kind: "hook/result",
+        dialect: dialect.as_str(),
+        event,
+        command: &run.command,
+        index: run.index,
+        outcome: run.outcome.as_str(),
+        exit_code: a.exit_code,
+        signal: a.signal,
+        timed_out: a.timed_out,
+        spawn_error: a.spawn_error.as_deref(),
+        duration_ms: a.duration_ms,
+        stdout: summarize(&a.stdout, SUMMARY_CHARS),
+        stdout_truncated: a.stdout_truncated,
+        stderr: summarize(&a.stderr, SUMMARY_CHARS),
+        stderr_truncated: a.stderr_truncated,
+        detail: run.detail.as_deref(),
+    };
+    Ok([
+        serde_json::to_string(&invoked)?,
+        serde_json::to_string(&result)?,
+    ])
+}
+
 /// The `hook/invoked` record of one hook.
 pub fn invoked(dialect: Dialect, event: &str, run: &HookRun) -> Value {
     json!({
@@ -97,6 +175,50 @@ mod tests {
         assert!(s.ends_with("…[360 more chars]"));
         assert!(s.chars().count() < 300);
         assert_eq!(summarize("short", SUMMARY_CHARS), "short");
+    }
+
+    fn run(matcher: Option<&str>, answer: crate::runner::RunAnswer) -> HookRun {
+        HookRun {
+            index: 3,
+            command: "echo \"hi\" # é".into(),
+            matcher: matcher.map(str::to_string),
+            source: "/cfg/settings.json".into(),
+            answer,
+            outcome: crate::point::Outcome::NonBlockingError,
+            detail: matcher.map(|_| "bad \n output".to_string()),
+            finished: 0,
+        }
+    }
+
+    #[test]
+    fn the_text_pair_is_byte_for_byte_the_value_records() {
+        let full = crate::runner::RunAnswer {
+            exit_code: None,
+            signal: Some(9),
+            stdout: "o".repeat(300),
+            stderr: "line\n\u{1}\"".into(),
+            stdout_truncated: true,
+            stderr_truncated: false,
+            timed_out: true,
+            spawn_error: Some("cannot run".into()),
+            duration_ms: 1234,
+            ..crate::runner::RunAnswer::default()
+        };
+        let plain = crate::runner::RunAnswer {
+            exit_code: Some(0),
+            ..crate::runner::RunAnswer::default()
+        };
+        for (dialect, run) in [
+            (Dialect::Claude, run(Some("Bash|Edit"), full)),
+            (Dialect::Codex, run(None, plain)),
+        ] {
+            let [invoked_text, result_text] = pair_text(dialect, "PreToolUse", &run).unwrap();
+            assert_eq!(
+                invoked_text,
+                invoked(dialect, "PreToolUse", &run).to_string()
+            );
+            assert_eq!(result_text, result(dialect, "PreToolUse", &run).to_string());
+        }
     }
 
     #[test]

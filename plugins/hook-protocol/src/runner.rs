@@ -72,6 +72,14 @@ pub trait HookHost: Send + Sync + 'static {
     fn inject_context(&self, session_id: &str, text: &str) -> Result<(), String>;
     /// Appends a `hook/*` record to the session log of an open turn.
     fn append_record(&self, session_id: &str, record: &Value) -> Result<(), String>;
+    /// [`Self::append_record`] for a record already written as JSON text
+    /// (the plugin boundary takes text, so the production host sends it as
+    /// it is). The default reads it and appends the value.
+    fn append_record_text(&self, session_id: &str, record: &str) -> Result<(), String> {
+        let record: Value =
+            serde_json::from_str(record).map_err(|e| format!("record is not JSON: {e}"))?;
+        self.append_record(session_id, &record)
+    }
     /// Ends the session's open turn after the current step.
     fn halt_turn(&self, session_id: &str, reason: &str) -> Result<(), String>;
     /// Reports a degraded condition at run time to the operator.
@@ -137,6 +145,15 @@ impl HookHost for PluginHost {
 
     fn append_record(&self, session_id: &str, record: &Value) -> Result<(), String> {
         self.host.append_record(session_id, record)
+    }
+
+    fn append_record_text(&self, session_id: &str, record: &str) -> Result<(), String> {
+        use dsh_plugin_api::abi_stable::std_types::RString;
+        self.host
+            .raw()
+            .append_record(RString::from(session_id), RString::from(record))
+            .into_result()
+            .map_err(String::from)
     }
 
     fn halt_turn(&self, session_id: &str, reason: &str) -> Result<(), String> {

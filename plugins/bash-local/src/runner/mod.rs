@@ -103,21 +103,36 @@ fn spawn(spec: &RunRequest) -> Result<(Child, ProcessGroup), String> {
         return Err("no program given: `program` is empty".to_string());
     };
     check_cwd(&spec.cwd)?;
-    let env = env::child_env(
-        std::env::vars_os(),
-        spec.inherit_env,
-        spec.scrub_credentials,
-        &spec.allow_env,
-        &spec.env_remove_prefixes,
-        &spec.env,
-    );
+    // A child that inherits everything (the hooks: nothing scrubbed,
+    // nothing removed) gets the host's environment plus the request's own
+    // variables from std, which builds it once, at spawn; only a filtered
+    // environment is built here first (`env`).
+    let inherits_all =
+        spec.inherit_env && !spec.scrub_credentials && spec.env_remove_prefixes.is_empty();
+    let env = (!inherits_all).then(|| {
+        env::child_env(
+            std::env::vars_os(),
+            spec.inherit_env,
+            spec.scrub_credentials,
+            &spec.allow_env,
+            &spec.env_remove_prefixes,
+            &spec.env,
+        )
+    });
     // By absolute path, so that std spawns with `posix_spawn` rather than
     // forking the daemon (see `program`).
-    let child_path = env
-        .iter()
-        .find(|(k, _)| k == "PATH")
-        .map(|(_, v)| v.as_os_str());
-    let resolved = program::resolve(program, child_path, &spec.cwd);
+    let child_path: Option<std::ffi::OsString> = match &env {
+        Some(env) => env
+            .iter()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| v.clone()),
+        None => spec
+            .env
+            .get("PATH")
+            .map(std::ffi::OsString::from)
+            .or_else(|| std::env::var_os("PATH")),
+    };
+    let resolved = program::resolve(program, child_path.as_deref(), &spec.cwd);
     let mut command = match &resolved {
         Some(path) => Command::new(path),
         None => Command::new(program),
@@ -127,12 +142,14 @@ fn spawn(spec: &RunRequest) -> Result<(Child, ProcessGroup), String> {
     command
         .args(args)
         .current_dir(&spec.cwd)
-        .env_clear()
-        .envs(env)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
+    match env {
+        Some(env) => command.env_clear().envs(env),
+        None => command.envs(&spec.env),
+    };
     if caps::must_drop() {
         // Only when the process did not drop them at startup (see
         // `drop_capabilities_at_startup`): a `pre_exec` hook forces a fork.
