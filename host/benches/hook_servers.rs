@@ -30,7 +30,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use abi_stable::std_types::{RArc, ROption, RResult};
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use dsh_host::plugins::{HostCore, PluginHost, builtin};
 use dsh_host::seams::{Terminal, TerminalFn};
 use dsh_plugin_api::{
@@ -261,4 +261,13 @@ fn bench(c: &mut Criterion) {
 }
 
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+fn main() {
+    // As the `dsh` binary does first thing (and the `hooks` bench): a root
+    // process that kept its capabilities would have the runner drop them in
+    // each child from a `pre_exec` hook, which makes std fork the whole bench
+    // for every command hook instead of `posix_spawn`, a cost `dsh` never pays.
+    dsh_bash_local::runner::drop_capabilities_at_startup().expect("drop capabilities");
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
