@@ -36,7 +36,12 @@ async fn slash_compact_from_the_editor_compacts_the_session() {
     let host = TestHost::new(Model::Plugin(model), &[]);
     let (mut client, _serving) = host.connect(Answer::Fail).await;
     let session = client.open(&host.project).await;
-    let announced = client.commands.try_recv().unwrap();
+    // Sent after `session/new`'s answer: wait for it (bounded).
+    let announced =
+        tokio::time::timeout(std::time::Duration::from_secs(30), client.commands.recv())
+            .await
+            .expect("available_commands_update within 30 s")
+            .unwrap();
     assert_eq!(
         announced["update"]["availableCommands"][0]["name"],
         "compact"
