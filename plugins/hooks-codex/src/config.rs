@@ -153,11 +153,17 @@ impl CodexHook {
 
 /// Codex's kebab-case label of an event (`Stop` → `stop`).
 pub fn event_label(event: &str) -> String {
+    lower_cased(event, '-')
+}
+
+/// An event name in lower case, `sep` before each inner capital
+/// (`PreToolUse` → `pre-tool-use` / `pre_tool_use`).
+pub(crate) fn lower_cased(event: &str, sep: char) -> String {
     let mut out = String::new();
     for (i, c) in event.chars().enumerate() {
         if c.is_ascii_uppercase() {
             if i > 0 {
-                out.push('-');
+                out.push(sep);
             }
             out.push(c.to_ascii_lowercase());
         } else {

@@ -163,18 +163,7 @@ impl CodexRecord {
 
 /// Codex's snake_case label of an event in trust keys and hashes.
 pub fn event_key_label(event: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in event.chars().enumerate() {
-        if c.is_ascii_uppercase() {
-            if i > 0 {
-                out.push('_');
-            }
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    crate::config::lower_cased(event, '_')
 }
 
 /// Events whose matcher Codex keeps (the others ignore it, and it is not
