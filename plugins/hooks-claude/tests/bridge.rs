@@ -187,11 +187,19 @@ async fn identical_commands_run_once_and_records_stay_in_config_order() {
 
 #[tokio::test]
 async fn context_only_hooks_are_not_a_veto() {
-    let f = fixture(
-        json!({"UserPromptSubmit": [group("", &["echo plain ctx", &json_out(
-            json!({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "json ctx"}}),
-        )])]}),
+    // The answers are read in the order the hooks finished (as Claude Code
+    // does): the json hook waits for the plain one's mark in the session's
+    // folder, so the order is the same on every run.
+    let json_hook = format!(
+        "while [ ! -e plain-done ]; do :; done; {}",
+        json_out(
+            json!({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "json ctx"}})
+        )
     );
+    let f = fixture(json!({"UserPromptSubmit": [group(
+        "",
+        &["echo plain ctx; : > plain-done", &json_hook]
+    )]}));
     let mut downstream_ran = false;
     let d = f
         .bridge
