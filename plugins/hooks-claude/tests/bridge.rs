@@ -188,17 +188,20 @@ async fn identical_commands_run_once_and_records_stay_in_config_order() {
 #[tokio::test]
 async fn context_only_hooks_are_not_a_veto() {
     // The answers are read in the order the hooks finished (as Claude Code
-    // does): the json hook waits for the plain one's mark in the session's
-    // folder, so the order is the same on every run.
+    // does): the json hook waits until the plain one has exited and been
+    // reaped (its pid is gone), so the order is the same on every run, on a
+    // loaded machine too (a mark written before `exit` was not enough: the
+    // plain shell could be preempted between the two).
     let json_hook = format!(
-        "while [ ! -e plain-done ]; do :; done; {}",
+        "while [ ! -s plain-pid ]; do :; done; read p < plain-pid; \
+         while kill -0 \"$p\" 2>/dev/null; do :; done; {}",
         json_out(
             json!({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "json ctx"}})
         )
     );
     let f = fixture(json!({"UserPromptSubmit": [group(
         "",
-        &["echo plain ctx; : > plain-done", &json_hook]
+        &["echo plain ctx; echo $$ > plain-pid", &json_hook]
     )]}));
     let mut downstream_ran = false;
     let d = f
