@@ -99,15 +99,20 @@ pub(crate) fn boot(
     runtime: &tokio::runtime::Runtime,
     cli: &CliPermissions,
 ) -> Result<Booted, String> {
-    boot_as(config, runtime, cli, Entrypoint::Sdk)
+    boot_as(config, runtime, cli, Entrypoint::Editor)
 }
 
 /// Who answers this process's permission questions, as Claude Code tells
 /// hooks through `CLAUDE_CODE_ENTRYPOINT`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Entrypoint {
-    /// Nobody, or an editor: `sdk-cli`, as `claude -p` says.
+    /// Nobody (`dsh prompt` off a terminal): `sdk-cli`, as `claude -p`
+    /// says.
     Sdk,
+    /// Editors (`dsh serve`, `dsh acp`): `sdk-cli` too, and sessions that
+    /// take prompts as Claude Code's streaming-input sessions do, so
+    /// `asyncRewake` hooks run in the background (recorded, S83).
+    Editor,
     /// The user at a terminal (`dsh prompt` on one): `cli`, as the
     /// interactive CLI says (recorded, S33).
     Terminal,
@@ -115,7 +120,9 @@ pub(crate) enum Entrypoint {
 
 /// [`boot`] for a process whose questions `entrypoint` answers: on a
 /// terminal, the `hooks-claude` entries hand hooks
-/// `CLAUDE_CODE_ENTRYPOINT=cli` (unless their `env` names another value).
+/// `CLAUDE_CODE_ENTRYPOINT=cli` (unless their `env` names another value);
+/// for editors they background `asyncRewake` hooks (unless their
+/// `async_rewake` says otherwise).
 pub(crate) fn boot_as(
     config: &Path,
     runtime: &tokio::runtime::Runtime,
@@ -123,11 +130,14 @@ pub(crate) fn boot_as(
     entrypoint: Entrypoint,
 ) -> Result<Booted, String> {
     let mut manifest = Manifest::load(config).map_err(|e| e.to_string())?;
-    if entrypoint == Entrypoint::Terminal {
-        for entry in &mut manifest.plugins {
-            if matches!(&entry.plugin, dsh_host::config::PluginRef::Builtin(n) if n == "hooks-claude")
-            {
-                dsh_hooks_claude::config::terminal_entrypoint(&mut entry.config);
+    for entry in &mut manifest.plugins {
+        if matches!(&entry.plugin, dsh_host::config::PluginRef::Builtin(n) if n == "hooks-claude") {
+            match entrypoint {
+                Entrypoint::Terminal => {
+                    dsh_hooks_claude::config::terminal_entrypoint(&mut entry.config)
+                }
+                Entrypoint::Editor => dsh_hooks_claude::config::editor_sessions(&mut entry.config),
+                Entrypoint::Sdk => {}
             }
         }
     }

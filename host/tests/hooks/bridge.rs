@@ -48,6 +48,17 @@ impl Case {
         model: Value,
         hooks: impl FnOnce(&Cap) -> Value,
     ) -> Case {
+        Case::configured(bridge, json!({}), probes, model, hooks)
+    }
+
+    /// [`Case::new`] with more keys of the bridge's config.
+    fn configured(
+        bridge: &str,
+        extra: Value,
+        probes: &[Value],
+        model: Value,
+        hooks: impl FnOnce(&Cap) -> Value,
+    ) -> Case {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         let project = root.join("project");
@@ -59,6 +70,9 @@ impl Case {
         let mut config = json!({ "config_path": file });
         if bridge == "hooks-codex" {
             config["model"] = json!("mock-model");
+        }
+        for (k, v) in extra.as_object().into_iter().flatten() {
+            config[k] = v.clone();
         }
         let mut loads = vec![Load::builtin(bridge, bridge, config)];
         for (i, p) in probes.iter().enumerate() {
@@ -75,6 +89,15 @@ impl Case {
 
     pub(crate) fn claude(model: Value, hooks: impl FnOnce(&Cap) -> Value) -> Case {
         Case::new("hooks-claude", &[], model, hooks)
+    }
+
+    /// A `hooks-claude` case whose bridge config also has `extra`.
+    pub(crate) fn claude_with(
+        extra: Value,
+        model: Value,
+        hooks: impl FnOnce(&Cap) -> Value,
+    ) -> Case {
+        Case::configured("hooks-claude", extra, &[], model, hooks)
     }
 
     pub(crate) async fn session(&self) -> Arc<Session> {
@@ -105,7 +128,7 @@ pub(crate) fn text(t: &str) -> Value {
 }
 
 /// The user-role messages of a request: `(content, source)`.
-fn users(request: &Value) -> Vec<(String, Value)> {
+pub(crate) fn users(request: &Value) -> Vec<(String, Value)> {
     request["messages"]
         .as_array()
         .unwrap()

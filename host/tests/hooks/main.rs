@@ -14,6 +14,7 @@ mod bridge;
 mod handler_options;
 #[path = "../agent_loop/probe.rs"]
 mod probe;
+mod rewake;
 mod script;
 mod skips;
 mod support;

@@ -157,6 +157,12 @@ pub struct Config {
     /// Claude Code names its `ANTHROPIC_BASE_URL` in StopFailure's
     /// `last_assistant_message`; unset leaves that sentence out.
     pub api_gateway: Option<String>,
+    /// Whether `asyncRewake` hooks run in the background (`background`,
+    /// as Claude Code with streaming input: an editor's session) or are
+    /// waited for (`wait`, as `claude -p`); see [`crate::rewake`]. Unset
+    /// in the manifest: `background` under `dsh serve` and `dsh acp`,
+    /// `wait` under `dsh prompt`.
+    pub async_rewake: crate::rewake::AsyncRewake,
 }
 
 impl Config {
@@ -216,6 +222,22 @@ pub fn terminal_entrypoint(config: &mut serde_json::Value) {
     }
 }
 
+/// A bridge config (as written in the manifest) for a process that
+/// serves editors (`dsh serve`, `dsh acp`): their sessions take prompts as
+/// Claude Code's SDK sessions do, with streaming input, so `asyncRewake`
+/// hooks run in the background (recorded, S83). A config that says
+/// `async_rewake` keeps it.
+pub fn editor_sessions(config: &mut serde_json::Value) {
+    if config.is_null() {
+        *config = serde_json::json!({});
+    }
+    if let Some(object) = config.as_object_mut() {
+        object
+            .entry("async_rewake")
+            .or_insert_with(|| serde_json::json!("background"));
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {
@@ -234,6 +256,7 @@ impl Default for Config {
             model: None,
             api_gateway: None,
             hooks: None,
+            async_rewake: crate::rewake::AsyncRewake::Wait,
         }
     }
 }
@@ -467,6 +490,23 @@ mod tests {
 
     fn hook(cmd: &str) -> Value {
         json!([{"matcher": "Bash", "hooks": [{"type": "command", "command": cmd}]}])
+    }
+
+    #[test]
+    fn editors_background_rewake_hooks_unless_the_manifest_says_otherwise() {
+        let read = |v: Value| serde_json::from_value::<Config>(v).unwrap().async_rewake;
+        use crate::rewake::AsyncRewake::{Background, Wait};
+        assert_eq!(read(json!({})), Wait);
+        for (given, want) in [
+            (Value::Null, Background),
+            (json!({"effort": null}), Background),
+            (json!({"async_rewake": "wait"}), Wait),
+        ] {
+            let mut config = given;
+            editor_sessions(&mut config);
+            assert_eq!(read(config), want);
+        }
+        assert!(serde_json::from_value::<Config>(json!({"async_rewake": "later"})).is_err());
     }
 
     #[test]

@@ -43,6 +43,7 @@ pub mod events;
 pub mod options;
 pub mod permissions;
 pub mod persist;
+pub mod rewake;
 pub mod session_env;
 
 use std::collections::HashMap;
@@ -97,6 +98,8 @@ pub struct ClaudeBridge {
     /// Where each session that has moved (`cd`) started: its
     /// `CLAUDE_PROJECT_DIR` when none is configured.
     project_dirs: Mutex<HashMap<String, String>>,
+    /// Whether `asyncRewake` hooks run in the background ([`rewake`]).
+    async_rewake: rewake::AsyncRewake,
 }
 
 impl ClaudeBridge {
@@ -148,6 +151,7 @@ impl ClaudeBridge {
             last_prompt: Mutex::new(HashMap::new()),
             project_dirs: Mutex::new(HashMap::new()),
             batches: Mutex::new(HashMap::new()),
+            async_rewake: config.async_rewake,
         }
     }
 

@@ -7,9 +7,10 @@
 //! | `args` | exec form: `command` is run directly with these arguments, no shell; `${CLAUDE_PROJECT_DIR}`, `${CLAUDE_PLUGIN_ROOT}`, `${CLAUDE_PLUGIN_DATA}` substituted in each element, nothing else (`S52-args`) |
 //! | `if` | a permission rule (`Bash`, `Bash(echo *)`): the hook runs only for a tool call it matches; on an event without a tool it never runs (`S52-if-rules`) |
 //! | `async` | the hook is started and not waited for; its answer changes nothing (`S52-async-deny`) |
-//! | `asyncRewake` | (without `async`) a plain hook, waited for and read as any other: Claude Code backgrounds it only in its interactive TUI or with streaming input (`e.async \|\| e.asyncRewake && (interactive \|\| hasStreamingInput)`), never in the `claude -p` mode dsh's hooks see (`CLAUDE_CODE_ENTRYPOINT=sdk-cli`; vectors `S82-*`: an exit 2 is the event's own blocking error, a UserPromptSubmit one blocks the prompt) |
+//! | `asyncRewake` | run in the background and waited for by nobody, an exit 2 then reaching the model at its next request as Claude Code's task notification ([`crate::rewake`]), where Claude Code backgrounds it: `e.async \|\| e.asyncRewake && (interactive \|\| hasStreamingInput)`, so with `async` too, or in a session with streaming input (the bridge's `async_rewake: background`, which `dsh serve` and `dsh acp` set for editors' sessions). Otherwise (`claude -p`, `dsh prompt`) a plain hook, waited for and read as any other (vectors `S82-*`: an exit 2 is the event's own blocking error, a UserPromptSubmit one blocks the prompt) |
 //! | `shell` | `bash` (the default) runs as usual; `powershell` needs `pwsh` or `powershell` on `PATH`, else the hook fails without running, in Claude Code's words (`S52-shell-option`) |
-//! | `once`, `statusMessage`, `rewakeMessage`, `rewakeSummary` | nothing for a settings hook (`S52-once`: `once` is for skill hooks; the rest is display) |
+//! | `rewakeMessage`, `rewakeSummary` | the prefix and the `<summary>` of a backgrounded `asyncRewake` hook's notification (a plugin hook's JSON `rewakeSummary` is not read) |
+//! | `once`, `statusMessage` | nothing for a settings hook (`S52-once`: `once` is for skill hooks; the rest is display) |
 
 use serde_json::{Map, Value};
 
@@ -26,6 +27,14 @@ pub struct HandlerOptions {
     pub powershell: bool,
     /// The handler gave its own `timeout`.
     pub has_timeout: bool,
+    /// `asyncRewake`: run in the background where Claude Code does (an
+    /// `async` hook, or any session with streaming input) and bring an
+    /// exit 2 to the model ([`crate::rewake`]).
+    pub rewake: bool,
+    /// `rewakeMessage`: the prefix of that notification.
+    pub rewake_message: Option<String>,
+    /// `rewakeSummary`: its `<summary>`.
+    pub rewake_summary: Option<String>,
 }
 
 impl HandlerOptions {
@@ -43,6 +52,15 @@ impl HandlerOptions {
             background: flag("async"),
             powershell: handler.get("shell").and_then(Value::as_str) == Some("powershell"),
             has_timeout: handler.get("timeout").is_some_and(Value::is_number),
+            rewake: flag("asyncRewake"),
+            rewake_message: handler
+                .get("rewakeMessage")
+                .and_then(Value::as_str)
+                .map(String::from),
+            rewake_summary: handler
+                .get("rewakeSummary")
+                .and_then(Value::as_str)
+                .map(String::from),
         }
     }
 }

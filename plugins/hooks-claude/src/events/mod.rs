@@ -282,6 +282,7 @@ impl ClaudeBridge {
         let mut seen: Vec<DedupKey<'_>> = Vec::new();
         let mut invocations = Vec::new();
         let mut background = Vec::new();
+        let mut rewake = Vec::new();
         // Index of each hook that runs (background ones included), for
         // its `CLAUDE_ENV_FILE` name.
         let mut nth = 0;
@@ -368,7 +369,18 @@ impl ClaudeBridge {
                 Ok(req)
             };
             nth += 1;
+            let rewakes = opts.rewake
+                && (opts.background || self.async_rewake == crate::rewake::AsyncRewake::Background);
             match request {
+                Ok(req) if rewakes => rewake.push(crate::rewake::Rewake {
+                    request: req,
+                    hook_name: match subjects.first() {
+                        Some(subject) => format!("{event}:{subject}"),
+                        None => event.to_string(),
+                    },
+                    message: opts.rewake_message.clone(),
+                    summary: opts.rewake_summary.clone(),
+                }),
                 Ok(req) if opts.background => background.push(req),
                 request => invocations.push(Invocation {
                     index,
@@ -386,6 +398,17 @@ impl ClaudeBridge {
             if let Err(e) = self.host.spawn(req).await {
                 self.host.warn(&format!(
                     "hooks-claude: an async {event} hook did not start: {e}"
+                ));
+            }
+        }
+        // Backgrounded too; an exit 2 reaches the model later. Without a
+        // runtime to run them on, they run as `async` hooks.
+        for hook in rewake {
+            if let Err(hook) = crate::rewake::start(&self.host, &session.session_id, hook)
+                && let Err(e) = self.host.spawn(hook.request).await
+            {
+                self.host.warn(&format!(
+                    "hooks-claude: an asyncRewake {event} hook did not start: {e}"
                 ));
             }
         }
