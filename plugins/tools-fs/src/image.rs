@@ -71,7 +71,9 @@ pub fn binary_extension_refusal(path: &str) -> Option<String> {
     let tail = tail.to_lowercase();
     let ext = extname(path);
     let bare = ext.strip_prefix('.').unwrap_or(&ext);
-    if !BINARY_EXTENSIONS.contains(&tail.as_str()) || bare == "pdf" || IMAGE_EXTENSIONS.contains(&bare)
+    if !BINARY_EXTENSIONS.contains(&tail.as_str())
+        || bare == "pdf"
+        || IMAGE_EXTENSIONS.contains(&bare)
     {
         return None;
     }
@@ -87,7 +89,21 @@ pub fn sniff(bytes: &[u8]) -> Option<&'static str> {
         [0x89, b'P', b'N', b'G', ..] => Some("image/png"),
         [0xff, 0xd8, 0xff, ..] => Some("image/jpeg"),
         [b'G', b'I', b'F', b'8', b'7' | b'9', b'a', ..] => Some("image/gif"),
-        [b'R', b'I', b'F', b'F', _, _, _, _, b'W', b'E', b'B', b'P', ..] => Some("image/webp"),
+        [
+            b'R',
+            b'I',
+            b'F',
+            b'F',
+            _,
+            _,
+            _,
+            _,
+            b'W',
+            b'E',
+            b'B',
+            b'P',
+            ..,
+        ] => Some("image/webp"),
         _ => None,
     }
 }
@@ -166,7 +182,13 @@ fn describe(bytes: &[u8]) -> String {
     let head = &bytes[..bytes.len().min(32)];
     let text: String = head
         .iter()
-        .map(|&c| if (0x20..=0x7e).contains(&c) { c as char } else { '.' })
+        .map(|&c| {
+            if (0x20..=0x7e).contains(&c) {
+                c as char
+            } else {
+                '.'
+            }
+        })
         .collect();
     let lower = text.to_lowercase();
     let start: String = text.chars().take(24).collect();
@@ -241,7 +263,13 @@ mod tests {
         // A dot file: Node's extname is empty, Claude Code's list still matches.
         let dotted = binary_extension_refusal("/p/.bin").expect("refused");
         assert!(dotted.contains("a binary  file"), "{dotted}");
-        for ok in ["/p/dot.png", "/p/a.PDF", "/p/nul.txt", "/p/Makefile", "/p/a.zip/f"] {
+        for ok in [
+            "/p/dot.png",
+            "/p/a.PDF",
+            "/p/nul.txt",
+            "/p/Makefile",
+            "/p/a.zip/f",
+        ] {
             assert_eq!(binary_extension_refusal(ok), None, "{ok}");
         }
     }
@@ -249,13 +277,22 @@ mod tests {
     #[test]
     fn signatures_and_header_dimensions() {
         let png = [
-            0x89, b'P', b'N', b'G', 13, 10, 26, 10, 0, 0, 0, 13, b'I', b'H', b'D', b'R', 0, 0, 0, 3,
-            0, 0, 0, 2,
+            0x89, b'P', b'N', b'G', 13, 10, 26, 10, 0, 0, 0, 13, b'I', b'H', b'D', b'R', 0, 0, 0,
+            3, 0, 0, 0, 2,
         ];
-        assert_eq!((sniff(&png), dimensions(&png)), (Some("image/png"), Some((3, 2))));
+        assert_eq!(
+            (sniff(&png), dimensions(&png)),
+            (Some("image/png"), Some((3, 2)))
+        );
         let gif = *b"GIF89a\x05\x00\x07\x00\x00\x00";
-        assert_eq!((sniff(&gif), dimensions(&gif)), (Some("image/gif"), Some((5, 7))));
+        assert_eq!(
+            (sniff(&gif), dimensions(&gif)),
+            (Some("image/gif"), Some((5, 7)))
+        );
         assert_eq!(sniff(b"<html>"), None);
-        assert_eq!(describe(b"{\"a\":1}"), "JSON/text (starts with \"{\"a\":1}\")");
+        assert_eq!(
+            describe(b"{\"a\":1}"),
+            "JSON/text (starts with \"{\"a\":1}\")"
+        );
     }
 }

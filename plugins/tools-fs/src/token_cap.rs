@@ -144,7 +144,10 @@ mod tests {
         let tokens = over_cap(&wide, "txt", 500).expect("over");
         let p = page(&wide, 2, tokens, 500);
         assert_eq!((p.lines, units(&p.text)), (1, 1700));
-        assert!(p.note.contains("showing the first 1700 of 3001 characters (750 tokens, cap 500)"));
+        assert!(
+            p.note
+                .contains("showing the first 1700 of 3001 characters (750 tokens, cap 500)")
+        );
         assert_eq!(estimate("ab\u{1F600}", "json"), 2);
         assert_eq!(over_cap("short", "txt", 500), None);
     }
