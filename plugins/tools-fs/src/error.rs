@@ -47,6 +47,15 @@ pub enum FsToolError {
         /// The resolved path.
         path: PathBuf,
     },
+    /// A FIFO or a socket: reading it would wait for a writer that may
+    /// never come.
+    #[error("Cannot read {}: it is a {kind}, not a regular file", path.display())]
+    NotRegular {
+        /// The resolved path.
+        path: PathBuf,
+        /// `FIFO` or `socket`.
+        kind: &'static str,
+    },
     /// A partial read whose text is over the token cap (Claude Code's
     /// text).
     #[error(

@@ -137,6 +137,15 @@ pub(crate) async fn read_via(
         file.take(SNIFF_BYTES).read_to_end(&mut head).ok()?;
         Some(head)
     };
+    // A FIFO or socket would hold the read (and the turn) until someone
+    // writes to it: refused by what it is, before it is opened.
+    if let Some(kind) = tokio::fs::metadata(&path)
+        .await
+        .ok()
+        .and_then(|m| special_kind(&m))
+    {
+        return ToolResult::error(FsToolError::NotRegular { path, kind }.to_string());
+    }
     let image_path = path.clone();
     let is_image = tokio::task::spawn_blocking(move || {
         !image_path.is_dir() && image::is_image_path(&image_path, head)
@@ -214,6 +223,19 @@ pub(crate) async fn read_via(
     }
 }
 
+/// `FIFO` or `socket` when `meta` is one.
+fn special_kind(meta: &std::fs::Metadata) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt as _;
+    let t = meta.file_type();
+    if t.is_fifo() {
+        Some("FIFO")
+    } else if t.is_socket() {
+        Some("socket")
+    } else {
+        None
+    }
+}
+
 /// Reads lines `offset..offset+limit` (1-based) of `path`, counting all.
 pub fn read_lines(
     path: &Path,
@@ -224,6 +246,12 @@ pub fn read_lines(
     let meta = std::fs::metadata(path).map_err(|e| FsToolError::io("read", path, e))?;
     if meta.is_dir() {
         return Err(FsToolError::IsDirectory { path: path.into() });
+    }
+    if let Some(kind) = special_kind(&meta) {
+        return Err(FsToolError::NotRegular {
+            path: path.into(),
+            kind,
+        });
     }
     if limit.is_none() && meta.len() > max_read_bytes {
         return Err(FsToolError::TooLarge {
