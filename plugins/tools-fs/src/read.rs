@@ -80,7 +80,8 @@ pub fn spec() -> ToolSpec {
         name: TOOL_NAME.into(),
         description: "Reads a text file and returns its lines numbered from 1, each as the line \
             number, a tab, then the line (`1\tfirst line`). Reads the whole file by default; \
-            use offset and limit for large files."
+            use offset and limit for large files. Images (PNG, JPEG, GIF, WebP) are shown as \
+            images."
             .into(),
         input_schema: schema.to_string().into(),
         aliases: Default::default(),
