@@ -159,6 +159,11 @@
 //!   `.so`'s too): a pass or an answer there costs no `next`, no future and
 //!   no allocation. Listeners built against 1.0–1.4 answer `Later` and are
 //!   called as before.
+//! - **1.6.0**: images in the `model` service's messages
+//!   ([`services::model::ChatMessage::images`],
+//!   [`services::model::MessageImage`]): a tool result's image blocks reach
+//!   the provider (Claude Code's `Read` of an image). A provider built
+//!   against an older minor ignores the field and reads the text.
 #![deny(missing_docs)]
 
 pub mod compat;
@@ -205,7 +210,7 @@ pub const API_VERSION: &str = "2.0.0";
 /// by the fixture that proves a plugin from a newer minor is
 /// refused. Bump it with the crate's minor.
 #[doc(hidden)]
-pub const FIXTURE_FUTURE_API_VERSION: &str = "1.6.0";
+pub const FIXTURE_FUTURE_API_VERSION: &str = "1.7.0";
 
 /// The API version the future-minor fixture claims.
 #[cfg(feature = "__fixture-future-minor")]

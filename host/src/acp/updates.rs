@@ -262,6 +262,7 @@ impl Translator {
                 content,
                 is_error,
                 structured,
+                images,
                 ..
             } => {
                 if self.denied.remove(call_id) {
@@ -291,7 +292,21 @@ impl Translator {
                 // A terminal stays on screen, with the whole run in it.
                 let in_terminal = self.terminals.remove(call_id);
                 if !in_terminal && (*is_error || !keeps_diff(name)) {
-                    fields = fields.content(text_content(content));
+                    // An image read (`Read` of a PNG) shows the image.
+                    let mut shown = if content.is_empty() && !images.is_empty() {
+                        Vec::new()
+                    } else {
+                        text_content(content)
+                    };
+                    shown.extend(images.iter().map(|i| {
+                        ToolCallContent::Content(Content::new(ContentBlock::Image(
+                            agent_client_protocol::v1::schema::ImageContent::new(
+                                i.data.as_str(),
+                                i.mime_type.as_str(),
+                            ),
+                        )))
+                    }));
+                    fields = fields.content(shown);
                 }
                 let mut out = vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
                     call_id.clone(),
@@ -439,6 +454,26 @@ mod tests {
                 "content": [{"type": "content", "content": {"type": "text", "text": "a\nb"}}],
                 "rawOutput": {"content": "a\nb", "is_error": false}
             })]
+        );
+    }
+
+    #[test]
+    fn an_image_read_shows_the_image() {
+        let mut t = Translator::new(Mode::Live);
+        let call = ev(
+            json!({"type": "tool/call", "call_id": "c1", "name": "Read", "arguments": {"file_path": "d.png"}}),
+        );
+        let result = ev(
+            json!({"type": "tool/result", "call_id": "c1", "name": "Read",
+            "content": "", "is_error": false,
+            "images": [{"mime_type": "image/png", "data": "iVBO"}]}),
+        );
+        t.updates(&call);
+        let update = &wire(t.updates(&result))[0];
+        assert_eq!(
+            update["content"],
+            json!([{"type": "content", "content": {"type": "image", "data": "iVBO", "mimeType": "image/png"}}]),
+            "{update}"
         );
     }
 

@@ -175,8 +175,23 @@ impl Session {
     /// A file tool's refusal by a path deny rule, due before the
     /// pre-execute waterfall ([`crate::permissions::refused_on_input`]).
     pub(super) fn refusal_on_input(&self, call: &ToolCall) -> Option<Gate> {
-        let perms = self.state().perms.clone();
         let args = serde_json::from_str::<Value>(&call.arguments).unwrap_or(Value::Null);
+        // `Read` refuses a binary extension by name while it checks its
+        // input, in every session (S84, S120): no hook hears of the call.
+        if call.name.as_str() == "Read"
+            && let Some(path) = args.get("file_path").and_then(Value::as_str)
+        {
+            let full = std::path::Path::new(call.session.cwd.as_str()).join(path);
+            if let Some(refusal) =
+                dsh_tools_fs::image::binary_extension_refusal(&full.to_string_lossy())
+            {
+                return Some(Gate::Denied {
+                    reason: refusal,
+                    by: "tools-fs (input check)".into(),
+                });
+            }
+        }
+        let perms = self.state().perms.clone();
         let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
         match crate::permissions::refused_on_input(
             &perms,

@@ -57,6 +57,23 @@ fn dispatch(tools: ToolsView) -> Arc<dyn Terminal> {
     }))
 }
 
+/// The image blocks of `result`, in order, as the history carries them.
+fn images_of(result: &ToolResult) -> Vec<crate::model::MessageImage> {
+    result
+        .content
+        .iter()
+        .filter_map(|b| match b.as_enum().ok()? {
+            dsh_plugin_api::ContentBlock::Image { mime_type, data } => {
+                Some(crate::model::MessageImage {
+                    mime_type: mime_type.to_string(),
+                    data: data.to_string(),
+                })
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 /// Makes a result safe to persist and send: structured parts must be JSON.
 fn json_safe(name: &str, result: ToolResult) -> ToolResult {
     match &result.structured {
@@ -109,9 +126,10 @@ impl Session {
         });
 
         self.written().await;
-        // A file tool whose path a deny rule covers is refused while its
-        // input is checked, before any listener hears of it (Claude Code's
-        // order, vectors `S31-read-deny-glob`, `S81-*`).
+        // A file tool whose path a deny rule covers, or a `Read` of a
+        // binary extension, is refused while its input is checked, before
+        // any listener hears of it (Claude Code's order, vectors
+        // `S31-read-deny-glob`, `S81-*`, `S120-binary`).
         let early = self.refusal_on_input(&sealed);
         // Phase 1: the pre-execute waterfall.
         let terminal = default_terminal(SeamOutput::PreTool(PreToolDecision::allow()));
@@ -388,6 +406,7 @@ impl Session {
             content: delivered.text_content(),
             is_error: delivered.is_error,
             structured,
+            images: images_of(&delivered),
         });
         self.note_listener_failures("tools/result", &failures, true);
         let mut state = self.state();

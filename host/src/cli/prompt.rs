@@ -49,10 +49,18 @@ fn print_human(event: &SessionEvent) {
         } => println!("  (arguments rewritten by {plugin}) {arguments}"),
         SessionEvent::ToolDenied { reason, by, .. } => println!("  denied by {by}: {reason}"),
         SessionEvent::ToolResult {
-            content, is_error, ..
+            content,
+            is_error,
+            images,
+            ..
         } => {
             let mark = if *is_error { "error" } else { "result" };
             println!("  {mark}: {}", indent(content));
+            for image in images {
+                // The base64 length, in bytes of the image.
+                let bytes = image.data.len() / 4 * 3;
+                println!("  [image {}, about {bytes} bytes]", image.mime_type);
+            }
         }
         SessionEvent::TurnEnd {
             reason, message, ..

@@ -15,8 +15,8 @@ pub mod wire;
 pub use openai::OpenAiModel;
 pub use scripted::ScriptedModel;
 pub use wire::{
-    ChatMessage, ModelError, ModelErrorKind, ModelReply, ModelRequest, ModelTool, ModelToolCall,
-    StopReason,
+    ChatMessage, MessageImage, ModelError, ModelErrorKind, ModelReply, ModelRequest, ModelTool,
+    ModelToolCall, StopReason,
 };
 
 /// The name of the service a model provider mounts.

@@ -3,6 +3,6 @@
 //! shipped as a `.so` speaks exactly what the loop reads.
 
 pub use dsh_plugin_api::services::model::{
-    ChatMessage, ModelError, ModelErrorKind, ModelReply, ModelRequest, ModelTool, ModelToolCall,
-    StopReason,
+    ChatMessage, MessageImage, ModelError, ModelErrorKind, ModelReply, ModelRequest, ModelTool,
+    ModelToolCall, StopReason,
 };

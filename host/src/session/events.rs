@@ -255,6 +255,10 @@ pub enum SessionEvent {
             skip_serializing_if = "Option::is_none"
         )]
         structured: Option<Value>,
+        /// The result's image blocks, after the text (`Read` of a PNG);
+        /// written only when there are some.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<crate::model::MessageImage>,
     },
     /// `listener/failed`: a contained listener failure worth keeping.
     #[serde(rename = "listener/failed")]

@@ -112,6 +112,7 @@ pub fn derive(events: &[LoggedEvent]) -> Vec<ChatMessage> {
                 call_id,
                 content,
                 is_error,
+                images,
                 ..
             } => {
                 let Some(at) = pending.iter().position(|p| p == call_id) else {
@@ -122,6 +123,7 @@ pub fn derive(events: &[LoggedEvent]) -> Vec<ChatMessage> {
                 let mut m = ChatMessage::new("tool", content.clone());
                 m.tool_call_id = Some(call_id.clone());
                 m.is_error = *is_error;
+                m.images.clone_from(images);
                 messages.push(m);
             }
             _ => {}

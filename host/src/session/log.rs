@@ -264,6 +264,7 @@ impl SessionLog {
                     content: INTERRUPTED_TOOL_RESULT.into(),
                     is_error: true,
                     structured: None,
+                    images: Vec::new(),
                 })?;
             }
             log.append(SessionEvent::TurnEnd {
@@ -522,6 +523,7 @@ mod tests {
                 content: "ok".into(),
                 is_error: false,
                 structured: None,
+                images: Vec::new(),
             })
             .unwrap();
             log.append(call("c2")).unwrap();

@@ -91,8 +91,6 @@ pub const ROWS: &[Row] = &[
         Mapped("agent_transcript_path"),
         "the subagent's transcript is its own dsh session log, compared as that path",
     ),
-    row(Claude, "S1-permission-needed", PayloadKey("tool_calls"),
-        "PostToolBatch lists Claude Code's own permission refusal of `touch` as the response; dsh ran the command (see ToolsRan)"),
     row(Claude, "S90-*", Event("SubagentStop"),
         "Claude Code writes the summary in a forked subagent and fires SubagentStop for it; dsh asks the model for the summary in the session itself (the request and its text are compared)"),
     row(Claude, "S90-*", Env("CLAUDE_ENV_FILE"),

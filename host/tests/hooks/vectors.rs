@@ -13,6 +13,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use base64::Engine as _;
 use dsh_hook_protocol::vectors::{Sandbox, Vector, foreign_to, load_dir, set_launch_env};
 use dsh_host::agent::{AgentOptions, Prompt};
 use dsh_host::session::TurnEndReason;
@@ -331,11 +332,18 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
     script::install(sb);
     script::write_behaviors(sb, v);
     // Files the recording put in the project before the CLI started.
+    // A file that is not UTF-8 (an image) is recorded as `{"base64": ...}`.
     if let Some(files) = v.json["project_files"].as_object() {
         for (rel, text) in files {
             let path = sb.run().join("proj").join(rel);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(&path, sb.subst(text.as_str().unwrap_or_default())).unwrap();
+            let bytes = match text["base64"].as_str() {
+                Some(b64) => base64::engine::general_purpose::STANDARD
+                    .decode(b64)
+                    .unwrap(),
+                None => sb.subst(text.as_str().unwrap_or_default()).into_bytes(),
+            };
+            std::fs::write(&path, bytes).unwrap();
         }
     }
     // Folders the session moves into (`cd sub`) must exist.
@@ -358,7 +366,15 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
             )
         });
     if file_tools {
-        loads.push(Load::builtin("tools-fs", "tools-fs", json!({})));
+        // Claude Code's `Read` token cap, when the run set it (S120).
+        let mut fs = json!({});
+        if let Some(cap) = v.json["launch_env"]["CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS"]
+            .as_str()
+            .and_then(|c| c.parse::<u64>().ok())
+        {
+            fs["max_read_tokens"] = json!(cap);
+        }
+        loads.push(Load::builtin("tools-fs", "tools-fs", fs));
     }
     let bash = match dialect {
         Dialect::Claude => json!({}),
@@ -1407,6 +1423,36 @@ fn check_tools(
                 .collect::<Option<Vec<&str>>>()
                 .map(|texts| texts.join("\n"))
         });
+        // Image blocks (`Read` of a PNG): the tool message the model got
+        // next carries those images, in order, and no text.
+        let images: Vec<Value> = w["result_seen_by_model"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|b| b["type"] == "image")
+            .map(|b| json!({"mime_type": b["source"]["media_type"], "data": b["source"]["data"]}))
+            .collect();
+        if !images.is_empty() && !skips.has(Aspect::ToolResults) {
+            let sent: Vec<&Value> = p
+                .requests
+                .iter()
+                .flat_map(|r| r["messages"].as_array().into_iter().flatten())
+                .filter(|m| m["role"] == "tool" && m["tool_call_id"] == id.as_str())
+                .collect();
+            let want = json!(images);
+            let ok = !sent.is_empty()
+                && sent.iter().all(|m| {
+                    m["images"] == want && m["content"] == "" && m.get("is_error").is_none()
+                });
+            let logged = result.is_some_and(|r| r["images"] == want && r["content"] == "");
+            if !ok || !logged {
+                fails.push(format!(
+                    "tool {id}: images want {want} got in the requests {sent:?}, in the log {:?}",
+                    result.map(|r| &r["images"])
+                ));
+            }
+            continue;
+        }
         let seen = w["result_seen_by_model"]
             .as_str()
             .map(str::to_string)

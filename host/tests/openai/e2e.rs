@@ -63,6 +63,7 @@ impl Host {
             builtin::lookup("bash-local").unwrap(),
             json!({}),
         );
+        host.load_module("tools-fs", builtin::lookup("tools-fs").unwrap(), json!({}));
         let model = json!({"base_url": base_url, "model": "mock-model", "api_key_env": key_var,
             "max_retries": 1, "retry_base_ms": 1});
         host.load_module("model", builtin::lookup("model-openai").unwrap(), model);
@@ -180,6 +181,58 @@ async fn bash_round_trip_through_the_agent_loop() {
     for (path, content) in files(host.dir.path()) {
         assert!(!content.contains(KEY), "the key was written to {path}");
     }
+}
+
+/// A 1x1 PNG.
+const DOT_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_image_reaches_the_model_as_an_image_part() {
+    if !in_child_with_key("e2e::a_read_image_reaches_the_model_as_an_image_part") {
+        return;
+    }
+    use base64::Engine as _;
+    let server = OpenAiMock::start(vec![
+        Reply::sse(vec![
+            call(
+                0,
+                Some("call_1"),
+                Some("Read"),
+                r#"{"file_path":"dot.png"}"#,
+            ),
+            finish("tool_calls"),
+            DONE.into(),
+        ]),
+        Reply::sse(vec![text("A red dot."), finish("stop"), DONE.into()]),
+    ]);
+    let host = Host::new(&server.base_url, KEY_VAR);
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(DOT_PNG)
+        .unwrap();
+    std::fs::write(host.dir.path().join("project/dot.png"), png).unwrap();
+    let session = host.session().await;
+    let outcome = prompt(&session, "what is in dot.png?").await;
+    assert_eq!(
+        outcome.reason,
+        TurnEndReason::Completed,
+        "{:?}",
+        outcome.message
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let messages = requests[1].body["messages"].as_array().unwrap();
+    // The tool message answers the call; the image follows the step's tool
+    // messages as a user message, byte for byte.
+    assert_eq!(
+        messages[2..],
+        [
+            json!({"role": "tool", "tool_call_id": "call_1", "content": "(the image follows)"}),
+            json!({"role": "user", "content": [
+                {"type": "text", "text": "Images from tool call call_1:"},
+                {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{DOT_PNG}")}}]}),
+        ],
+        "{messages:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

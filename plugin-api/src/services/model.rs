@@ -37,6 +37,21 @@ pub struct ChatMessage {
     /// `{"kind": "plugin", "plugin": id}`, `{"kind": "steering", ...}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<serde_json::Value>,
+    /// Images after the text, in order: a tool result's image blocks
+    /// (Claude Code's `Read` of a PNG is one image and no text). Added in
+    /// plugin API 1.6.0 under the evolution rule: a provider built before
+    /// it reads the text only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<MessageImage>,
+}
+
+/// An image in a [`ChatMessage`] (plugin API 1.6.0).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MessageImage {
+    /// MIME type, e.g. `image/png`.
+    pub mime_type: String,
+    /// The bytes, base64 encoded.
+    pub data: String,
 }
 
 impl ChatMessage {
@@ -49,6 +64,7 @@ impl ChatMessage {
             tool_call_id: None,
             is_error: false,
             source: None,
+            images: Vec::new(),
         }
     }
 }

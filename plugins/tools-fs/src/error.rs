@@ -47,11 +47,27 @@ pub enum FsToolError {
         /// The resolved path.
         path: PathBuf,
     },
-    /// The file holds binary data.
-    #[error("Cannot read binary file: {}", path.display())]
-    Binary {
+    /// A FIFO or a socket: reading it would wait for a writer that may
+    /// never come.
+    #[error("Cannot read {}: it is a {kind}, not a regular file", path.display())]
+    NotRegular {
         /// The resolved path.
         path: PathBuf,
+        /// `FIFO` or `socket`.
+        kind: &'static str,
+    },
+    /// A partial read whose text is over the token cap (Claude Code's
+    /// text).
+    #[error(
+        "File content ({tokens} tokens) exceeds maximum allowed tokens ({cap}). Use offset and \
+         limit parameters to read specific portions of the file, or search for specific content \
+         instead of reading the whole file."
+    )]
+    OverTokenCap {
+        /// The estimate.
+        tokens: u64,
+        /// The cap.
+        cap: u64,
     },
     /// The file is not UTF-8 text, so editing it would corrupt it.
     #[error("Cannot edit {}: the file is not valid UTF-8 text", path.display())]

@@ -1,6 +1,8 @@
 //! `tools-fs`: the built-in plugin registering Claude-shaped file tools.
 //!
-//! - [`read`] — `Read {file_path, offset?, limit?}`: numbered lines;
+//! - [`read`] — `Read {file_path, offset?, limit?}`: numbered lines, an
+//!   image block for an image ([`image`]), a first page over the token cap
+//!   ([`token_cap`]);
 //! - [`write`] — `Write {file_path, content}`: whole-file write, creating
 //!   parent directories;
 //! - [`edit`] — `Edit {file_path, old_string, new_string, replace_all?}`:
@@ -21,9 +23,11 @@ pub mod args;
 pub mod edit;
 mod editor;
 pub mod error;
+pub mod image;
 pub mod patch;
 pub mod read;
 pub mod seen;
+pub mod token_cap;
 pub mod write;
 
 use std::path::Path;
@@ -47,12 +51,18 @@ pub struct Config {
     /// Largest file `Read` returns whole (no offset/limit given); bigger
     /// files must be read in parts.
     pub max_read_bytes: u64,
+    /// `Read`'s token cap (Claude Code's 25,000, or its
+    /// `CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS`): a whole-file read over
+    /// it becomes its first page, a partial one is refused
+    /// ([`token_cap`]).
+    pub max_read_tokens: u64,
 }
 
 impl Default for Config {
     fn default() -> Self {
         Config {
             max_read_bytes: 256 * 1024,
+            max_read_tokens: token_cap::DEFAULT_MAX_READ_TOKENS,
         }
     }
 }

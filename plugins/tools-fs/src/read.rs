@@ -12,14 +12,17 @@
 //! file exists but is shorter than the provided offset (N). The file has M
 //! lines.</system-reminder>`. The file is streamed, so only the selected
 //! lines are held in memory; a read without `limit` of a file over
-//! `max_read_bytes` is refused with a hint. Files with a NUL byte in their
-//! first 8 KiB are refused as binary; otherwise invalid UTF-8 is decoded
-//! lossily, and a leading byte-order mark is dropped. Images and PDFs are not
-//! supported.
+//! `max_read_bytes` is refused with a hint. The content decides nothing: a
+//! NUL byte is text (Claude Code reads a `.txt` holding one as text, S120),
+//! invalid UTF-8 is decoded lossily, and a leading byte-order mark is
+//! dropped. Images, and the binary extensions refused by name, are
+//! [`crate::image`]'s; a read over the token cap is cut or refused by
+//! [`crate::token_cap`]. PDFs and notebooks are not supported.
 //!
 //! Structured response, as Claude Code's:
 //! `{"type":"text","file":{"filePath","content","numLines","startLine","totalLines"}}`,
-//! `content` being the selected lines joined by `\n`.
+//! `content` being the selected lines joined by `\n`; a page cut at the
+//! token cap adds `"truncatedByTokenCap": true`.
 
 use std::io::{BufRead, BufReader, Read as _};
 use std::path::{Path, PathBuf};
@@ -32,11 +35,14 @@ use crate::Config;
 use crate::args::Args;
 use crate::editor::{Editor, EditorRead};
 use crate::error::FsToolError;
+use crate::image;
 use crate::seen::{ReadLog, UNCHANGED_TEXT};
+use crate::token_cap;
 
 /// The tool's name.
 pub const TOOL_NAME: &str = "Read";
-const BINARY_SNIFF_BYTES: usize = 8 * 1024;
+/// How many bytes tell an extension-less image by its signature.
+const SNIFF_BYTES: u64 = 16;
 
 /// What a successful read returns.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,6 +58,9 @@ pub struct ReadOutput {
     pub total_lines: u64,
     /// The file's modification time when read from disk.
     pub modified: Option<SystemTime>,
+    /// The `[Truncated: PARTIAL view ...]` note when the token cap cut a
+    /// whole-file read to its first page.
+    pub truncated: Option<String>,
 }
 
 /// The tool as advertised to the model.
@@ -71,7 +80,8 @@ pub fn spec() -> ToolSpec {
         name: TOOL_NAME.into(),
         description: "Reads a text file and returns its lines numbered from 1, each as the line \
             number, a tab, then the line (`1\tfirst line`). Reads the whole file by default; \
-            use offset and limit for large files."
+            use offset and limit for large files. Images (PNG, JPEG, GIF, WebP) are shown as \
+            images."
             .into(),
         input_schema: schema.to_string().into(),
         aliases: Default::default(),
@@ -110,11 +120,58 @@ pub(crate) async fn read_via(
         Err(e) => return ToolResult::error(e.to_string()),
     };
     let max = config.max_read_bytes;
+    let cap = config.max_read_tokens;
+    // Binary extensions are refused by name (the host refuses them before
+    // any hook; this is the same rule for a call that reaches the tool).
+    if let Some(refusal) = image::binary_extension_refusal(&path.to_string_lossy()) {
+        return ToolResult::error(refusal);
+    }
+    let shown = args
+        .get("file_path")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let head_path = path.clone();
+    let head = move || {
+        let mut head = Vec::new();
+        let file = std::fs::File::open(&head_path).ok()?;
+        file.take(SNIFF_BYTES).read_to_end(&mut head).ok()?;
+        Some(head)
+    };
+    // A FIFO or socket would hold the read (and the turn) until someone
+    // writes to it: refused by what it is, before it is opened.
+    if let Some(kind) = tokio::fs::metadata(&path)
+        .await
+        .ok()
+        .and_then(|m| special_kind(&m))
+    {
+        return ToolResult::error(FsToolError::NotRegular { path, kind }.to_string());
+    }
+    let image_path = path.clone();
+    let is_image = tokio::task::spawn_blocking(move || {
+        !image_path.is_dir() && image::is_image_path(&image_path, head)
+    })
+    .await
+    .unwrap_or(false);
+    if is_image {
+        let read = tokio::task::spawn_blocking(move || image::read_image(&path, &shown)).await;
+        return read.unwrap_or_else(|join| {
+            ToolResult::error(
+                FsToolError::Internal {
+                    tool: TOOL_NAME,
+                    detail: join.to_string(),
+                }
+                .to_string(),
+            )
+        });
+    }
     if let Some(editor) = editor
         && let Some(got) = editor.read(&path).await
     {
         return match got {
-            EditorRead::Text(text) => match read_text(&path, &text, offset, limit, max) {
+            EditorRead::Text(text) => match read_text(&path, &text, offset, limit, max)
+                .and_then(|o| capped(o, offset, limit, cap))
+            {
                 Ok(output) => to_tool_result(&output),
                 Err(e) => ToolResult::error(e.to_string()),
             },
@@ -141,10 +198,16 @@ pub(crate) async fn read_via(
             json!({"type": "file_unchanged", "file": {"filePath": path.to_string_lossy()}});
         return ToolResult::text(UNCHANGED_TEXT).with_structured(structured.to_string());
     }
-    let read = tokio::task::spawn_blocking(move || read_lines(&path, offset, limit, max)).await;
+    let read = tokio::task::spawn_blocking(move || {
+        read_lines(&path, offset, limit, max).and_then(|o| capped(o, offset, limit, cap))
+    })
+    .await;
     match read {
         Ok(Ok(output)) => {
-            if let (Some(seen), Some(modified)) = (&seen, output.modified) {
+            // A page cut at the token cap is not a read of the file: the
+            // same call reads (and cuts) again (Claude Code's partial view).
+            if let (Some(seen), Some(modified), None) = (&seen, output.modified, &output.truncated)
+            {
                 seen.log
                     .record(seen.session, &output.path, offset, limit, modified);
             }
@@ -161,6 +224,19 @@ pub(crate) async fn read_via(
     }
 }
 
+/// `FIFO` or `socket` when `meta` is one.
+fn special_kind(meta: &std::fs::Metadata) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt as _;
+    let t = meta.file_type();
+    if t.is_fifo() {
+        Some("FIFO")
+    } else if t.is_socket() {
+        Some("socket")
+    } else {
+        None
+    }
+}
+
 /// Reads lines `offset..offset+limit` (1-based) of `path`, counting all.
 pub fn read_lines(
     path: &Path,
@@ -171,6 +247,12 @@ pub fn read_lines(
     let meta = std::fs::metadata(path).map_err(|e| FsToolError::io("read", path, e))?;
     if meta.is_dir() {
         return Err(FsToolError::IsDirectory { path: path.into() });
+    }
+    if let Some(kind) = special_kind(&meta) {
+        return Err(FsToolError::NotRegular {
+            path: path.into(),
+            kind,
+        });
     }
     if limit.is_none() && meta.len() > max_read_bytes {
         return Err(FsToolError::TooLarge {
@@ -184,12 +266,9 @@ pub fn read_lines(
 
     let mut head = Vec::new();
     (&mut reader)
-        .take(BINARY_SNIFF_BYTES as u64)
+        .take(BOM.len() as u64)
         .read_to_end(&mut head)
         .map_err(io_err)?;
-    if head.contains(&0) {
-        return Err(FsToolError::Binary { path: path.into() });
-    }
     if head.starts_with(BOM) {
         head.drain(..BOM.len());
     }
@@ -263,6 +342,7 @@ impl Window {
             start_line: self.start_line,
             total_lines: self.total,
             modified: self.modified,
+            truncated: None,
         }
     }
 }
@@ -281,9 +361,6 @@ pub fn read_text(
             max: max_read_bytes,
         });
     }
-    if text.contains('\0') {
-        return Err(FsToolError::Binary { path: path.into() });
-    }
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut window = Window::new(offset, limit, None);
     for line in text.split('\n') {
@@ -292,17 +369,54 @@ pub fn read_text(
     Ok(window.finish(path))
 }
 
+/// `output` under the token cap ([`token_cap`]): unchanged when its text
+/// fits; a whole-file read (no `limit`, `offset` at most 1) cut to its
+/// first page, numbered from 1; any other read refused.
+pub fn capped(
+    mut output: ReadOutput,
+    offset: Option<u64>,
+    limit: Option<u64>,
+    cap: u64,
+) -> Result<ReadOutput, FsToolError> {
+    let content = output.lines.join("\n");
+    let ext = output
+        .path
+        .extension()
+        .map(|e| e.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    let Some(tokens) = token_cap::over_cap(&content, &ext, cap) else {
+        return Ok(output);
+    };
+    if offset.unwrap_or(1) > 1 || limit.is_some() {
+        return Err(FsToolError::OverTokenCap { tokens, cap });
+    }
+    let page = token_cap::page(&content, output.total_lines, tokens, cap);
+    output.lines = page.text.split('\n').map(String::from).collect();
+    output.start_line = output.start_line.max(1);
+    output.truncated = Some(page.note);
+    Ok(output)
+}
+
 /// Numbers the lines and builds the Claude-shaped response.
 pub fn to_tool_result(output: &ReadOutput) -> ToolResult {
     let content = output.lines.join("\n");
-    let structured = json!({"type": "text", "file": {
+    let mut structured = json!({"type": "text", "file": {
         "filePath": output.path.to_string_lossy(),
         "content": content,
         "numLines": output.lines.len(),
         "startLine": output.start_line,
         "totalLines": output.total_lines,
     }});
-    let text = if !content.is_empty() {
+    if output.truncated.is_some() {
+        structured["file"]["truncatedByTokenCap"] = json!(true);
+    }
+    let text = if let Some(note) = &output.truncated {
+        // As recorded: the note, a blank line, then the page.
+        format!(
+            "<system-reminder>{note}</system-reminder>\n\n{}",
+            numbered(&output.lines, output.start_line)
+        )
+    } else if !content.is_empty() {
         numbered(&output.lines, output.start_line)
     } else if output.total_lines == 0 {
         "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>"

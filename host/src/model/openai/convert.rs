@@ -5,6 +5,9 @@
 //! context and steering are tagged inside a user message (see the module
 //! docs of [`super`] for the exact format), and failed tool results are
 //! prefixed with `Error: ` because the `tool` role has no error flag.
+//! A `tool` message holds text only, so a tool result's images (`Read` of
+//! a PNG) follow the step's tool messages as one user message of
+//! `image_url` parts (`data:` URLs), each named by its call.
 
 use serde_json::{Map, Value, json};
 
@@ -32,7 +35,27 @@ pub fn request_body(config: &OpenAiConfig, request: &ModelRequest) -> Value {
 
 /// The history as OpenAI messages.
 pub fn messages(history: &[ChatMessage]) -> Vec<Value> {
-    history.iter().map(message).collect()
+    let mut out = Vec::with_capacity(history.len());
+    // Image parts of the tool messages in a row, sent after the last one.
+    let mut images: Vec<Value> = Vec::new();
+    for m in history {
+        if m.role != "tool" && !images.is_empty() {
+            out.push(json!({"role": "user", "content": std::mem::take(&mut images)}));
+        }
+        out.push(message(m));
+        if m.role == "tool" && !m.images.is_empty() {
+            let id = m.tool_call_id.clone().unwrap_or_default();
+            images.push(json!({"type": "text", "text": format!("Images from tool call {id}:")}));
+            images.extend(m.images.iter().map(|i| {
+                json!({"type": "image_url",
+                    "image_url": {"url": format!("data:{};base64,{}", i.mime_type, i.data)}})
+            }));
+        }
+    }
+    if !images.is_empty() {
+        out.push(json!({"role": "user", "content": images}));
+    }
+    out
 }
 
 fn message(m: &ChatMessage) -> Value {
@@ -65,6 +88,8 @@ fn message(m: &ChatMessage) -> Value {
         "tool" => {
             let content = if m.is_error {
                 format!("Error: {}", m.content)
+            } else if m.content.is_empty() && !m.images.is_empty() {
+                "(the image follows)".to_string()
             } else {
                 m.content.clone()
             };
@@ -223,6 +248,42 @@ mod tests {
         request.tools.clear();
         let body = request_body(&OpenAiConfig::default(), &request);
         assert!(body.get("tools").is_none() && body.get("max_tokens").is_none());
+    }
+
+    #[test]
+    fn tool_images_follow_the_tool_messages() {
+        let mut assistant = ChatMessage::new("assistant", "");
+        assistant.tool_calls = vec![ModelToolCall {
+            id: "c1".into(),
+            name: "Read".into(),
+            arguments: json!({"file_path": "dot.png"}),
+        }];
+        let mut image = ChatMessage::new("tool", "");
+        image.tool_call_id = Some("c1".into());
+        image.images = vec![crate::model::MessageImage {
+            mime_type: "image/png".into(),
+            data: "iVBO".into(),
+        }];
+        let mut text = ChatMessage::new("tool", "1\tx");
+        text.tool_call_id = Some("c2".into());
+        let history = vec![
+            assistant,
+            image,
+            text,
+            ChatMessage::new("assistant", "a dot"),
+        ];
+        let out = messages(&history);
+        assert_eq!(
+            Value::Array(out[1..].to_vec()),
+            json!([
+                {"role": "tool", "tool_call_id": "c1", "content": "(the image follows)"},
+                {"role": "tool", "tool_call_id": "c2", "content": "1\tx"},
+                {"role": "user", "content": [
+                    {"type": "text", "text": "Images from tool call c1:"},
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBO"}}]},
+                {"role": "assistant", "content": "a dot"},
+            ])
+        );
     }
 
     #[test]

@@ -42,9 +42,14 @@ pub fn batch_entry(input: &PostExecuteInput) -> Value {
 }
 
 /// What the model reads of `result` as Claude Code lists it: one text
-/// block as its text, several blocks as Anthropic content blocks.
+/// block as its text, several blocks or an image (`Read` of a PNG, S120)
+/// as Anthropic content blocks.
 fn read_by_model(result: &dsh_plugin_api::ToolResult) -> Value {
-    if result.content.len() <= 1 {
+    let image = result
+        .content
+        .iter()
+        .any(|b| matches!(b.as_enum(), Ok(ContentBlock::Image { .. })));
+    if result.content.len() <= 1 && !image {
         return result.text_content().into();
     }
     let blocks = result
@@ -53,7 +58,7 @@ fn read_by_model(result: &dsh_plugin_api::ToolResult) -> Value {
         .filter_map(|b| match b.as_enum().ok()? {
             ContentBlock::Text { text } => Some(json!({"type": "text", "text": text.as_str()})),
             ContentBlock::Image { mime_type, data } => Some(json!({"type": "image",
-                "source": {"type": "base64", "media_type": mime_type.as_str(), "data": data.as_str()}})),
+                "source": {"type": "base64", "data": data.as_str(), "media_type": mime_type.as_str()}})),
         })
         .collect();
     Value::Array(blocks)

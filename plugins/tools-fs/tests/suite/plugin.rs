@@ -34,7 +34,10 @@ fn config_defaults_and_unknown_keys() {
     let descriptor = (plugin_module::<ToolsFs>().describe())();
     assert_eq!(descriptor.name.as_str(), "tools-fs");
     let defaults: Value = serde_json::from_str(&descriptor.default_config).expect("json");
-    assert_eq!(defaults, json!({"max_read_bytes": 262144}));
+    assert_eq!(
+        defaults,
+        json!({"max_read_bytes": 262144, "max_read_tokens": 25000})
+    );
     let (_host, result) = applied(json!({"max_read": 1}));
     assert!(result.expect_err("refused").contains("max_read"));
 }

@@ -104,7 +104,7 @@ async fn empty_files_and_offsets_past_the_end_warn_instead_of_failing() {
 #[tokio::test]
 async fn failures_are_error_results() {
     let (_d, dir) = temp_dir();
-    std::fs::write(dir.join("bin"), b"\x7fELF\x00\x01").expect("write");
+    std::fs::write(dir.join("lib.so"), b"\x7fELF\x00\x01").expect("write");
     assert_error(
         &read(json!({"file_path": "missing.txt"}), &dir).await,
         "File does not exist",
@@ -113,7 +113,10 @@ async fn failures_are_error_results() {
         &read(json!({"file_path": "."}), &dir).await,
         "is a directory",
     );
-    assert_error(&read(json!({"file_path": "bin"}), &dir).await, "binary");
+    assert_error(
+        &read(json!({"file_path": "lib.so"}), &dir).await,
+        "This tool cannot read binary files. The file appears to be a binary .so file.",
+    );
     assert_error(
         &read(json!({}), &dir).await,
         "missing required parameter `file_path`",
@@ -131,6 +134,7 @@ async fn whole_file_reads_are_capped_but_ranges_are_not() {
     std::fs::write(dir.join("big"), "x\n".repeat(1000)).expect("write");
     let config = Config {
         max_read_bytes: 100,
+        ..Config::default()
     };
     let whole = read_tool(&json!({"file_path": "big"}), &dir, &config).await;
     assert_error(&whole, "exceeds maximum allowed size (100 bytes)");

@@ -16,6 +16,9 @@
 //!   keeps the running plugins.
 //! - [`permissions`]: malformed `permissions:` blocks refused naming the
 //!   key; hand-edited permission records in a log skipped on resume.
+//! - [`read`]: `Read` of image paths holding no image or too big a one,
+//!   odd JPEG headers, FIFOs, emoji cut at the token cap: named, never
+//!   hung on, never split.
 //! - [`sessions`]: session ids that are paths, private state, damaged logs
 //!   and `dsh sessions repair`;
 //! - [`session_processes`]: one writer per log, a crash mid-tool resumed
@@ -48,6 +51,7 @@ mod hooks;
 mod manifest;
 mod permissions;
 mod plugins;
+mod read;
 mod session_processes;
 mod session_support;
 mod sessions;
