@@ -222,7 +222,9 @@ fn make_non_dumpable() {
 /// write its own uid map), and it becomes the command or exits
 /// `EXIT_NOT_RUN` with its reason.
 fn sandbox_exec() -> Option<ExitCode> {
-    use dsh_bash_local::sandbox::{EXIT_NOT_RUN, MESSAGE_PREFIX, SUBCOMMAND, helper};
+    use dsh_bash_local::sandbox::{
+        EXIT_NOT_RUN, MESSAGE_PREFIX, NOT_RUN_SUFFIX, SUBCOMMAND, helper,
+    };
     let mut args = std::env::args_os().skip(1);
     if args.next()? != SUBCOMMAND {
         return None;
@@ -231,7 +233,7 @@ fn sandbox_exec() -> Option<ExitCode> {
     Some(match helper::run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("{MESSAGE_PREFIX}{e}; the command did not run");
+            eprintln!("{MESSAGE_PREFIX}{e}{NOT_RUN_SUFFIX}");
             ExitCode::from(EXIT_NOT_RUN as u8)
         }
     })

@@ -34,6 +34,8 @@ pub const SUBCOMMAND: &str = "sandbox-exec";
 pub const EXIT_NOT_RUN: i32 = 125;
 /// How the helper's own message starts on stderr.
 pub const MESSAGE_PREFIX: &str = "dsh sandbox-exec: ";
+/// How it ends.
+pub const NOT_RUN_SUFFIX: &str = "; the command did not run";
 
 /// The helper's parsed arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]

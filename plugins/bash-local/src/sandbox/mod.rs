@@ -26,7 +26,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-pub use helper::{EXIT_NOT_RUN, HelperRequest, MESSAGE_PREFIX, SUBCOMMAND};
+pub use helper::{EXIT_NOT_RUN, HelperRequest, MESSAGE_PREFIX, NOT_RUN_SUFFIX, SUBCOMMAND};
 pub use policy::{SandboxMode, WorkspaceWrite};
 
 use crate::runner::RunAnswer;
@@ -200,7 +200,12 @@ impl Sandbox {
             use std::io::Read as _;
             let _ = pipe.by_ref().take(64 * 1024).read_to_string(&mut stderr);
         }
+        // The helper's line is written for a command it did not run; a
+        // probe had none.
         let message = stderr.trim();
+        let message = message
+            .strip_suffix(NOT_RUN_SUFFIX)
+            .unwrap_or(message);
         Err(match message.strip_prefix(MESSAGE_PREFIX) {
             Some(reason) => reason.to_string(),
             None => format!(

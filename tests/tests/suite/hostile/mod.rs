@@ -16,6 +16,9 @@
 //!   keeps the running plugins.
 //! - [`permissions`]: malformed `permissions:` blocks refused naming the
 //!   key; hand-edited permission records in a log skipped on resume.
+//! - [`sandbox`]: a kernel without user namespaces runs no sandboxed
+//!   command and says so in the result and in `dsh check`; sandbox
+//!   settings that cannot work are refused by name.
 //! - [`sessions`]: session ids that are paths, private state, damaged logs
 //!   and `dsh sessions repair`;
 //! - [`session_processes`]: one writer per log, a crash mid-tool resumed
@@ -48,6 +51,7 @@ mod hooks;
 mod manifest;
 mod permissions;
 mod plugins;
+mod sandbox;
 mod session_processes;
 mod session_support;
 mod sessions;
