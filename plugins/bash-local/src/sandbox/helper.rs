@@ -254,7 +254,10 @@ mod tests {
             HelperRequest::parse(&args).map_err(|e| e.to_string())
         };
         let err = parse(&["--mode", "danger-full-access", "--cwd", "/", "--", "x"]).unwrap_err();
-        assert!(err.contains("--mode must be read-only or workspace-write"), "{err}");
+        assert!(
+            err.contains("--mode must be read-only or workspace-write"),
+            "{err}"
+        );
         let err = parse(&["--mode", "read-only", "--cwd", "rel", "--", "x"]).unwrap_err();
         assert!(err.contains("--cwd must be an absolute path"), "{err}");
         let err = parse(&["--mode", "read-only", "--cwd", "/"]).unwrap_err();

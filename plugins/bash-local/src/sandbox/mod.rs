@@ -122,7 +122,12 @@ impl Sandbox {
         }))
     }
 
-    fn request(&self, policy_cwd: &Path, rw_files: &[&Path], command: Vec<OsString>) -> HelperRequest {
+    fn request(
+        &self,
+        policy_cwd: &Path,
+        rw_files: &[&Path],
+        command: Vec<OsString>,
+    ) -> HelperRequest {
         HelperRequest {
             mode: self.mode,
             cwd: policy_cwd.to_path_buf(),
@@ -203,9 +208,7 @@ impl Sandbox {
         // The helper's line is written for a command it did not run; a
         // probe had none.
         let message = stderr.trim();
-        let message = message
-            .strip_suffix(NOT_RUN_SUFFIX)
-            .unwrap_or(message);
+        let message = message.strip_suffix(NOT_RUN_SUFFIX).unwrap_or(message);
         Err(match message.strip_prefix(MESSAGE_PREFIX) {
             Some(reason) => reason.to_string(),
             None => format!(

@@ -53,9 +53,7 @@ impl SandboxMode {
 }
 
 /// Codex's `[sandbox_workspace_write]` table.
-#[derive(
-    Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct WorkspaceWrite {
     /// More folders the command may write, beyond the cwd and the temp

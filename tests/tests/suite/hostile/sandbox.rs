@@ -94,7 +94,10 @@ fn without_user_namespaces_nothing_runs_and_the_result_and_check_say_why() {
 #[test]
 fn sandbox_settings_that_cannot_work_are_refused_by_name() {
     let cases = [
-        ("      sandbox_mode: readonly\n", "key `config.sandbox_mode`"),
+        (
+            "      sandbox_mode: readonly\n",
+            "key `config.sandbox_mode`",
+        ),
         (
             "      sandbox_mode: workspace-write\n      sandbox_workspace_write: {writable_roots: [rel/dir]}\n",
             "sandbox_workspace_write.writable_roots: rel/dir is not an absolute path",
@@ -115,10 +118,7 @@ fn sandbox_settings_that_cannot_work_are_refused_by_name() {
     for (block, message) in cases {
         let dir = temp_dir();
         let config = manifest(dir.path(), block);
-        let out = run_dsh(
-            ["check", "--config", config.to_str().unwrap()],
-            dir.path(),
-        );
+        let out = run_dsh(["check", "--config", config.to_str().unwrap()], dir.path());
         assert_eq!(out.code, Some(1), "{block}: {out:?}");
         let report = format!("{}{}", out.stdout, out.stderr);
         assert!(report.contains(message), "{block}: {report}");
