@@ -8,7 +8,8 @@
 //!   stays writable);
 //! - `workspace-write`: the cwd and the `writable_roots` are writable, a
 //!   folder outside them and the project's `.git` are not;
-//! - the network: off in the sandbox unless `network_access`.
+//! - the network: no socket but `AF_UNIX` in the sandbox (Codex's text,
+//!   C110c) unless `network_access`.
 
 use std::net::TcpListener;
 use std::path::Path;
@@ -143,7 +144,12 @@ fn workspace_write_writes_the_cwd_and_roots_but_not_git_or_elsewhere() {
     let project = d.join("proj");
     let outside = d.join("outside");
     let extra = d.join("extra");
-    for f in [project.join(".git/hooks"), outside.clone(), extra.clone()] {
+    for f in [
+        project.join(".git/hooks"),
+        project.join(".aws"),
+        outside.clone(),
+        extra.clone(),
+    ] {
         std::fs::create_dir_all(f).unwrap();
     }
     // `/tmp` (where the temp dirs are) is left out so that `outside` is
@@ -161,6 +167,7 @@ fn workspace_write_writes_the_cwd_and_roots_but_not_git_or_elsewhere() {
              - tool_calls: [{{name: Bash, arguments: {{command: 'touch .git/hooks/pre-commit'}}}}]\n\
              - tool_calls: [{{name: Bash, arguments: {{command: 'touch {o}/x'}}}}]\n\
              - tool_calls: [{{name: exec_command, arguments: {{cmd: 'touch {e}/y && echo ok'}}}}]\n\
+             - tool_calls: [{{name: Bash, arguments: {{command: 'touch .aws/credentials'}}}}]\n\
              - text: done\n",
             o = outside.display(),
             e = extra.display()
@@ -168,7 +175,7 @@ fn workspace_write_writes_the_cwd_and_roots_but_not_git_or_elsewhere() {
     );
     let out = prompt(&config, &project);
     let got = results(&out);
-    assert_eq!(got.len(), 4, "{}", out.stdout);
+    assert_eq!(got.len(), 5, "{}", out.stdout);
     assert_eq!(got[0], ("made".to_string(), false));
     assert_eq!(
         got[1],
@@ -190,6 +197,14 @@ fn workspace_write_writes_the_cwd_and_roots_but_not_git_or_elsewhere() {
     );
     assert_eq!(exec_output(&got[3].0), ("0", "ok\n"), "{}", got[3].0);
     assert_eq!(
+        got[4],
+        (
+            "Exit code 1\ntouch: cannot touch '.aws/credentials': Read-only file system"
+                .to_string(),
+            true
+        )
+    );
+    assert_eq!(
         std::fs::read_to_string(project.join("made.txt")).unwrap(),
         "made\n"
     );
@@ -203,29 +218,34 @@ fn the_network_is_off_in_the_sandbox_unless_network_access() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let script = format!(
-        "- tool_calls: [{{name: Bash, arguments: {{command: 'exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected'}}}}]\n\
+        "- tool_calls: [{{name: exec_command, arguments: {{cmd: 'exec 3<>/dev/tcp/127.0.0.1/{port}; echo rc=$?'}}}}]\n\
+         - tool_calls: [{{name: Bash, arguments: {{command: 'python3 -c \"import socket; socket.socketpair(); print(1)\"'}}}}]\n\
          - text: done\n"
     );
+    // Codex's text for a refused socket (C110c), and a connection made.
+    let refused = format!(
+        "/bin/bash: socket: Operation not permitted\n\
+         /bin/bash: line 1: /dev/tcp/127.0.0.1/{port}: Operation not permitted\nrc=1\n"
+    );
     let cases = [
-        ("      sandbox_mode: workspace-write\n", false),
+        ("      sandbox_mode: workspace-write\n", refused.as_str()),
         (
             "      sandbox_mode: workspace-write\n      sandbox_workspace_write: {network_access: true}\n",
-            true,
+            "rc=0\n",
         ),
     ];
-    for (sandbox, reaches) in cases {
+    for (sandbox, want) in cases {
         let dir = temp_dir();
         let config = setup(dir.path(), sandbox, &script);
         let got = results(&prompt(&config, dir.path()));
-        assert_eq!(got.len(), 1, "{sandbox}");
-        if reaches {
-            assert_eq!(got[0], ("connected".to_string(), false), "{sandbox}");
-        } else {
-            assert!(
-                got[0].1 && got[0].0.contains("Network is unreachable"),
-                "{sandbox}: {:?}",
-                got[0]
-            );
-        }
+        assert_eq!(got.len(), 2, "{sandbox}");
+        assert_eq!(
+            exec_output(&got[0].0),
+            ("0", want),
+            "{sandbox}: {}",
+            got[0].0
+        );
+        // Local sockets work either way.
+        assert_eq!(got[1], ("1".to_string(), false), "{sandbox}");
     }
 }

@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 use super::SandboxError;
 use super::mount;
 use super::policy::{self, SandboxMode, WorkspaceWrite};
+use super::seccomp;
 
 /// The subcommand of the `dsh` binary that runs the helper.
 pub const SUBCOMMAND: &str = "sandbox-exec";
@@ -203,7 +204,11 @@ pub fn enter(request: &HelperRequest) -> Result<(), SandboxError> {
         path: here.clone(),
         source,
     })?;
-    mount::drop_privileges()
+    mount::drop_privileges()?;
+    if !network {
+        seccomp::deny_network_sockets()?;
+    }
+    Ok(())
 }
 
 /// The helper's body: parse, build the sandbox, and `exec` the command.

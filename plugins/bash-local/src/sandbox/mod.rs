@@ -7,8 +7,9 @@
 //! through the helper `dsh sandbox-exec` ([`helper`]), which builds the
 //! sandbox in a fresh user and mount namespace and then becomes the
 //! command: writes outside what the mode allows fail `Read-only file
-//! system` (as in Codex's runs, C101), and without `network_access` the
-//! command has a network namespace of its own with nothing in it. The
+//! system` (as in Codex's runs, C101), and without `network_access` a
+//! network socket cannot be made (`socket: Operation not permitted`, as
+//! in C110c) inside a network namespace of its own with nothing in it. The
 //! hooks and the `process-runner` service are not sandboxed (Codex does
 //! not sandbox its hooks either).
 //!
@@ -20,6 +21,7 @@
 pub mod helper;
 mod mount;
 pub mod policy;
+mod seccomp;
 
 use std::ffi::OsString;
 use std::io;

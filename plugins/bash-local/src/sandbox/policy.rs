@@ -7,8 +7,10 @@
 //! (when it is a folder, unless `exclude_slash_tmp`), then `$TMPDIR`
 //! (unless `exclude_tmpdir_env_var`). Under each root, `.git` (a folder,
 //! or a `gitdir:` pointer file together with the folder it points to),
-//! `.agents` and `.codex` (folders) stay read-only, so a command cannot
-//! plant a git hook or rewrite the agent's own configuration. Pure code
+//! `.agents`, `.aws` and `.codex` (folders) stay read-only, so a command
+//! cannot plant a git hook, rewrite the agent's own configuration or its
+//! cloud credentials (C110a: `.git` refused; C110d: Codex 0.171 lists
+//! `.agents`, `.aws`, `.codex`, `.git` as read-only folders in the cwd). Pure code
 //! over the file system's current state; the mounts are `mount.rs`'s.
 
 use std::path::{Path, PathBuf};
@@ -105,8 +107,8 @@ pub fn writable_roots(
         .collect()
 }
 
-/// `.git` (and the folder a `gitdir:` pointer names), `.agents`, `.codex`
-/// under `root`, those that exist.
+/// `.git` (and the folder a `gitdir:` pointer names), `.agents`, `.aws`,
+/// `.codex` under `root`, those that exist.
 pub fn read_only_subpaths(root: &Path) -> Vec<PathBuf> {
     let mut paths = Vec::new();
     let git = root.join(".git");
@@ -118,7 +120,7 @@ pub fn read_only_subpaths(root: &Path) -> Vec<PathBuf> {
     } else if git.is_dir() {
         paths.push(git);
     }
-    for name in [".agents", ".codex"] {
+    for name in [".agents", ".aws", ".codex"] {
         let dir = root.join(name);
         if dir.is_dir() {
             paths.push(dir);
