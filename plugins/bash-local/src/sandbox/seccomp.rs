@@ -11,10 +11,12 @@ use std::path::{Path, PathBuf};
 
 use super::SandboxError;
 
-// Classic BPF opcodes (linux/bpf_common.h).
-const BPF_LD_W_ABS: u16 = 0x00 | 0x00 | 0x20;
-const BPF_JEQ_K: u16 = 0x05 | 0x10 | 0x00;
-const BPF_RET_K: u16 = 0x06 | 0x00;
+// Classic BPF opcodes (linux/bpf_common.h): `BPF_LD | BPF_W | BPF_ABS`,
+// `BPF_JMP | BPF_JEQ | BPF_K`, `BPF_RET | BPF_K` (`BPF_LD`, `BPF_W` and
+// `BPF_K` are 0).
+const BPF_LD_W_ABS: u16 = 0x20;
+const BPF_JEQ_K: u16 = 0x15;
+const BPF_RET_K: u16 = 0x06;
 
 /// `seccomp_data` offsets: the system call number, the architecture, the
 /// low half of the first argument (little-endian).
