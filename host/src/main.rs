@@ -215,7 +215,34 @@ fn make_non_dumpable() {
     }
 }
 
+/// `dsh sandbox-exec ... -- <command>`: the helper the shell tools run a
+/// sandboxed command through (bash-local's `sandbox::helper`). It is
+/// dispatched before anything else: it must stay single-threaded (a user
+/// namespace needs that) and dumpable (a non-dumpable process may not
+/// write its own uid map), and it becomes the command or exits
+/// `EXIT_NOT_RUN` with its reason.
+fn sandbox_exec() -> Option<ExitCode> {
+    use dsh_bash_local::sandbox::{
+        EXIT_NOT_RUN, MESSAGE_PREFIX, NOT_RUN_SUFFIX, SUBCOMMAND, helper,
+    };
+    let mut args = std::env::args_os().skip(1);
+    if args.next()? != SUBCOMMAND {
+        return None;
+    }
+    let args: Vec<std::ffi::OsString> = args.collect();
+    Some(match helper::run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{MESSAGE_PREFIX}{e}{NOT_RUN_SUFFIX}");
+            ExitCode::from(EXIT_NOT_RUN as u8)
+        }
+    })
+}
+
 fn main() -> ExitCode {
+    if let Some(code) = sandbox_exec() {
+        return code;
+    }
     make_non_dumpable();
     let args = Args::parse();
     let result = match args.command {

@@ -169,6 +169,32 @@ fn codex_setting(v: &Vector, key: &str) -> Option<u64> {
     })
 }
 
+/// The sandbox a `codex exec` run gave its shell tool: `-s <mode>`,
+/// none with `--dangerously-bypass-approvals-and-sandbox`, else Codex's
+/// default, `read-only` (C101g: `codex -a never exec` with no `-s`
+/// refused a write as `-s read-only` did).
+fn codex_sandbox_mode(v: &Vector) -> &'static str {
+    let argv: Vec<&str> = v.json["invocations"][0]["argv"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    if argv.contains(&"--dangerously-bypass-approvals-and-sandbox") {
+        return "danger-full-access";
+    }
+    let given = argv
+        .windows(2)
+        .find(|w| w[0] == "-s" || w[0] == "--sandbox")
+        .map(|w| w[1]);
+    match given {
+        None | Some("read-only") => "read-only",
+        Some("workspace-write") => "workspace-write",
+        Some("danger-full-access") => "danger-full-access",
+        Some(other) => panic!("{}: sandbox mode {other}", v.name),
+    }
+}
+
 /// How the session compacts: Codex's way for Codex vectors, at Codex's
 /// `model_auto_compact_token_limit` (a share of `model_context_window`)
 /// when the run set one.
@@ -378,9 +404,12 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
     }
     let bash = match dialect {
         Dialect::Claude => json!({}),
-        // Codex ran with an empty HOME: its login shell read no profile.
+        // Codex ran with an empty HOME: its login shell read no profile;
+        // its shell tool ran in the run's sandbox.
         Dialect::Codex => json!({"codex_exec_command": true,
-            "codex_exec_env": {"HOME": sb.home()}}),
+            "codex_exec_env": {"HOME": sb.home()},
+            "sandbox_mode": codex_sandbox_mode(v),
+            "sandbox_helper": env!("CARGO_BIN_EXE_dsh")}),
     };
     // The interactive CLI (S33, run without `-p`) could ask someone.
     let interactive = dialect == Dialect::Claude
@@ -588,6 +617,7 @@ async fn check(
     check_calls(&v, &sb, dialect, &skips, &p, &mut b, &mut fails);
     check_requests(&v, &sb, dialect, &skips, &p, &mut b, &mut fails);
     check_saved_files(&v, &sb, &skips, &p, &mut b, &mut fails);
+    check_files_after_run(&v, &sb, &mut fails);
     check_tools(&v, &sb, &skips, &p, &mut b, &mut fails);
     check_turn_ends(&v, &sb, dialect, &p, &mut fails);
     let whole = skips
@@ -858,6 +888,27 @@ fn check_env(
 /// (paths mapped as [`Produced::map_paths`] says, ids bound), holding the
 /// same hook text byte for byte. Claude Code wrote them 0644; dsh keeps
 /// hook output private (0600, the `Mapped("saved file mode")` row).
+/// The project files the recording checked after the run: absent where
+/// it found none (a denied command, a write the sandbox refused), present
+/// where it found one. Their text holds the CLI's own paths and process
+/// lines (C20's probes), so only presence is compared.
+fn check_files_after_run(v: &Vector, sb: &Sandbox, fails: &mut Vec<String>) {
+    let Some(files) = v.json["outcome"]["files_after_run"].as_object() else {
+        return;
+    };
+    for (path, want) in files {
+        let path = sb.subst(path);
+        let exists = Path::new(&path).exists();
+        if exists == want.is_null() {
+            fails.push(format!(
+                "file {path}: want {} got {}",
+                if want.is_null() { "absent" } else { "present" },
+                if exists { "present" } else { "absent" }
+            ));
+        }
+    }
+}
+
 fn check_saved_files(
     v: &Vector,
     sb: &Sandbox,

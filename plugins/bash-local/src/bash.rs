@@ -28,7 +28,10 @@
 //!
 //! When the session's editor offers terminals, the same script runs there
 //! instead ([`crate::terminal`]): the editor shows it live and the model
-//! reads the terminal's output in this result's shape.
+//! reads the terminal's output in this result's shape. With a
+//! `sandbox_mode` ([`crate::sandbox`]) the command always runs locally, in
+//! the sandbox; a sandbox that cannot be built runs nothing and the result
+//! says why.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -239,6 +242,15 @@ async fn bash_run_in(
             };
         }
     };
+    let sandbox = match config.sandbox() {
+        Ok(sandbox) => sandbox,
+        Err(e) => {
+            return BashRun {
+                result: ToolResult::error(format!("Bash: {e}")),
+                moved_to: None,
+            };
+        }
+    };
     // Without the side channel the command still runs, in place.
     let cwd_file = CwdFile::create()
         .inspect_err(|e| tracing::warn!("Bash: no temp file for the final cwd: {e}"))
@@ -250,7 +262,9 @@ async fn bash_run_in(
     let script = crate::prelude::prefix(prelude, script);
     tracing::debug!(command = %input.command, description = ?input.description, "Bash: running");
     tokio::pin!(cancel);
-    let ran = match &editor {
+    // An editor's terminal is outside dsh's reach: a sandboxed command
+    // always runs here.
+    let ran = match editor.as_ref().filter(|_| sandbox.is_none()) {
         Some(editor) => {
             editor
                 .run(&script, cwd, input.timeout_ms, config, cancel.as_mut())
@@ -261,8 +275,13 @@ async fn bash_run_in(
     let outcome = match ran {
         EditorRun::Ran(outcome) => outcome,
         EditorRun::Local => {
-            let mut spec =
-                RunRequest::new(vec![config.shell.clone(), "-c".to_string(), script], cwd);
+            let program = vec![config.shell.clone(), "-c".to_string(), script];
+            let program = match (&sandbox, &cwd_file) {
+                (Some(sandbox), Some(file)) => sandbox.wrap(program, cwd, &[file.path()]),
+                (Some(sandbox), None) => sandbox.wrap(program, cwd, &[]),
+                (None, _) => program,
+            };
+            let mut spec = RunRequest::new(program, cwd);
             spec.timeout_ms = Some(input.timeout_ms);
             spec.allow_env = config.env_allow.clone();
             runner::run_cancellable(spec, cancel).await
@@ -271,6 +290,15 @@ async fn bash_run_in(
     let moved_to = cwd_file
         .and_then(|file| file.read())
         .filter(|dir| crate::cwd::moved(cwd, dir));
+    if let Some(message) = sandbox
+        .as_ref()
+        .and_then(|_| crate::sandbox::refusal(&outcome))
+    {
+        return BashRun {
+            result: ToolResult::error(message),
+            moved_to: None,
+        };
+    }
     BashRun {
         result: to_tool_result(
             &outcome,

@@ -22,7 +22,10 @@
 //!
 //! and the structured response is `{"output": <raw output>}`, which the
 //! Codex bridge hands its hooks as `tool_response`. The session's cwd does
-//! not move (Codex's shell has no `cd` that persists).
+//! not move (Codex's shell has no `cd` that persists). With a
+//! `sandbox_mode` the command runs in Codex's sandbox ([`crate::sandbox`]):
+//! a refused write is the command's own failure (`touch: cannot touch
+//! 'x': Read-only file system`, exit 1), framed as any other output.
 
 use std::path::{Path, PathBuf};
 
@@ -30,6 +33,7 @@ use dsh_plugin_api::{ToolResult, ToolSpec};
 use serde_json::{Value, json};
 
 use crate::runner::{self, RunRequest};
+use crate::sandbox::Sandbox;
 
 /// The tool's name.
 pub const TOOL_NAME: &str = "exec_command";
@@ -74,28 +78,32 @@ pub fn framed(chunk_id: &str, wall_s: f64, exit_code: i64, output: &str) -> Stri
     )
 }
 
-/// Runs the tool body.
+/// Runs the tool body, in `sandbox` when there is one (its policy cwd is
+/// the session's `cwd`, as Codex's `sandbox_policy_cwd`).
 pub async fn run(
     args: &Value,
     cwd: &Path,
     env_allow: &[String],
     env: &std::collections::BTreeMap<String, String>,
+    sandbox: Option<&Sandbox>,
 ) -> ToolResult {
     let Some(cmd) = args.get("cmd").and_then(Value::as_str) else {
         return ToolResult::error("exec_command: missing required parameter `cmd`");
     };
     let dir = workdir(args, cwd);
-    let mut spec = RunRequest::new(
-        vec![
-            "/bin/bash".to_string(),
-            "-c".to_string(),
-            // stderr joins stdout, then the login shell runs the command.
-            "exec 2>&1; exec /bin/bash -lc \"$1\"".to_string(),
-            "bash".to_string(),
-            cmd.to_string(),
-        ],
-        &dir,
-    );
+    let program = vec![
+        "/bin/bash".to_string(),
+        "-c".to_string(),
+        // stderr joins stdout, then the login shell runs the command.
+        "exec 2>&1; exec /bin/bash -lc \"$1\"".to_string(),
+        "bash".to_string(),
+        cmd.to_string(),
+    ];
+    let program = match sandbox {
+        Some(sandbox) => sandbox.wrap(program, cwd, &[]),
+        None => program,
+    };
+    let mut spec = RunRequest::new(program, &dir);
     spec.timeout_ms = Some(DEFAULT_TIMEOUT_MS);
     spec.allow_env = env_allow.to_vec();
     spec.env
@@ -104,6 +112,9 @@ pub async fn run(
     let outcome = runner::run(spec).await;
     if let Some(e) = &outcome.spawn_error {
         return ToolResult::error(format!("exec_command: {e}"));
+    }
+    if let Some(message) = sandbox.and_then(|_| crate::sandbox::refusal(&outcome)) {
+        return ToolResult::error(format!("exec_command: {message}"));
     }
     let code = match (outcome.exit_code, outcome.signal) {
         (Some(c), _) => i64::from(c),

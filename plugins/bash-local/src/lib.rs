@@ -10,7 +10,8 @@
 //!   ([`terminal`]).
 //!
 //! Both sit on [`runner`], a plain async API other crates and tests may
-//! call directly. The plugin runs inside the host process and uses the
+//! call directly. The shell tools can run their commands in Codex's
+//! sandbox ([`sandbox`]: `sandbox_mode`). The plugin runs inside the host process and uses the
 //! host's tokio runtime.
 
 pub mod bash;
@@ -18,6 +19,7 @@ pub mod cwd;
 pub mod exec;
 pub mod prelude;
 pub mod runner;
+pub mod sandbox;
 pub mod service;
 pub mod silent;
 pub mod terminal;
@@ -26,7 +28,7 @@ use std::sync::Arc;
 
 use dsh_plugin_api::abi_stable::std_types::RArc;
 use dsh_plugin_api::ffi::AbortSignalBox;
-use dsh_plugin_api::{Host, Plugin, PluginModuleRef, ToolCall, plugin_module};
+use dsh_plugin_api::{ConfigProblem, Host, Plugin, PluginModuleRef, ToolCall, plugin_module};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -55,6 +57,16 @@ pub struct Config {
     /// `/bin/bash` by default, as Claude Code runs them (its messages name
     /// the shell: `/bin/bash: -c: line 2: syntax error ...`).
     pub shell: String,
+    /// Codex's sandbox for `Bash` and `exec_command` ([`sandbox`]):
+    /// `read-only`, `workspace-write`, or `danger-full-access` (no
+    /// sandbox, the default).
+    pub sandbox_mode: sandbox::SandboxMode,
+    /// Codex's `[sandbox_workspace_write]`: `writable_roots`,
+    /// `network_access`, `exclude_tmpdir_env_var`, `exclude_slash_tmp`.
+    pub sandbox_workspace_write: sandbox::WorkspaceWrite,
+    /// The `dsh` binary whose `sandbox-exec` builds the sandbox (default:
+    /// this process's own executable, which is `dsh`).
+    pub sandbox_helper: Option<std::path::PathBuf>,
 }
 
 impl Default for Config {
@@ -65,7 +77,21 @@ impl Default for Config {
             codex_exec_command: false,
             codex_exec_env: Default::default(),
             shell: "/bin/bash".to_string(),
+            sandbox_mode: sandbox::SandboxMode::default(),
+            sandbox_workspace_write: sandbox::WorkspaceWrite::default(),
+            sandbox_helper: None,
         }
+    }
+}
+
+impl Config {
+    /// The sandbox the shell tools run in, `None` without one.
+    pub fn sandbox(&self) -> Result<Option<sandbox::Sandbox>, String> {
+        sandbox::Sandbox::new(
+            self.sandbox_mode,
+            &self.sandbox_workspace_write,
+            self.sandbox_helper.as_deref(),
+        )
     }
 }
 
@@ -78,6 +104,21 @@ impl Plugin for BashLocal {
     const VERSION: &'static str = env!("CARGO_PKG_VERSION");
 
     fn apply(host: &Host, config: Config) -> Result<Self, String> {
+        let sandbox = config.sandbox()?;
+        if let Some(sandbox) = &sandbox {
+            let here = std::env::current_dir().unwrap_or_else(|_| "/".into());
+            if let Err(reason) = sandbox.probe(&here) {
+                host.report_problem(ConfigProblem::error(
+                    "",
+                    "sandbox_mode",
+                    format!(
+                        "the {} sandbox cannot be built here, so every Bash and exec_command \
+                         call fails without running its command: {reason}",
+                        sandbox.mode.as_str()
+                    ),
+                ));
+            }
+        }
         let config = Arc::new(config);
         let codex_exec = config.codex_exec_command;
         let exec_env_allow = config.env_allow.clone();
@@ -109,11 +150,12 @@ impl Plugin for BashLocal {
                 move |call: RArc<ToolCall>, _signal: AbortSignalBox| {
                     let env_allow = env_allow.clone();
                     let env = exec_env.clone();
+                    let sandbox = sandbox.clone();
                     async move {
                         let args: Value =
                             serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
                         let cwd = std::path::Path::new(call.session.cwd.as_str());
-                        exec::run(&args, cwd, &env_allow, &env).await
+                        exec::run(&args, cwd, &env_allow, &env, sandbox.as_ref()).await
                     }
                 },
             )?;

@@ -22,6 +22,8 @@
 //!   `permissions:`, and a SIGHUP reload changes it for new sessions;
 //! - [`reload_atomic`]: reload as one atomic swap of the plugin registry,
 //!   under concurrent turns.
+//! - [`sandbox`]: Codex's sandbox for the shell tools (`sandbox_mode`) in
+//!   real namespaces.
 //! - [`native_seams`]: `.so` listeners that answer at once (plugin API
 //!   1.5) run on the caller's thread; async ones on plugin threads.
 //! - [`store_pg`]: sessions in a real PostgreSQL shared by two daemons.
@@ -42,5 +44,6 @@ mod native_seams;
 mod permissions;
 mod plugin_host;
 mod reload_atomic;
+mod sandbox;
 mod store_pg;
 mod telemetry;

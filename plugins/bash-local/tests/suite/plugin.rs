@@ -22,7 +22,11 @@ fn describes_itself_with_a_config_schema_and_defaults() {
     let defaults: Value = serde_json::from_str(&descriptor.default_config).expect("json");
     assert_eq!(
         defaults,
-        json!({"env_allow": [], "max_output_bytes": 30000, "codex_exec_command": false, "codex_exec_env": {}, "shell": "/bin/bash"})
+        json!({"env_allow": [], "max_output_bytes": 30000, "codex_exec_command": false, "codex_exec_env": {}, "shell": "/bin/bash",
+            "sandbox_mode": "danger-full-access",
+            "sandbox_workspace_write": {"writable_roots": [], "network_access": false,
+                "exclude_tmpdir_env_var": false, "exclude_slash_tmp": false},
+            "sandbox_helper": null})
     );
     let schema: Value = serde_json::from_str(&descriptor.config_schema).expect("json");
     assert!(schema["properties"]["env_allow"].is_object(), "{schema}");

@@ -19,6 +19,9 @@
 //! - [`read`]: `Read` of image paths holding no image or too big a one,
 //!   odd JPEG headers, FIFOs, emoji cut at the token cap: named, never
 //!   hung on, never split.
+//! - [`sandbox`]: a kernel without user namespaces runs no sandboxed
+//!   command and says so in the result and in `dsh check`; sandbox
+//!   settings that cannot work are refused by name.
 //! - [`sessions`]: session ids that are paths, private state, damaged logs
 //!   and `dsh sessions repair`;
 //! - [`session_processes`]: one writer per log, a crash mid-tool resumed
@@ -52,6 +55,7 @@ mod manifest;
 mod permissions;
 mod plugins;
 mod read;
+mod sandbox;
 mod session_processes;
 mod session_support;
 mod sessions;
