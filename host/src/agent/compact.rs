@@ -3,7 +3,8 @@
 //! `tools/recorder-scenarios/FINDINGS-compact.md`).
 //!
 //! A turn whose only prompt is `/compact [instructions]` compacts instead
-//! of asking the model to answer; a turn after which the provider reported
+//! of asking the model to answer (unless the prompt takes no commands, as
+//! `codex exec`'s, [`super::Prompt::typed`]); a turn after which the provider reported
 //! the context as full ([`crate::config::CompactionSettings`]) ends with an
 //! automatic compaction (or, if it did not complete, the next turn in the
 //! process starts with one). Either way, in order:
@@ -259,6 +260,11 @@ impl Session {
     /// the model is asked again, rather than when the turn ends).
     pub(crate) fn compacts_like_codex(&self) -> bool {
         self.compaction.style == CompactionStyle::Codex
+    }
+
+    /// Whose compaction this session reproduces.
+    pub fn compaction_style(&self) -> CompactionStyle {
+        self.compaction.style
     }
 
     /// `agent/compact`: the instructions its listeners added, or why not.

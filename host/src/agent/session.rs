@@ -20,14 +20,30 @@ pub struct Prompt {
     pub content: Vec<ContentBlock_NE>,
     /// Who sent it.
     pub source: MessageSource,
+    /// Whether `/compact` in it is a command (an ACP client's prompt,
+    /// Claude Code's `-p`), or text for the model, as `codex exec` sends
+    /// it (`C90-slash-compact`).
+    pub commands: bool,
 }
 
 impl Prompt {
-    /// A text prompt from the user.
+    /// A text prompt from the user; `/compact` in it is a command.
     pub fn user(text: impl Into<String>) -> Self {
         Prompt {
             content: vec![ContentBlock::text(text)],
             source: MessageSource::User,
+            commands: true,
+        }
+    }
+
+    /// A prompt given on the command line (`dsh prompt`) to a session that
+    /// compacts in `style`: `codex exec` has no slash commands, so with
+    /// Codex's style `/compact` is text for the model; with Claude's it is
+    /// a command, as in `claude -p`.
+    pub fn typed(text: impl Into<String>, style: crate::config::CompactionStyle) -> Self {
+        Prompt {
+            commands: style != crate::config::CompactionStyle::Codex,
+            ..Prompt::user(text)
         }
     }
 }

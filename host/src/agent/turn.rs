@@ -239,6 +239,7 @@ impl Session {
         }
         // `/compact [instructions]` alone: the turn compacts the history.
         if let [prompt] = drained.as_slice()
+            && prompt.commands
             && let Some(custom) = super::compact::command(&content_text(&prompt.content))
         {
             return self.compaction_turn(prompt, custom, cancel).await;
@@ -299,7 +300,7 @@ impl Session {
     fn queued_compaction(&self) -> Option<Option<String>> {
         let state = self.state();
         match state.inbox.iter().collect::<Vec<_>>().as_slice() {
-            [prompt] => super::compact::command(&content_text(&prompt.content)),
+            [prompt] if prompt.commands => super::compact::command(&content_text(&prompt.content)),
             _ => None,
         }
     }

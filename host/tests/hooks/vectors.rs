@@ -474,7 +474,10 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
             .as_str()
             .map(String::from)
             .unwrap_or_else(|| s(&v.json, "prompt"));
-        outcomes.push(session.prompt(Prompt::user(prompt)).await.into());
+        // As the CLI's command line gives it: `codex exec` has no slash
+        // commands (`C90-slash-compact`), `claude -p` runs `/compact`.
+        let style = compaction(v, dialect).style;
+        outcomes.push(session.prompt(Prompt::typed(prompt, style)).await.into());
         // What the recording typed at the interactive CLI's input line
         // after the first prompt: more turns of the same session.
         if k == 0 {
