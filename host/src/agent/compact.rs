@@ -124,6 +124,35 @@ pub fn codex_summary_prompt(instructions: Option<&str>) -> String {
     }
 }
 
+/// Codex's budget for the user prompts it keeps after a compaction, in
+/// approximate tokens (`COMPACT_USER_MESSAGE_MAX_TOKENS`).
+pub const CODEX_KEPT_PROMPT_TOKENS: usize = 20_000;
+
+/// The user prompts Codex keeps after a compaction (recorded `C120-*`):
+/// newest first, each whole while it fits the budget, the first that does
+/// not cut in the middle to what is left (`…N tokens truncated…`), none
+/// older than that; in their order.
+pub fn codex_kept(prompts: Vec<String>) -> Vec<String> {
+    use dsh_hooks_codex::spill::{approx_token_count, truncate_middle};
+    let mut left = CODEX_KEPT_PROMPT_TOKENS;
+    let mut kept = Vec::new();
+    for prompt in prompts.into_iter().rev() {
+        if left == 0 {
+            break;
+        }
+        let tokens = approx_token_count(&prompt);
+        if tokens <= left {
+            left -= tokens;
+            kept.push(prompt);
+        } else {
+            kept.push(truncate_middle(&prompt, left));
+            break;
+        }
+    }
+    kept.reverse();
+    kept
+}
+
 /// Codex's summary message: its preface, a newline, the model's answer.
 pub fn codex_summary_message(answer: &str) -> String {
     format!("{CODEX_SUMMARY_PREFACE}\n{answer}")
@@ -215,7 +244,7 @@ impl Session {
             }
             CompactionStyle::Codex => (
                 codex_summary_message(&reply.text),
-                history::user_prompts(self.log().events()),
+                codex_kept(history::user_prompts(self.log().events())),
             ),
         };
         self.append(SessionEvent::Compacted {
@@ -228,13 +257,16 @@ impl Session {
         self.written().await;
         match style {
             CompactionStyle::Claude => {
-                self.session_start_compact().await;
+                self.session_start(SessionStartSource::Compact).await;
                 self.compacted(trigger, reply.text).await;
             }
             CompactionStyle::Codex => {
                 self.compacted(trigger, reply.text).await;
                 if self.state().halt.is_none() {
-                    self.session_start_compact().await;
+                    // A resumed session's SessionStart(resume) comes after
+                    // the compaction, before its own (`C90-text-then-resume`).
+                    self.pending_session_start().await;
+                    self.session_start(SessionStartSource::Compact).await;
                 }
             }
         }
@@ -317,12 +349,20 @@ impl Session {
         }
     }
 
-    /// `agent/session-start {compact}`; what its listeners add lands after
-    /// the summary.
-    async fn session_start_compact(self: &Arc<Self>) {
+    /// The `agent/session-start` held back for a compaction, if any.
+    pub(crate) async fn pending_session_start(self: &Arc<Self>) {
+        let pending = self.state().pending_start.take();
+        if let Some(source) = pending {
+            self.session_start(source).await;
+        }
+    }
+
+    /// `agent/session-start` within a turn (`compact`, or a held-back
+    /// `resume`); what its listeners add lands after the summary.
+    async fn session_start(self: &Arc<Self>, source: SessionStartSource) {
         let input = SessionStartInput {
             session: self.session_ref(),
-            source: SessionStartSource::Compact,
+            source,
         };
         let failures = self
             .view()
@@ -385,6 +425,27 @@ mod tests {
             codex_summary_message("SUMMARY: echoed hi"),
             "Another language model started to solve this problem and produced a summary of its thinking process. You also have access to the state of the tools that were used by that language model. Use this to build on the work that has already been done and avoid duplicating work. Here is the summary produced by the other language model, use the information in this summary to assist with your own analysis:\nSUMMARY: echoed hi"
         );
+    }
+
+    #[test]
+    fn codex_keeps_the_newest_prompts_within_its_budget() {
+        // Recorded `C120-two-prompts-over-cap`: a 60,021-byte prompt, then a
+        // 30,025-byte one (7,507 tokens): the older is cut to the 12,493
+        // tokens left, around `…2513 tokens truncated…`.
+        let older = "o".repeat(60_021);
+        let newer = "n".repeat(30_025);
+        let kept = codex_kept(vec!["oldest".into(), older, newer.clone()]);
+        assert_eq!(kept.len(), 2, "the prompt before the cut one is dropped");
+        assert_eq!(kept[1], newer);
+        let (head, tail) = kept[0].split_once("…2513 tokens truncated…").unwrap();
+        assert_eq!((head.len(), tail.len()), (24_986, 24_986));
+        // Within the budget, every prompt is kept whole.
+        let small = vec!["a".to_string(), "b".to_string()];
+        assert_eq!(codex_kept(small.clone()), small);
+        // One prompt over the budget alone (`C120-one-prompt-over-cap`).
+        let one = codex_kept(vec!["x".repeat(100_021)]);
+        assert!(one[0].contains("…5006 tokens truncated…"));
+        assert_eq!(one[0].len(), 80_000 + "…5006 tokens truncated…".len());
     }
 
     #[test]

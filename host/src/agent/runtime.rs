@@ -144,7 +144,9 @@ impl SessionControl for Control {
         // The provider's report of the context in use: what automatic
         // compaction measures ([`crate::config::CompactionSettings`]).
         if let SessionEvent::StreamUsage { used, size } = &event {
-            session.state().usage = Some((*used, *size));
+            let mut state = session.state();
+            state.usage = Some((*used, *size));
+            state.usage_unsaved = true;
         }
         // Live only: never logged, never waited for.
         session.feed.publish(LoggedEvent::live(event));
@@ -361,6 +363,16 @@ impl Agent {
     /// in a one-shot turn, so it is in history before the first request.
     async fn start(&self, session: &Arc<Session>, source: SessionStartSource) {
         session.written().await;
+        // Codex, resumed with its context full, compacts at the start of
+        // the first turn and runs SessionStart(resume) after the compaction
+        // (`C90-text-then-resume`): the turn fires it.
+        if source == SessionStartSource::Resume
+            && session.compacts_like_codex()
+            && session.auto_compaction_due()
+        {
+            session.state().pending_start = Some(source);
+            return;
+        }
         session.state().phase = Phase::StartingUp;
         let input = SessionStartInput {
             session: session.session_ref(),

@@ -106,8 +106,29 @@ pub(crate) struct SessionState {
     pub(crate) last_model: Option<String>,
     pub(crate) last_usage: Option<serde_json::Value>,
     /// The context in use against the window, `(used, size)` tokens, as
-    /// the model provider last reported it (`stream/usage`).
+    /// the model provider last reported it (`stream/usage`), or as the log
+    /// kept it (`context/usage`).
     pub(crate) usage: Option<(u64, u64)>,
+    /// `usage` was reported since it was last logged.
+    pub(crate) usage_unsaved: bool,
+    /// A `agent/session-start` held back until the first turn has
+    /// compacted (a Codex-style session resumed with its context full:
+    /// Codex compacts, then runs SessionStart(resume), `C90-text-then-resume`).
+    pub(crate) pending_start: Option<dsh_plugin_api::SessionStartSource>,
+}
+
+/// The context in use as `events` last recorded it: the last
+/// `context/usage` that no `session/compacted` answered.
+fn logged_usage(events: &[LoggedEvent]) -> Option<(u64, u64)> {
+    let mut usage = None;
+    for logged in events {
+        match &logged.event {
+            SessionEvent::ContextUsage { used, size } => usage = Some((*used, *size)),
+            SessionEvent::Compacted { .. } => usage = None,
+            _ => {}
+        }
+    }
+    usage
 }
 
 /// One conversation.
@@ -159,6 +180,7 @@ impl Session {
         let header = log.header().clone();
         crate::telemetry::metrics::gauge_add("dsh_sessions_held", &[], 1);
         let perms = restore_permissions(perms, log.events());
+        let usage = logged_usage(log.events());
         Arc::new(Session {
             id: header.session_id.clone(),
             cwd: PathBuf::from(&header.cwd),
@@ -187,7 +209,9 @@ impl Session {
                 perms,
                 last_model: None,
                 last_usage: None,
-                usage: None,
+                usage,
+                usage_unsaved: false,
+                pending_start: None,
             }),
             turn_lock: tokio::sync::Mutex::new(()),
             feed: EventFeed::new(FEED_CAPACITY),

@@ -311,6 +311,19 @@ pub enum SessionEvent {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         kept: Vec<String>,
     },
+    /// `context/usage`: the context in use against the window, as the model
+    /// provider last reported it (`stream/usage`), kept when a turn ends
+    /// with a report no compaction answered, so that the session loaded in
+    /// another process compacts as this one would have (Codex's rollout
+    /// keeps it too, `C90-text-then-resume`). A later `session/compacted`
+    /// answers it.
+    #[serde(rename = "context/usage")]
+    ContextUsage {
+        /// Tokens in use.
+        used: u64,
+        /// The window.
+        size: u64,
+    },
     /// `stream/text`: a text delta a provider streams while a request runs
     /// (live only, never logged).
     #[serde(rename = "stream/text")]
@@ -389,6 +402,7 @@ impl SessionEvent {
             SessionEvent::StreamText { .. } => "stream/text",
             SessionEvent::UserNotice { .. } => "user/notice",
             SessionEvent::Compacted { .. } => "session/compacted",
+            SessionEvent::ContextUsage { .. } => "context/usage",
             SessionEvent::StreamThought { .. } => "stream/thought",
             SessionEvent::StreamUsage { .. } => "stream/usage",
             SessionEvent::StreamTerminal { .. } => "stream/terminal",

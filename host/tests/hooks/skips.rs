@@ -132,4 +132,10 @@ pub const ROWS: &[Row] = &[
         "Codex's summary message after a compaction is a plain user message in dsh's history, compared whole; Codex re-sends its initial context (developer and environment messages) before it, dsh has none"),
     row(Codex, "C9*", Mapped("prompt"),
         "the user's prompt Codex keeps in the history after a compaction is dsh's kept user message, compared whole"),
+    row(Codex, "C12*", Mapped("summary request"),
+        "Codex's checkpoint prompt, the last input item of its summary request, is the last user message of dsh's (no tools offered), compared whole"),
+    row(Codex, "C12*", Mapped("compaction summary"),
+        "Codex's summary message after a compaction is a plain user message in dsh's history, compared whole; Codex re-sends its initial context (developer and environment messages) before the last kept prompt, dsh has none"),
+    row(Codex, "C12*", Mapped("prompt"),
+        "a user prompt Codex keeps after a compaction (cut to its 20,000-token budget, `…N tokens truncated…`, from three input_text items: head, marker, tail) is dsh's kept user message, compared whole"),
 ];

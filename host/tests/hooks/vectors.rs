@@ -1133,7 +1133,13 @@ fn check_requests(
                 .any(|i| i["prompt"] == text.as_str())
                 .then_some("prompt")
         })
-        .or_else(|| typed_prompts(v).contains(&text).then_some("prompt"));
+        .or_else(|| typed_prompts(v).contains(&text).then_some("prompt"))
+        // A prompt Codex kept after a compaction, cut to its budget
+        // (`C120-*`): compared whole against dsh's kept user message.
+        .or_else(|| {
+            (placement == "user message, an earlier prompt kept in the history after a compaction")
+                .then_some("prompt")
+        });
         if let Some(kind) = plain
             && skips.has(Aspect::Mapped(kind))
         {
