@@ -15,7 +15,10 @@
 //!    `prompt/blocked`); the context of an `Allow` joins the instructions.
 //! 2. The summary request: the history as it is, plus one user message
 //!    holding Claude Code's summary prompt (its instructions under
-//!    `Additional Instructions:`), offering no tools.
+//!    `Additional Instructions:`), offering no tools. Claude Code asks in a
+//!    forked agent: a child session (agent type `""`) makes the request and
+//!    keeps it in its log, and its end is `subagent/end` (Claude's
+//!    SubagentStop, before SessionStart(compact)).
 //! 3. `session/compacted {trigger, summary, content}` is logged: from there
 //!    on the history starts with `content`, Claude Code's continuation
 //!    message around the summary (its `<analysis>` dropped, its `<summary>`
@@ -35,11 +38,12 @@
 
 use std::sync::Arc;
 
-use abi_stable::std_types::{RArc, RString};
+use abi_stable::std_types::{RArc, ROption, RString};
 use dsh_plugin_api::{
     CompactInput, CompactedInput, PromptDecision, SeamInput, SeamOutput, SessionStartInput,
-    SessionStartSource,
+    SessionStartSource, SubagentInfo,
 };
+use futures::FutureExt as _;
 use tokio_util::sync::CancellationToken;
 
 use super::session::Session;
@@ -47,7 +51,7 @@ use super::turn::{authored, default_terminal, originator, unless_cancelled};
 use crate::config::CompactionStyle;
 use crate::model::ChatMessage;
 use crate::seams::Traced;
-use crate::session::{SessionEvent, history};
+use crate::session::{EventSource, SessionEvent, TurnEndReason, TurnKind, history};
 
 /// The prompt that asks for a compaction.
 pub const COMMAND: &str = "/compact";
@@ -226,8 +230,12 @@ impl Session {
             CompactionStyle::Codex => codex_summary_prompt(instructions.as_deref()),
         };
         let mut request = messages;
-        request.push(ChatMessage::new("user", prompt));
-        let reply = unless_cancelled(cancel, self.complete(request, Vec::new()))
+        request.push(ChatMessage::new("user", prompt.clone()));
+        let asked = match style {
+            CompactionStyle::Claude => self.ask_in_fork(request, prompt).boxed(),
+            CompactionStyle::Codex => self.complete(request, Vec::new()).boxed(),
+        };
+        let reply = unless_cancelled(cancel, asked)
             .await
             .ok_or(NotCompacted::Cancelled)?
             .map_err(NotCompacted::Failed)?;
@@ -271,6 +279,72 @@ impl Session {
             }
         }
         Ok(())
+    }
+
+    /// Claude Code's summary request, made by a forked agent (`S90-*`): a
+    /// child session of this one (no `agent_type`, no `subagent/start`)
+    /// whose log keeps the summary prompt and the answer, ending with
+    /// `subagent/end` (Claude's SubagentStop) once it answered. Without
+    /// an agent to fork from (never in a running host) the session asks.
+    async fn ask_in_fork(
+        self: &Arc<Self>,
+        request: Vec<ChatMessage>,
+        prompt: String,
+    ) -> Result<crate::model::ModelReply, String> {
+        let Some(agent) = self.agent.get().and_then(std::sync::Weak::upgrade) else {
+            return self.complete(request, Vec::new()).await;
+        };
+        let child = agent
+            .create_child(
+                &self.current_cwd(),
+                None,
+                Some(self.id.clone()),
+                Some(String::new()),
+            )
+            .await
+            .map_err(|e| format!("cannot start the agent that writes the summary: {e}"))?;
+        let turn_id = super::session::new_id("turn");
+        child.append(SessionEvent::turn_start(&turn_id, TurnKind::Prompt));
+        child.append(SessionEvent::UserMessage {
+            content: prompt.clone(),
+            source: EventSource::Agent {
+                session_id: self.id.clone(),
+            },
+            original_content: None,
+        });
+        let reply = child.complete(request, Vec::new()).await;
+        let ended = match &reply {
+            Ok(answer) => {
+                child.append(SessionEvent::AssistantMessage {
+                    content: answer.text.clone(),
+                    tool_calls: answer.tool_calls.clone(),
+                });
+                (TurnEndReason::Completed, None)
+            }
+            Err(e) => (TurnEndReason::Error, Some(e.as_str())),
+        };
+        child.append(SessionEvent::turn_end(&turn_id, ended.0, ended.1));
+        child.written().await;
+        if let Ok(answer) = &reply {
+            let info = SubagentInfo {
+                parent: self.session_ref(),
+                child_session_id: RString::from(child.id.as_str()),
+                child_log_path: RString::from(child.log_path().to_string_lossy().as_ref()),
+                agent_type: RString::new(),
+                description: RString::new(),
+                prompt: RString::from(prompt),
+                call_id: RString::new(),
+                result: ROption::RSome(RString::from(answer.text.as_str())),
+            };
+            let failures = self
+                .view()
+                .bus
+                .notify(SeamInput::SubagentEnd(RArc::new(info)))
+                .await;
+            self.note_listener_failures("subagent/end", &failures, false);
+        }
+        agent.close_session(&child.id, "other").await;
+        reply
     }
 
     /// `agent/compacted`, with the model's whole answer.

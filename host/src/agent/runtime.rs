@@ -71,6 +71,8 @@ pub struct Agent {
     /// What new and loaded sessions start with (`options.permissions`
     /// until a reload replaces it).
     permissions: Mutex<crate::permissions::PermissionState>,
+    /// Itself, for its sessions (a compaction's forked agent).
+    me: Weak<Agent>,
 }
 
 struct Control(Weak<Agent>);
@@ -189,13 +191,14 @@ impl Agent {
         store: Arc<dyn SessionStore>,
         options: AgentOptions,
     ) -> Arc<Agent> {
-        let agent = Arc::new(Agent {
+        let agent = Arc::new_cyclic(|me| Agent {
             core: core.clone(),
             state_dir: state_dir.to_path_buf(),
             store,
             sessions: Mutex::new(HashMap::new()),
             permissions: Mutex::new(options.permissions.clone()),
             options,
+            me: me.clone(),
         });
         core.set_session_control(Arc::new(Control(Arc::downgrade(&agent))));
         super::subagent::register_tool(&agent);
@@ -240,6 +243,7 @@ impl Agent {
     }
 
     fn insert(&self, session: Arc<Session>) {
+        let _ = session.agent.set(self.me.clone());
         self.sessions
             .lock()
             .unwrap_or_else(|p| p.into_inner())

@@ -143,6 +143,8 @@ pub struct Session {
     /// Opaque token of the parent's tool call that started this subagent;
     /// every call this session makes refers to it.
     pub(crate) parent_call: std::sync::OnceLock<String>,
+    /// The agent that holds it (set when it is registered).
+    pub(crate) agent: std::sync::OnceLock<std::sync::Weak<super::Agent>>,
     pub(crate) core: Arc<HostCore>,
     pub(crate) max_steps: u32,
     /// When it compacts without being asked.
@@ -187,6 +189,7 @@ impl Session {
             parent: header.parent_session_id.clone(),
             agent_type: header.agent_type.clone(),
             parent_call: std::sync::OnceLock::new(),
+            agent: std::sync::OnceLock::new(),
             core,
             max_steps: options.max_steps,
             compaction: options.compaction,
