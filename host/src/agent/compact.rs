@@ -13,7 +13,9 @@
 //!    answered with a `PromptDecision`. `Block` keeps the history (a
 //!    `/compact` turn ends `rejected` with the reason, its prompt logged as
 //!    `prompt/blocked`); the context of an `Allow` joins the instructions.
-//! 2. The summary request: the history as it is, plus one user message
+//! 2. The summary request: the history up to the last answer (Claude Code
+//!    keeps that, its preserved segment: [`history::preserved_from`];
+//!    without an answer before it, `Not enough messages to compact.`), plus one user message
 //!    holding Claude Code's summary prompt (its instructions under
 //!    `Additional Instructions:`), offering no tools. Claude Code asks in a
 //!    forked agent: a child session (agent type `""`) makes the request and
@@ -225,6 +227,14 @@ impl Session {
         let instructions: Vec<String> = custom.into_iter().chain(extra).collect();
         let instructions = (!instructions.is_empty()).then(|| instructions.join("\n\n"));
         let style = self.compaction.style;
+        // Claude Code summarizes all but the last answer, which stays.
+        let (messages, preserved) = match style {
+            CompactionStyle::Claude => match history::preserved_from(&messages) {
+                Some(at) => (messages[..at].to_vec(), true),
+                None => return Err(NotCompacted::Failed(NOTHING_TO_COMPACT.into())),
+            },
+            CompactionStyle::Codex => (messages, false),
+        };
         let prompt = match style {
             CompactionStyle::Claude => summary_prompt(instructions.as_deref()),
             CompactionStyle::Codex => codex_summary_prompt(instructions.as_deref()),
@@ -260,6 +270,7 @@ impl Session {
             summary: reply.text.clone(),
             content,
             kept,
+            preserved,
         });
         self.state().usage = None;
         self.written().await;

@@ -108,6 +108,10 @@ impl From<&dsh_plugin_api::MessageSource> for EventSource {
     }
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 /// `Some` of whatever JSON is there, `null` included (a tool may answer
 /// with structured `null`; a missing key is `None`).
 fn some_value<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
@@ -310,6 +314,11 @@ pub enum SessionEvent {
         /// keeps the user's earlier prompts; none for Claude's).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         kept: Vec<String>,
+        /// The last answer stays after `content`: the history from the
+        /// last assistant message on (Claude Code's preserved segment,
+        /// `S90-*`; absent for Codex's and in older logs).
+        #[serde(default, skip_serializing_if = "is_false")]
+        preserved: bool,
     },
     /// `context/usage`: the context in use against the window, as the model
     /// provider last reported it (`stream/usage`), kept when a turn ends
