@@ -48,9 +48,11 @@ pub(crate) fn start(
     };
     // Subscribe before the turn exists, so no event is missed.
     let events = session.subscribe();
+    // `/compact` is a command over ACP, whatever the compaction style.
     session.enqueue(Prompt {
         content,
         source: MessageSource::User,
+        commands: true,
     });
     let (done_tx, done_rx) = oneshot::channel();
     tokio::spawn(drive(session.clone(), running.clone(), done_tx).in_current_span());

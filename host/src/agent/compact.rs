@@ -3,7 +3,8 @@
 //! `tools/recorder-scenarios/FINDINGS-compact.md`).
 //!
 //! A turn whose only prompt is `/compact [instructions]` compacts instead
-//! of asking the model to answer; a turn after which the provider reported
+//! of asking the model to answer (unless the prompt takes no commands, as
+//! `codex exec`'s, [`super::Prompt::typed`]); a turn after which the provider reported
 //! the context as full ([`crate::config::CompactionSettings`]) ends with an
 //! automatic compaction (or, if it did not complete, the next turn in the
 //! process starts with one). Either way, in order:
@@ -12,9 +13,14 @@
 //!    answered with a `PromptDecision`. `Block` keeps the history (a
 //!    `/compact` turn ends `rejected` with the reason, its prompt logged as
 //!    `prompt/blocked`); the context of an `Allow` joins the instructions.
-//! 2. The summary request: the history as it is, plus one user message
+//! 2. The summary request: the history up to the last answer (Claude Code
+//!    keeps that, its preserved segment: [`history::preserved_from`];
+//!    without an answer before it, `Not enough messages to compact.`), plus one user message
 //!    holding Claude Code's summary prompt (its instructions under
-//!    `Additional Instructions:`), offering no tools.
+//!    `Additional Instructions:`), offering no tools. Claude Code asks in a
+//!    forked agent: a child session (agent type `""`) makes the request and
+//!    keeps it in its log, and its end is `subagent/end` (Claude's
+//!    SubagentStop, before SessionStart(compact)).
 //! 3. `session/compacted {trigger, summary, content}` is logged: from there
 //!    on the history starts with `content`, Claude Code's continuation
 //!    message around the summary (its `<analysis>` dropped, its `<summary>`
@@ -34,11 +40,12 @@
 
 use std::sync::Arc;
 
-use abi_stable::std_types::{RArc, RString};
+use abi_stable::std_types::{RArc, ROption, RString};
 use dsh_plugin_api::{
     CompactInput, CompactedInput, PromptDecision, SeamInput, SeamOutput, SessionStartInput,
-    SessionStartSource,
+    SessionStartSource, SubagentInfo,
 };
+use futures::FutureExt as _;
 use tokio_util::sync::CancellationToken;
 
 use super::session::Session;
@@ -46,7 +53,7 @@ use super::turn::{authored, default_terminal, originator, unless_cancelled};
 use crate::config::CompactionStyle;
 use crate::model::ChatMessage;
 use crate::seams::Traced;
-use crate::session::{SessionEvent, history};
+use crate::session::{EventSource, SessionEvent, TurnEndReason, TurnKind, history};
 
 /// The prompt that asks for a compaction.
 pub const COMMAND: &str = "/compact";
@@ -123,6 +130,35 @@ pub fn codex_summary_prompt(instructions: Option<&str>) -> String {
     }
 }
 
+/// Codex's budget for the user prompts it keeps after a compaction, in
+/// approximate tokens (`COMPACT_USER_MESSAGE_MAX_TOKENS`).
+pub const CODEX_KEPT_PROMPT_TOKENS: usize = 20_000;
+
+/// The user prompts Codex keeps after a compaction (recorded `C120-*`):
+/// newest first, each whole while it fits the budget, the first that does
+/// not cut in the middle to what is left (`…N tokens truncated…`), none
+/// older than that; in their order.
+pub fn codex_kept(prompts: Vec<String>) -> Vec<String> {
+    use dsh_hooks_codex::spill::{approx_token_count, truncate_middle};
+    let mut left = CODEX_KEPT_PROMPT_TOKENS;
+    let mut kept = Vec::new();
+    for prompt in prompts.into_iter().rev() {
+        if left == 0 {
+            break;
+        }
+        let tokens = approx_token_count(&prompt);
+        if tokens <= left {
+            left -= tokens;
+            kept.push(prompt);
+        } else {
+            kept.push(truncate_middle(&prompt, left));
+            break;
+        }
+    }
+    kept.reverse();
+    kept
+}
+
 /// Codex's summary message: its preface, a newline, the model's answer.
 pub fn codex_summary_message(answer: &str) -> String {
     format!("{CODEX_SUMMARY_PREFACE}\n{answer}")
@@ -191,13 +227,25 @@ impl Session {
         let instructions: Vec<String> = custom.into_iter().chain(extra).collect();
         let instructions = (!instructions.is_empty()).then(|| instructions.join("\n\n"));
         let style = self.compaction.style;
+        // Claude Code summarizes all but the last answer, which stays.
+        let (messages, preserved) = match style {
+            CompactionStyle::Claude => match history::preserved_from(&messages) {
+                Some(at) => (messages[..at].to_vec(), true),
+                None => return Err(NotCompacted::Failed(NOTHING_TO_COMPACT.into())),
+            },
+            CompactionStyle::Codex => (messages, false),
+        };
         let prompt = match style {
             CompactionStyle::Claude => summary_prompt(instructions.as_deref()),
             CompactionStyle::Codex => codex_summary_prompt(instructions.as_deref()),
         };
         let mut request = messages;
-        request.push(ChatMessage::new("user", prompt));
-        let reply = unless_cancelled(cancel, self.complete(request, Vec::new()))
+        request.push(ChatMessage::new("user", prompt.clone()));
+        let asked = match style {
+            CompactionStyle::Claude => self.ask_in_fork(request, prompt).boxed(),
+            CompactionStyle::Codex => self.complete(request, Vec::new()).boxed(),
+        };
+        let reply = unless_cancelled(cancel, asked)
             .await
             .ok_or(NotCompacted::Cancelled)?
             .map_err(NotCompacted::Failed)?;
@@ -214,7 +262,7 @@ impl Session {
             }
             CompactionStyle::Codex => (
                 codex_summary_message(&reply.text),
-                history::user_prompts(self.log().events()),
+                codex_kept(history::user_prompts(self.log().events())),
             ),
         };
         self.append(SessionEvent::Compacted {
@@ -222,22 +270,92 @@ impl Session {
             summary: reply.text.clone(),
             content,
             kept,
+            preserved,
         });
         self.state().usage = None;
         self.written().await;
         match style {
             CompactionStyle::Claude => {
-                self.session_start_compact().await;
+                self.session_start(SessionStartSource::Compact).await;
                 self.compacted(trigger, reply.text).await;
             }
             CompactionStyle::Codex => {
                 self.compacted(trigger, reply.text).await;
                 if self.state().halt.is_none() {
-                    self.session_start_compact().await;
+                    // A resumed session's SessionStart(resume) comes after
+                    // the compaction, before its own (`C90-text-then-resume`).
+                    self.pending_session_start().await;
+                    self.session_start(SessionStartSource::Compact).await;
                 }
             }
         }
         Ok(())
+    }
+
+    /// Claude Code's summary request, made by a forked agent (`S90-*`): a
+    /// child session of this one (no `agent_type`, no `subagent/start`)
+    /// whose log keeps the summary prompt and the answer, ending with
+    /// `subagent/end` (Claude's SubagentStop) once it answered. Without
+    /// an agent to fork from (never in a running host) the session asks.
+    async fn ask_in_fork(
+        self: &Arc<Self>,
+        request: Vec<ChatMessage>,
+        prompt: String,
+    ) -> Result<crate::model::ModelReply, String> {
+        let Some(agent) = self.agent.get().and_then(std::sync::Weak::upgrade) else {
+            return self.complete(request, Vec::new()).await;
+        };
+        let child = agent
+            .create_child(
+                &self.current_cwd(),
+                None,
+                Some(self.id.clone()),
+                Some(String::new()),
+            )
+            .await
+            .map_err(|e| format!("cannot start the agent that writes the summary: {e}"))?;
+        let turn_id = super::session::new_id("turn");
+        child.append(SessionEvent::turn_start(&turn_id, TurnKind::Prompt));
+        child.append(SessionEvent::UserMessage {
+            content: prompt.clone(),
+            source: EventSource::Agent {
+                session_id: self.id.clone(),
+            },
+            original_content: None,
+        });
+        let reply = child.complete(request, Vec::new()).await;
+        let ended = match &reply {
+            Ok(answer) => {
+                child.append(SessionEvent::AssistantMessage {
+                    content: answer.text.clone(),
+                    tool_calls: answer.tool_calls.clone(),
+                });
+                (TurnEndReason::Completed, None)
+            }
+            Err(e) => (TurnEndReason::Error, Some(e.as_str())),
+        };
+        child.append(SessionEvent::turn_end(&turn_id, ended.0, ended.1));
+        child.written().await;
+        if let Ok(answer) = &reply {
+            let info = SubagentInfo {
+                parent: self.session_ref(),
+                child_session_id: RString::from(child.id.as_str()),
+                child_log_path: RString::from(child.log_path().to_string_lossy().as_ref()),
+                agent_type: RString::new(),
+                description: RString::new(),
+                prompt: RString::from(prompt),
+                call_id: RString::new(),
+                result: ROption::RSome(RString::from(answer.text.as_str())),
+            };
+            let failures = self
+                .view()
+                .bus
+                .notify(SeamInput::SubagentEnd(RArc::new(info)))
+                .await;
+            self.note_listener_failures("subagent/end", &failures, false);
+        }
+        agent.close_session(&child.id, "other").await;
+        reply
     }
 
     /// `agent/compacted`, with the model's whole answer.
@@ -259,6 +377,11 @@ impl Session {
     /// the model is asked again, rather than when the turn ends).
     pub(crate) fn compacts_like_codex(&self) -> bool {
         self.compaction.style == CompactionStyle::Codex
+    }
+
+    /// Whose compaction this session reproduces.
+    pub fn compaction_style(&self) -> CompactionStyle {
+        self.compaction.style
     }
 
     /// `agent/compact`: the instructions its listeners added, or why not.
@@ -311,12 +434,20 @@ impl Session {
         }
     }
 
-    /// `agent/session-start {compact}`; what its listeners add lands after
-    /// the summary.
-    async fn session_start_compact(self: &Arc<Self>) {
+    /// The `agent/session-start` held back for a compaction, if any.
+    pub(crate) async fn pending_session_start(self: &Arc<Self>) {
+        let pending = self.state().pending_start.take();
+        if let Some(source) = pending {
+            self.session_start(source).await;
+        }
+    }
+
+    /// `agent/session-start` within a turn (`compact`, or a held-back
+    /// `resume`); what its listeners add lands after the summary.
+    async fn session_start(self: &Arc<Self>, source: SessionStartSource) {
         let input = SessionStartInput {
             session: self.session_ref(),
-            source: SessionStartSource::Compact,
+            source,
         };
         let failures = self
             .view()
@@ -379,6 +510,27 @@ mod tests {
             codex_summary_message("SUMMARY: echoed hi"),
             "Another language model started to solve this problem and produced a summary of its thinking process. You also have access to the state of the tools that were used by that language model. Use this to build on the work that has already been done and avoid duplicating work. Here is the summary produced by the other language model, use the information in this summary to assist with your own analysis:\nSUMMARY: echoed hi"
         );
+    }
+
+    #[test]
+    fn codex_keeps_the_newest_prompts_within_its_budget() {
+        // Recorded `C120-two-prompts-over-cap`: a 60,021-byte prompt, then a
+        // 30,025-byte one (7,507 tokens): the older is cut to the 12,493
+        // tokens left, around `…2513 tokens truncated…`.
+        let older = "o".repeat(60_021);
+        let newer = "n".repeat(30_025);
+        let kept = codex_kept(vec!["oldest".into(), older, newer.clone()]);
+        assert_eq!(kept.len(), 2, "the prompt before the cut one is dropped");
+        assert_eq!(kept[1], newer);
+        let (head, tail) = kept[0].split_once("…2513 tokens truncated…").unwrap();
+        assert_eq!((head.len(), tail.len()), (24_986, 24_986));
+        // Within the budget, every prompt is kept whole.
+        let small = vec!["a".to_string(), "b".to_string()];
+        assert_eq!(codex_kept(small.clone()), small);
+        // One prompt over the budget alone (`C120-one-prompt-over-cap`).
+        let one = codex_kept(vec!["x".repeat(100_021)]);
+        assert!(one[0].contains("…5006 tokens truncated…"));
+        assert_eq!(one[0].len(), 80_000 + "…5006 tokens truncated…".len());
     }
 
     #[test]

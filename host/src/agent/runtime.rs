@@ -71,6 +71,8 @@ pub struct Agent {
     /// What new and loaded sessions start with (`options.permissions`
     /// until a reload replaces it).
     permissions: Mutex<crate::permissions::PermissionState>,
+    /// Itself, for its sessions (a compaction's forked agent).
+    me: Weak<Agent>,
 }
 
 struct Control(Weak<Agent>);
@@ -144,7 +146,9 @@ impl SessionControl for Control {
         // The provider's report of the context in use: what automatic
         // compaction measures ([`crate::config::CompactionSettings`]).
         if let SessionEvent::StreamUsage { used, size } = &event {
-            session.state().usage = Some((*used, *size));
+            let mut state = session.state();
+            state.usage = Some((*used, *size));
+            state.usage_unsaved = true;
         }
         // Live only: never logged, never waited for.
         session.feed.publish(LoggedEvent::live(event));
@@ -187,13 +191,14 @@ impl Agent {
         store: Arc<dyn SessionStore>,
         options: AgentOptions,
     ) -> Arc<Agent> {
-        let agent = Arc::new(Agent {
+        let agent = Arc::new_cyclic(|me| Agent {
             core: core.clone(),
             state_dir: state_dir.to_path_buf(),
             store,
             sessions: Mutex::new(HashMap::new()),
             permissions: Mutex::new(options.permissions.clone()),
             options,
+            me: me.clone(),
         });
         core.set_session_control(Arc::new(Control(Arc::downgrade(&agent))));
         super::subagent::register_tool(&agent);
@@ -238,6 +243,7 @@ impl Agent {
     }
 
     fn insert(&self, session: Arc<Session>) {
+        let _ = session.agent.set(self.me.clone());
         self.sessions
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -361,6 +367,16 @@ impl Agent {
     /// in a one-shot turn, so it is in history before the first request.
     async fn start(&self, session: &Arc<Session>, source: SessionStartSource) {
         session.written().await;
+        // Codex, resumed with its context full, compacts at the start of
+        // the first turn and runs SessionStart(resume) after the compaction
+        // (`C90-text-then-resume`): the turn fires it.
+        if source == SessionStartSource::Resume
+            && session.compacts_like_codex()
+            && session.auto_compaction_due()
+        {
+            session.state().pending_start = Some(source);
+            return;
+        }
         session.state().phase = Phase::StartingUp;
         let input = SessionStartInput {
             session: session.session_ref(),

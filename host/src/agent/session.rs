@@ -20,14 +20,30 @@ pub struct Prompt {
     pub content: Vec<ContentBlock_NE>,
     /// Who sent it.
     pub source: MessageSource,
+    /// Whether `/compact` in it is a command (an ACP client's prompt,
+    /// Claude Code's `-p`), or text for the model, as `codex exec` sends
+    /// it (`C90-slash-compact`).
+    pub commands: bool,
 }
 
 impl Prompt {
-    /// A text prompt from the user.
+    /// A text prompt from the user; `/compact` in it is a command.
     pub fn user(text: impl Into<String>) -> Self {
         Prompt {
             content: vec![ContentBlock::text(text)],
             source: MessageSource::User,
+            commands: true,
+        }
+    }
+
+    /// A prompt given on the command line (`dsh prompt`) to a session that
+    /// compacts in `style`: `codex exec` has no slash commands, so with
+    /// Codex's style `/compact` is text for the model; with Claude's it is
+    /// a command, as in `claude -p`.
+    pub fn typed(text: impl Into<String>, style: crate::config::CompactionStyle) -> Self {
+        Prompt {
+            commands: style != crate::config::CompactionStyle::Codex,
+            ..Prompt::user(text)
         }
     }
 }
@@ -90,8 +106,29 @@ pub(crate) struct SessionState {
     pub(crate) last_model: Option<String>,
     pub(crate) last_usage: Option<serde_json::Value>,
     /// The context in use against the window, `(used, size)` tokens, as
-    /// the model provider last reported it (`stream/usage`).
+    /// the model provider last reported it (`stream/usage`), or as the log
+    /// kept it (`context/usage`).
     pub(crate) usage: Option<(u64, u64)>,
+    /// `usage` was reported since it was last logged.
+    pub(crate) usage_unsaved: bool,
+    /// A `agent/session-start` held back until the first turn has
+    /// compacted (a Codex-style session resumed with its context full:
+    /// Codex compacts, then runs SessionStart(resume), `C90-text-then-resume`).
+    pub(crate) pending_start: Option<dsh_plugin_api::SessionStartSource>,
+}
+
+/// The context in use as `events` last recorded it: the last
+/// `context/usage` that no `session/compacted` answered.
+fn logged_usage(events: &[LoggedEvent]) -> Option<(u64, u64)> {
+    let mut usage = None;
+    for logged in events {
+        match &logged.event {
+            SessionEvent::ContextUsage { used, size } => usage = Some((*used, *size)),
+            SessionEvent::Compacted { .. } => usage = None,
+            _ => {}
+        }
+    }
+    usage
 }
 
 /// One conversation.
@@ -106,6 +143,8 @@ pub struct Session {
     /// Opaque token of the parent's tool call that started this subagent;
     /// every call this session makes refers to it.
     pub(crate) parent_call: std::sync::OnceLock<String>,
+    /// The agent that holds it (set when it is registered).
+    pub(crate) agent: std::sync::OnceLock<std::sync::Weak<super::Agent>>,
     pub(crate) core: Arc<HostCore>,
     pub(crate) max_steps: u32,
     /// When it compacts without being asked.
@@ -143,12 +182,14 @@ impl Session {
         let header = log.header().clone();
         crate::telemetry::metrics::gauge_add("dsh_sessions_held", &[], 1);
         let perms = restore_permissions(perms, log.events());
+        let usage = logged_usage(log.events());
         Arc::new(Session {
             id: header.session_id.clone(),
             cwd: PathBuf::from(&header.cwd),
             parent: header.parent_session_id.clone(),
             agent_type: header.agent_type.clone(),
             parent_call: std::sync::OnceLock::new(),
+            agent: std::sync::OnceLock::new(),
             core,
             max_steps: options.max_steps,
             compaction: options.compaction,
@@ -171,7 +212,9 @@ impl Session {
                 perms,
                 last_model: None,
                 last_usage: None,
-                usage: None,
+                usage,
+                usage_unsaved: false,
+                pending_start: None,
             }),
             turn_lock: tokio::sync::Mutex::new(()),
             feed: EventFeed::new(FEED_CAPACITY),

@@ -165,6 +165,17 @@ impl Session {
         let (mut reason, mut message) =
             tracing::Instrument::instrument(self.turn_body(&cancel), span).await;
         self.flush_buffered();
+        // A report of the context no compaction answered is kept, so the
+        // session loaded in another process compacts as this one would.
+        let unsaved = {
+            let mut state = self.state();
+            let unsaved = state.usage.filter(|_| state.usage_unsaved);
+            state.usage_unsaved = false;
+            unsaved
+        };
+        if let Some((used, size)) = unsaved {
+            self.append(SessionEvent::ContextUsage { used, size });
+        }
         self.append(SessionEvent::turn_end(&turn_id, reason, message.as_deref()));
         // The turn end's fsync, off the runtime's workers: durable before
         // any plugin hears the turn ended, and once the turn returns. A turn
@@ -239,6 +250,7 @@ impl Session {
         }
         // `/compact [instructions]` alone: the turn compacts the history.
         if let [prompt] = drained.as_slice()
+            && prompt.commands
             && let Some(custom) = super::compact::command(&content_text(&prompt.content))
         {
             return self.compaction_turn(prompt, custom, cancel).await;
@@ -246,6 +258,14 @@ impl Session {
         // The context filled up (reported after a turn that did not end
         // well): compacted first, then the prompts.
         if let Some(ending) = self.auto_compact(cancel).await {
+            return ending;
+        }
+        // A session-start held back for this compaction runs now if the
+        // compaction did not run it (it was blocked, failed or not due).
+        if self.state().halt.is_none() {
+            self.pending_session_start().await;
+        }
+        if let Some(ending) = halted(&self.state().halt) {
             return ending;
         }
         let mut accepted = 0;
@@ -299,7 +319,7 @@ impl Session {
     fn queued_compaction(&self) -> Option<Option<String>> {
         let state = self.state();
         match state.inbox.iter().collect::<Vec<_>>().as_slice() {
-            [prompt] => super::compact::command(&content_text(&prompt.content)),
+            [prompt] if prompt.commands => super::compact::command(&content_text(&prompt.content)),
             _ => None,
         }
     }

@@ -238,7 +238,10 @@ pub(crate) fn prompt(args: PromptArgs) -> anyhow::Result<ExitCode> {
         for failed in agent.connect_mcp(&session, Vec::new()).await {
             eprintln!("dsh: {failed}");
         }
-        let Some(outcome) = run_until(&session, Prompt::user(args.text), stops).await else {
+        // `/compact` is a command unless the session compacts as Codex
+        // does: `codex exec` sends it to the model (`C90-slash-compact`).
+        let prompt = Prompt::typed(args.text, session.compaction_style());
+        let Some(outcome) = run_until(&session, prompt, stops).await else {
             eprintln!("dsh: stopped at once; the turn is closed `interrupted` when the session is next loaded");
             return Err(Refused::Interrupted);
         };

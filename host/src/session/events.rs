@@ -108,6 +108,10 @@ impl From<&dsh_plugin_api::MessageSource> for EventSource {
     }
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 /// `Some` of whatever JSON is there, `null` included (a tool may answer
 /// with structured `null`; a missing key is `None`).
 fn some_value<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
@@ -314,6 +318,24 @@ pub enum SessionEvent {
         /// keeps the user's earlier prompts; none for Claude's).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         kept: Vec<String>,
+        /// The last answer stays after `content`: the history from the
+        /// last assistant message on (Claude Code's preserved segment,
+        /// `S90-*`; absent for Codex's and in older logs).
+        #[serde(default, skip_serializing_if = "is_false")]
+        preserved: bool,
+    },
+    /// `context/usage`: the context in use against the window, as the model
+    /// provider last reported it (`stream/usage`), kept when a turn ends
+    /// with a report no compaction answered, so that the session loaded in
+    /// another process compacts as this one would have (Codex's rollout
+    /// keeps it too, `C90-text-then-resume`). A later `session/compacted`
+    /// answers it.
+    #[serde(rename = "context/usage")]
+    ContextUsage {
+        /// Tokens in use.
+        used: u64,
+        /// The window.
+        size: u64,
     },
     /// `stream/text`: a text delta a provider streams while a request runs
     /// (live only, never logged).
@@ -393,6 +415,7 @@ impl SessionEvent {
             SessionEvent::StreamText { .. } => "stream/text",
             SessionEvent::UserNotice { .. } => "user/notice",
             SessionEvent::Compacted { .. } => "session/compacted",
+            SessionEvent::ContextUsage { .. } => "context/usage",
             SessionEvent::StreamThought { .. } => "stream/thought",
             SessionEvent::StreamUsage { .. } => "stream/usage",
             SessionEvent::StreamTerminal { .. } => "stream/terminal",

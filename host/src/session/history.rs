@@ -7,7 +7,8 @@
 //! hook records and bookkeeping never reach the model.
 //!
 //! A `session/compacted` event replaces everything before it with its
-//! summary message.
+//! summary message (and, for Claude Code's, keeps the last answer after it:
+//! [`preserved_from`]).
 //!
 //! Every assistant tool call is answered before the conversation goes on,
 //! as OpenAI-compatible APIs require: a call whose result is missing from
@@ -50,6 +51,19 @@ pub fn user_prompts(events: &[LoggedEvent]) -> Vec<String> {
     prompts
 }
 
+/// Where Claude Code's preserved segment starts in `messages`: `/compact`
+/// splits the conversation into one group per model response (a group
+/// starts at each assistant message), keeps the last and summarizes the
+/// rest. `None` when the rest holds no answer: Claude Code then has "Not
+/// enough messages to compact." (`fUn`, recorded `S90-*`, `S110-*`).
+pub fn preserved_from(messages: &[ChatMessage]) -> Option<usize> {
+    let last = messages.iter().rposition(|m| m.role == "assistant")?;
+    messages[..last]
+        .iter()
+        .any(|m| m.role == "assistant")
+        .then_some(last)
+}
+
 /// The model-facing history of `events`.
 pub fn derive(events: &[LoggedEvent]) -> Vec<ChatMessage> {
     let mut messages: Vec<ChatMessage> = Vec::new();
@@ -61,14 +75,28 @@ pub fn derive(events: &[LoggedEvent]) -> Vec<ChatMessage> {
                 answer_pending(&mut messages, &mut pending);
                 messages.push(ChatMessage::new("user", content.clone()));
             }
-            // Everything before a compaction is its summary now.
-            SessionEvent::Compacted { content, kept, .. } => {
+            // Everything before a compaction is its summary now, but for
+            // the last answer when it was preserved (its calls, if any, are
+            // still the ones waiting).
+            SessionEvent::Compacted {
+                content,
+                kept,
+                preserved,
+                ..
+            } => {
+                let tail = match preserved_from(&messages) {
+                    Some(at) if *preserved => messages.split_off(at),
+                    _ => {
+                        pending.clear();
+                        Vec::new()
+                    }
+                };
                 messages.clear();
-                pending.clear();
                 for prompt in kept {
                     messages.push(ChatMessage::new("user", prompt.clone()));
                 }
                 messages.push(ChatMessage::new("user", content.clone()));
+                messages.extend(tail);
             }
             SessionEvent::ContextMessage { content, source } => {
                 answer_pending(&mut messages, &mut pending);

@@ -24,6 +24,7 @@ fn texts(request: &Value) -> Vec<String> {
 async fn slash_compact_from_the_editor_compacts_the_session() {
     let mock = OpenAiMock::start(vec![
         Reply::text("MARK_FIRST_ANSWER"),
+        Reply::text("MARK_SECOND_ANSWER"),
         Reply::text("<analysis>thinking</analysis>\n<summary>MARK_SUMMARY</summary>"),
         Reply::text("Bye."),
     ]);
@@ -51,6 +52,12 @@ async fn slash_compact_from_the_editor_compacts_the_session() {
         client.prompt(&session, "MARK_PROMPT hello").await.unwrap(),
         StopReason::EndTurn
     );
+    // Claude Code keeps the last answer and summarizes what came before
+    // it, so a compaction needs two (recorded `S110-*`).
+    assert_eq!(
+        client.prompt(&session, "MARK_PROMPT again").await.unwrap(),
+        StopReason::EndTurn
+    );
     client.take_updates();
     assert_eq!(
         client
@@ -71,22 +78,25 @@ async fn slash_compact_from_the_editor_compacts_the_session() {
     );
 
     let requests = mock.requests();
-    assert_eq!(requests.len(), 3);
+    assert_eq!(requests.len(), 4);
     // The summary request: the history so far plus the summary prompt with
     // the instructions, no tools; `/compact` itself is not a prompt.
-    let summary = &requests[1].body;
+    let summary = &requests[2].body;
     assert!(
         summary["tools"].as_array().is_none_or(|t| t.is_empty()),
         "{summary}"
     );
     let asked = texts(summary).join("\n");
     assert!(asked.contains("MARK_PROMPT") && asked.contains("MARK_FIRST_ANSWER"));
+    // The last answer is not summarized: it stays.
+    assert!(!asked.contains("MARK_SECOND_ANSWER"), "{asked}");
     assert!(asked.contains("Additional Instructions:") && asked.contains("keep MARK_KEEP"));
     assert!(!asked.contains("/compact"), "{asked}");
     // The next request starts from the summary, not from the old history.
-    let next = texts(&requests[2].body).join("\n");
+    let next = texts(&requests[3].body).join("\n");
     assert!(next.contains("MARK_SUMMARY"), "{next}");
     assert!(!next.contains("MARK_FIRST_ANSWER"), "{next}");
+    assert!(next.contains("MARK_SECOND_ANSWER"), "{next}");
     assert!(next.contains("again"), "{next}");
     client.close().await;
 }

@@ -519,7 +519,10 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
             .as_str()
             .map(String::from)
             .unwrap_or_else(|| s(&v.json, "prompt"));
-        outcomes.push(session.prompt(Prompt::user(prompt)).await.into());
+        // As the CLI's command line gives it: `codex exec` has no slash
+        // commands (`C90-slash-compact`), `claude -p` runs `/compact`.
+        let style = compaction(v, dialect).style;
+        outcomes.push(session.prompt(Prompt::typed(prompt, style)).await.into());
         // What the recording typed at the interactive CLI's input line
         // after the first prompt: more turns of the same session.
         if k == 0 {
@@ -620,6 +623,9 @@ async fn check(
     check_files_after_run(&v, &sb, &mut fails);
     check_tools(&v, &sb, &skips, &p, &mut b, &mut fails);
     check_turn_ends(&v, &sb, dialect, &p, &mut fails);
+    if dialect == Dialect::Claude {
+        check_preserved(&v, &p, &mut fails);
+    }
     let whole = skips
         .mine
         .lock()
@@ -1197,7 +1203,13 @@ fn check_requests(
                 .any(|i| i["prompt"] == text.as_str())
                 .then_some("prompt")
         })
-        .or_else(|| typed_prompts(v).contains(&text).then_some("prompt"));
+        .or_else(|| typed_prompts(v).contains(&text).then_some("prompt"))
+        // A prompt Codex kept after a compaction, cut to its budget
+        // (`C120-*`): compared whole against dsh's kept user message.
+        .or_else(|| {
+            (placement == "user message, an earlier prompt kept in the history after a compaction")
+                .then_some("prompt")
+        });
         if let Some(kind) = plain
             && skips.has(Aspect::Mapped(kind))
         {
@@ -1387,6 +1399,76 @@ fn check_requests(
         .collect();
     if got != want_sourced {
         fails.push(format!("hook messages: want {want_sourced:?} got {got:?}"));
+    }
+}
+
+/// Claude Code's preserved segment (`S90-*`): `/compact` summarizes all
+/// but the last answer, which the request after the compaction has right
+/// after the summary message (the recording's excerpt: the summary at
+/// index 0, the answer at index 1), and which the summary request does not
+/// have.
+fn check_preserved(v: &Vector, p: &Produced, fails: &mut Vec<String>) {
+    const SUMMARY_HEAD: &str = "This session is being continued from a previous conversation";
+    for e in v.json["model_request_excerpts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        let new = e["new_messages"].as_array().cloned().unwrap_or_default();
+        let at = |i: u64, role: &str| {
+            new.iter()
+                .find(|m| m["index"] == i && m["role"] == role)
+                .and_then(|m| m["content"].as_array().cloned())
+                .unwrap_or_default()
+        };
+        let summarized = at(0, "user").iter().any(|b| {
+            b["text"]
+                .as_str()
+                .is_some_and(|t| t.starts_with(SUMMARY_HEAD))
+        });
+        let kept = at(1, "assistant")
+            .iter()
+            .find_map(|b| b["text"].as_str().map(String::from));
+        let (true, Some(kept)) = (summarized, kept) else {
+            continue;
+        };
+        let r = e["request"].as_u64().unwrap_or(0) as usize;
+        let msgs = p
+            .requests
+            .get(r)
+            .and_then(|q| q["messages"].as_array().cloned())
+            .unwrap_or_default();
+        let after = msgs
+            .iter()
+            .position(|m| {
+                m["content"]
+                    .as_str()
+                    .is_some_and(|c| c.starts_with(SUMMARY_HEAD))
+            })
+            .and_then(|j| msgs.get(j + 1));
+        if !after.is_some_and(|m| m["role"] == "assistant" && m["content"] == kept.as_str()) {
+            fails.push(format!(
+                "request {r}: the last answer {kept:?} is not kept right after the summary: {}",
+                Value::Array(msgs.clone())
+            ));
+        }
+        for (k, q) in p.requests.iter().enumerate() {
+            let asked = q["messages"].as_array().cloned().unwrap_or_default();
+            let is_summary_request = asked.last().is_some_and(|m| {
+                m["content"]
+                    .as_str()
+                    .is_some_and(|c| c.starts_with("CRITICAL: Respond with TEXT ONLY."))
+            });
+            if is_summary_request
+                && asked
+                    .iter()
+                    .any(|m| m["role"] == "assistant" && m["content"] == kept.as_str())
+            {
+                fails.push(format!(
+                    "request {k}: the summary request summarizes the last answer {kept:?}"
+                ));
+            }
+        }
     }
 }
 

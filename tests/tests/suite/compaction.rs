@@ -215,6 +215,8 @@ fn compact_replaces_the_history_with_the_summary_for_the_next_request() {
     let asked = contents(&requests[2]);
     assert_eq!(asked[0], ("user".into(), "do it".into()));
     assert!(asked.iter().any(|(r, c)| r == "tool" && c == "hi"));
+    // The last answer is kept, not summarized.
+    assert!(!asked.contains(&("assistant".into(), "All done.".into())));
     let (role, prompt) = asked.last().unwrap();
     assert_eq!(role, "user");
     assert!(
@@ -231,7 +233,10 @@ fn compact_replaces_the_history_with_the_summary_for_the_next_request() {
     // The next request starts with the summary, not the history.
     let log_path = p.root().join("state/sessions/s1.jsonl");
     let next = contents(&requests[3]);
-    assert_eq!(next.len(), 2, "{next:?}");
+    // The summary, the last answer (kept, Claude Code's preserved
+    // segment, recorded S90-*), the prompt.
+    assert_eq!(next.len(), 3, "{next:?}");
+    assert_eq!(next[1], ("assistant".into(), "All done.".into()));
     assert_eq!(next[0].0, "user");
     assert!(
         next[0].1.starts_with(
@@ -249,7 +254,7 @@ fn compact_replaces_the_history_with_the_summary_for_the_next_request() {
             log_path.display()
         ))
     );
-    assert_eq!(next[1], ("user".into(), "what now?".into()));
+    assert_eq!(next[2], ("user".into(), "what now?".into()));
     assert!(!requests[3].to_string().contains("echo hi\""));
 
     // The hooks: PreCompact, SessionStart(compact), PostCompact, in order,
@@ -349,6 +354,7 @@ fn a_full_context_window_compacts_at_the_end_of_the_turn() {
         "s3",
         "one",
         json!([
+            {"tool_calls": [{"name": "Bash", "arguments": {"command": "echo hi"}}]},
             {"text": "first answer", "context": {"used": 600, "size": 1000}},
             {"text": SUMMARY},
         ]),
@@ -375,15 +381,16 @@ fn a_full_context_window_compacts_at_the_end_of_the_turn() {
     assert_eq!(second.outcome.code, Some(0), "{}", second.outcome.stderr);
     assert!(second.of_type("session/compacted").is_empty());
     let requests = p.requests();
-    assert_eq!(requests.len(), 3);
-    let last = contents(&requests[2]);
-    assert_eq!(last.len(), 2, "{last:?}");
+    assert_eq!(requests.len(), 4);
+    let last = contents(&requests[3]);
+    assert_eq!(last.len(), 3, "{last:?}");
     assert!(
         last[0]
             .1
             .contains("Summary:\nMARK_SUMMARY the user ran echo hi.")
     );
-    assert_eq!(last[1], ("user".into(), "two".into()));
+    assert_eq!(last[1], ("assistant".into(), "first answer".into()));
+    assert_eq!(last[2], ("user".into(), "two".into()));
 }
 
 #[test]

@@ -50,7 +50,14 @@ fn compact_with_nothing_to_summarize_is_an_error_that_asks_no_model() {
 #[test]
 fn a_failed_summary_request_keeps_the_history() {
     let p = Project::new(&[("PostCompact", "true")], "");
-    let one = p.prompt("h3", "one", json!([{"text": "first answer"}]));
+    let one = p.prompt(
+        "h3",
+        "one",
+        json!([
+            {"tool_calls": [{"name": "Bash", "arguments": {"command": "echo hi"}}]},
+            {"text": "first answer"},
+        ]),
+    );
     assert_eq!(one.outcome.code, Some(0), "{}", one.outcome.stderr);
     let failed = p.prompt(
         "h3",
@@ -69,9 +76,9 @@ fn a_failed_summary_request_keeps_the_history() {
     let two = p.prompt("h3", "two", json!([{"text": "second answer"}]));
     assert_eq!(two.outcome.code, Some(0), "{}", two.outcome.stderr);
     let requests = p.requests();
-    // one, the failed summary request, two.
-    assert_eq!(requests.len(), 3);
-    let last: Vec<(String, String)> = requests[2]["messages"]
+    // one (a tool step and its answer), the failed summary request, two.
+    assert_eq!(requests.len(), 4);
+    let last: Vec<(String, String)> = requests[3]["messages"]
         .as_array()
         .unwrap()
         .iter()
@@ -86,8 +93,28 @@ fn a_failed_summary_request_keeps_the_history() {
         last,
         vec![
             ("user".to_string(), "one".to_string()),
+            ("assistant".to_string(), String::new()),
+            ("tool".to_string(), "hi".to_string()),
             ("assistant".to_string(), "first answer".to_string()),
             ("user".to_string(), "two".to_string()),
         ]
     );
+}
+
+/// Claude Code keeps the last answer and summarizes what came before it:
+/// after one exchange there is nothing before it with an answer, so
+/// `/compact` answers `Not enough messages to compact.` once PreCompact has
+/// run, and asks no model (recorded `S110-one-exchange`).
+#[test]
+fn one_exchange_is_not_enough_to_compact() {
+    let p = Project::new(&[("PreCompact", "true")], "");
+    let one = p.prompt("h4", "one", json!([{"text": "first answer"}]));
+    assert_eq!(one.outcome.code, Some(0), "{}", one.outcome.stderr);
+    let run = p.prompt("h4", "/compact", json!([{"text": "never"}]));
+    assert_eq!(run.outcome.code, Some(1), "{}", run.outcome.stderr);
+    let end = run.of_type("turn/end");
+    assert_eq!(end[0]["message"], "Not enough messages to compact.");
+    assert!(run.of_type("session/compacted").is_empty());
+    assert_eq!(p.order(), ["PreCompact"]);
+    assert_eq!(p.requests().len(), 1);
 }
