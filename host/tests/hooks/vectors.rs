@@ -1402,10 +1402,10 @@ fn check_parts(
     };
     let m = &msgs[j];
     let ok = m["role"] == "user"
-        && m["source"]
-            == json!({"kind": "steering", "from": {"kind": "plugin", "plugin": bridge}})
+        && m["source"] == json!({"kind": "steering", "from": {"kind": "plugin", "plugin": bridge}})
         && j + 1 == msgs.len()
-        && j.checked_sub(1).is_some_and(|k| msgs[k]["role"] == "assistant");
+        && j.checked_sub(1)
+            .is_some_and(|k| msgs[k]["role"] == "assistant");
     if !ok {
         fails.push(format!(
             "request {r}: the message in parts {parts:?} is not steering from {bridge} after the answer: messages {}",

@@ -334,8 +334,10 @@ fn steering_in_parts_reaches_the_model_whole_and_a_1_0_listener_reads_it_joined(
         .collect();
     assert_eq!(
         steering,
-        [json!({"type": "steering/message", "content": joined, "parts": parts,
-            "source": {"kind": "plugin", "plugin": "current"}})],
+        [
+            json!({"type": "steering/message", "content": joined, "parts": parts,
+            "source": {"kind": "plugin", "plugin": "current"}})
+        ],
         "{:?}",
         wire(&out.events)
     );
@@ -357,7 +359,10 @@ fn steering_in_parts_reaches_the_model_whole_and_a_1_0_listener_reads_it_joined(
         .unwrap_or_default();
     assert_eq!(last["parts"], json!(parts), "{last}");
     assert_eq!(last["content"], json!(joined), "{last}");
-    let messages = requests[1]["messages"].as_array().cloned().unwrap_or_default();
+    let messages = requests[1]["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     let answer = &messages[messages.len() - 2];
     assert_eq!(answer["role"], "assistant", "{answer}");
     assert_eq!(answer["content"], "one", "{answer}");
