@@ -219,7 +219,7 @@ mod tests {
         let events = vec![
             user("hi"),
             ev(
-                json!({"type": "steering/message", "content": "a\n\nb", "parts": ["a\n", "b"], "source": {"kind": "plugin", "plugin": "hooks-claude"}}),
+                json!({"type": "steering/message", "content": "a\n\nb", "source": {"kind": "plugin", "plugin": "hooks-claude"}, "parts": ["a\n", "b"]}),
             ),
             ev(
                 json!({"type": "steering/message", "content": "go on", "source": {"kind": "plugin", "plugin": "stopper"}}),
