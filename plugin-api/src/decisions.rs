@@ -230,6 +230,87 @@ pub enum ContinuationDecision {
         /// Model-facing steering text.
         reason: ROption<RString>,
     },
+    /// `Continue` whose steering is several texts (since 1.6): the model
+    /// reads one user message with a text part each, in order, as Claude
+    /// Code sends several Stop blocks and Codex several `<hook_prompt>`s.
+    /// Build it with [`ContinuationDecision::steer`]. A listener built
+    /// against an older minor is handed `Continue` with the parts joined by
+    /// [`STEERING_PART_SEPARATOR`]; answering that text unchanged keeps the
+    /// parts.
+    ContinueParts {
+        /// The steering texts, in order.
+        parts: RVec<RString>,
+    },
+}
+
+/// What joins a [`ContinuationDecision::ContinueParts`]'s parts in its text
+/// form: for a listener built before 1.6, in the log's `content`, and for a
+/// provider that reads only a message's `content`.
+pub const STEERING_PART_SEPARATOR: &str = "\n";
+
+impl ContinuationDecision {
+    /// Continue with `parts` as the steering: one part is a plain
+    /// `Continue`, several a [`ContinuationDecision::ContinueParts`], none
+    /// a `Continue` without a reason.
+    pub fn steer(parts: Vec<String>) -> Self {
+        match parts.len() {
+            0 => ContinuationDecision::Continue {
+                reason: ROption::RNone,
+            },
+            1 => ContinuationDecision::Continue {
+                reason: ROption::RSome(RString::from(parts.concat())),
+            },
+            _ => ContinuationDecision::ContinueParts {
+                parts: parts.into_iter().map(RString::from).collect(),
+            },
+        }
+    }
+
+    /// The steering texts of a continue, in order (`None`: stop; empty: a
+    /// continue without a reason).
+    pub fn steering_parts(&self) -> Option<Vec<String>> {
+        match self {
+            ContinuationDecision::Stop => None,
+            ContinuationDecision::Continue { reason } => Some(
+                reason
+                    .as_ref()
+                    .into_option()
+                    .map(|r| vec![r.to_string()])
+                    .unwrap_or_default(),
+            ),
+            ContinuationDecision::ContinueParts { parts } => {
+                Some(parts.iter().map(|p| p.to_string()).collect())
+            }
+        }
+    }
+
+    /// This decision as a listener built before 1.6 reads it: several parts
+    /// joined into one `Continue` reason.
+    pub fn into_text_form(self) -> Self {
+        match self {
+            ContinuationDecision::ContinueParts { parts } => ContinuationDecision::Continue {
+                reason: ROption::RSome(RString::from(
+                    parts
+                        .iter()
+                        .map(|p| p.as_str())
+                        .collect::<Vec<_>>()
+                        .join(STEERING_PART_SEPARATOR),
+                )),
+            },
+            other => other,
+        }
+    }
+}
+
+/// Whether a plugin built against `api_version` reads
+/// [`ContinuationDecision::ContinueParts`] (1.6 and later); an older one is
+/// handed its text form.
+pub fn reads_steering_parts(api_version: &str) -> bool {
+    let mut parts = api_version.split('.').map(|p| p.parse::<u64>().ok());
+    match (parts.next().flatten(), parts.next().flatten()) {
+        (Some(major), Some(minor)) => major > 1 || minor >= 6,
+        _ => false,
+    }
 }
 
 macro_rules! into_non_exhaustive {

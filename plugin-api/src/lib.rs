@@ -164,6 +164,12 @@
 //!   [`services::model::MessageImage`]): a tool result's image blocks reach
 //!   the provider (Claude Code's `Read` of an image). A provider built
 //!   against an older minor ignores the field and reads the text.
+//! - **1.6.0**: steering in several parts:
+//!   [`ContinuationDecision::ContinueParts`] (a listener built against an
+//!   older minor is handed `Continue` with the parts joined by
+//!   [`STEERING_PART_SEPARATOR`], and its unchanged answer keeps them;
+//!   [`reads_steering_parts`]) and [`services::model::ChatMessage::parts`]
+//!   (a provider built against an older minor reads the joined `content`).
 #![deny(missing_docs)]
 
 pub mod compat;

@@ -418,7 +418,7 @@ impl Session {
     }
 
     async fn steps(self: &Arc<Self>, cancel: &CancellationToken) -> Ending {
-        let mut steering: Option<(Option<String>, String)> = None;
+        let mut steering: Option<(Option<String>, Vec<String>)> = None;
         let mut consecutive = 0u32;
         let mut step = 0u32;
         loop {
@@ -436,10 +436,14 @@ impl Session {
             unless_cancelled(cancel, self.feed.room()).await;
             self.append(SessionEvent::StepStart { step });
             let step_span = tracing::trace_span!("step", session = %self.id, step);
-            if let Some((plugin, text)) = steering.take() {
+            if let Some((plugin, parts)) = steering.take() {
+                // Several parts: one message with a text part each (plugin
+                // API 1.6); `content` holds them joined for older readers.
+                let content = parts.join(dsh_plugin_api::STEERING_PART_SEPARATOR);
                 self.append(SessionEvent::SteeringMessage {
-                    content: text,
+                    content,
                     source: plugin.map_or(EventSource::User, EventSource::plugin),
+                    parts: if parts.len() > 1 { parts } else { Vec::new() },
                 });
             }
             self.model_request_seam(step).await;
@@ -514,19 +518,17 @@ impl Session {
                 Ok(d) => d,
                 Err(e) => return (TurnEndReason::Error, Some(e)),
             };
-            match decision {
-                ContinuationDecision::Stop => return (TurnEndReason::Completed, None),
-                ContinuationDecision::Continue { reason } => {
-                    let forced = default == ContinuationDecision::Stop;
-                    consecutive = if forced { consecutive + 1 } else { 0 };
-                    // Decision 3: the reason is steering in this same turn.
-                    let reason = reason.into_option().map(String::from);
-                    match (forced, reason) {
-                        (_, Some(text)) => steering = Some((by, text)),
-                        (true, None) => steering = Some((by, "Continue.".into())),
-                        (false, None) => {}
-                    }
-                }
+            let Some(parts) = decision.steering_parts() else {
+                return (TurnEndReason::Completed, None);
+            };
+            let forced = default == ContinuationDecision::Stop;
+            consecutive = if forced { consecutive + 1 } else { 0 };
+            // Decision 3: the reason is steering in this same turn; several
+            // parts (several hooks' blocks) stay parts of one message.
+            match (forced, parts.is_empty()) {
+                (_, false) => steering = Some((by, parts)),
+                (true, true) => steering = Some((by, vec!["Continue.".into()])),
+                (false, true) => {}
             }
         }
     }

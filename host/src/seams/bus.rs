@@ -35,6 +35,10 @@ pub struct Owner {
     /// against plugin API 1.2 or later); an older one is handed the text
     /// form (ARCHITECTURE.md §3).
     pub reads_authored: bool,
+    /// Whether the plugin reads a continuation's steering in parts
+    /// (`ContinuationDecision::ContinueParts`, plugin API 1.6); an older one
+    /// is handed the parts joined into one reason.
+    pub reads_steering_parts: bool,
 }
 
 /// How the host runs one plugin's listener and guard calls.
@@ -61,12 +65,14 @@ impl Owner {
             disposed: CancellationToken::new(),
             calls: CallPolicy::default(),
             reads_authored: true,
+            reads_steering_parts: true,
         }
     }
 
     /// The same owner, for a plugin built against `api_version`.
     pub fn built_against(mut self, api_version: &str) -> Owner {
         self.reads_authored = dsh_plugin_api::reads_authored_context(api_version);
+        self.reads_steering_parts = dsh_plugin_api::reads_steering_parts(api_version);
         self
     }
 

@@ -17,6 +17,7 @@ use futures::future::BoxFuture;
 use super::authorship::{self, Stamped};
 use super::bus::{Entry, ListenerFailure, Owner};
 use super::call::{Budget, Cut, InNext, ListenerCall};
+use super::steering;
 
 /// What a waterfall ends in once every listener delegated.
 pub trait Terminal: Send + Sync {
@@ -104,6 +105,12 @@ pub(crate) struct Waterfall {
     /// The stamped context pieces each level answered with, by chain
     /// position, until the level above reads what its `next` handed it.
     answered: std::sync::Mutex<Vec<Option<Vec<AuthoredContext>>>>,
+    /// Whether the seam's decision can carry steering in parts, which a
+    /// listener built before plugin API 1.6 reads joined ([`steering`]).
+    steering: bool,
+    /// The steering parts each level answered with, by chain position,
+    /// until the level above reads what its `next` handed it.
+    steered: std::sync::Mutex<Vec<Option<Vec<String>>>>,
 }
 
 impl Waterfall {
@@ -143,6 +150,30 @@ impl Waterfall {
         authorship::for_caller(output, reads_authored)
     }
 
+    /// Keeps the steering parts of the answer of the level at `index`
+    /// (`plugin` empty for the terminal) for the level above, restores the
+    /// parts an older listener answered unchanged, records it when traced,
+    /// and returns it in the form the level above reads.
+    fn steer(&self, index: usize, plugin: &Arc<str>, answer: SeamOutput) -> SeamOutput {
+        let reads = |at: Option<usize>| {
+            at.and_then(|at| self.listeners.get(at))
+                .is_none_or(|entry| entry.owner.reads_steering_parts)
+        };
+        let mut steered = self.steered.lock().unwrap_or_else(|p| p.into_inner());
+        let handed = steered.get_mut(index + 1).and_then(Option::take);
+        let answer = if reads(Some(index)) {
+            answer
+        } else {
+            steering::restore(answer, handed)
+        };
+        if let Some(slot) = steered.get_mut(index) {
+            *slot = steering::parts(&answer);
+        }
+        drop(steered);
+        record(&self.trace, index, plugin, &answer);
+        steering::for_caller(answer, reads(index.checked_sub(1)))
+    }
+
     /// What the level at `index` (of plugin `owner`) hands the level above
     /// when it answered `answer`: its failure attributed to its plugin, the
     /// context its answer carries stamped, its answer recorded when traced.
@@ -151,6 +182,10 @@ impl Waterfall {
             RResult::ROk(out) if self.context => match SeamOutput::try_from(out) {
                 Ok(typed) => RResult::ROk(self.stamp(index, &owner.id, typed).into()),
                 // Not decodable by this build: passed on as it came.
+                Err(unknown) => RResult::ROk(*unknown.answer),
+            },
+            RResult::ROk(out) if self.steering => match SeamOutput::try_from(out) {
+                Ok(typed) => RResult::ROk(self.steer(index, &owner.id, typed).into()),
                 Err(unknown) => RResult::ROk(*unknown.answer),
             },
             RResult::ROk(out) => {
@@ -171,6 +206,9 @@ impl Waterfall {
         match out {
             RResult::ROk(output) if self.context => {
                 RResult::ROk(self.stamp(index, nobody(), output).into())
+            }
+            RResult::ROk(output) if self.steering => {
+                RResult::ROk(self.steer(index, nobody(), output).into())
             }
             RResult::ROk(output) => {
                 record(&self.trace, index, nobody(), &output);
@@ -223,6 +261,8 @@ impl Chain {
         // Only seams whose answers carry context stamp authors: the others
         // (pre-execute, the hot path) allocate nothing for it.
         let levels = if context { listeners.len() + 1 } else { 0 };
+        let steering = matches!(input, SeamInput::TurnContinuation(_));
+        let steered_levels = if steering { listeners.len() + 1 } else { 0 };
         if let Some(trace) = &trace {
             // One entry per level: room made once, not level by level.
             let mut entries = trace.lock().unwrap_or_else(|p| p.into_inner());
@@ -238,6 +278,8 @@ impl Chain {
                 attributed: Default::default(),
                 context,
                 answered: std::sync::Mutex::new(vec![None; levels]),
+                steering,
+                steered: std::sync::Mutex::new(vec![None; steered_levels]),
             }),
             index: 0,
             input,

@@ -36,6 +36,7 @@ mod authorship;
 mod bus;
 mod call;
 mod chain;
+mod steering;
 mod threads;
 
 pub use bus::{BusRegistrations, CallPolicy, GuardVerdict, ListenerFailure, Owner, SeamBus};

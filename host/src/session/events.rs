@@ -188,10 +188,16 @@ pub enum SessionEvent {
     /// `steering/message`: model-facing text that forced another step.
     #[serde(rename = "steering/message")]
     SteeringMessage {
-        /// The text.
+        /// The text (several parts: joined by
+        /// [`dsh_plugin_api::STEERING_PART_SEPARATOR`]).
         content: String,
         /// The plugin that forced the step, or the user.
         source: EventSource,
+        /// The text as several parts of one message, in order (plugin API
+        /// 1.6, several hooks' blocks); empty: one part, `content`. Logs
+        /// written before it have none.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        parts: Vec<String>,
     },
     /// `assistant/message`: the model's reply.
     #[serde(rename = "assistant/message")]

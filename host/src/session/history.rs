@@ -104,9 +104,14 @@ pub fn derive(events: &[LoggedEvent]) -> Vec<ChatMessage> {
                 m.source = Some(source_json(source));
                 messages.push(m);
             }
-            SessionEvent::SteeringMessage { content, source } => {
+            SessionEvent::SteeringMessage {
+                content,
+                source,
+                parts,
+            } => {
                 answer_pending(&mut messages, &mut pending);
                 let mut m = ChatMessage::new("user", content.clone());
+                m.parts.clone_from(parts);
                 m.source = Some(source_json(&Steering {
                     kind: "steering",
                     from: source,
@@ -235,6 +240,24 @@ mod tests {
             h[4].source,
             Some(json!({"kind": "steering", "from": {"kind": "plugin", "plugin": "stopper"}}))
         );
+    }
+
+    #[test]
+    fn steering_in_parts_keeps_its_parts_and_an_old_line_has_none() {
+        let events = vec![
+            user("hi"),
+            ev(
+                json!({"type": "steering/message", "content": "a\n\nb", "source": {"kind": "plugin", "plugin": "hooks-claude"}, "parts": ["a\n", "b"]}),
+            ),
+            ev(
+                json!({"type": "steering/message", "content": "go on", "source": {"kind": "plugin", "plugin": "stopper"}}),
+            ),
+        ];
+        let h = derive(&events);
+        assert_eq!(h[1].content, "a\n\nb");
+        assert_eq!(h[1].parts, ["a\n", "b"]);
+        assert_eq!(h[2].content, "go on");
+        assert!(h[2].parts.is_empty());
     }
 
     #[test]

@@ -1098,8 +1098,10 @@ fn check_requests(
     let bridge = dialect.bridge();
     let mut want_sourced = Vec::new();
     // Several text blocks of one user message (two Stop blocks, vector
-    // S53-two-stop-blocks) are one message in dsh's history: their texts,
-    // in order.
+    // S53-two-stop-blocks) and Codex's several `<hook_prompt>` items of one
+    // user message after the answer (C50-two-stop-blocks) are one message
+    // in dsh's history with a text part each: an entry with their texts in
+    // `parts`, in order, compared part by part.
     let mut texts: Vec<Value> = Vec::new();
     for t in outcome["hook_text_seen_by_model"].as_array().unwrap() {
         let placement = s(t, "placement");
@@ -1108,26 +1110,36 @@ fn check_requests(
             .and_then(|p| p.strip_suffix(" in a user message"))
             .and_then(|p| p.split_once(" of "))
             .and_then(|(k, n)| Some((k.parse::<usize>().ok()?, n.parse::<usize>().ok()?)));
-        // Codex's several `<hook_prompt>` user messages after the answer
-        // (C50-two-stop-blocks): one steering text, a line each.
         let codex_prompt =
             placement == "user message, after the assistant message, last input item";
+        let group = |prev: &Value| {
+            prev["request"] == t["request"]
+                && prev["parts"]
+                    .as_array()
+                    .is_some_and(|p| block.is_none_or(|(k, _)| p.len() + 1 == k))
+        };
         match (block, texts.last_mut()) {
-            (Some((k, n)), Some(prev)) if k > 1 && n > 1 && prev["request"] == t["request"] => {
-                let joined = format!("{}{}", s(prev, "text"), s(t, "text"));
-                prev["text"] = json!(joined);
+            (Some((k, n)), Some(prev)) if k > 1 && n > 1 && group(prev) => {
+                if let Some(parts) = prev["parts"].as_array_mut() {
+                    parts.push(t["text"].clone());
+                }
             }
             (None, Some(prev))
-                if codex_prompt
-                    && prev["request"] == t["request"]
-                    && s(prev, "placement") == placement =>
+                if codex_prompt && group(prev) && s(prev, "placement") == placement =>
             {
-                let joined = format!("{}\n{}", s(prev, "text"), s(t, "text"));
-                prev["text"] = json!(joined);
+                if let Some(parts) = prev["parts"].as_array_mut() {
+                    parts.push(t["text"].clone());
+                }
             }
             (Some((1, n)), _) if n > 1 => {
                 let mut t = t.clone();
                 t["placement"] = json!("text block 1 of 1 in a user message");
+                t["parts"] = json!([t["text"].clone()]);
+                texts.push(t);
+            }
+            (None, _) if codex_prompt => {
+                let mut t = t.clone();
+                t["parts"] = json!([t["text"].clone()]);
                 texts.push(t);
             }
             _ => texts.push(t.clone()),
@@ -1136,6 +1148,16 @@ fn check_requests(
     for t in &texts {
         let r = t["request"].as_u64().unwrap_or(0) as usize;
         let placement = s(t, "placement");
+        let parts: Vec<String> = t["parts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|part| p.map_paths(sb, &text_of(part)))
+            .collect();
+        if parts.len() > 1 {
+            check_parts(r, &parts, p, skips, bridge, &mut want_sourced, fails);
+            continue;
+        }
         let mut text = p.map_paths(sb, &text_of(&t["text"]));
         // Codex's exec framing is its tool's output, not hook text
         // (C20-env-passthrough lists the tool's result).
@@ -1287,10 +1309,10 @@ fn check_requests(
         };
         want_sourced.push((r, text.clone()));
         // The newest of equal texts is the one this request added.
-        let Some(j) = msgs
-            .iter()
-            .rposition(|m| m.get("source").is_some() && m["content"] == text.as_str())
-        else {
+        // One text block is one part: a message in parts is not it.
+        let Some(j) = msgs.iter().rposition(|m| {
+            m.get("source").is_some() && m["content"] == text.as_str() && m.get("parts").is_none()
+        }) else {
             fails.push(format!(
                 "request {r}: no hook message {text:?} ({placement})"
             ));
@@ -1469,6 +1491,59 @@ fn check_preserved(v: &Vector, p: &Produced, fails: &mut Vec<String>) {
                 ));
             }
         }
+    }
+}
+
+/// One user message of several text parts (several Stop hooks' blocks):
+/// the newest hook message of request `r` with exactly these parts, in
+/// order, is steering from the bridge at the end of the request, right
+/// after the answer it steers. The CLI's slash-command message dsh does not
+/// write (S90: `<local-command-caveat>` and what the CLI merged into it) is
+/// left out as its table row says.
+fn check_parts(
+    r: usize,
+    parts: &[String],
+    p: &Produced,
+    skips: &Skips,
+    bridge: &str,
+    want_sourced: &mut Vec<(usize, String)>,
+    fails: &mut Vec<String>,
+) {
+    if let Some(prefix) = ["<local-command-"]
+        .into_iter()
+        .find(|prefix| parts[0].starts_with(prefix))
+        && skips.has(Aspect::ModelText(prefix))
+    {
+        return;
+    }
+    let joined = parts.join(dsh_plugin_api::STEERING_PART_SEPARATOR);
+    want_sourced.push((r, joined.clone()));
+    let msgs = p
+        .requests
+        .get(r)
+        .and_then(|q| q["messages"].as_array())
+        .cloned()
+        .unwrap_or_default();
+    let Some(j) = msgs.iter().rposition(|m| {
+        m.get("source").is_some() && m["parts"] == json!(parts) && m["content"] == joined.as_str()
+    }) else {
+        fails.push(format!(
+            "request {r}: no hook message in parts {parts:?}; messages {}",
+            Value::Array(msgs)
+        ));
+        return;
+    };
+    let m = &msgs[j];
+    let ok = m["role"] == "user"
+        && m["source"] == json!({"kind": "steering", "from": {"kind": "plugin", "plugin": bridge}})
+        && j + 1 == msgs.len()
+        && j.checked_sub(1)
+            .is_some_and(|k| msgs[k]["role"] == "assistant");
+    if !ok {
+        fails.push(format!(
+            "request {r}: the message in parts {parts:?} is not steering from {bridge} after the answer: messages {}",
+            Value::Array(msgs)
+        ));
     }
 }
 

@@ -390,3 +390,40 @@ fn the_key_is_read_from_the_named_variable_at_call_time() {
     let unknown: Result<OpenAiConfig, _> = serde_json::from_value(json!({"api_key": "sk-inline"}));
     assert!(unknown.is_err(), "unknown keys (an inline key) are refused");
 }
+
+#[tokio::test]
+async fn steering_in_parts_goes_out_as_one_user_message_of_text_parts() {
+    let server = OpenAiMock::start(vec![Reply::sse(vec![
+        text("ok"),
+        finish("stop"),
+        DONE.into(),
+    ])]);
+    let mut steering = ChatMessage::new("user", "Stop hook feedback:\nA\n\nStop hook feedback:\nB");
+    steering.source =
+        Some(json!({"kind": "steering", "from": {"kind": "plugin", "plugin": "hooks-claude"}}));
+    steering.parts = vec![
+        "Stop hook feedback:\nA\n".into(),
+        "Stop hook feedback:\nB".into(),
+    ];
+    let request = request(vec![
+        ChatMessage::new("user", "do it"),
+        ChatMessage::new("assistant", "First answer."),
+        steering,
+    ]);
+    let (_, reply) = complete_with(config(&server.base_url), &request).await;
+    assert_eq!(reply.unwrap().text, "ok");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    let tag = |t: &str| format!("<steering source=\"plugin:hooks-claude\">\n{t}\n</steering>");
+    assert_eq!(
+        requests[0].body["messages"],
+        json!([
+            {"role": "user", "content": "do it"},
+            {"role": "assistant", "content": "First answer."},
+            {"role": "user", "content": [
+                {"type": "text", "text": tag("Stop hook feedback:\nA\n")},
+                {"type": "text", "text": tag("Stop hook feedback:\nB")},
+            ]},
+        ])
+    );
+}

@@ -460,6 +460,7 @@ fn every_typed_answer_survives_the_boundary_unchanged() {
         SeamOutput::Continuation(ContinuationDecision::Continue {
             reason: ROption::RSome(text()),
         }),
+        SeamOutput::Continuation(ContinuationDecision::steer(vec!["a".into(), "b".into()])),
         SeamOutput::Permission(PermissionDecision::Ask),
         SeamOutput::Permission(PermissionDecision::Allow {
             updated_arguments: ROption::RSome(text()),
@@ -687,4 +688,32 @@ fn export_plugin_emits_the_header_abi_stable_looks_up() {
             .full_type()
             .to_string()
     );
+}
+
+#[test]
+fn steering_parts_have_a_text_form_for_older_listeners() {
+    let two = ContinuationDecision::steer(vec!["a\n".into(), "b".into()]);
+    assert!(matches!(two, ContinuationDecision::ContinueParts { .. }));
+    assert_eq!(two.steering_parts(), Some(vec!["a\n".into(), "b".into()]));
+    assert_eq!(
+        two.into_text_form(),
+        ContinuationDecision::Continue {
+            reason: ROption::RSome("a\n\nb".into())
+        }
+    );
+    assert_eq!(
+        ContinuationDecision::steer(vec!["one".into()]),
+        ContinuationDecision::Continue {
+            reason: ROption::RSome("one".into())
+        }
+    );
+    assert_eq!(
+        ContinuationDecision::steer(Vec::new()).steering_parts(),
+        Some(Vec::new())
+    );
+    assert_eq!(ContinuationDecision::Stop.steering_parts(), None);
+    assert!(!crate::reads_steering_parts("1.5.0"));
+    assert!(crate::reads_steering_parts("1.6.0"));
+    assert!(crate::reads_steering_parts(crate::API_VERSION));
+    assert!(!crate::reads_steering_parts("garbage"));
 }

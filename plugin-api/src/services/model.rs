@@ -43,6 +43,13 @@ pub struct ChatMessage {
     /// it reads the text only.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<MessageImage>,
+    /// The text as several text parts of one message, in order (plugin API
+    /// 1.6.0: steering from several hooks, as Claude Code and Codex send
+    /// it); `content` then holds them joined by
+    /// [`crate::STEERING_PART_SEPARATOR`], which is what a provider built
+    /// before it reads. Empty: the message is `content`, one part.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<String>,
 }
 
 /// An image in a [`ChatMessage`] (plugin API 1.6.0).
@@ -65,6 +72,7 @@ impl ChatMessage {
             is_error: false,
             source: None,
             images: Vec::new(),
+            parts: Vec::new(),
         }
     }
 }

@@ -395,6 +395,38 @@ async fn stop_blocks_stop_after_eight_in_a_row() {
 }
 
 #[tokio::test]
+async fn two_stop_blocks_are_two_parts_of_one_steering() {
+    // Two commands (Claude Code runs an identical one once) with the same
+    // block: the parts are the same whichever hook ends first.
+    let block = json_out(json!({"decision": "block", "reason": "again"}));
+    let other = format!("{block}; true");
+    let f = fixture(json!({"Stop": [group("", &[&block, &other])]}));
+    let input = ContinuationInput {
+        session: session(&f.cwd),
+        step_count: 1,
+        default: ContinuationDecision::Stop.into(),
+        consecutive_continues: 0,
+        last_assistant_message: "done".into(),
+    };
+    let d = f
+        .bridge
+        .on_stop(&input, || async { Ok(ContinuationDecision::Stop) })
+        .await
+        .unwrap();
+    // Claude Code's two text blocks (vector `S53-two-stop-blocks`).
+    assert_eq!(
+        d,
+        ContinuationDecision::ContinueParts {
+            parts: vec![
+                "Stop hook feedback:\nagain\n".into(),
+                "Stop hook feedback:\nagain".into()
+            ]
+            .into()
+        }
+    );
+}
+
+#[tokio::test]
 async fn session_start_context_and_subagent_context_go_where_they_belong() {
     let f = fixture(json!({
         "SessionStart": [group("resume", &["echo resumed"]), group("startup", &["echo fresh"])],

@@ -159,6 +159,41 @@ async fn stop_blocks_have_no_cap_and_carry_codex_run_ids() {
 }
 
 #[tokio::test]
+async fn two_stop_blocks_are_two_parts_of_one_steering() {
+    let f = fixture(json!({
+        "Stop": [group(&[
+            &json_out(json!({"decision": "block", "reason": "one"})),
+            &json_out(json!({"decision": "block", "reason": "two"})),
+        ])]
+    }));
+    let input = ContinuationInput {
+        session: session(&f.cwd),
+        step_count: 1,
+        default: ContinuationDecision::Stop.into(),
+        consecutive_continues: 0,
+        last_assistant_message: "x".into(),
+    };
+    let d = f
+        .bridge
+        .on_stop(&input, || async { Ok(ContinuationDecision::Stop) })
+        .await
+        .unwrap();
+    // Codex's two `input_text` items of one message (`C50-two-stop-blocks`).
+    let prompt = |i: usize, text: &str| {
+        format!(
+            "<hook_prompt hook_run_id=\"stop:{i}:{}\">{text}</hook_prompt>",
+            f.source
+        )
+    };
+    assert_eq!(
+        d,
+        ContinuationDecision::ContinueParts {
+            parts: vec![prompt(0, "one").into(), prompt(1, "two").into()].into()
+        }
+    );
+}
+
+#[tokio::test]
 async fn hooks_run_in_bin_bash_c_with_compact_stdin() {
     let f = fixture(
         json!({"UserPromptSubmit": [group(&["cat > stdin.json; echo \"$0\" > shell.txt"])]}),

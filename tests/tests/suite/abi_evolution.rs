@@ -52,10 +52,16 @@ struct AgentHost {
 
 impl AgentHost {
     fn boot(script: Value) -> AgentHost {
+        AgentHost::boot_with(script, json!({}), json!({}))
+    }
+
+    /// [`AgentHost::boot`] with `frozen` and `current` config keys added;
+    /// the scripted model records its requests (`requests.jsonl`).
+    fn boot_with(script: Value, frozen: Value, current: Value) -> AgentHost {
         let dir = temp_dir();
         let project = dir.path().join("project");
         std::fs::create_dir_all(&project).expect("project dir");
-        let plugins = json!([
+        let mut plugins = json!([
             {"name": "bash-local"},
             {"id": "frozen", "path": fixture("frozen-v1"), "config": {
                 "deny": "forbidden-word",
@@ -65,8 +71,18 @@ impl AgentHost {
             {"id": "current", "path": fixture("current"), "config": {
                 "path": dir.path().join("turns.jsonl"),
             }},
-            {"name": "model-scripted", "config": {"script": script}},
+            {"name": "model-scripted", "config": {
+                "script": script,
+                "record": dir.path().join("requests.jsonl"),
+            }},
         ]);
+        for (at, extra) in [(1, frozen), (2, current)] {
+            if let (Some(config), Some(extra)) =
+                (plugins[at]["config"].as_object_mut(), extra.as_object())
+            {
+                config.extend(extra.clone());
+            }
+        }
         // JSON is YAML.
         let text = json!({"state_dir": "state", "plugins": plugins}).to_string();
         let path = dir.path().join("cordis.yml");
@@ -172,7 +188,8 @@ fn a_plugin_built_against_the_frozen_1_0_api_loads_next_to_a_current_one() {
             "agent/prompt-submit",
             "tools/pre-execute",
             "tools/guard",
-            "tools/result"
+            "tools/result",
+            "agent/turn-continuation"
         ]
     );
     assert_eq!(frozen.tools, ["FrozenEcho"]);
@@ -186,6 +203,7 @@ fn a_plugin_built_against_the_frozen_1_0_api_loads_next_to_a_current_one() {
     assert_eq!(
         current.seams,
         [
+            "agent/turn-continuation",
             "agent/turn-end",
             "agent/cwd-changed",
             "agent/model-request",
@@ -287,6 +305,67 @@ fn the_frozen_plugin_decides_guards_and_calls_1_0_host_methods_in_a_real_turn() 
             (c4.clone(), json!(false), json!("1.0.0")),
         ]
     );
+}
+
+/// Plugin API 1.6: `current` steers in two parts; the model gets one user
+/// message with both parts, the log keeps them, and `frozen-v1` upstream
+/// (built against 1.0, which knows only one reason) reads them joined and,
+/// passing that text on unchanged, loses nothing.
+#[test]
+fn steering_in_parts_reaches_the_model_whole_and_a_1_0_listener_reads_it_joined() {
+    let parts = ["first part\n", "second part"];
+    let h = AgentHost::boot_with(
+        json!([{"text": "one"}, {"text": "two"}]),
+        json!({"steer_log": true}),
+        json!({"steer": parts}),
+    );
+    let session = h.session();
+    let out = h.turn(&session, "go");
+    assert_eq!(out.reason, dsh_host::session::TurnEndReason::Completed);
+    let joined = parts.join("\n");
+    let steering: Vec<Value> = of_kind(&out.events, "steering/message")
+        .into_iter()
+        .map(|mut e| {
+            if let Some(o) = e.as_object_mut() {
+                o.retain(|k, _| k != "ts");
+            }
+            e
+        })
+        .collect();
+    assert_eq!(
+        steering,
+        [
+            json!({"type": "steering/message", "content": joined, "parts": parts,
+            "source": {"kind": "plugin", "plugin": "current"}})
+        ],
+        "{:?}",
+        wire(&out.events)
+    );
+    let read: Vec<Value> = of_kind(&out.events, "frozen-v1/continuation")
+        .into_iter()
+        .map(|r| r["reason"].clone())
+        .collect();
+    assert_eq!(read, [json!(joined), json!("stop")]);
+    let requests: Vec<Value> = std::fs::read_to_string(h.dir.path().join("requests.jsonl"))
+        .expect("the scripted model recorded its requests")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(requests.len(), 2);
+    let last = requests[1]["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(last["parts"], json!(parts), "{last}");
+    assert_eq!(last["content"], json!(joined), "{last}");
+    let messages = requests[1]["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let answer = &messages[messages.len() - 2];
+    assert_eq!(answer["role"], "assistant", "{answer}");
+    assert_eq!(answer["content"], "one", "{answer}");
 }
 
 #[test]

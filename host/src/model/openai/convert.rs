@@ -8,6 +8,8 @@
 //! A `tool` message holds text only, so a tool result's images (`Read` of
 //! a PNG) follow the step's tool messages as one user message of
 //! `image_url` parts (`data:` URLs), each named by its call.
+//! A message in several parts (steering from several hooks) is one user
+//! message with a `text` content part each, each tagged.
 
 use serde_json::{Map, Value, json};
 
@@ -98,6 +100,16 @@ fn message(m: &ChatMessage) -> Value {
                 "tool_call_id": m.tool_call_id.clone().unwrap_or_default(),
                 "content": content,
             })
+        }
+        // Several parts (steering from several hooks): one user message
+        // with a text part each, each tagged.
+        "user" if m.source.is_some() && !m.parts.is_empty() => {
+            let parts: Vec<Value> = m
+                .parts
+                .iter()
+                .map(|p| json!({"type": "text", "text": tag(p, m.source.as_ref())}))
+                .collect();
+            json!({"role": "user", "content": parts})
         }
         "user" if m.source.is_some() => {
             json!({"role": "user", "content": tag(&m.content, m.source.as_ref())})
@@ -212,6 +224,22 @@ mod tests {
                 {"role": "user", "content": "<steering source=\"user\">\nmore\n</steering>"},
                 {"role": "assistant", "content": "done"},
             ])
+        );
+    }
+
+    #[test]
+    fn steering_in_parts_is_one_user_message_with_a_text_part_each() {
+        let mut steering = with_source(
+            "first\n\nsecond",
+            json!({"kind": "steering", "from": {"kind": "plugin", "plugin": "hooks-claude"}}),
+        );
+        steering.parts = vec!["first\n".into(), "second".into()];
+        assert_eq!(
+            Value::Array(messages(&[steering])),
+            json!([{"role": "user", "content": [
+                {"type": "text", "text": "<steering source=\"plugin:hooks-claude\">\nfirst\n\n</steering>"},
+                {"type": "text", "text": "<steering source=\"plugin:hooks-claude\">\nsecond\n</steering>"},
+            ]}])
         );
     }
 

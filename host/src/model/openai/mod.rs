@@ -29,6 +29,9 @@
 //!   `<steering source="plugin:NAME">\nTEXT\n</steering>` (`source="user"`
 //!   when the user steered); any other source kind gives
 //!   `<context source="KIND">`;
+//! - steering in several parts (several hooks' blocks, plugin API 1.6)
+//!   is one user message with a `text` content part per part, each tagged
+//!   as above;
 //! - a failed tool result's content is prefixed with `Error: `;
 //! - tool-call arguments go out as JSON strings, as OpenAI requires.
 //!

@@ -12,7 +12,6 @@
 use std::future::Future;
 
 use dsh_hook_protocol::point::Outcome;
-use dsh_plugin_api::abi_stable::std_types::{ROption, RString};
 use dsh_plugin_api::{ContinuationDecision, ContinuationInput};
 use serde_json::{Value, json};
 
@@ -92,18 +91,14 @@ impl ClaudeBridge {
         }
         if !blocks.is_empty() && !capped {
             // Each block is its own text block of one user message, in the
-            // order the hooks finished (vector `S53-two-stop-blocks`); dsh's
-            // history holds that message as one text.
-            let reason = super::text_blocks(
+            // order the hooks finished (vector `S53-two-stop-blocks`): the
+            // steering's parts.
+            return Ok(ContinuationDecision::steer(super::text_blocks(
                 blocks
                     .iter()
                     .map(|b| format!("{EVENT} hook feedback:\n{b}"))
                     .collect(),
-            )
-            .concat();
-            return Ok(ContinuationDecision::Continue {
-                reason: ROption::RSome(RString::from(reason)),
-            });
+            )));
         }
         next().await
     }

@@ -13,7 +13,6 @@
 use std::future::Future;
 
 use dsh_hook_protocol::point::Outcome;
-use dsh_plugin_api::abi_stable::std_types::{ROption, RString};
 use dsh_plugin_api::{ContinuationDecision, ContinuationInput};
 use serde_json::Value;
 
@@ -115,12 +114,10 @@ impl CodexBridge {
             return Ok(ContinuationDecision::Stop);
         }
         // Every block is a `<hook_prompt>` of its own, in config order
-        // (vector `C50-two-stop-blocks`: two user messages); dsh's history
-        // holds them as one steering text, a line each.
+        // (vector `C50-two-stop-blocks`: an `input_text` item each of one
+        // user message): the steering's parts.
         if !continuation.is_empty() {
-            return Ok(ContinuationDecision::Continue {
-                reason: ROption::RSome(RString::from(continuation.join("\n"))),
-            });
+            return Ok(ContinuationDecision::steer(continuation));
         }
         next().await
     }
