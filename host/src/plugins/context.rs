@@ -512,4 +512,28 @@ mod tests {
         // No agent: no sessions.
         assert!(ctx.sessions().is_empty());
     }
+
+    #[test]
+    fn a_record_nothing_can_take_is_refused_before_its_text_is_read() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a runtime");
+        let core = HostCore::new(PathBuf::from("/nonexistent"), runtime.handle().clone());
+        let ctx = PluginContext {
+            core,
+            owner: Owner::new("p", 0),
+            config_dir: PathBuf::new(),
+            problems: ProblemInbox::default(),
+            draft: Arc::new(Mutex::new(None)),
+        };
+        // Without an agent there is nowhere to append: the text is never
+        // parsed, so even text that is not JSON gets that answer.
+        for record in ["not json", r#"{"type":"hook/invoked"}"#] {
+            assert_eq!(
+                ctx.append_record("s".into(), record.into()),
+                RResult::RErr("no agent is running in this host".into()),
+                "{record}"
+            );
+        }
+    }
 }

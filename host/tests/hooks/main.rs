@@ -16,6 +16,7 @@ mod handler_options;
 mod probe;
 mod script;
 mod skips;
+mod socket_transport;
 mod support;
 mod unify;
 mod vectors;
