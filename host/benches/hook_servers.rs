@@ -7,10 +7,11 @@
 //!   dsh adds per call: payload, service call, one JSON-RPC round trip,
 //!   decision). A user's server may be written in any language; this one
 //!   is the least a server can cost: this bench's own binary started again
-//!   as a minimal Rust server (blocking reads, one thread per connection),
-//!   which reads each request line whole and parses it into the one field
-//!   it needs (`id`) rather than into a `serde_json::Value` tree. A Python
-//!   or Node server adds its own parse and write to every call. Target:
+//!   as a minimal Rust server (on a one-thread tokio runtime, as a Rust
+//!   server usually is), which reads each request line whole and parses it
+//!   into the one field it needs (`id`) rather than into a
+//!   `serde_json::Value` tree. A Python or Node server adds its own parse
+//!   and write to every call. Target:
 //!   <= 100 µs per call.
 //! - `command_hook_exit_0`: the same bridge whose only hook is `exit 0`
 //!   (a process spawn per call). Target: >= 20x the socket hook's cost.
@@ -194,36 +195,41 @@ struct Request {
 /// The hook server (this binary started again with [`SERVER_ENV`]): on
 /// `socket`, answers every request `exit_code: 0`, reading each request
 /// line whole and parsing it (into the one field it uses, as a Rust server
-/// would) before it writes its answer line; one blocking thread per
-/// connection. It exits when its stdin closes (the bench has ended).
+/// would) before it writes its answer line. It is written as a Rust server
+/// usually is, on tokio (one thread, epoll; so is a Node server), one task
+/// per connection. It exits when its stdin closes (the bench has ended).
 fn serve(socket: &str) {
+    use std::io::Write as _;
+    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
     std::thread::spawn(|| {
         let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
         std::process::exit(0);
     });
-    let listener = std::os::unix::net::UnixListener::bind(socket).unwrap();
-    for stream in listener.incoming() {
-        let stream = stream.unwrap();
-        std::thread::spawn(move || {
-            use std::io::{BufRead as _, Write as _};
-            let mut write = stream.try_clone().unwrap();
-            let mut read = std::io::BufReader::new(stream);
-            let mut line = String::new();
-            let mut answer = Vec::new();
-            while read.read_line(&mut line).unwrap() > 0 {
-                let request: Request = serde_json::from_str(&line).unwrap();
-                answer.clear();
-                writeln!(
-                    answer,
-                    "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{\"exit_code\":0,\"stdout\":\"\",\"stderr\":\"\"}}}}",
-                    request.id
-                )
-                .unwrap();
-                write.write_all(&answer).unwrap();
-                line.clear();
-            }
-        });
-    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let listener = tokio::net::UnixListener::bind(socket).unwrap();
+        while let Ok((stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let (read, mut write) = stream.into_split();
+                let mut lines = tokio::io::BufReader::new(read).lines();
+                let mut answer = Vec::new();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    let request: Request = serde_json::from_str(&line).unwrap();
+                    answer.clear();
+                    writeln!(
+                        answer,
+                        "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{\"exit_code\":0,\"stdout\":\"\",\"stderr\":\"\"}}}}",
+                        request.id
+                    )
+                    .unwrap();
+                    write.write_all(&answer).await.unwrap();
+                }
+            });
+        }
+    });
 }
 
 /// The hook server process, listening on `socket` once this returns;
