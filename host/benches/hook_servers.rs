@@ -295,7 +295,9 @@ fn bench(c: &mut Criterion) {
     g.bench_function("command_hook_exit_0", |b| {
         reported(b, || command.pre_execute(&rt))
     });
-    g.bench_function("native_listener", |b| reported(b, || native.pre_execute(&rt)));
+    g.bench_function("native_listener", |b| {
+        reported(b, || native.pre_execute(&rt))
+    });
     g.finish();
 
     let rounds = 200;

@@ -118,7 +118,10 @@ fn a_connection_whose_server_went_away_while_idle_is_replaced_by_the_next_call()
     };
     let rt = runtime();
     let transport = HookTransport::new(dir.path());
-    let first = rt.block_on(within("the first call", transport.call(request(&path, "{}\n"))));
+    let first = rt.block_on(within(
+        "the first call",
+        transport.call(request(&path, "{}\n")),
+    ));
     assert_eq!((first.exit_code, first.stdout.as_str()), (Some(0), "one"));
     one.join().unwrap();
     std::fs::remove_file(&path).unwrap();
@@ -136,9 +139,16 @@ fn a_connection_whose_server_went_away_while_idle_is_replaced_by_the_next_call()
         let mut rest = String::new();
         let _ = read.read_line(&mut rest);
     });
-    let second = rt.block_on(within("the second call", transport.call(request(&path, "{}\n"))));
+    let second = rt.block_on(within(
+        "the second call",
+        transport.call(request(&path, "{}\n")),
+    ));
     assert_eq!(
-        (second.exit_code, second.stdout.as_str(), second.stderr.as_str()),
+        (
+            second.exit_code,
+            second.stdout.as_str(),
+            second.stderr.as_str()
+        ),
         (Some(0), "two", ""),
         "{second:?}"
     );
