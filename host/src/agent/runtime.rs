@@ -112,6 +112,23 @@ impl SessionControl for Control {
         Ok(())
     }
 
+    fn append_record_text(&self, session_id: &str, record: &str) -> Result<(), String> {
+        // The session first: a record for a session that is not live (a
+        // hook outside a turn) is refused before its text is read.
+        let session = self.session(session_id)?;
+        let record = serde_json::from_str::<serde_json::Value>(record)
+            .map_err(|e| format!("record is not JSON: {e}"))?;
+        if record
+            .get("type")
+            .and_then(serde_json::Value::as_str)
+            .is_none_or(str::is_empty)
+        {
+            return Err("a record needs a string `type`".into());
+        }
+        session.record(SessionEvent::from_value(record));
+        Ok(())
+    }
+
     fn halt_turn(&self, plugin: &str, session_id: &str, reason: String) -> Result<(), String> {
         self.session(session_id)?.halt(plugin, reason)
     }

@@ -3,9 +3,13 @@
 //!
 //! Every call writes one [`SocketRequest`] with a fresh id and waits for
 //! the response with that id, so any number of hooks (concurrent tool
-//! calls, sessions) share one connection, answered in any order. A reader
-//! task owns the read half; a response for an id nobody waits for any more
-//! (its hook timed out) is dropped.
+//! calls, sessions) share one connection, answered in any order. There is
+//! no reader task: the calls waiting on a connection take turns reading it
+//! (one at a time), and the one reading hands every answer that is not its
+//! own to the call that waits for it. A call whose answer comes first reads
+//! it itself, on its own task, so a round trip wakes the caller once (the
+//! socket turning readable) and nothing else. A response for an id nobody
+//! waits for any more (its hook timed out) is dropped.
 //!
 //! Failures, read as the command hook they stand for:
 //!
@@ -13,7 +17,10 @@
 //!   timeout: the hook did not start (non-blocking error);
 //! - the connection ends, or a line is not a JSON-RPC response, with the
 //!   request in flight: the hook crashed (non-blocking error); the next
-//!   call connects again (restarting a dsh-started server first);
+//!   call connects again (restarting a dsh-started server first). A
+//!   connection whose server went away while nothing was in flight is
+//!   found when the next request cannot be written to it: that call
+//!   connects again and sends its request on the new connection;
 //! - a line longer than [`MAX_LINE_BYTES`], or a result whose stdout or
 //!   stderr passes [`MAX_OUTPUT_BYTES`]: an output over the limit, a
 //!   blocking error, as for a command hook (the connection is closed: the
@@ -32,7 +39,7 @@ use dsh_hook_protocol::{MAX_OUTPUT_BYTES, RunAnswer, RunRequest};
 use serde::Deserialize;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
-use tokio::net::unix::OwnedWriteHalf;
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
@@ -49,11 +56,23 @@ const CONNECT_LIMIT: Duration = Duration::from_secs(30);
 /// is gone (nothing may wait on it any more).
 type Pending = Mutex<Option<HashMap<u64, oneshot::Sender<RunAnswer>>>>;
 
+/// The read side of a connection, read by one waiting call at a time.
+struct Reader {
+    half: BufReader<OwnedReadHalf>,
+    /// The line being read. It outlives a reading call that is dropped
+    /// (its hook timed out) halfway through a line: the next reader goes
+    /// on from where it stopped.
+    line: Vec<u8>,
+}
+
 /// One open connection.
 struct Connection {
     writer: tokio::sync::Mutex<OwnedWriteHalf>,
-    pending: Arc<Pending>,
+    reader: tokio::sync::Mutex<Reader>,
+    pending: Pending,
     next_id: AtomicU64,
+    /// The socket, as errors name it.
+    socket: String,
 }
 
 impl Connection {
@@ -62,6 +81,116 @@ impl Connection {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .is_some()
+    }
+
+    /// Registers a request; `None` when the connection is gone.
+    fn register(&self) -> Option<(u64, oneshot::Receiver<RunAnswer>)> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        pending.as_mut()?.insert(id, tx);
+        Some((id, rx))
+    }
+
+    fn forget(&self, id: u64) {
+        if let Some(map) = self
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_mut()
+        {
+            map.remove(&id);
+        }
+    }
+
+    /// Ends the connection: every call still waiting gets `end`.
+    fn close(&self, end: &RunAnswer) {
+        let waiting = self
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .unwrap_or_default();
+        for (_, tx) in waiting {
+            let _ = tx.send(end.clone());
+        }
+    }
+
+    /// Waits for the answer to `id`: handed over by whichever call is
+    /// reading, or read here when this call gets its turn to read.
+    async fn answer(&self, id: u64, mut rx: oneshot::Receiver<RunAnswer>) -> RunAnswer {
+        loop {
+            let mut reader = tokio::select! {
+                biased;
+                answer = &mut rx => return answer.unwrap_or_else(|_| self.gone()),
+                reader = self.reader.lock() => reader,
+            };
+            // The call that read before may have answered this one.
+            match rx.try_recv() {
+                Ok(answer) => return answer,
+                Err(oneshot::error::TryRecvError::Closed) => return self.gone(),
+                Err(oneshot::error::TryRecvError::Empty) => {}
+            }
+            if let Some(answer) = self.read_until(&mut reader, id).await {
+                return answer;
+            }
+        }
+    }
+
+    /// The answer a call gets when the connection went away under it.
+    fn gone(&self) -> RunAnswer {
+        transport::crashed_answer(format!(
+            "hook server {}: the connection closed before it answered",
+            self.socket
+        ))
+    }
+
+    /// Reads responses, handing each to the call that waits for it, until
+    /// the answer to `id` comes (returned) or the connection ends or breaks
+    /// the protocol (every call waiting, `id`'s included, gets why; the
+    /// answer to `id` is then returned too). `None`: `id` no longer waits
+    /// (its answer was handed to it as the connection ended).
+    async fn read_until(&self, reader: &mut Reader, id: u64) -> Option<RunAnswer> {
+        loop {
+            let (got, answer) = match read_response(reader, &self.socket).await {
+                Ok(Some(response)) => response,
+                Ok(None) => continue,
+                Err(end) => {
+                    let mine = self.take(id);
+                    self.close(&end);
+                    return mine.map(|_| end);
+                }
+            };
+            match self.take(got) {
+                Some(_) if got == id => return Some(answer),
+                Some(tx) => {
+                    let _ = tx.send(answer);
+                }
+                None => {
+                    tracing::debug!(socket = %self.socket, id = got, "hook server answered a request nobody waits for");
+                    if !self.waits(id) {
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Removes `id`'s waiter.
+    fn take(&self, id: u64) -> Option<oneshot::Sender<RunAnswer>> {
+        self.pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_mut()
+            .and_then(|m| m.remove(&id))
+    }
+
+    fn waits(&self, id: u64) -> bool {
+        self.pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .is_some_and(|m| m.contains_key(&id))
     }
 }
 
@@ -104,45 +233,52 @@ impl SocketPeer {
         let deadline = run
             .timeout_ms
             .map(|ms| Instant::now() + Duration::from_millis(ms));
-        let connection = match self.connect(run, deadline).await {
-            Ok(c) => c,
-            Err(AnswerNow(answer)) => return answer,
-        };
-        let id = connection.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        {
-            let mut pending = connection.pending.lock().unwrap_or_else(|p| p.into_inner());
-            match pending.as_mut() {
-                Some(map) => {
-                    map.insert(id, tx);
-                }
-                None => return self.crashed("the connection closed"),
+        let mut line = Vec::with_capacity(run.stdin.len() + 512);
+        // A connection found dead only when the request could not be
+        // written to it (its server went away while it was idle) is
+        // replaced once.
+        let mut retried = false;
+        let (connection, id, rx) = loop {
+            let connection = match self.connect(run, deadline).await {
+                Ok(c) => c,
+                Err(AnswerNow(answer)) => return answer,
+            };
+            let Some((id, rx)) = connection.register() else {
+                return self.crashed("the connection closed");
+            };
+            line.clear();
+            if let Err(e) = serde_json::to_writer(&mut line, &SocketRequest::new(id, run)) {
+                connection.forget(id);
+                return transport::unreachable_answer(format!("cannot encode request: {e}"));
             }
-        }
-        let mut line = match serde_json::to_vec(&SocketRequest::new(id, run)) {
-            Ok(l) => l,
-            Err(e) => return transport::unreachable_answer(format!("cannot encode request: {e}")),
+            line.push(b'\n');
+            let written = {
+                let mut writer = connection.writer.lock().await;
+                writer.write_all(&line).await
+            };
+            match written {
+                Ok(()) => break (connection, id, rx),
+                Err(e) => {
+                    connection.forget(id);
+                    connection.close(&connection.gone());
+                    if retried {
+                        return self.crashed(&format!("cannot send the request: {e}"));
+                    }
+                    retried = true;
+                }
+            }
         };
-        line.push(b'\n');
-        let written = {
-            let mut writer = connection.writer.lock().await;
-            writer.write_all(&line).await
-        };
-        if let Err(e) = written {
-            forget(&connection.pending, id);
-            return self.crashed(&format!("cannot send the request: {e}"));
-        }
-        let answer = match deadline {
-            Some(at) => match tokio::time::timeout_at(at, rx).await {
+        let answer = connection.answer(id, rx);
+        match deadline {
+            Some(at) => match tokio::time::timeout_at(at, answer).await {
                 Ok(answer) => answer,
                 Err(_) => {
-                    forget(&connection.pending, id);
-                    return transport::timed_out_answer();
+                    connection.forget(id);
+                    transport::timed_out_answer()
                 }
             },
-            None => rx.await,
-        };
-        answer.unwrap_or_else(|_| self.crashed("the connection closed"))
+            None => answer.await,
+        }
     }
 
     fn crashed(&self, why: &str) -> RunAnswer {
@@ -197,16 +333,15 @@ impl SocketPeer {
             }
         };
         let (read, write) = stream.into_split();
-        let pending: Arc<Pending> = Arc::new(Mutex::new(Some(HashMap::new())));
-        tokio::spawn(read_responses(
-            BufReader::new(read),
-            pending.clone(),
-            self.path.display().to_string(),
-        ));
         let connection = Arc::new(Connection {
             writer: tokio::sync::Mutex::new(write),
-            pending,
+            reader: tokio::sync::Mutex::new(Reader {
+                half: BufReader::new(read),
+                line: Vec::new(),
+            }),
+            pending: Mutex::new(Some(HashMap::new())),
             next_id: AtomicU64::new(1),
+            socket: self.path.display().to_string(),
         });
         *slot = Some(connection.clone());
         tracing::debug!(socket = %self.path.display(), handler = ?self.handler, "hook server connected");
@@ -217,12 +352,6 @@ impl SocketPeer {
 /// An answer to give without calling the server.
 struct AnswerNow(RunAnswer);
 
-fn forget(pending: &Pending, id: u64) {
-    if let Some(map) = pending.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
-        map.remove(&id);
-    }
-}
-
 /// A socket file name for a started server: a hash of its command.
 fn socket_name(command: &str) -> String {
     use std::hash::{Hash, Hasher};
@@ -231,9 +360,18 @@ fn socket_name(command: &str) -> String {
     format!("{:016x}-{}.sock", h.finish(), std::process::id())
 }
 
-/// A response line as read (loosely, to tell what is wrong with it).
+/// A response line read straight into what the call needs.
 #[derive(Deserialize)]
 struct Response {
+    id: Option<u64>,
+    result: Option<SocketResult>,
+    error: Option<RpcError>,
+}
+
+/// A response line as read (loosely, to tell what is wrong with it) when
+/// it does not read as a [`Response`].
+#[derive(Deserialize)]
+struct LooseResponse {
     id: Option<u64>,
     result: Option<serde_json::Value>,
     error: Option<RpcError>,
@@ -245,86 +383,90 @@ struct RpcError {
     message: String,
 }
 
-/// Reads responses until the connection ends or breaks the protocol, then
-/// answers everything still waiting.
-async fn read_responses<R>(mut reader: BufReader<R>, pending: Arc<Pending>, socket: String)
-where
-    R: tokio::io::AsyncRead + Unpin,
-{
-    let mut buf = Vec::new();
-    let end: RunAnswer = loop {
-        buf.clear();
-        match read_line(&mut reader, &mut buf).await {
-            Ok(Line::Eof) => {
-                break transport::crashed_answer(format!(
-                    "hook server {socket} closed the connection before it answered"
-                ));
-            }
-            Ok(Line::TooLong) => {
-                tracing::warn!(%socket, "hook server sent a line over {MAX_LINE_BYTES} bytes; connection closed");
-                break transport::too_large_answer();
-            }
-            Err(e) => {
-                break transport::crashed_answer(format!(
-                    "hook server {socket}: reading failed: {e}"
-                ));
-            }
-            Ok(Line::Text) => {}
+/// Reads one response: its id and the answer it carries; `Ok(None)` for
+/// a blank line; `Err` with what every call waiting on the connection
+/// gets when the connection ended or broke the protocol (the connection
+/// is then done).
+async fn read_response(
+    reader: &mut Reader,
+    socket: &str,
+) -> Result<Option<(u64, RunAnswer)>, RunAnswer> {
+    let end = match read_line(&mut reader.half, &mut reader.line).await {
+        Ok(Line::Text) => {
+            let read = parse_response(&reader.line, socket);
+            reader.line.clear();
+            return read;
         }
-        if buf.iter().all(u8::is_ascii_whitespace) {
-            continue;
+        Ok(Line::Eof) => transport::crashed_answer(format!(
+            "hook server {socket} closed the connection before it answered"
+        )),
+        Ok(Line::TooLong) => {
+            tracing::warn!(%socket, "hook server sent a line over {MAX_LINE_BYTES} bytes; connection closed");
+            transport::too_large_answer()
         }
-        let parsed = serde_json::from_slice::<Response>(&buf);
-        let Ok(Response {
-            id: Some(id),
-            result,
-            error,
-        }) = parsed
-        else {
-            let shown: String = String::from_utf8_lossy(&buf).chars().take(200).collect();
-            tracing::warn!(%socket, line = %shown, "hook server sent something that is not a JSON-RPC response; connection closed");
-            break transport::crashed_answer(format!(
-                "hook server {socket} sent something that is not a JSON-RPC response: {shown}"
-            ));
-        };
+        Err(e) => transport::crashed_answer(format!("hook server {socket}: reading failed: {e}")),
+    };
+    // The connection is done: what was read of a line goes now.
+    reader.line = Vec::new();
+    Err(end)
+}
+
+fn parse_response(line: &[u8], socket: &str) -> Result<Option<(u64, RunAnswer)>, RunAnswer> {
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    if let Ok(Response {
+        id: Some(id),
+        result,
+        error,
+    }) = serde_json::from_slice::<Response>(line)
+    {
         let answer = match (result, error) {
             (_, Some(e)) => transport::error_answer(format!("hook server error: {}", e.message)),
-            (Some(result), None) => match serde_json::from_value::<SocketResult>(result) {
-                Ok(r)
-                    if r.stdout.len() as u64 > MAX_OUTPUT_BYTES
-                        || r.stderr.len() as u64 > MAX_OUTPUT_BYTES =>
-                {
-                    transport::too_large_answer()
-                }
-                Ok(r) => r.into_answer(),
-                Err(e) => transport::crashed_answer(format!(
-                    "hook server {socket} answered with a malformed result: {e}"
-                )),
-            },
-            (None, None) => transport::crashed_answer(format!(
-                "hook server {socket} answered with neither `result` nor `error`"
-            )),
+            (Some(r), None) => result_answer(r),
+            (None, None) => neither(socket),
         };
-        let waiter = pending
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_mut()
-            .and_then(|m| m.remove(&id));
-        match waiter {
-            Some(tx) => {
-                let _ = tx.send(answer);
-            }
-            None => tracing::debug!(%socket, id, "hook server answered a request nobody waits for"),
-        }
-    };
-    let waiting = pending
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .take()
-        .unwrap_or_default();
-    for (_, tx) in waiting {
-        let _ = tx.send(end.clone());
+        return Ok(Some((id, answer)));
     }
+    // Not a well-formed answer: read it again loosely to say what is wrong.
+    let Ok(LooseResponse {
+        id: Some(id),
+        result,
+        error,
+    }) = serde_json::from_slice::<LooseResponse>(line)
+    else {
+        let shown: String = String::from_utf8_lossy(line).chars().take(200).collect();
+        tracing::warn!(%socket, line = %shown, "hook server sent something that is not a JSON-RPC response; connection closed");
+        return Err(transport::crashed_answer(format!(
+            "hook server {socket} sent something that is not a JSON-RPC response: {shown}"
+        )));
+    };
+    let answer = match (result, error) {
+        (_, Some(e)) => transport::error_answer(format!("hook server error: {}", e.message)),
+        (Some(result), None) => match serde_json::from_value::<SocketResult>(result) {
+            Ok(r) => result_answer(r),
+            Err(e) => transport::crashed_answer(format!(
+                "hook server {socket} answered with a malformed result: {e}"
+            )),
+        },
+        (None, None) => neither(socket),
+    };
+    Ok(Some((id, answer)))
+}
+
+/// The answer a result stands for: as it is, or over the limit.
+fn result_answer(r: SocketResult) -> RunAnswer {
+    if r.stdout.len() as u64 > MAX_OUTPUT_BYTES || r.stderr.len() as u64 > MAX_OUTPUT_BYTES {
+        transport::too_large_answer()
+    } else {
+        r.into_answer()
+    }
+}
+
+fn neither(socket: &str) -> RunAnswer {
+    transport::crashed_answer(format!(
+        "hook server {socket} answered with neither `result` nor `error`"
+    ))
 }
 
 enum Line {
@@ -333,8 +475,9 @@ enum Line {
     TooLong,
 }
 
-/// Reads one line (without its newline) into `buf`, at most
-/// [`MAX_LINE_BYTES`].
+/// Reads the rest of one line (without its newline) into `buf`, at most
+/// [`MAX_LINE_BYTES`]. Dropped while it waits, it loses nothing: what was
+/// read of the line is in `buf`, and a later call goes on from there.
 async fn read_line<R>(reader: &mut BufReader<R>, buf: &mut Vec<u8>) -> std::io::Result<Line>
 where
     R: tokio::io::AsyncRead + Unpin,

@@ -28,6 +28,14 @@ pub trait SessionControl: Send + Sync {
     fn inject_context(&self, plugin: &str, session_id: &str, text: String) -> Result<(), String>;
     /// Appends a record to a session's open turn.
     fn append_record(&self, session_id: &str, record: serde_json::Value) -> Result<(), String>;
+    /// [`Self::append_record`] for a record still in its JSON text (as it
+    /// crosses the plugin boundary). An agent overrides it to refuse a
+    /// record for a session that is not live before reading the text.
+    fn append_record_text(&self, session_id: &str, record: &str) -> Result<(), String> {
+        let record = serde_json::from_str::<serde_json::Value>(record)
+            .map_err(|e| format!("record is not JSON: {e}"))?;
+        self.append_record(session_id, record)
+    }
     /// Ends a session's open turn after the current step.
     fn halt_turn(&self, plugin: &str, session_id: &str, reason: String) -> Result<(), String>;
     /// Sends a live, unpersisted event to a session's subscribers.
@@ -354,13 +362,13 @@ impl HostContext for PluginContext {
     }
 
     fn append_record(&self, session_id: RString, record: RString) -> RResult<(), RString> {
-        let result = serde_json::from_str::<serde_json::Value>(&record)
-            .map_err(|e| format!("record is not JSON: {e}"))
-            .and_then(|record| {
-                self.core
-                    .session_control()
-                    .and_then(|s| s.append_record(&session_id, record))
-            });
+        // Where the record could go is asked before its text is read: a
+        // host without an agent (or a session that is not live) refuses
+        // it without parsing it.
+        let result = self
+            .core
+            .session_control()
+            .and_then(|s| s.append_record_text(&session_id, &record));
         unit(result)
     }
 
@@ -503,5 +511,29 @@ mod tests {
         assert_eq!(seams(), [Seam::TurnEnd]);
         // No agent: no sessions.
         assert!(ctx.sessions().is_empty());
+    }
+
+    #[test]
+    fn a_record_nothing_can_take_is_refused_before_its_text_is_read() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a runtime");
+        let core = HostCore::new(PathBuf::from("/nonexistent"), runtime.handle().clone());
+        let ctx = PluginContext {
+            core,
+            owner: Owner::new("p", 0),
+            config_dir: PathBuf::new(),
+            problems: ProblemInbox::default(),
+            draft: Arc::new(Mutex::new(None)),
+        };
+        // Without an agent there is nowhere to append: the text is never
+        // parsed, so even text that is not JSON gets that answer.
+        for record in ["not json", r#"{"type":"hook/invoked"}"#] {
+            assert_eq!(
+                ctx.append_record("s".into(), record.into()),
+                RResult::RErr("no agent is running in this host".into()),
+                "{record}"
+            );
+        }
     }
 }
