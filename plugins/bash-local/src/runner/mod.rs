@@ -3,12 +3,10 @@
 //! This is the plain async API behind the `process-runner` service and the
 //! `Bash` tool. [`run`] (or [`run_cancellable`]) spawns the program as the
 //! leader of a new process group (without the capabilities that read
-//! other processes' memory: see `caps.rs`) on the calling thread, then
-//! hands it to a thread of the runtime's blocking pool (`supervise.rs`),
-//! which writes `stdin` fully and closes it, reads stdout and stderr as
-//! they come (so a chatty child can never deadlock on a full pipe), keeps
-//! the tail of each stream up to a cap, and answers with a [`RunAnswer`]:
-//! one `poll(2)` loop per run, and one wake-up of the caller. It never fails for process problems: a program that
+//! other processes' memory: see `caps.rs`), writes `stdin` fully and closes it, reads
+//! stdout and stderr concurrently (so a chatty child can never deadlock on
+//! a full pipe), keeps the tail of each stream up to a cap, and returns a
+//! [`RunAnswer`]. It never fails for process problems: a program that
 //! cannot be started is a [`RunAnswer::spawn_error`], not an `Err`.
 //! [`run_started`] spawns before it returns, for a run nobody awaits.
 //!
@@ -16,8 +14,7 @@
 //! `kill_grace_ms`; on cancellation it gets SIGKILL at once; with
 //! [`Overflow::Kill`], a stream passing `max_output_bytes` SIGKILLs it at
 //! once (memory stays bounded by the cap); if the future
-//! is dropped, the supervisor SIGKILLs it (and if the runtime shuts down
-//! before a supervisor ran, the [`group::ProcessGroup`] guard does). Either way
+//! is dropped, the [`group::ProcessGroup`] guard SIGKILLs it. Either way
 //! grandchildren die with the shell. A run that ends on its own leaves the
 //! group alone. Without a timeout the runner waits until the child exits
 //! *and* both pipes close, as a Node `close` event would: a background job
@@ -30,20 +27,27 @@ mod group;
 mod program;
 pub mod server;
 mod spec;
-mod supervise;
 
 use std::future::Future;
-use std::os::unix::process::CommandExt as _;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
-use std::time::Instant;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::time::Instant;
 
 pub use caps::drop_at_startup as drop_capabilities_at_startup;
+use capture::TailBuffer;
 use group::ProcessGroup;
 pub use spec::{DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_OUTPUT_BYTES, Overflow, RunAnswer, RunRequest};
-use spec::spawn_failure;
-use supervise::{Control, Supervision};
+use spec::{elapsed_ms, spawn_failure};
+
+/// How long to keep draining pipes after the group was SIGKILLed. Only a
+/// process that escaped the group (its own `setsid`) can hold them longer;
+/// we stop waiting for it rather than hang.
+const DRAIN_AFTER_KILL: Duration = Duration::from_millis(2000);
+const READ_CHUNK: usize = 32 * 1024;
 
 /// Runs `spec` to completion (or timeout).
 pub async fn run(spec: RunRequest) -> RunAnswer {
@@ -67,94 +71,38 @@ pub fn run_started(spec: RunRequest) -> impl Future<Output = RunAnswer> + Send +
     async move { finish(spec, spawned, std::future::pending(), started).await }
 }
 
-/// A spawned child, its group and the line to its supervisor.
-struct Spawned {
-    child: Child,
-    group: ProcessGroup,
-    control: Arc<Control>,
-}
-
-/// Hands a spawned run to a thread of the runtime's blocking pool
-/// (`supervise`) and waits for its answer, or for `cancel`.
+/// Supervises a spawned run to its end.
 async fn finish(
     spec: RunRequest,
-    spawned: Result<Spawned, String>,
+    spawned: Result<(Child, ProcessGroup), String>,
     cancel: impl Future<Output = ()>,
     started: Instant,
 ) -> RunAnswer {
-    let Spawned {
-        child,
-        group,
-        control,
-    } = match spawned {
+    let (mut child, group) = match spawned {
         Ok(spawned) => spawned,
         Err(message) => return spawn_failure(message, started),
     };
     tracing::debug!(pgid = group.id(), program = ?spec.program, cwd = %spec.cwd.display(), "process-runner: spawned");
-    let (reply, answer) = tokio::sync::oneshot::channel();
-    let supervision = Supervision {
-        spec,
-        child,
-        group,
-        control: control.clone(),
-        started,
+    let pipes = Pipes {
+        stdin: if spec.stdin.is_empty() {
+            None
+        } else {
+            child.stdin.take()
+        },
+        stdout: child.stdout.take(),
+        stderr: child.stderr.take(),
     };
-    // Dropped before it ran (the runtime is shutting down), the
-    // supervision's group guard SIGKILLs the group, and `answer` says so.
-    drop(tokio::task::spawn_blocking(move || {
-        supervision.run(|answer| {
-            let _ = reply.send(answer);
-        });
-    }));
-    // Dropped while the run is live (the caller gave up, the plugin was
-    // disposed), this future cancels it: the group is SIGKILLed.
-    let mut cancel_on_drop = CancelOnDrop(Some(control));
-    let mut answer = std::pin::pin!(answer);
-    let mut cancel = std::pin::pin!(cancel);
-    let answer = tokio::select! {
-        biased;
-        answer = &mut answer => answer,
-        () = &mut cancel => {
-            cancel_on_drop.cancel();
-            answer.await
-        }
-    };
-    // Answered: nothing left to cancel.
-    cancel_on_drop.0 = None;
-    answer.unwrap_or_else(|_| RunAnswer {
-        interrupted: true,
-        ..spawn_failure(
-            "the process was killed: the runtime shut down before it could be supervised"
-                .to_string(),
-            started,
-        )
-    })
-}
-
-/// Cancels a run whose waiting future is dropped.
-struct CancelOnDrop(Option<Arc<Control>>);
-
-impl CancelOnDrop {
-    fn cancel(&self) {
-        if let Some(control) = &self.0 {
-            control.cancel();
-        }
-    }
-}
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        self.cancel();
-    }
+    // Closes stdin right away when there is nothing to write.
+    drop(child.stdin.take());
+    supervise(&spec, child, group, pipes, cancel, started).await
 }
 
 /// Spawns the child as the leader of a new process group.
-fn spawn(spec: &RunRequest) -> Result<Spawned, String> {
+fn spawn(spec: &RunRequest) -> Result<(Child, ProcessGroup), String> {
     let Some((program, args)) = spec.program.split_first() else {
         return Err("no program given: `program` is empty".to_string());
     };
-    let control = Control::new()
-        .map_err(|e| format!("cannot run `{program}`: no descriptor to supervise it: {e}"))?;
+    check_cwd(&spec.cwd)?;
     // A child that inherits everything (the hooks: nothing scrubbed,
     // nothing removed) gets the host's environment plus the request's own
     // variables from std, which builds it once, at spawn; only a filtered
@@ -211,25 +159,16 @@ fn spawn(spec: &RunRequest) -> Result<Spawned, String> {
             command.pre_exec(caps::drop_capabilities);
         }
     }
-    let mut child = command.spawn().map_err(|e| {
-        // The working directory is checked only when the spawn failed (a
-        // `stat` per run otherwise), to name it when it is the reason.
-        check_cwd(&spec.cwd)
-            .err()
-            .unwrap_or_else(|| format!("cannot run `{program}`: {e}"))
-    })?;
-    let Some(group) = ProcessGroup::led_by(child.id()) else {
+    let mut child = command
+        .spawn()
+        .map_err(|e| format!("cannot run `{program}`: {e}"))?;
+    let Some(group) = child.id().and_then(ProcessGroup::led_by) else {
         // Unreachable in practice (a just-spawned child has a pid > 1), but
         // without a group we could not contain it: refuse to go on.
-        let _ = child.kill();
-        let _ = child.wait();
+        let _ = child.start_kill();
         return Err(format!("cannot run `{program}`: no usable process id"));
     };
-    Ok(Spawned {
-        child,
-        group,
-        control,
-    })
+    Ok((child, group))
 }
 
 fn check_cwd(cwd: &Path) -> Result<(), String> {
@@ -247,5 +186,211 @@ fn check_cwd(cwd: &Path) -> Result<(), String> {
             "working directory `{}` is not usable: {e}",
             cwd.display()
         )),
+    }
+}
+
+struct Pipes {
+    stdin: Option<ChildStdin>,
+    stdout: Option<ChildStdout>,
+    stderr: Option<ChildStderr>,
+}
+
+/// Where the run is on its way to the end.
+#[derive(Clone, Copy)]
+enum Phase {
+    /// Running normally.
+    Running,
+    /// Timed out, SIGTERM sent; SIGKILL at `kill_at`.
+    Terminating { kill_at: Instant },
+    /// SIGKILL sent; stop draining at `abandon_at`.
+    Killed { abandon_at: Instant },
+}
+
+async fn supervise(
+    spec: &RunRequest,
+    mut child: Child,
+    mut group: ProcessGroup,
+    mut pipes: Pipes,
+    cancel: impl Future<Output = ()>,
+    started: Instant,
+) -> RunAnswer {
+    // A cap past the address space is no cap at all.
+    let cap = usize::try_from(spec.max_output_bytes).unwrap_or(usize::MAX);
+    let mut out = TailBuffer::new(cap);
+    let mut err = TailBuffer::new(cap);
+    let mut out_chunk = vec![0u8; READ_CHUNK];
+    let mut err_chunk = vec![0u8; READ_CHUNK];
+    let input = spec.stdin.as_bytes();
+    let mut written = 0usize;
+    let mut status: Option<ExitStatus> = None;
+    let deadline = spec
+        .timeout_ms
+        .map(|ms| started + Duration::from_millis(ms));
+    let grace = Duration::from_millis(spec.kill_grace_ms);
+    let mut phase = Phase::Running;
+    let mut timed_out = false;
+    let mut interrupted = false;
+    let mut over_limit = false;
+    let hard_limit = spec.on_overflow == Overflow::Kill;
+    let mut cancel = std::pin::pin!(cancel);
+
+    loop {
+        if status.is_some() && pipes.stdout.is_none() && pipes.stderr.is_none() {
+            break;
+        }
+        let (timer, running) = match phase {
+            Phase::Running => (deadline, true),
+            Phase::Terminating { kill_at } => (Some(kill_at), false),
+            Phase::Killed { abandon_at } => (Some(abandon_at), false),
+        };
+        let mut overflowed = false;
+        tokio::select! {
+            read = read_from(&mut pipes.stdout, &mut out_chunk) => match read {
+                Some(n) if hard_limit => if !out.push_within_cap(&out_chunk[..n]) {
+                    overflowed = true;
+                },
+                Some(n) => out.push(&out_chunk[..n]),
+                None => pipes.stdout = None,
+            },
+            read = read_from(&mut pipes.stderr, &mut err_chunk) => match read {
+                Some(n) if hard_limit => if !err.push_within_cap(&err_chunk[..n]) {
+                    overflowed = true;
+                },
+                Some(n) => err.push(&err_chunk[..n]),
+                None => pipes.stderr = None,
+            },
+            wrote = write_to(&mut pipes.stdin, &input[written..]) => match wrote {
+                Some(n) => {
+                    written += n;
+                    if written >= input.len() {
+                        pipes.stdin = None; // dropping closes it: EOF for the child
+                    }
+                }
+                // EPIPE and friends: the child does not want (more) input.
+                None => pipes.stdin = None,
+            },
+            exited = child.wait(), if status.is_none() => match exited {
+                Ok(s) => status = Some(s),
+                Err(e) => {
+                    // Cannot happen for a child we spawned; if it does, do
+                    // not leave a group we can no longer supervise.
+                    tracing::warn!(pgid = group.id(), error = %e, "process-runner: cannot wait for child, killing its group");
+                    group.signal_logged(libc::SIGKILL);
+                    break;
+                }
+            },
+            () = &mut cancel, if running => {
+                tracing::debug!(pgid = group.id(), "process-runner: cancelled, killing group");
+                interrupted = true;
+                group.signal_logged(libc::SIGKILL);
+                phase = Phase::Killed { abandon_at: Instant::now() + DRAIN_AFTER_KILL };
+            },
+            () = sleep_until(timer) => match phase {
+                Phase::Running => {
+                    tracing::info!(pgid = group.id(), timeout_ms = ?spec.timeout_ms, "process-runner: timed out, sending SIGTERM to group");
+                    timed_out = true;
+                    group.signal_logged(libc::SIGTERM);
+                    phase = Phase::Terminating { kill_at: Instant::now() + grace };
+                }
+                Phase::Terminating { .. } => {
+                    tracing::debug!(pgid = group.id(), "process-runner: grace over, sending SIGKILL to group");
+                    group.signal_logged(libc::SIGKILL);
+                    phase = Phase::Killed { abandon_at: Instant::now() + DRAIN_AFTER_KILL };
+                }
+                Phase::Killed { .. } => {
+                    tracing::warn!(pgid = group.id(), "process-runner: output pipes still open after SIGKILL (a process left the group?); giving up on them");
+                    break;
+                }
+            },
+        }
+        if overflowed && !over_limit {
+            tracing::info!(
+                pgid = group.id(),
+                limit = spec.max_output_bytes,
+                "process-runner: output passed its hard limit, killing group"
+            );
+            over_limit = true;
+            group.signal_logged(libc::SIGKILL);
+            // Closed only after the kill: closed first, a writer could die
+            // of SIGPIPE before the SIGKILL lands.
+            pipes.stdout = None;
+            pipes.stderr = None;
+            if !matches!(phase, Phase::Killed { .. }) {
+                phase = Phase::Killed {
+                    abandon_at: Instant::now() + DRAIN_AFTER_KILL,
+                };
+            }
+        }
+    }
+
+    match phase {
+        Phase::Running => {}
+        // A timed-out group whose leader exited on SIGTERM may still hold
+        // stragglers that ignore it (with their output redirected): the
+        // contract is that a timeout kills the whole group.
+        Phase::Terminating { .. } => group.signal_logged(libc::SIGKILL),
+        Phase::Killed { .. } => {}
+    }
+    if status.is_none() {
+        // The leader was SIGKILLed; reaping it is prompt.
+        status = tokio::time::timeout(DRAIN_AFTER_KILL, child.wait())
+            .await
+            .ok()
+            .and_then(Result::ok);
+    }
+    group.disarm();
+
+    let (stdout, stdout_truncated) = out.finish();
+    let (stderr, stderr_truncated) = err.finish();
+    let (exit_code, signal) = match status {
+        Some(s) => (s.code(), std::os::unix::process::ExitStatusExt::signal(&s)),
+        None => (None, None),
+    };
+    RunAnswer {
+        exit_code,
+        signal,
+        stdout,
+        stderr,
+        stdout_truncated,
+        stderr_truncated,
+        timed_out,
+        spawn_error: None,
+        duration_ms: elapsed_ms(started),
+        interrupted,
+        output_limit_exceeded: over_limit,
+    }
+}
+
+/// Reads one chunk; `None` at EOF or on error. Pending forever once the
+/// pipe is gone, so a closed pipe's `select!` branch simply never fires.
+async fn read_from<R: AsyncReadExt + Unpin>(
+    pipe: &mut Option<R>,
+    chunk: &mut [u8],
+) -> Option<usize> {
+    let Some(reader) = pipe.as_mut() else {
+        return std::future::pending().await;
+    };
+    match reader.read(chunk).await {
+        Ok(0) | Err(_) => None,
+        Ok(n) => Some(n),
+    }
+}
+
+/// Writes some of `data`; `None` on error (EPIPE when the child exited or
+/// closed stdin). Pending forever once stdin is closed.
+async fn write_to(pipe: &mut Option<ChildStdin>, data: &[u8]) -> Option<usize> {
+    let Some(writer) = pipe.as_mut() else {
+        return std::future::pending().await;
+    };
+    match writer.write(data).await {
+        Ok(0) | Err(_) => None,
+        Ok(n) => Some(n),
+    }
+}
+
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }

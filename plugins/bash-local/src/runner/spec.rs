@@ -3,7 +3,7 @@
 //! run) and [`RunAnswer`] (how it ended), defined once in `plugin-api` so
 //! the hook bridges, dynamic plugins and this runner share one type.
 
-use std::time::Instant;
+use tokio::time::Instant;
 
 pub use dsh_plugin_api::services::process_runner::{
     DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_OUTPUT_BYTES, Overflow, RunAnswer, RunRequest,
