@@ -14,6 +14,12 @@
 //!   bare spawns run at once (one thread each). Target: ≤ 1.10×.
 //! - `eight_concurrent_sleeps`: eight `sleep 0.1` hooks on one point.
 //!   Target: under 130 ms for the whole point (they run concurrently).
+//! - `claude_request_runner_alone` (a diagnostic, no target of its own):
+//!   the very request the Claude bridge sends for its hook (same argv,
+//!   stdin, timeout, environment rules), run straight through bash-local's
+//!   runner in a task, against the same bare spawn. What it is over the
+//!   floor is the runner's process machinery; what the bridged hook is
+//!   over it is the bus, the bridge and the service's JSON.
 //!
 //! The bare spawns use `std::process::Command` with an absolute program
 //! path, which std runs with `posix_spawn`. The bench drops capabilities
@@ -180,6 +186,40 @@ impl Point {
     }
 }
 
+/// The request the Claude bridge builds for `point`'s hook, as
+/// `hooks-claude` builds it (its `fire_resolved`): the payload as stdin,
+/// `/bin/sh -c`, the default 600 s timeout, `OTEL_*` removed and its
+/// variables set.
+fn claude_request(point: &Point) -> dsh_bash_local::RunRequest {
+    use dsh_hooks_claude::events::{REMOVED_ENV_PREFIX, pre_tool_use, stdin_bytes};
+    let session = &point.call.session;
+    let stdin = stdin_bytes(&pre_tool_use::payload(&point.call, None));
+    dsh_hook_protocol::runner::hook_request(
+        vec!["/bin/sh".into(), "-c".into(), "exit 0".into()],
+        &session.cwd,
+        stdin,
+        600,
+    )
+    .without_env_prefix(REMOVED_ENV_PREFIX)
+    .with_env("CLAUDE_PROJECT_DIR", &session.cwd)
+    .with_env("CLAUDECODE", "1")
+    .with_env("CLAUDE_CODE_SESSION_ID", &session.session_id)
+}
+
+/// `request` through bash-local's runner, in a task on the runtime's
+/// workers (as the bridged hook is), timed inside the task.
+fn runner_alone(rt: &tokio::runtime::Runtime, request: &dsh_bash_local::RunRequest) -> Duration {
+    let request = request.clone();
+    let task = async move {
+        let t = Instant::now();
+        let answer = dsh_bash_local::run(request).await;
+        let took = t.elapsed();
+        assert_eq!(answer.exit_code, Some(0), "{answer:?}");
+        took
+    };
+    rt.block_on(rt.spawn(task)).unwrap()
+}
+
 /// What a hook's stdin is about the size of.
 const STDIN: [u8; 500] = [b'x'; 500];
 
@@ -280,6 +320,10 @@ fn bench(c: &mut Criterion) {
     g.bench_function("claude_four_hooks", |b| {
         reported(b, || four.pre_execute(&rt))
     });
+    let request = claude_request(&one);
+    g.bench_function("claude_request_runner_alone", |b| {
+        reported(b, || runner_alone(&rt, &request))
+    });
     g.sample_size(10);
     g.bench_function("eight_concurrent_sleeps", |b| {
         reported(b, || eight.pre_execute(&rt))
@@ -314,6 +358,16 @@ fn bench(c: &mut Criterion) {
             || four.pre_execute(&rt),
         ),
         1.10,
+    );
+    let (floor, alone) = interleaved(
+        rounds,
+        || bare_spawn("/bin/sh"),
+        || runner_alone(&rt, &request),
+    );
+    println!(
+        "the claude hook's request through the runner alone: {alone:?} vs bare /bin/sh -c spawn \
+         {floor:?}: ratio {:.3} (diagnostic: the runner's share of the hook's)",
+        alone.as_secs_f64() / floor.as_secs_f64()
     );
     let concurrent = median((0..10).map(|_| eight.pre_execute(&rt)).collect());
     println!(

@@ -103,13 +103,23 @@ fn spawn(spec: &RunRequest) -> Result<(Child, ProcessGroup), String> {
         return Err("no program given: `program` is empty".to_string());
     };
     check_cwd(&spec.cwd)?;
-    // A child that inherits everything (the hooks: nothing scrubbed,
-    // nothing removed) gets the host's environment plus the request's own
-    // variables from std, which builds it once, at spawn; only a filtered
-    // environment is built here first (`env`).
-    let inherits_all =
-        spec.inherit_env && !spec.scrub_credentials && spec.env_remove_prefixes.is_empty();
-    let env = (!inherits_all).then(|| {
+    // A child that inherits the host's environment unscrubbed (the hooks)
+    // gets it from std, which builds the child's environment from the
+    // host's at spawn in any case: the runner only names the inherited
+    // variables a removed prefix drops (usually none) and adds the
+    // request's own, which win. Only a scrubbed or non-inherited
+    // environment is built here first (`env`), as building it and then
+    // handing it to std copies the whole environment twice more per run.
+    let keeps_inherited = spec.inherit_env && !spec.scrub_credentials;
+    // (`vars_os` copies the whole environment: only when there are
+    // prefixes to look for.)
+    let removed: Vec<std::ffi::OsString> =
+        if keeps_inherited && !spec.env_remove_prefixes.is_empty() {
+            removed_by_prefix(std::env::vars_os(), &spec.env_remove_prefixes)
+        } else {
+            Vec::new()
+        };
+    let env = (!keeps_inherited).then(|| {
         env::child_env(
             std::env::vars_os(),
             spec.inherit_env,
@@ -126,11 +136,11 @@ fn spawn(spec: &RunRequest) -> Result<(Child, ProcessGroup), String> {
             .iter()
             .find(|(k, _)| k == "PATH")
             .map(|(_, v)| v.clone()),
-        None => spec
-            .env
-            .get("PATH")
-            .map(std::ffi::OsString::from)
-            .or_else(|| std::env::var_os("PATH")),
+        None => match spec.env.get("PATH") {
+            Some(path) => Some(std::ffi::OsString::from(path)),
+            None if removed.iter().any(|k| k == "PATH") => None,
+            None => std::env::var_os("PATH"),
+        },
     };
     let resolved = program::resolve(program, child_path.as_deref(), &spec.cwd);
     let mut command = match &resolved {
@@ -147,9 +157,17 @@ fn spawn(spec: &RunRequest) -> Result<(Child, ProcessGroup), String> {
         .stderr(Stdio::piped())
         .process_group(0);
     match env {
-        Some(env) => command.env_clear().envs(env),
-        None => command.envs(&spec.env),
-    };
+        Some(env) => {
+            command.env_clear().envs(env);
+        }
+        None => {
+            for name in &removed {
+                command.env_remove(name);
+            }
+            // After the removals: a variable the request sets is kept.
+            command.envs(&spec.env);
+        }
+    }
     if caps::must_drop() {
         // Only when the process did not drop them at startup (see
         // `drop_capabilities_at_startup`): a `pre_exec` hook forces a fork.
@@ -169,6 +187,22 @@ fn spawn(spec: &RunRequest) -> Result<(Child, ProcessGroup), String> {
         return Err(format!("cannot run `{program}`: no usable process id"));
     };
     Ok((child, group))
+}
+
+/// The names among `inherited` that one of `prefixes` removes (as
+/// [`env::child_env`] removes them: names that are not UTF-8 are kept).
+fn removed_by_prefix(
+    inherited: impl IntoIterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
+    prefixes: &[String],
+) -> Vec<std::ffi::OsString> {
+    inherited
+        .into_iter()
+        .map(|(name, _)| name)
+        .filter(|name| {
+            name.to_str()
+                .is_some_and(|n| prefixes.iter().any(|p| n.starts_with(p.as_str())))
+        })
+        .collect()
 }
 
 fn check_cwd(cwd: &Path) -> Result<(), String> {

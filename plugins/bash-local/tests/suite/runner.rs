@@ -117,6 +117,42 @@ async fn without_inherit_env_only_explicit_variables_exist() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn removed_prefixes_drop_inherited_names_and_keep_the_rest_and_explicit_ones() {
+    // The hooks' case: inherited, unscrubbed, some prefixes removed.
+    // `cargo test` runs this binary with `CARGO_*` variables set.
+    let inherited_cargo = std::env::vars_os()
+        .filter_map(|(k, _)| k.into_string().ok())
+        .filter(|k| k.starts_with("CARGO"))
+        .count();
+    assert!(inherited_cargo > 0, "cargo sets CARGO_* for its tests");
+    let (_d, dir) = temp_dir();
+    let mut spec = sh("env", &dir);
+    spec.scrub_credentials = false;
+    spec.env_remove_prefixes = vec!["CARGO".into(), "DSH_NOT_SET_".into()];
+    spec.env = BTreeMap::from([
+        ("CARGO_KEPT".to_string(), "1".to_string()),
+        ("DSH_ADDED".to_string(), "2".to_string()),
+    ]);
+    let out = run(spec).await;
+    let names: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter_map(|l| l.split('=').next())
+        .collect();
+    assert!(
+        names.contains(&"CARGO_KEPT") && names.contains(&"DSH_ADDED"),
+        "{names:?}"
+    );
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.starts_with("CARGO") && *n != "CARGO_KEPT"),
+        "{names:?}"
+    );
+    assert!(names.contains(&"PATH"), "the rest is inherited: {names:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn timeout_kills_the_whole_group_including_grandchildren() {
     let (_d, dir) = temp_dir();
     let script = "sleep 30 & echo $! > grandchild.pid; sleep 30; wait";
