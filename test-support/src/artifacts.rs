@@ -70,8 +70,33 @@ fn cargo() -> Command {
     command
 }
 
+/// Variables cargo sets for the test or bench running this build, which a
+/// top-level `cargo build` does not see. Some build scripts (ring's) ask to
+/// rerun when one of them changes, so handing them on would rebuild ring
+/// and everything above it (the host) at every switch between this build
+/// and the `cargo test`/`cargo bench` around it.
+fn is_runner_variable(name: &str) -> bool {
+    ["CARGO_PKG_", "CARGO_MANIFEST_", "CARGO_BIN_EXE_"]
+        .iter()
+        .any(|prefix| name.starts_with(prefix))
+        || [
+            "CARGO_CRATE_NAME",
+            "CARGO_BIN_NAME",
+            "CARGO_PRIMARY_PACKAGE",
+            "CARGO_TARGET_TMPDIR",
+            "CARGO_RUSTC_CURRENT_DIR",
+            "OUT_DIR",
+        ]
+        .contains(&name)
+}
+
 /// Runs one `cargo build`, returning cargo's complaint on failure.
 fn build(mut command: Command, target_dir: &Path) -> Result<(), String> {
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(is_runner_variable) {
+            command.env_remove(name);
+        }
+    }
     command.env("CARGO_TARGET_DIR", target_dir);
     let shown = format!("{command:?}");
     let outcome = run(command, Duration::from_secs(30 * 60));
