@@ -68,6 +68,27 @@ fn measure(plugins: &serde_json::Value) -> (u64, u64) {
     figures
 }
 
+/// How many names of `host/startup-order.txt` the `dsh` binary has, of
+/// how many: the order only helps for names the build still has (they
+/// carry hashes that a dependency or compiler change moves). `None` when
+/// `nm` cannot be run.
+fn startup_order_found(root: &Path, dsh: &Path) -> Option<(usize, usize)> {
+    let list = std::fs::read_to_string(root.join("host/startup-order.txt")).ok()?;
+    let out = std::process::Command::new("nm")
+        .arg("--defined-only")
+        .arg(dsh)
+        .output()
+        .ok()?;
+    let have: std::collections::HashSet<&str> = std::str::from_utf8(&out.stdout)
+        .ok()?
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .collect();
+    let names: Vec<&str> = list.lines().filter(|l| !l.is_empty()).collect();
+    let found = names.iter().filter(|n| have.contains(*n)).count();
+    Some((found, names.len()))
+}
+
 fn median(mut values: Vec<u64>) -> u64 {
     values.sort_unstable();
     values[values.len() / 2]
@@ -76,7 +97,7 @@ fn median(mut values: Vec<u64>) -> u64 {
 fn main() {
     // Criterion passes `--bench`; there is nothing to filter here.
     let root = dsh_tests::workspace_root();
-    let _ = workspace();
+    let built = workspace();
     let loaded = json!([
         {"name": "bash-local"},
         {"name": "tools-fs"},
@@ -107,6 +128,16 @@ fn main() {
         full_rss as f64 / base_rss as f64,
         full_rss.saturating_sub(base_rss)
     );
+    if let Some((found, listed)) = startup_order_found(&root, &built.dsh) {
+        println!(
+            "  startup order: {found} of {listed} listed functions are in this build{}",
+            if found * 10 < listed * 9 {
+                " (stale: regenerate with tools/startup-order/generate.py)"
+            } else {
+                ""
+            }
+        );
+    }
     println!(
         "  target: loaded ≤ {TARGET_KIB} KiB: {}",
         if full_rss <= TARGET_KIB {
