@@ -33,15 +33,15 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use abi_stable::std_types::{RArc, ROption, RResult};
+use abi_stable::std_types::{RArc, ROption};
 use criterion::{Criterion, criterion_group};
 use dsh_host::plugins::{HostCore, PluginHost, builtin};
-use dsh_host::seams::{Terminal, TerminalFn};
-use dsh_plugin_api::{
-    Host, Next, NoConfig, Plugin, PreToolDecision, SeamInput, SeamOutput, SessionRef,
-    SessionStartInput, SessionStartSource, ToolCall, plugin_module,
-};
-use futures::FutureExt as _;
+use dsh_plugin_api::{Host, Next, NoConfig, Plugin, PreToolDecision, ToolCall, plugin_module};
+
+#[path = "common/point.rs"]
+mod point_support;
+
+use point_support::{Point, session};
 use serde_json::{Value, json};
 
 /// A native listener that allows every call.
@@ -63,13 +63,6 @@ impl Plugin for AllowAll {
     ) -> Result<PreToolDecision, String> {
         Ok(PreToolDecision::allow())
     }
-}
-
-struct Point {
-    _dir: tempfile::TempDir,
-    core: Arc<HostCore>,
-    _plugins: PluginHost,
-    call: RArc<ToolCall>,
 }
 
 /// A host whose PreToolUse point runs `hook` (a Claude handler object),
@@ -110,75 +103,6 @@ fn point(rt: &tokio::runtime::Runtime, dir: tempfile::TempDir, hook: Option<Valu
         core,
         _plugins: plugins,
         call,
-    }
-}
-
-fn session(cwd: &Path) -> SessionRef {
-    SessionRef {
-        session_id: "ses_bench".into(),
-        cwd: cwd.to_string_lossy().as_ref().into(),
-        log_path: cwd
-            .join("ses_bench.jsonl")
-            .to_string_lossy()
-            .as_ref()
-            .into(),
-        permission_mode: "default".into(),
-        turn_id: "turn_bench".into(),
-        prompt_id: "prompt_bench".into(),
-        parent_session_id: ROption::RNone,
-        agent_type: ROption::RNone,
-    }
-}
-
-fn allow() -> Arc<dyn Terminal> {
-    Arc::new(TerminalFn(|_| {
-        async { RResult::ROk(SeamOutput::PreTool(PreToolDecision::allow())) }.boxed()
-    }))
-}
-
-impl Point {
-    /// Starts the call's session on the bus, as a daemon does before any
-    /// of its tool calls: the bridge resolves the session's hooks here,
-    /// once, and each call after uses them (as in a daemon, rather than
-    /// reading the settings files again on every call).
-    fn start_session(&self, rt: &tokio::runtime::Runtime) {
-        let input = SessionStartInput {
-            session: self.call.session.clone(),
-            source: SessionStartSource::Startup,
-        };
-        let core = self.core.clone();
-        let failures = rt.block_on(async move {
-            core.view()
-                .bus
-                .notify(SeamInput::SessionStart(RArc::new(input)))
-                .await
-        });
-        assert!(failures.is_empty(), "{failures:?}");
-    }
-
-    /// One pre-execute waterfall, through every listener, run as a task on
-    /// the runtime's workers (where a daemon's turns run); the time is
-    /// taken inside the task.
-    fn pre_execute(&self, rt: &tokio::runtime::Runtime) -> Duration {
-        let (core, call) = (self.core.clone(), self.call.clone());
-        let task = async move {
-            let t = Instant::now();
-            let out = core
-                .view()
-                .bus
-                .waterfall(SeamInput::PreExecute(call), allow())
-                .await;
-            let took = t.elapsed();
-            assert!(
-                matches!(
-                    out,
-                    RResult::ROk(SeamOutput::PreTool(PreToolDecision::Allow { .. }))
-                ),
-                "{out:?}"
-            );
-            took
-        };
-        rt.block_on(rt.spawn(task)).unwrap()
     }
 }
 

@@ -39,6 +39,7 @@ pub mod daemon;
 pub mod events;
 pub mod fake_host;
 pub mod host;
+pub mod listeners;
 pub mod openai_mock;
 pub mod permissions;
 pub mod postgres;

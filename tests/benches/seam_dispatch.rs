@@ -41,10 +41,8 @@
 )] // a benchmark reports and fails loudly
 
 use std::collections::BTreeMap;
-use std::ffi::c_void;
 use std::hint::black_box;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -54,144 +52,14 @@ use dsh_host::config::{PluginEntry, PluginRef};
 use dsh_host::plugins::{HostCore, PluginHost};
 use dsh_host::seams::Terminal;
 use dsh_plugin_api::ffi::SeamResult;
-use dsh_plugin_api::{
-    Host, Next, NoConfig, Now, Plugin, PreToolDecision, Seam, SeamInput, SeamOutput, ToolCall,
-    plugin_module,
-};
+use dsh_plugin_api::{PreToolDecision, Seam, SeamInput, SeamOutput, ToolCall, plugin_module};
 use dsh_tests::host::{terminal, tool_call};
+use dsh_tests::listeners::{Delegate, Pass};
 
-/// Allocations so far, every thread's and every library's (the `.so`
-/// plugins have allocators of their own: a Rust `#[global_allocator]`
-/// would not see theirs). Counted by the C allocator's entry points,
-/// which this executable interposes for the whole process (glibc routes
-/// every `malloc` of every library to the executable's definition) and
-/// forwards to glibc's own.
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+#[path = "../shared/counting_malloc.rs"]
+mod counting_malloc;
 
-unsafe extern "C" {
-    fn __libc_malloc(size: usize) -> *mut c_void;
-    fn __libc_calloc(count: usize, size: usize) -> *mut c_void;
-    fn __libc_realloc(ptr: *mut c_void, size: usize) -> *mut c_void;
-    fn __libc_memalign(align: usize, size: usize) -> *mut c_void;
-}
-
-fn counted() {
-    ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-}
-
-/// `malloc(3)`, counted.
-///
-/// # Safety
-/// As `malloc(3)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn malloc(size: usize) -> *mut c_void {
-    counted();
-    // SAFETY: the caller's contract, passed on.
-    unsafe { __libc_malloc(size) }
-}
-
-/// `calloc(3)`, counted.
-///
-/// # Safety
-/// As `calloc(3)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn calloc(count: usize, size: usize) -> *mut c_void {
-    counted();
-    // SAFETY: the caller's contract, passed on.
-    unsafe { __libc_calloc(count, size) }
-}
-
-/// `realloc(3)`, counted (growing may allocate).
-///
-/// # Safety
-/// As `realloc(3)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn realloc(ptr: *mut c_void, size: usize) -> *mut c_void {
-    counted();
-    // SAFETY: the caller's contract, passed on.
-    unsafe { __libc_realloc(ptr, size) }
-}
-
-/// `posix_memalign(3)`, counted (Rust's `System` uses it for large
-/// alignments).
-///
-/// # Safety
-/// As `posix_memalign(3)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn posix_memalign(out: *mut *mut c_void, align: usize, size: usize) -> i32 {
-    counted();
-    if !align.is_power_of_two() || !align.is_multiple_of(std::mem::size_of::<usize>()) {
-        return libc::EINVAL;
-    }
-    // SAFETY: the caller's contract, passed on; `align` is valid.
-    let ptr = unsafe { __libc_memalign(align, size) };
-    if ptr.is_null() {
-        return libc::ENOMEM;
-    }
-    // SAFETY: `out` is the caller's writable pointer.
-    unsafe { *out = ptr };
-    0
-}
-
-/// `aligned_alloc(3)`, counted.
-///
-/// # Safety
-/// As `aligned_alloc(3)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn aligned_alloc(align: usize, size: usize) -> *mut c_void {
-    counted();
-    // SAFETY: the caller's contract, passed on.
-    unsafe { __libc_memalign(align, size) }
-}
-
-/// `memalign(3)`, counted.
-///
-/// # Safety
-/// As `memalign(3)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn memalign(align: usize, size: usize) -> *mut c_void {
-    counted();
-    // SAFETY: the caller's contract, passed on.
-    unsafe { __libc_memalign(align, size) }
-}
-
-/// The in-process async listener: a pre-execute that only awaits `next`.
-struct InProcessDelegate;
-
-impl Plugin for InProcessDelegate {
-    type Config = NoConfig;
-    const NAME: &'static str = "in-process-delegate";
-    const VERSION: &'static str = "0.0.0";
-
-    fn apply(_host: &Host, _config: NoConfig) -> Result<Self, String> {
-        Ok(InProcessDelegate)
-    }
-
-    async fn pre_execute(
-        self: Arc<Self>,
-        _call: RArc<ToolCall>,
-        next: Next<PreToolDecision>,
-    ) -> Result<PreToolDecision, String> {
-        next.run().await
-    }
-}
-
-/// The in-process listener at once: a pre-execute that passes.
-struct InProcessPass;
-
-impl Plugin for InProcessPass {
-    type Config = NoConfig;
-    const NAME: &'static str = "in-process-pass";
-    const VERSION: &'static str = "0.0.0";
-
-    fn apply(_host: &Host, _config: NoConfig) -> Result<Self, String> {
-        Ok(InProcessPass)
-    }
-
-    fn pre_execute_now(self: Arc<Self>, _call: RArc<ToolCall>) -> impl Into<Now<PreToolDecision>> {
-        Now::Pass
-    }
-}
+use counting_malloc::allocated;
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
 enum Side {
@@ -257,13 +125,9 @@ fn pipeline(side: Side, n: usize, library: &Path) -> Pipeline {
                 listener_timeout: None,
             }),
             Side::InProcessNow => {
-                host.load_module(&id, plugin_module::<InProcessPass>(), serde_json::json!({}))
+                host.load_module(&id, plugin_module::<Pass>(), serde_json::json!({}))
             }
-            _ => host.load_module(
-                &id,
-                plugin_module::<InProcessDelegate>(),
-                serde_json::json!({}),
-            ),
+            _ => host.load_module(&id, plugin_module::<Delegate>(), serde_json::json!({})),
         }
     }
     assert!(host.all_applied(), "{:?}", host.problems());
@@ -294,11 +158,11 @@ fn allocations(pipeline: &Pipeline, call: &RArc<ToolCall>, end: &Arc<dyn Termina
     for _ in 0..WARM_UP {
         black_box(dispatch(pipeline, call, end));
     }
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let before = allocated();
     for _ in 0..COUNTED {
         black_box(dispatch(pipeline, call, end));
     }
-    let after = ALLOCATIONS.load(Ordering::Relaxed);
+    let after = allocated();
     after.saturating_sub(before) as f64 / COUNTED as f64
 }
 
