@@ -20,14 +20,27 @@ use dsh_tests::artifacts::workspace;
 use dsh_tests::{Outcome, run, temp_dir};
 use serde_json::{Value, json};
 
-/// A folder with a manifest (bash-local, hooks-claude, a scripted model
+/// A folder with a manifest (bash-local, a hooks bridge, a scripted model
 /// recording its requests), a hooks file whose hooks save their stdin, and
 /// a project folder. Each `dsh prompt` is a process of its own, whose
 /// scripted model starts its script afresh: each run is given its own.
 pub(crate) struct Project {
     dir: tempfile::TempDir,
     extra: String,
+    /// The manifest's `bash-local` and bridge entries.
+    plugins: &'static str,
+    /// `SHELL` for the runs, when set.
+    shell: Option<&'static str>,
 }
+
+/// Claude's: `hooks-claude` reading `hooks.json`.
+const CLAUDE_PLUGINS: &str = "  - name: bash-local\n  - name: hooks-claude\n    \
+     config: {\"config_path\": \"hooks.json\"}\n";
+
+/// Codex's: `bash-local` offering `exec_command`, `hooks-codex` reading
+/// `hooks.json`.
+const CODEX_PLUGINS: &str = "  - name: bash-local\n    config: {\"codex_exec_command\": true}\n  \
+     - name: hooks-codex\n    config: {\"config_path\": \"hooks.json\", \"model\": \"gpt-test\"}\n";
 
 /// One `dsh prompt --json` run.
 pub(crate) struct Run {
@@ -53,7 +66,24 @@ fn capture(root: &Path, event: &str, then: &str) -> Value {
 }
 
 impl Project {
+    /// Claude's project: hooks `(event, then)` ([`capture`]), `extra`
+    /// manifest lines.
     pub(crate) fn new(hooks: &[(&str, &str)], extra: &str) -> Project {
+        Self::with(hooks, extra, CLAUDE_PLUGINS, Some("/bin/sh"))
+    }
+
+    /// Codex's project (`hooks-codex`, `exec_command`) with the
+    /// `compaction` manifest block.
+    pub(crate) fn codex(hooks: &[(&str, &str)], compaction: &str) -> Project {
+        Self::with(hooks, compaction, CODEX_PLUGINS, None)
+    }
+
+    fn with(
+        hooks: &[(&str, &str)],
+        extra: &str,
+        plugins: &'static str,
+        shell: Option<&'static str>,
+    ) -> Project {
         let dir = temp_dir();
         let root = dir.path().to_path_buf();
         for sub in ["proj", "home", "cap"] {
@@ -67,16 +97,18 @@ impl Project {
         Project {
             dir,
             extra: extra.to_string(),
+            plugins,
+            shell,
         }
     }
 
     /// The manifest, with `script` as the model's replies.
     fn write_manifest(&self, script: &Value) {
         let manifest = format!(
-            "state_dir: state\n{}plugins:\n  - name: bash-local\n  - name: hooks-claude\n    \
-             config: {{\"config_path\": \"hooks.json\"}}\n  - id: model\n    name: model-scripted\n    \
+            "state_dir: state\n{}plugins:\n{}  - id: model\n    name: model-scripted\n    \
              config: {}\n",
             self.extra,
+            self.plugins,
             json!({"script": script, "record": "requests.jsonl"}),
         );
         std::fs::write(self.root().join("cordis.yml"), manifest).unwrap();
@@ -107,9 +139,10 @@ impl Project {
                 command.env_remove(key);
             }
         }
-        command
-            .env("HOME", self.root().join("home"))
-            .env("SHELL", "/bin/sh");
+        command.env("HOME", self.root().join("home"));
+        if let Some(shell) = self.shell {
+            command.env("SHELL", shell);
+        }
         let outcome = run(command, Duration::from_secs(120));
         let events = outcome
             .stdout
@@ -157,7 +190,8 @@ impl Project {
     }
 }
 
-fn contents(request: &Value) -> Vec<(String, String)> {
+/// `(role, content)` of each message of a request.
+pub(crate) fn contents(request: &Value) -> Vec<(String, String)> {
     request["messages"]
         .as_array()
         .unwrap()

@@ -6,12 +6,12 @@
 use serde_json::json;
 
 use crate::suite::codex_compaction::{
-    CHECKPOINT_HEAD, CodexProject, SUMMARY_MESSAGE, compacting_script, contents,
+    CHECKPOINT_HEAD, HALF_WINDOW, Project, SUMMARY_MESSAGE, compacting_script, contents,
 };
 
 #[test]
 fn an_unknown_compaction_style_is_refused_naming_the_key() {
-    let p = CodexProject::with_compaction(&[], "compaction:\n  style: gemini\n");
+    let p = Project::codex(&[], "compaction:\n  style: gemini\n");
     let run = p.prompt("x1", "hello", json!([{"text": "hi"}]));
     assert_ne!(run.outcome.code, Some(0));
     let e = &run.outcome.stderr;
@@ -25,19 +25,22 @@ fn an_unknown_compaction_style_is_refused_naming_the_key() {
 
 #[test]
 fn compaction_hook_answers_codex_rejects_change_nothing() {
-    let p = CodexProject::new(&[
-        // `continue: false` beside a key Codex does not know: the whole
-        // output is invalid, so it does not stop anything.
-        (
-            "PreCompact",
-            r#"printf '%s' '{"continue":false,"stopReason":"no","bogus":1}'"#,
-        ),
-        (
-            "PostCompact",
-            "printf '{not json'; echo 'post says no' >&2; exit 2",
-        ),
-        ("Stop", "true"),
-    ]);
+    let p = Project::codex(
+        &[
+            // `continue: false` beside a key Codex does not know: the whole
+            // output is invalid, so it does not stop anything.
+            (
+                "PreCompact",
+                r#"printf '%s' '{"continue":false,"stopReason":"no","bogus":1}'"#,
+            ),
+            (
+                "PostCompact",
+                "printf '{not json'; echo 'post says no' >&2; exit 2",
+            ),
+            ("Stop", "true"),
+        ],
+        HALF_WINDOW,
+    );
     let run = p.prompt("x2", "run echo hi", compacting_script());
     assert_eq!(run.outcome.code, Some(0), "{}", run.outcome.stderr);
     assert_eq!(p.order(), ["PreCompact", "PostCompact", "Stop"]);
