@@ -37,12 +37,12 @@ use abi_stable::std_types::{RArc, ROption};
 use criterion::{Criterion, criterion_group};
 use dsh_host::plugins::{HostCore, PluginHost, builtin};
 use dsh_plugin_api::{Host, Next, NoConfig, Plugin, PreToolDecision, ToolCall, plugin_module};
+use serde_json::{Value, json};
 
 #[path = "common/point.rs"]
 mod point_support;
 
 use point_support::{Point, session};
-use serde_json::{Value, json};
 
 /// A native listener that allows every call.
 struct AllowAll;

@@ -42,12 +42,12 @@ use abi_stable::std_types::{RArc, ROption};
 use criterion::{Criterion, criterion_group};
 use dsh_host::plugins::{HostCore, PluginHost, builtin};
 use dsh_plugin_api::ToolCall;
+use serde_json::json;
 
 #[path = "common/point.rs"]
 mod point_support;
 
 use point_support::{Point, session};
-use serde_json::json;
 
 /// Which bridge runs the hooks.
 #[derive(Clone, Copy)]
