@@ -170,12 +170,18 @@
 //!   [`STEERING_PART_SEPARATOR`], and its unchanged answer keeps them;
 //!   [`reads_steering_parts`]) and [`services::model::ChatMessage::parts`]
 //!   (a provider built against an older minor reads the joined `content`).
+//! - **1.7.0**: the `command/display` record ([`display::CommandDisplay`]):
+//!   a line a plugin adds, with `Host::append_record`, to the output of the
+//!   command the session runs (Claude Code's `/compact` names each
+//!   PreCompact and PostCompact hook run). A record, not an ABI type: older
+//!   plugins and hosts are unaffected.
 #![deny(missing_docs)]
 
 pub mod compat;
 pub mod context;
 pub mod credentials;
 pub mod decisions;
+pub mod display;
 pub mod ffi;
 pub mod notice;
 pub mod root;
@@ -216,7 +222,7 @@ pub const API_VERSION: &str = "2.0.0";
 /// by the fixture that proves a plugin from a newer minor is
 /// refused. Bump it with the crate's minor.
 #[doc(hidden)]
-pub const FIXTURE_FUTURE_API_VERSION: &str = "1.7.0";
+pub const FIXTURE_FUTURE_API_VERSION: &str = "1.8.0";
 
 /// The API version the future-minor fixture claims.
 #[cfg(feature = "__fixture-future-minor")]

@@ -53,7 +53,7 @@ use super::turn::{authored, default_terminal, originator, unless_cancelled};
 use crate::config::CompactionStyle;
 use crate::model::ChatMessage;
 use crate::seams::Traced;
-use crate::session::{EventSource, SessionEvent, TurnEndReason, TurnKind, history};
+use crate::session::{EventSource, SessionEvent, TurnEndReason, TurnKind, history, slash};
 
 /// The prompt that asks for a compaction.
 pub const COMMAND: &str = "/compact";
@@ -201,7 +201,73 @@ pub fn continuation(summary: &str, transcript: &str) -> String {
     )
 }
 
+/// Claude Code's summary request: the history with the summary prompt as
+/// the last text block of its last user message (recorded `S90-custom`,
+/// `S110-two-turns`: `and again\n` then the prompt). The user's own
+/// message (or a command's) takes it as a part of its own; after a tool
+/// result, or a plugin's message, it is a message of its own, as dsh keeps
+/// text that follows a tool result.
+pub fn with_prompt(mut messages: Vec<ChatMessage>, prompt: &str) -> Vec<ChatMessage> {
+    match messages.pop() {
+        Some(last) if last.role == "user" && last.source.is_none() => {
+            let mut blocks = slash::blocks(&last);
+            blocks.push(prompt.to_string());
+            messages.push(slash::merged(blocks));
+        }
+        last => {
+            messages.extend(last);
+            messages.push(ChatMessage::new("user", prompt.to_string()));
+        }
+    }
+    messages
+}
+
+/// The lines plugins added to the output of the command the current turn
+/// runs (`command/display`, plugin API 1.7), in the order appended.
+fn display_lines(events: &[crate::session::LoggedEvent]) -> Vec<String> {
+    let start = events
+        .iter()
+        .rposition(|e| matches!(e.event, SessionEvent::TurnStart { .. }))
+        .unwrap_or(0);
+    events[start..]
+        .iter()
+        .filter_map(|e| match &e.event {
+            SessionEvent::CommandDisplay { text } => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// What `/compact` printed (Claude Code 2.1.197's `Compacted ` and the
+/// display lines, one a line, as `claude -p --verbose` shows it; recorded
+/// `S90-manual`, `S130-*`).
+pub fn compacted_output(lines: &[String]) -> String {
+    format!("Compacted {}", lines.join("\n"))
+}
+
 impl Session {
+    /// Logs the `/compact` command's transcript (Claude's style only; Codex
+    /// writes none): after a compaction its output names what plugins
+    /// displayed; a blocked one says why; one with nothing to summarize
+    /// says so. Any other failure writes nothing (not recorded).
+    pub(crate) fn log_command_output(&self, args: Option<&str>, result: &Result<(), NotCompacted>) {
+        if self.compaction.style != CompactionStyle::Claude {
+            return;
+        }
+        let (stdout, compacted) = match result {
+            Ok(()) => (compacted_output(&display_lines(self.log().events())), true),
+            Err(NotCompacted::Blocked(reason, _)) => (reason.clone(), false),
+            Err(NotCompacted::Failed(e)) if e == NOTHING_TO_COMPACT => (e.clone(), false),
+            Err(_) => return,
+        };
+        self.append(SessionEvent::CommandOutput {
+            command: COMMAND.into(),
+            args: args.unwrap_or_default().into(),
+            stdout,
+            compacted,
+        });
+    }
+
     /// Whether the provider last reported the context as full enough for
     /// an automatic compaction (and there is a history to compact).
     pub(crate) fn auto_compaction_due(&self) -> bool {
@@ -239,8 +305,14 @@ impl Session {
             CompactionStyle::Claude => summary_prompt(instructions.as_deref()),
             CompactionStyle::Codex => codex_summary_prompt(instructions.as_deref()),
         };
-        let mut request = messages;
-        request.push(ChatMessage::new("user", prompt.clone()));
+        let request = match style {
+            CompactionStyle::Claude => with_prompt(messages, &prompt),
+            CompactionStyle::Codex => {
+                let mut request = messages;
+                request.push(ChatMessage::new("user", prompt.clone()));
+                request
+            }
+        };
         let asked = match style {
             CompactionStyle::Claude => self.ask_in_fork(request, prompt).boxed(),
             CompactionStyle::Codex => self.complete(request, Vec::new()).boxed(),

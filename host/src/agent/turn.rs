@@ -332,7 +332,9 @@ impl Session {
         custom: Option<String>,
         cancel: &CancellationToken,
     ) -> Ending {
-        match self.compact(Trigger::Manual, custom, cancel).await {
+        let result = self.compact(Trigger::Manual, custom.clone(), cancel).await;
+        self.log_command_output(custom.as_deref(), &result);
+        match result {
             Ok(()) => (TurnEndReason::Completed, None),
             Err(NotCompacted::Cancelled) => cancelled(),
             Err(NotCompacted::Blocked(reason, plugin)) => {

@@ -330,6 +330,33 @@ pub enum SessionEvent {
         #[serde(default, skip_serializing_if = "is_false")]
         preserved: bool,
     },
+    /// `command/display`: a line a plugin added to the output of the
+    /// command the turn runs (plugin API 1.7,
+    /// `dsh_plugin_api::display::CommandDisplay`; the Claude bridge's one
+    /// per PreCompact and PostCompact hook run). A `/compact` turn's lines
+    /// become its [`SessionEvent::CommandOutput`].
+    #[serde(rename = "command/display")]
+    CommandDisplay {
+        /// The line.
+        text: String,
+    },
+    /// `command/output`: a slash command (`/compact`) and its output, as
+    /// Claude Code writes them into the conversation (recorded `S90-*`,
+    /// `S110-*`, `S130-*`; [`super::history`] renders them).
+    #[serde(rename = "command/output")]
+    CommandOutput {
+        /// The command (`/compact`).
+        command: String,
+        /// The text after it (`""` for none).
+        args: String,
+        /// What it printed (`Compacted ...`, `Compaction blocked by ...`).
+        stdout: String,
+        /// It compacted the history: Claude Code then finds the turn
+        /// interrupted and the output stays in the command's message;
+        /// otherwise the output goes with the next prompt.
+        #[serde(default, skip_serializing_if = "is_false")]
+        compacted: bool,
+    },
     /// `context/usage`: the context in use against the window, as the model
     /// provider last reported it (`stream/usage`), kept when a turn ends
     /// with a report no compaction answered, so that the session loaded in
@@ -422,6 +449,8 @@ impl SessionEvent {
             SessionEvent::UserNotice { .. } => "user/notice",
             SessionEvent::Compacted { .. } => "session/compacted",
             SessionEvent::ContextUsage { .. } => "context/usage",
+            SessionEvent::CommandDisplay { .. } => "command/display",
+            SessionEvent::CommandOutput { .. } => "command/output",
             SessionEvent::StreamThought { .. } => "stream/thought",
             SessionEvent::StreamUsage { .. } => "stream/usage",
             SessionEvent::StreamTerminal { .. } => "stream/terminal",

@@ -8,7 +8,10 @@
 //!
 //! A `session/compacted` event replaces everything before it with its
 //! summary message (and, for Claude Code's, keeps the last answer after it:
-//! [`preserved_from`]).
+//! [`preserved_from`]). A `command/output` event is the slash command's
+//! transcript as Claude Code writes it ([`super::slash`]): a message of the
+//! command and a synthetic answer, its output in the command's message
+//! after a compaction, else merged into the next prompt's message.
 //!
 //! Every assistant tool call is answered before the conversation goes on,
 //! as OpenAI-compatible APIs require: a call whose result is missing from
@@ -18,7 +21,16 @@
 
 use super::events::{LoggedEvent, SessionEvent};
 use super::log::INTERRUPTED_TOOL_RESULT;
+use super::slash;
 use crate::model::ChatMessage;
+
+/// A command's output still waiting for the next prompt's message: a
+/// message of its own when something else comes first.
+fn flush_output(messages: &mut Vec<ChatMessage>, output: &mut Option<String>) {
+    if let Some(text) = output.take() {
+        messages.push(ChatMessage::new("user", text));
+    }
+}
 
 /// Answers every call still waiting with a synthetic error result.
 fn answer_pending(messages: &mut Vec<ChatMessage>, pending: &mut Vec<String>) {
@@ -69,11 +81,35 @@ pub fn derive(events: &[LoggedEvent]) -> Vec<ChatMessage> {
     let mut messages: Vec<ChatMessage> = Vec::new();
     // Calls of the last assistant message that have no result yet.
     let mut pending: Vec<String> = Vec::new();
+    // The output of a command that changed nothing, for the next prompt.
+    let mut output: Option<String> = None;
     for logged in events {
+        if output.is_some()
+            && is_message(&logged.event)
+            && !matches!(&logged.event, SessionEvent::UserMessage { .. })
+        {
+            answer_pending(&mut messages, &mut pending);
+            flush_output(&mut messages, &mut output);
+        }
         match &logged.event {
             SessionEvent::UserMessage { content, .. } => {
                 answer_pending(&mut messages, &mut pending);
-                messages.push(ChatMessage::new("user", content.clone()));
+                match output.take() {
+                    Some(text) => messages.push(slash::merged(vec![text, content.clone()])),
+                    None => messages.push(ChatMessage::new("user", content.clone())),
+                }
+            }
+            SessionEvent::CommandOutput {
+                command,
+                args,
+                stdout,
+                compacted,
+            } => {
+                answer_pending(&mut messages, &mut pending);
+                let (message, answer, rest) = slash::transcript(command, args, stdout, *compacted);
+                messages.push(message);
+                messages.push(answer);
+                output = rest;
             }
             // Everything before a compaction is its summary now, but for
             // the last answer when it was preserved (its calls, if any, are
@@ -163,7 +199,21 @@ pub fn derive(events: &[LoggedEvent]) -> Vec<ChatMessage> {
         }
     }
     answer_pending(&mut messages, &mut pending);
+    flush_output(&mut messages, &mut output);
     messages
+}
+
+/// Whether `event` adds a message to the history (or replaces it).
+fn is_message(event: &SessionEvent) -> bool {
+    matches!(
+        event,
+        SessionEvent::UserMessage { .. }
+            | SessionEvent::Compacted { .. }
+            | SessionEvent::ContextMessage { .. }
+            | SessionEvent::SteeringMessage { .. }
+            | SessionEvent::AssistantMessage { .. }
+            | SessionEvent::CommandOutput { .. }
+    )
 }
 
 /// A steering message's history source.

@@ -43,6 +43,7 @@ mod log;
 pub mod postgres;
 pub mod repair;
 mod scan;
+pub mod slash;
 mod store;
 pub mod transfer;
 mod writer;

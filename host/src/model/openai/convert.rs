@@ -8,8 +8,9 @@
 //! A `tool` message holds text only, so a tool result's images (`Read` of
 //! a PNG) follow the step's tool messages as one user message of
 //! `image_url` parts (`data:` URLs), each named by its call.
-//! A message in several parts (steering from several hooks) is one user
-//! message with a `text` content part each, each tagged.
+//! A message in several parts (steering from several hooks, a `/compact`
+//! transcript) is one user message with a `text` content part each, each
+//! tagged unless it is the user's.
 
 use serde_json::{Map, Value, json};
 
@@ -101,13 +102,17 @@ fn message(m: &ChatMessage) -> Value {
                 "content": content,
             })
         }
-        // Several parts (steering from several hooks): one user message
-        // with a text part each, each tagged.
-        "user" if m.source.is_some() && !m.parts.is_empty() => {
+        // Several parts (steering from several hooks, Claude Code's
+        // slash-command transcript): one user message with a text part
+        // each, each tagged when it is not the user's.
+        "user" if !m.parts.is_empty() => {
             let parts: Vec<Value> = m
                 .parts
                 .iter()
-                .map(|p| json!({"type": "text", "text": tag(p, m.source.as_ref())}))
+                .map(|p| match m.source {
+                    Some(_) => json!({"type": "text", "text": tag(p, m.source.as_ref())}),
+                    None => json!({"type": "text", "text": p}),
+                })
                 .collect();
             json!({"role": "user", "content": parts})
         }
@@ -239,6 +244,22 @@ mod tests {
             json!([{"role": "user", "content": [
                 {"type": "text", "text": "<steering source=\"plugin:hooks-claude\">\nfirst\n\n</steering>"},
                 {"type": "text", "text": "<steering source=\"plugin:hooks-claude\">\nsecond\n</steering>"},
+            ]}])
+        );
+    }
+
+    #[test]
+    fn the_users_message_in_parts_is_one_message_of_untagged_parts() {
+        let mut user = ChatMessage::new("user", "<local-command-stdout>x</local-command-stdout>\n\nwhat now?");
+        user.parts = vec![
+            "<local-command-stdout>x</local-command-stdout>\n".into(),
+            "what now?".into(),
+        ];
+        assert_eq!(
+            Value::Array(messages(&[user])),
+            json!([{"role": "user", "content": [
+                {"type": "text", "text": "<local-command-stdout>x</local-command-stdout>\n"},
+                {"type": "text", "text": "what now?"},
             ]}])
         );
     }

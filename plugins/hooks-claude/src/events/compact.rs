@@ -12,11 +12,20 @@
 //!   prompt, `S90-hook-output`).
 //! - **PostCompact**: `trigger` and `compact_summary`, the model's whole
 //!   answer. Observe only: Claude Code shows its stdout to the user.
+//!
+//! Each run of either also gets the line Claude Code shows for it in
+//! `/compact`'s output (`PreCompact [<command>] completed successfully`,
+//! `... failed: <stderr>`; recorded `S90-*`, `S130-outcomes`), appended in
+//! config order as a `command/display` record (plugin API 1.7), which the
+//! host writes into the conversation.
 
-use dsh_plugin_api::{CompactInput, CompactedInput, PromptDecision};
+use dsh_hook_protocol::codec::Exit;
+use dsh_hook_protocol::point::HookRun;
+use dsh_plugin_api::display::CommandDisplay;
+use dsh_plugin_api::{CompactInput, CompactedInput, PromptDecision, SessionRef};
 use serde_json::Value;
 
-use super::{completion, head, prompt_id, quoted_stderr, read};
+use super::{Reading, completion, head, prompt_id, quoted_stderr, read};
 use crate::ClaudeBridge;
 
 /// PreCompact.
@@ -53,6 +62,40 @@ fn blocked(quoted: &str) -> String {
     format!("Compaction blocked by PreCompact hook: {quoted}")
 }
 
+/// The line Claude Code shows for one run of `event` (2.1.197's PreCompact
+/// and PostCompact runners, recorded `S130-outcomes`): `<event> [<command>]
+/// completed successfully` for a run that exited 0 (and, for PreCompact,
+/// did not block), else `... failed`, either followed by `: <output>` when
+/// the output is not blank. The output is a JSON block's `reason` (or the
+/// stderr without one), else the stdout of an exit 0, else the stderr; a
+/// run cut off by its timeout says `Hook cancelled`, one that never started
+/// why.
+pub(crate) fn display_line(event: &str, run: &HookRun, reading: &Reading) -> String {
+    let exit = run.exit();
+    let decided_block = reading.decision() == Some("block");
+    let output = match &exit {
+        Exit::TimedOut => "Hook cancelled".to_string(),
+        Exit::SpawnFailed { message } => message.clone(),
+        _ if decided_block => reading
+            .reason()
+            .filter(|r| !r.is_empty())
+            .map_or_else(|| run.answer.stderr.clone(), str::to_string),
+        Exit::Success => run.answer.stdout.clone(),
+        _ => run.answer.stderr.clone(),
+    };
+    let blocks = event == PRE && (reading.blocked || decided_block);
+    let outcome = if exit == Exit::Success && !blocks {
+        "completed successfully"
+    } else {
+        "failed"
+    };
+    let command = &run.command;
+    match output.trim() {
+        "" => format!("{event} [{command}] {outcome}"),
+        out => format!("{event} [{command}] {outcome}: {out}"),
+    }
+}
+
 impl ClaudeBridge {
     /// Runs the PreCompact hooks: a block keeps the history; plain stdout
     /// becomes summary instructions, folded onto `next`'s answer.
@@ -74,9 +117,11 @@ impl ClaudeBridge {
             .await;
         let mut block = None;
         let mut instructions = Vec::new();
+        let mut lines = vec![String::new(); runs.len()];
         for i in completion(&runs) {
             let run = &mut runs[i];
             let reading = read(run, PRE);
+            lines[i] = display_line(PRE, run, &reading);
             if block.is_some() {
                 continue;
             }
@@ -92,6 +137,7 @@ impl ClaudeBridge {
             }
         }
         self.record(&input.session, PRE, &runs);
+        self.display(&input.session, lines);
         if let Some(reason) = block {
             return Ok(PromptDecision::Block {
                 reason: reason.into(),
@@ -114,9 +160,97 @@ impl ClaudeBridge {
         let mut runs = self
             .fire(POST, &input.session, &[trigger], &post_payload(input))
             .await;
-        for run in &mut runs {
-            read(run, POST);
-        }
+        let lines = runs
+            .iter_mut()
+            .map(|run| {
+                let reading = read(run, POST);
+                display_line(POST, run, &reading)
+            })
+            .collect();
         self.record(&input.session, POST, &runs);
+        self.display(&input.session, lines);
+    }
+
+    /// Appends one `command/display` record per line, in order.
+    fn display(&self, session: &SessionRef, lines: Vec<String>) {
+        for line in lines {
+            let record = CommandDisplay::new(line).record();
+            if let Err(e) = self.host.append_record(&session.session_id, &record) {
+                tracing::debug!(session = %session.session_id, error = %e, "display line not appended");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dsh_hook_protocol::point::Outcome;
+    use dsh_plugin_api::services::process_runner::RunAnswer;
+
+    fn run(command: &str, exit: i32, stdout: &str, stderr: &str) -> HookRun {
+        HookRun {
+            index: 0,
+            command: command.into(),
+            matcher: None,
+            source: "settings.json".into(),
+            answer: RunAnswer {
+                exit_code: Some(exit),
+                stdout: stdout.into(),
+                stderr: stderr.into(),
+                ..RunAnswer::default()
+            },
+            outcome: Outcome::Success,
+            detail: None,
+            finished: 0,
+        }
+    }
+
+    fn line(event: &str, mut r: HookRun) -> String {
+        let reading = read(&mut r, event);
+        display_line(event, &r, &reading)
+    }
+
+    #[test]
+    fn each_outcome_is_named_as_claude_code_names_it() {
+        // Recorded `S130-outcomes` (and `S90-manual` for the silent exit 0).
+        assert_eq!(
+            line(PRE, run("h pre", 0, "", "")),
+            "PreCompact [h pre] completed successfully"
+        );
+        assert_eq!(
+            line(PRE, run("h pre", 0, "MARK_S130_PRE_OUT\n", "")),
+            "PreCompact [h pre] completed successfully: MARK_S130_PRE_OUT"
+        );
+        assert_eq!(
+            line(PRE, run("h fail", 1, "", "MARK_S130_PRE_ERR\n")),
+            "PreCompact [h fail] failed: MARK_S130_PRE_ERR"
+        );
+        assert_eq!(line(PRE, run("h q", 1, "", "")), "PreCompact [h q] failed");
+        assert_eq!(
+            line(POST, run("h post", 0, "MARK_S130_POST_OUT\n", "")),
+            "PostCompact [h post] completed successfully: MARK_S130_POST_OUT"
+        );
+        assert_eq!(
+            line(POST, run("h pf", 1, "", "MARK_S130_POST_ERR\n")),
+            "PostCompact [h pf] failed: MARK_S130_POST_ERR"
+        );
+        // A block is a failure of PreCompact, its reason the output; an
+        // exit 2 of PostCompact is a failure with its stderr.
+        assert_eq!(
+            line(PRE, run("h b", 2, "", "no\n")),
+            "PreCompact [h b] failed: no"
+        );
+        assert_eq!(
+            line(
+                PRE,
+                run("h j", 0, "{\"decision\":\"block\",\"reason\":\"R\"}\n", "")
+            ),
+            "PreCompact [h j] failed: R"
+        );
+        assert_eq!(
+            line(POST, run("h p2", 2, "", "e\n")),
+            "PostCompact [h p2] failed: e"
+        );
     }
 }
