@@ -17,6 +17,7 @@ mod probe;
 mod rewake;
 mod script;
 mod skips;
+mod slash;
 mod socket_transport;
 mod support;
 mod unify;

@@ -33,7 +33,8 @@ pub enum Aspect {
     #[allow(dead_code)]
     Env(&'static str),
     /// Texts the CLI showed the model that start with this are not
-    /// compared.
+    /// compared. (No row needs it today.)
+    #[allow(dead_code)]
     ModelText(&'static str),
     /// Which tools ran.
     ToolsRan,
@@ -97,16 +98,18 @@ pub const ROWS: &[Row] = &[
     ),
     row(Claude, "S90-*", Env("CLAUDE_ENV_FILE"),
         "a `claude -p --continue` run's SessionStart(resume) hooks get an env file under the new process's own session id, before it takes the resumed one; a dsh session keeps its one id for every SessionStart (the variable is left out of these runs' comparison; S1-* and S50-* compare it)"),
-    row(Claude, "S90-*", Mapped("summary request"),
-        "Claude Code appends the summary prompt as a text block to the last user message; dsh sends it as a user message of its own, compared whole"),
+    row(Claude, "S110-*", Env("CLAUDE_ENV_FILE"),
+        "as for S90-*: a `--continue` run's SessionStart(resume) env file is under the new process's id; a dsh session keeps its one id"),
+    row(Claude, "S130-*", Env("CLAUDE_ENV_FILE"),
+        "as for S90-*: a `--continue` run's SessionStart(resume) env file is under the new process's id; a dsh session keeps its one id"),
     row(Claude, "S90-*", Mapped("compaction summary"),
-        "the summary message (with the transcript path mapped to the session log) is a plain user message in dsh's history, compared whole"),
-    row(Claude, "S90-*", Mapped("prompt"),
-        "the CLI lists the prompt after `/compact` among the text blocks of its slash-command message; dsh's is the user's prompt message, compared whole"),
+        "the summary message names the CLI's transcript; dsh's names its session log (the path mapped as `transcript_path`), and the CLI's text block before it (the currentDate reminder) is no part of dsh's history: a user message of its own, compared whole"),
+    row(Claude, "S110-*", Mapped("compaction summary"),
+        "as for S90-*: the summary message with the transcript path mapped to the session log, a user message of its own, compared whole"),
+    row(Claude, "S130-*", Mapped("compaction summary"),
+        "as for S90-*: the summary message with the transcript path mapped to the session log, a user message of its own, compared whole"),
     row(Claude, "S107-reject-then-prompt", Mapped("prompt"),
         "the prompt typed after the dialog's \"No\" is a text block of the user message that carries the refused call's result; dsh's is the user's prompt message, compared whole"),
-    row(Claude, "S90-*", ModelText("<local-command-"),
-        "not done: Claude Code writes the `/compact` command and its output (`<local-command-caveat>`, `<command-name>`, `<local-command-stdout>Compacted ...`) into the conversation, with a synthetic `No response requested.` answer, and keeps the last answer (its preserved segment); dsh's history after a compaction is the summary and what follows it (NOT_REPRODUCED.md, Not done yet)"),
     // Codex.
     row(
         Codex,

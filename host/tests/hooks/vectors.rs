@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 
 use crate::script;
 use crate::skips::{Aspect, ROWS};
+use crate::slash;
 use crate::support::{AgentHost, DialogRejects, DialogStandIn, Load, Outcome, events_of};
 use crate::unify::Bindings;
 use dsh_test_support::permissions as perms;
@@ -1135,6 +1136,7 @@ fn check_requests(
                 let mut t = t.clone();
                 t["placement"] = json!("text block 1 of 1 in a user message");
                 t["parts"] = json!([t["text"].clone()]);
+                t["blocks"] = json!(n);
                 texts.push(t);
             }
             (None, _) if codex_prompt => {
@@ -1145,6 +1147,14 @@ fn check_requests(
             _ => texts.push(t.clone()),
         }
     }
+    // The user's prompts, as typed.
+    let prompts: Vec<String> = v.json["invocations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|i| i["prompt"].as_str().map(String::from))
+        .chain(typed_prompts(v))
+        .collect();
     for t in &texts {
         let r = t["request"].as_u64().unwrap_or(0) as usize;
         let placement = s(t, "placement");
@@ -1154,8 +1164,16 @@ fn check_requests(
             .flatten()
             .map(|part| p.map_paths(sb, &text_of(part)))
             .collect();
+        // The user's texts the CLI merged into one message (`/compact`'s
+        // transcript, its output with the next prompt, a prompt with the
+        // summary prompt after it).
+        if dialect == Dialect::Claude && !parts.is_empty() && slash::is_users(&parts, &prompts) {
+            let n = t["blocks"].as_u64().map_or(parts.len(), |n| n as usize);
+            slash::check_merged(&v.json, r, &parts, n, &p.requests, fails);
+            continue;
+        }
         if parts.len() > 1 {
-            check_parts(r, &parts, p, skips, bridge, &mut want_sourced, fails);
+            check_parts(r, &parts, p, bridge, &mut want_sourced, fails);
             continue;
         }
         let mut text = p.map_paths(sb, &text_of(&t["text"]));
@@ -1185,15 +1203,6 @@ fn check_requests(
             {
                 text = text.replace(&want, got);
             }
-        }
-        // The CLI's slash-command transcript texts dsh does not write
-        // (S90: `<local-command-caveat>`, `<local-command-stdout>`).
-        if let Some(prefix) = ["<local-command-"]
-            .into_iter()
-            .find(|p| text.starts_with(p))
-            && skips.has(Aspect::ModelText(prefix))
-        {
-            continue;
         }
         // A compaction's own messages (S90) and a prompt the CLI merged
         // into its slash-command message are plain user messages in dsh's
@@ -1232,6 +1241,25 @@ fn check_requests(
             (placement == "user message, an earlier prompt kept in the history after a compaction")
                 .then_some("prompt")
         });
+        // Claude Code's summary prompt after a tool result and a prompt
+        // of its own, compared strictly unless a row maps them.
+        match plain {
+            Some("summary request")
+                if dialect == Dialect::Claude && !skips.has(Aspect::Mapped("summary request")) =>
+            {
+                slash::check_summary_request(r, &text, &placement, &p.requests, fails);
+                continue;
+            }
+            Some("prompt")
+                if dialect == Dialect::Claude
+                    && placement == "text block 1 of 1 in a user message"
+                    && !skips.has(Aspect::Mapped("prompt")) =>
+            {
+                slash::check_prompt(r, &text, &p.requests, fails);
+                continue;
+            }
+            _ => {}
+        }
         if let Some(kind) = plain
             && skips.has(Aspect::Mapped(kind))
         {
@@ -1410,6 +1438,21 @@ fn check_requests(
     // (C3-ups-block-then-resume: "no trace of the blocked prompt").
     for blocked in p.events.iter().filter(|e| e["type"] == "prompt/blocked") {
         let content = s(blocked, "content");
+        // Claude Code writes a blocked `/compact` into the conversation as
+        // a command (`<command-name>`, compared above); no message is it.
+        if dialect == Dialect::Claude && content.starts_with("/compact") {
+            let as_message = p.requests.iter().any(|r| {
+                r["messages"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|m| m["content"] == content.as_str())
+            });
+            if as_message {
+                fails.push(format!("blocked prompt {content:?} reached the model"));
+            }
+            continue;
+        }
         if p.requests.iter().any(|r| r.to_string().contains(&content)) {
             fails.push(format!("blocked prompt {content:?} reached the model"));
         }
@@ -1476,11 +1519,7 @@ fn check_preserved(v: &Vector, p: &Produced, fails: &mut Vec<String>) {
         }
         for (k, q) in p.requests.iter().enumerate() {
             let asked = q["messages"].as_array().cloned().unwrap_or_default();
-            let is_summary_request = asked.last().is_some_and(|m| {
-                m["content"]
-                    .as_str()
-                    .is_some_and(|c| c.starts_with("CRITICAL: Respond with TEXT ONLY."))
-            });
+            let is_summary_request = slash::is_summary_request(q);
             if is_summary_request
                 && asked
                     .iter()
@@ -1497,25 +1536,15 @@ fn check_preserved(v: &Vector, p: &Produced, fails: &mut Vec<String>) {
 /// One user message of several text parts (several Stop hooks' blocks):
 /// the newest hook message of request `r` with exactly these parts, in
 /// order, is steering from the bridge at the end of the request, right
-/// after the answer it steers. The CLI's slash-command message dsh does not
-/// write (S90: `<local-command-caveat>` and what the CLI merged into it) is
-/// left out as its table row says.
+/// after the answer it steers.
 fn check_parts(
     r: usize,
     parts: &[String],
     p: &Produced,
-    skips: &Skips,
     bridge: &str,
     want_sourced: &mut Vec<(usize, String)>,
     fails: &mut Vec<String>,
 ) {
-    if let Some(prefix) = ["<local-command-"]
-        .into_iter()
-        .find(|prefix| parts[0].starts_with(prefix))
-        && skips.has(Aspect::ModelText(prefix))
-    {
-        return;
-    }
     let joined = parts.join(dsh_plugin_api::STEERING_PART_SEPARATOR);
     want_sourced.push((r, joined.clone()));
     let msgs = p
@@ -1789,6 +1818,10 @@ fn claude_run_end(sb: &Sandbox, run: &Value) -> (TurnEndReason, Option<String>, 
     let result = sb.subst(&s(run, "result"));
     if run["is_error"] == true {
         (TurnEndReason::Error, None, None)
+    } else if result == "Not enough messages to compact." {
+        // A `/compact` with nothing to summarize (S110-one-exchange): the
+        // CLI's run succeeds with the text; dsh's turn ends `error` with it.
+        (TurnEndReason::Error, Some(result), None)
     } else if run["num_turns"] == 0 {
         match result.is_empty() {
             true => (TurnEndReason::Completed, None, None),
