@@ -606,6 +606,54 @@ mod tests {
     }
 
     #[test]
+    fn the_summary_prompt_joins_the_users_last_message() {
+        // Recorded `S110-two-turns`: `and again\n`, then the prompt.
+        let asked = with_prompt(
+            vec![
+                ChatMessage::new("user", "do it"),
+                ChatMessage::new("assistant", "All done."),
+                ChatMessage::new("user", "and again"),
+            ],
+            "PROMPT",
+        );
+        assert_eq!(asked.len(), 3);
+        assert_eq!(asked[2].parts, ["and again\n", "PROMPT"]);
+        // After a tool result (`S90-custom`) or a plugin's message: a
+        // message of its own.
+        let mut tool = ChatMessage::new("tool", "hi");
+        tool.tool_call_id = Some("c1".into());
+        let asked = with_prompt(vec![tool], "PROMPT");
+        assert_eq!(asked.len(), 2);
+        assert_eq!((asked[1].role.as_str(), asked[1].content.as_str()), ("user", "PROMPT"));
+        let mut context = ChatMessage::new("user", "ctx");
+        context.source = Some(serde_json::json!({"kind": "plugin", "plugin": "p"}));
+        let asked = with_prompt(vec![context], "PROMPT");
+        assert_eq!(asked.len(), 2);
+        assert!(asked[1].parts.is_empty());
+    }
+
+    #[test]
+    fn the_output_names_this_turns_display_lines_only() {
+        use crate::session::LoggedEvent;
+        let ev = |v: serde_json::Value| LoggedEvent::from_value(v);
+        let events = vec![
+            ev(serde_json::json!({"type": "turn/start", "turn_id": "t1", "kind": "prompt"})),
+            ev(serde_json::json!({"type": "command/display", "text": "an earlier turn's"})),
+            ev(serde_json::json!({"type": "turn/start", "turn_id": "t2", "kind": "compact"})),
+            ev(serde_json::json!({"type": "command/display", "text": "first"})),
+            // Not a display line: a text that is not a string, a key more.
+            ev(serde_json::json!({"type": "command/display", "text": 5})),
+            ev(serde_json::json!({"type": "command/display", "text": "x", "extra": 1})),
+            ev(serde_json::json!({"type": "command/display", "text": "second"})),
+        ];
+        let lines = display_lines(&events);
+        assert_eq!(lines, ["first", "second"]);
+        assert_eq!(compacted_output(&lines), "Compacted first\nsecond");
+        // Recorded `S130-no-hooks`: nothing displayed.
+        assert_eq!(compacted_output(&[]), "Compacted ");
+    }
+
+    #[test]
     fn the_summary_drops_the_analysis_and_names_itself() {
         assert_eq!(
             format_summary("<analysis>A</analysis>\n<summary>S one.\n</summary>"),

@@ -375,6 +375,88 @@ mod tests {
         assert_eq!(shown, vec![("user", "continued: S"), ("user", "next")]);
     }
 
+    fn output(stdout: &str, compacted: bool) -> LoggedEvent {
+        let mut line = json!({"type": "command/output", "command": "/compact", "args": "", "stdout": stdout});
+        if compacted {
+            line["compacted"] = json!(true);
+        }
+        ev(line)
+    }
+
+    #[test]
+    fn a_command_that_changed_nothing_gives_its_output_to_the_next_prompt() {
+        // Recorded `S90-pre-exit2`: caveat + command, the synthetic answer,
+        // then the output and the next prompt in one message.
+        let events = vec![
+            user("one"),
+            ev(json!({"type": "assistant/message", "content": "first", "tool_calls": []})),
+            output("blocked", false),
+            user("two"),
+        ];
+        let h = derive(&events);
+        let shown: Vec<(&str, &str)> = h
+            .iter()
+            .map(|m| (m.role.as_str(), m.content.as_str()))
+            .collect();
+        assert_eq!(shown.len(), 5, "{shown:?}");
+        assert_eq!(h[2].parts.len(), 2);
+        assert!(h[2].parts[0].starts_with("<local-command-caveat>"));
+        assert_eq!(shown[3], ("assistant", "No response requested."));
+        assert_eq!(
+            h[4].parts,
+            ["<local-command-stdout>blocked</local-command-stdout>\n", "two"]
+        );
+        // With nothing after it, or something else first, the output is a
+        // message of its own.
+        let alone = derive(&[user("one"), output("blocked", false)]);
+        assert_eq!(
+            alone.last().map(|m| m.content.as_str()),
+            Some("<local-command-stdout>blocked</local-command-stdout>")
+        );
+        let context = derive(&[
+            output("blocked", false),
+            ev(
+                json!({"type": "context/message", "content": "ctx", "source": {"kind": "plugin", "plugin": "p"}}),
+            ),
+            user("two"),
+        ]);
+        let contents: Vec<&str> = context.iter().map(|m| m.content.as_str()).collect();
+        assert_eq!(
+            contents[2..],
+            ["<local-command-stdout>blocked</local-command-stdout>", "ctx", "two"]
+        );
+    }
+
+    #[test]
+    fn a_compaction_keeps_its_command_after_the_kept_answer() {
+        // Recorded `S90-manual`: summary, kept answer, the command with its
+        // output and `Continue from where you left off.`, the answer.
+        let events = vec![
+            user("do it"),
+            ev(json!({"type": "assistant/message", "content": "one", "tool_calls": []})),
+            user("again"),
+            ev(json!({"type": "assistant/message", "content": "All done.", "tool_calls": []})),
+            ev(
+                json!({"type": "session/compacted", "trigger": "manual", "summary": "S", "content": "continued: S", "preserved": true}),
+            ),
+            output("Compacted ", true),
+            user("what now?"),
+        ];
+        let h = derive(&events);
+        let roles: Vec<&str> = h.iter().map(|m| m.role.as_str()).collect();
+        assert_eq!(roles, ["user", "assistant", "user", "assistant", "user"]);
+        assert_eq!(h[1].content, "All done.");
+        assert_eq!(h[2].parts.len(), 4);
+        assert_eq!(
+            h[2].parts[2],
+            "<local-command-stdout>Compacted </local-command-stdout>\n"
+        );
+        assert_eq!(h[2].parts[3], "Continue from where you left off.");
+        assert_eq!(h[3].content, "No response requested.");
+        assert_eq!(h[4].content, "what now?");
+        assert!(h[4].parts.is_empty());
+    }
+
     #[test]
     fn a_codex_compaction_keeps_the_prompts_before_its_summary() {
         let events = vec![
