@@ -624,7 +624,10 @@ mod tests {
         tool.tool_call_id = Some("c1".into());
         let asked = with_prompt(vec![tool], "PROMPT");
         assert_eq!(asked.len(), 2);
-        assert_eq!((asked[1].role.as_str(), asked[1].content.as_str()), ("user", "PROMPT"));
+        assert_eq!(
+            (asked[1].role.as_str(), asked[1].content.as_str()),
+            ("user", "PROMPT")
+        );
         let mut context = ChatMessage::new("user", "ctx");
         context.source = Some(serde_json::json!({"kind": "plugin", "plugin": "p"}));
         let asked = with_prompt(vec![context], "PROMPT");

@@ -376,7 +376,8 @@ mod tests {
     }
 
     fn output(stdout: &str, compacted: bool) -> LoggedEvent {
-        let mut line = json!({"type": "command/output", "command": "/compact", "args": "", "stdout": stdout});
+        let mut line =
+            json!({"type": "command/output", "command": "/compact", "args": "", "stdout": stdout});
         if compacted {
             line["compacted"] = json!(true);
         }
@@ -404,7 +405,10 @@ mod tests {
         assert_eq!(shown[3], ("assistant", "No response requested."));
         assert_eq!(
             h[4].parts,
-            ["<local-command-stdout>blocked</local-command-stdout>\n", "two"]
+            [
+                "<local-command-stdout>blocked</local-command-stdout>\n",
+                "two"
+            ]
         );
         // With nothing after it, or something else first, the output is a
         // message of its own.
@@ -423,7 +427,11 @@ mod tests {
         let contents: Vec<&str> = context.iter().map(|m| m.content.as_str()).collect();
         assert_eq!(
             contents[2..],
-            ["<local-command-stdout>blocked</local-command-stdout>", "ctx", "two"]
+            [
+                "<local-command-stdout>blocked</local-command-stdout>",
+                "ctx",
+                "two"
+            ]
         );
     }
 

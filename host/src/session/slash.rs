@@ -132,7 +132,10 @@ mod tests {
                 "Continue from where you left off.",
             ]
         );
-        assert_eq!((answer.role.as_str(), answer.content.as_str()), ("assistant", "No response requested."));
+        assert_eq!(
+            (answer.role.as_str(), answer.content.as_str()),
+            ("assistant", "No response requested.")
+        );
         assert_eq!(rest, None);
         // Recorded `S90-pre-exit2`: the output goes with the next prompt.
         let (m, _, rest) = transcript("/compact", "x y", "Compaction blocked", false);
@@ -140,6 +143,9 @@ mod tests {
             m.parts[1],
             "<command-name>/compact</command-name>\n            <command-message>compact</command-message>\n            <command-args>x y</command-args>"
         );
-        assert_eq!(rest.as_deref(), Some("<local-command-stdout>Compaction blocked</local-command-stdout>"));
+        assert_eq!(
+            rest.as_deref(),
+            Some("<local-command-stdout>Compaction blocked</local-command-stdout>")
+        );
     }
 }

@@ -42,9 +42,11 @@ fn texts(m: &Value) -> Option<Vec<String>> {
 /// CLI's command transcript, or a prompt among the parts.
 pub fn is_users(parts: &[String], prompts: &[String]) -> bool {
     parts[0].starts_with("<local-command-")
-        || parts
-            .iter()
-            .any(|p| prompts.iter().any(|q| p.strip_suffix('\n').unwrap_or(p) == q))
+        || parts.iter().any(|p| {
+            prompts
+                .iter()
+                .any(|q| p.strip_suffix('\n').unwrap_or(p) == q)
+        })
 }
 
 /// `parts` (of `n` recorded text blocks; fewer when the recording elided
@@ -96,7 +98,10 @@ pub fn check_merged(
     else {
         return;
     };
-    let new = excerpt["new_messages"].as_array().cloned().unwrap_or_default();
+    let new = excerpt["new_messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     let Some(at) = new.iter().position(|m| {
         m["role"] == "user" && texts(m).is_some_and(|t| t.len() == n && t.starts_with(parts))
     }) else {
@@ -153,9 +158,9 @@ pub fn check_summary_request(
 ) {
     let msgs = messages(requests, r);
     let ok = placement.ends_with("after the tool_result block")
-        && msgs.last().is_some_and(|m| {
-            users(m) && m["content"] == text && m.get("parts").is_none()
-        })
+        && msgs
+            .last()
+            .is_some_and(|m| users(m) && m["content"] == text && m.get("parts").is_none())
         && msgs.len() >= 2
         && msgs[msgs.len() - 2]["role"] == "tool";
     if !ok {

@@ -391,14 +391,23 @@ fn a_plugins_display_lines_are_the_output_of_compact() {
     assert_eq!(h.turn(&session, "a").reason.as_str(), "completed");
     assert_eq!(h.turn(&session, "b").reason.as_str(), "completed");
     let compact = h.turn(&session, "/compact keep it short");
-    assert_eq!(compact.reason.as_str(), "completed", "{:?}", compact.message);
+    assert_eq!(
+        compact.reason.as_str(),
+        "completed",
+        "{:?}",
+        compact.message
+    );
     let lines: Vec<Value> = of_kind(&compact.events, "command/display")
         .into_iter()
         .map(|e| e["text"].clone())
         .collect();
     assert_eq!(
         lines,
-        [json!("first line"), json!("second line"), json!("compacted manual")]
+        [
+            json!("first line"),
+            json!("second line"),
+            json!("compacted manual")
+        ]
     );
     assert_eq!(h.turn(&session, "what now?").reason.as_str(), "completed");
     let requests: Vec<Value> = std::fs::read_to_string(h.dir.path().join("requests.jsonl"))
@@ -407,7 +416,10 @@ fn a_plugins_display_lines_are_the_output_of_compact() {
         .map(|l| serde_json::from_str(l).expect("a JSON line"))
         .collect();
     assert_eq!(requests.len(), 4);
-    let messages = requests[3]["messages"].as_array().cloned().unwrap_or_default();
+    let messages = requests[3]["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     let shown: Vec<(Value, Value, Value)> = messages
         .iter()
         .map(|m| (m["role"].clone(), m["content"].clone(), m["parts"].clone()))
@@ -425,7 +437,14 @@ fn a_plugins_display_lines_are_the_output_of_compact() {
     assert_eq!(shown[1], (json!("assistant"), json!("two"), Value::Null));
     assert_eq!(shown[2].0, "user");
     assert_eq!(shown[2].2, command, "{:?}", shown[2]);
-    assert_eq!(shown[3], (json!("assistant"), json!("No response requested."), Value::Null));
+    assert_eq!(
+        shown[3],
+        (
+            json!("assistant"),
+            json!("No response requested."),
+            Value::Null
+        )
+    );
     assert_eq!(shown[4], (json!("user"), json!("what now?"), Value::Null));
 }
 

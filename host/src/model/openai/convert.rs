@@ -250,7 +250,10 @@ mod tests {
 
     #[test]
     fn the_users_message_in_parts_is_one_message_of_untagged_parts() {
-        let mut user = ChatMessage::new("user", "<local-command-stdout>x</local-command-stdout>\n\nwhat now?");
+        let mut user = ChatMessage::new(
+            "user",
+            "<local-command-stdout>x</local-command-stdout>\n\nwhat now?",
+        );
         user.parts = vec![
             "<local-command-stdout>x</local-command-stdout>\n".into(),
             "what now?".into(),
