@@ -8,6 +8,9 @@
 //! - [`compaction`]: `compaction:` blocks that are not shares or name
 //!   unknown keys are refused by name; `/compact` with nothing to
 //!   summarize or a failing summary request loses nothing.
+//! - [`compact_transcript`]: compaction hooks printing the transcript's
+//!   own markup, blank lines or failing are shown in `/compact`'s output as
+//!   Claude Code shows them, and break nothing after it.
 //! - [`daemon`]: what sits at the socket path is never deleted unless it is
 //!   a stale socket; `accept()` failures back off and recover; a reload
 //!   stuck in a plugin's apply does not stop new connections.
@@ -46,6 +49,7 @@
 //!   password.
 
 mod codex_compaction;
+mod compact_transcript;
 mod compaction;
 mod daemon;
 mod discovery;
