@@ -14,7 +14,7 @@
 //! | CwdChanged | `agent/cwd-changed` |
 //! | PostToolBatch, MessageDisplay | `agent/turn-continuation`, before Stop ([`events::batch`]) |
 //! | PermissionRequest | `tools/permission-request` (API 1.4) |
-//! | PreCompact / PostCompact | `agent/compact` / `agent/compacted` (API 1.5) |
+//! | PreCompact / PostCompact | `agent/compact` / `agent/compacted` (API 1.5); each run's line for `/compact`'s output as a `command/display` record (API 1.7) |
 //! | SessionStart `compact` | `agent/session-start` with source `compact` |
 //! | StopFailure (with MessageDisplay) | `agent/turn-end` ending `error` on a model error |
 //!
