@@ -1264,10 +1264,15 @@ fn check_requests(
             && skips.has(Aspect::Mapped(kind))
         {
             let found = p.requests.get(r).is_some_and(|q| {
-                q["messages"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
+                let msgs = q["messages"].as_array().cloned().unwrap_or_default();
+                // Claude Code's summary message starts the conversation
+                // (after the date reminder, which dsh does not send).
+                if dialect == Dialect::Claude && kind == "compaction summary" {
+                    return msgs
+                        .first()
+                        .is_some_and(|m| is_user_prompt(m) && m["content"] == text.as_str());
+                }
+                msgs.iter()
                     .any(|m| is_user_prompt(m) && m["content"] == text.as_str())
             });
             if !found {
