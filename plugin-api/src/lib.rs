@@ -170,6 +170,14 @@
 //!   [`STEERING_PART_SEPARATOR`], and its unchanged answer keeps them;
 //!   [`reads_steering_parts`]) and [`services::model::ChatMessage::parts`]
 //!   (a provider built against an older minor reads the joined `content`).
+//! - **1.7.0**: system-role context:
+//!   [`ffi::HostContext::inject_system_context`] with
+//!   [`Host::inject_system_context`] (the model reads the text as a
+//!   `system` message at its place; [`services::model::ChatMessage`]'s
+//!   `role` is then `system` with a `source`). Plugins built against an
+//!   older minor keep `inject_context` (user role) and never see the new
+//!   role (a provider built before 1.7 sends it as it sends any other
+//!   role it does not know).
 #![deny(missing_docs)]
 
 pub mod compat;
@@ -216,7 +224,7 @@ pub const API_VERSION: &str = "2.0.0";
 /// by the fixture that proves a plugin from a newer minor is
 /// refused. Bump it with the crate's minor.
 #[doc(hidden)]
-pub const FIXTURE_FUTURE_API_VERSION: &str = "1.7.0";
+pub const FIXTURE_FUTURE_API_VERSION: &str = "1.8.0";
 
 /// The API version the future-minor fixture claims.
 #[cfg(feature = "__fixture-future-minor")]
