@@ -230,6 +230,17 @@ pub trait HostContext: Clone + Send + Sync {
         let _ = session_id;
         RString::new()
     }
+    /// Adds context the model reads as a system-role message at its place
+    /// in the conversation (since 1.7), attributed to this plugin and
+    /// buffered like [`Self::inject_context`]: Claude Code's background
+    /// task notifications (an `asyncRewake` hook's exit 2). The default
+    /// refuses: every host that speaks 1.7 implements it.
+    fn inject_system_context(&self, session_id: RString, text: RString) -> RResult<(), RString> {
+        let _ = (session_id, text);
+        RResult::RErr(RString::from(
+            "this host cannot add system-role context (plugin API 1.7)",
+        ))
+    }
 }
 
 /// Shared host-context handle.

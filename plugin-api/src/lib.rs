@@ -175,6 +175,14 @@
 //!   command the session runs (Claude Code's `/compact` names each
 //!   PreCompact and PostCompact hook run). A record, not an ABI type: older
 //!   plugins and hosts are unaffected.
+//! - **1.7.0** (also): system-role context:
+//!   [`ffi::HostContext::inject_system_context`] with
+//!   [`Host::inject_system_context`] (the model reads the text as a
+//!   `system` message at its place; [`services::model::ChatMessage`]'s
+//!   `role` is then `system` with a `source`). Plugins built against an
+//!   older minor keep `inject_context` (user role) and never see the new
+//!   role (a provider built before 1.7 sends it as it sends any other
+//!   role it does not know).
 #![deny(missing_docs)]
 
 pub mod compat;

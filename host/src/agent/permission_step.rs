@@ -278,6 +278,7 @@ impl Session {
                         .push(super::session::Buffered::Context {
                             plugin: "approval".into(),
                             text: crate::permissions::INTERRUPTED_FOR_TOOL_USE.into(),
+                            role: crate::session::ContextRole::User,
                         });
                 }
                 Gate::Denied { reason, by }

@@ -29,7 +29,7 @@ use crate::model::ModelToolCall;
 use crate::permissions::{HookStance, Verdict, suggestions};
 use crate::plugins::services::ToolsView;
 use crate::seams::{GuardVerdict, Terminal, TerminalFn, Traced};
-use crate::session::SessionEvent;
+use crate::session::{ContextRole, SessionEvent};
 
 /// The name of the service that answers `ask`.
 pub const APPROVAL_SERVICE: &str = approval::SERVICE;
@@ -411,7 +411,11 @@ impl Session {
         self.note_listener_failures("tools/result", &failures, true);
         let mut state = self.state();
         for (plugin, text) in later {
-            state.buffered.push(Buffered::Context { plugin, text });
+            state.buffered.push(Buffered::Context {
+                plugin,
+                text,
+                role: ContextRole::User,
+            });
         }
     }
 

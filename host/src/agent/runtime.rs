@@ -13,7 +13,8 @@ use dsh_plugin_api::{
 use super::session::{Phase, Session, new_id};
 use crate::plugins::{HostCore, SessionControl};
 use crate::session::{
-    FileStore, LogError, LoggedEvent, SessionEvent, SessionHeader, SessionLog, SessionStore,
+    ContextRole, FileStore, LogError, LoggedEvent, SessionEvent, SessionHeader, SessionLog,
+    SessionStore,
 };
 
 /// Loop settings.
@@ -90,8 +91,14 @@ impl Control {
 }
 
 impl SessionControl for Control {
-    fn inject_context(&self, plugin: &str, session_id: &str, text: String) -> Result<(), String> {
-        self.session(session_id)?.inject(plugin, text);
+    fn inject_context(
+        &self,
+        plugin: &str,
+        session_id: &str,
+        text: String,
+        role: ContextRole,
+    ) -> Result<(), String> {
+        self.session(session_id)?.inject(plugin, text, role);
         Ok(())
     }
 

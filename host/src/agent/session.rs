@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::feed::{EventFeed, EventStream, FEED_CAPACITY};
 use crate::permissions::{Behavior, PermissionMode, PermissionState, Rule, RuleSource};
 use crate::plugins::HostCore;
-use crate::session::{LoggedEvent, SessionEvent, SessionLog, TurnEndReason, TurnKind};
+use crate::session::{ContextRole, LoggedEvent, SessionEvent, SessionLog, TurnEndReason, TurnKind};
 
 /// A prompt waiting in a session's inbox.
 #[derive(Debug, Clone)]
@@ -72,7 +72,11 @@ pub(crate) enum Phase {
 }
 
 pub(crate) enum Buffered {
-    Context { plugin: String, text: String },
+    Context {
+        plugin: String,
+        text: String,
+        role: ContextRole,
+    },
     Record(SessionEvent),
 }
 
@@ -412,11 +416,13 @@ impl Session {
         }
     }
 
-    /// Adds plugin context (see `HostContext::inject_context`).
-    pub(crate) fn inject(&self, plugin: &str, text: String) {
+    /// Adds plugin context (see `HostContext::inject_context`; in the
+    /// system role, `HostContext::inject_system_context`).
+    pub(crate) fn inject(&self, plugin: &str, text: String, role: ContextRole) {
         let item = Buffered::Context {
             plugin: plugin.to_string(),
             text,
+            role,
         };
         self.buffer_or_write(item);
     }
@@ -476,8 +482,8 @@ impl Session {
     fn write_items(&self, items: Vec<Buffered>) {
         for item in items {
             match item {
-                Buffered::Context { plugin, text } => {
-                    self.append(SessionEvent::context(text, plugin))
+                Buffered::Context { plugin, text, role } => {
+                    self.append(SessionEvent::context_as(text, plugin, role))
                 }
                 Buffered::Record(r) => self.append(r),
             }

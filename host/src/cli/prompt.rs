@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use dsh_host::agent::{Prompt, Session, TurnOutcome};
-use dsh_host::session::{EventSource, LogError, SessionEvent, TurnEndReason};
+use dsh_host::session::{ContextRole, EventSource, LogError, SessionEvent, TurnEndReason};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
 
@@ -29,12 +29,20 @@ fn print_human(event: &SessionEvent) {
     match event {
         SessionEvent::UserMessage { content, .. } => println!("> {content}"),
         SessionEvent::PromptBlocked { reason, .. } => println!("[prompt blocked] {reason}"),
-        SessionEvent::ContextMessage { content, source } => {
+        SessionEvent::ContextMessage {
+            content,
+            source,
+            role,
+        } => {
             let plugin = match source {
                 EventSource::Plugin { plugin } => plugin.as_str(),
                 _ => "?",
             };
-            println!("[context from {plugin}] {content}");
+            let kind = match role {
+                ContextRole::User => "context",
+                ContextRole::System => "system message",
+            };
+            println!("[{kind} from {plugin}] {content}");
         }
         SessionEvent::SteeringMessage { content, .. } => println!("[steering] {content}"),
         SessionEvent::Compacted { trigger, .. } => println!("[compacted ({trigger})]"),

@@ -21,11 +21,18 @@ use arc_swap::ArcSwap;
 use super::instance::Instance;
 use super::snapshot::{HostView, Registry};
 use crate::seams::{Owner, PluginThreads};
+use crate::session::ContextRole;
 
 /// Session operations plugins may request; implemented by the agent layer.
 pub trait SessionControl: Send + Sync {
-    /// Adds plugin context to a session.
-    fn inject_context(&self, plugin: &str, session_id: &str, text: String) -> Result<(), String>;
+    /// Adds plugin context to a session, for the model to read in `role`.
+    fn inject_context(
+        &self,
+        plugin: &str,
+        session_id: &str,
+        text: String,
+        role: ContextRole,
+    ) -> Result<(), String>;
     /// Appends a record to a session's open turn.
     fn append_record(&self, session_id: &str, record: serde_json::Value) -> Result<(), String>;
     /// [`Self::append_record`] for a record still in its JSON text (as it
@@ -354,10 +361,21 @@ impl HostContext for PluginContext {
     }
 
     fn inject_context(&self, session_id: RString, text: RString) -> RResult<(), RString> {
-        let result = self
-            .core
-            .session_control()
-            .and_then(|s| s.inject_context(&self.owner.id, &session_id, text.into()));
+        let result = self.core.session_control().and_then(|s| {
+            s.inject_context(&self.owner.id, &session_id, text.into(), ContextRole::User)
+        });
+        unit(result)
+    }
+
+    fn inject_system_context(&self, session_id: RString, text: RString) -> RResult<(), RString> {
+        let result = self.core.session_control().and_then(|s| {
+            s.inject_context(
+                &self.owner.id,
+                &session_id,
+                text.into(),
+                ContextRole::System,
+            )
+        });
         unit(result)
     }
 

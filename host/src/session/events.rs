@@ -87,6 +87,33 @@ pub enum EventSource {
     },
 }
 
+/// The role a `context/message` reaches the model in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ContextRole {
+    /// As a user-role message tagged with its source (most context).
+    #[default]
+    User,
+    /// As a system-role message at its place in the conversation (Claude
+    /// Code's background-task notifications, recorded S83).
+    System,
+}
+
+impl ContextRole {
+    /// Whether this is the default role (not written to the log).
+    pub fn is_user(&self) -> bool {
+        *self == ContextRole::User
+    }
+
+    /// The model-facing role name.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ContextRole::User => "user",
+            ContextRole::System => "system",
+        }
+    }
+}
+
 impl EventSource {
     /// The source a plugin's text carries.
     pub fn plugin(id: impl Into<String>) -> Self {
@@ -184,6 +211,11 @@ pub enum SessionEvent {
         content: String,
         /// The plugin that added it (always a plugin source).
         source: EventSource,
+        /// The role the model reads it in: `user` (not written, as in
+        /// logs from before plugin API 1.7) or `system` (a background
+        /// task's notification, `HostContext::inject_system_context`).
+        #[serde(default, skip_serializing_if = "ContextRole::is_user")]
+        role: ContextRole,
     },
     /// `steering/message`: model-facing text that forced another step.
     #[serde(rename = "steering/message")]
@@ -477,9 +509,20 @@ impl SessionEvent {
 
     /// `context/message` attributed to `plugin`.
     pub fn context(content: impl Into<String>, plugin: impl Into<String>) -> Self {
+        SessionEvent::context_as(content, plugin, ContextRole::User)
+    }
+
+    /// `context/message` attributed to `plugin`, read by the model in
+    /// `role`.
+    pub fn context_as(
+        content: impl Into<String>,
+        plugin: impl Into<String>,
+        role: ContextRole,
+    ) -> Self {
         SessionEvent::ContextMessage {
             content: content.into(),
             source: EventSource::plugin(plugin),
+            role,
         }
     }
 
@@ -612,6 +655,21 @@ mod tests {
             assert!(event.ts.is_some());
             assert_eq!(serde_json::to_string(&event).unwrap(), line);
         }
+    }
+
+    #[test]
+    fn system_context_reads_typed_and_writes_back_byte_for_byte() {
+        let line = r#"{"type":"context/message","content":"woke","source":{"kind":"plugin","plugin":"hooks-claude"},"role":"system","ts":5}"#;
+        let event: LoggedEvent = serde_json::from_str(line).unwrap();
+        let SessionEvent::ContextMessage { role, .. } = &event.event else {
+            panic!("read untyped: {line}");
+        };
+        assert_eq!(*role, ContextRole::System);
+        assert_eq!(serde_json::to_string(&event).unwrap(), line);
+        assert_eq!(
+            SessionEvent::context_as("woke", "hooks-claude", ContextRole::System),
+            event.event
+        );
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! Deriving the conversation the model sees from the log's events.
 //!
 //! User messages, plugin context and steering become user-role messages
-//! (context and steering tagged with their source kind); the assistant's
+//! (context and steering tagged with their source kind), but for context a
+//! plugin added with the system role (plugin API 1.7), which becomes a
+//! system-role message at its place; the assistant's
 //! text and calls become assistant messages, with arguments as last
 //! rewritten (`tool/updated`); results become tool messages. Blocked prompts,
 //! hook records and bookkeeping never reach the model.
@@ -134,9 +136,13 @@ pub fn derive(events: &[LoggedEvent]) -> Vec<ChatMessage> {
                 messages.push(ChatMessage::new("user", content.clone()));
                 messages.extend(tail);
             }
-            SessionEvent::ContextMessage { content, source } => {
+            SessionEvent::ContextMessage {
+                content,
+                source,
+                role,
+            } => {
                 answer_pending(&mut messages, &mut pending);
-                let mut m = ChatMessage::new("user", content.clone());
+                let mut m = ChatMessage::new(role.as_str(), content.clone());
                 m.source = Some(source_json(source));
                 messages.push(m);
             }
@@ -289,6 +295,31 @@ mod tests {
         assert_eq!(
             h[4].source,
             Some(json!({"kind": "steering", "from": {"kind": "plugin", "plugin": "stopper"}}))
+        );
+    }
+
+    #[test]
+    fn system_context_is_a_system_message_at_its_place() {
+        let calls = vec![ModelToolCall {
+            id: "c1".into(),
+            name: "Bash".into(),
+            arguments: json!({"command": "ls"}),
+        }];
+        let events = vec![
+            user("hi"),
+            assistant(&calls),
+            result("c1", "a b"),
+            ev(
+                json!({"type": "context/message", "content": "woke", "source": {"kind": "plugin", "plugin": "hooks-claude"}, "role": "system"}),
+            ),
+        ];
+        let h = derive(&events);
+        let roles: Vec<&str> = h.iter().map(|m| m.role.as_str()).collect();
+        assert_eq!(roles, ["user", "assistant", "tool", "system"]);
+        assert_eq!(h[3].content, "woke");
+        assert_eq!(
+            h[3].source,
+            Some(json!({"kind": "plugin", "plugin": "hooks-claude"}))
         );
     }
 

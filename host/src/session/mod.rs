@@ -49,7 +49,7 @@ pub mod transfer;
 mod writer;
 
 pub use backend::{Held, SessionStore, StoreWriter};
-pub use events::{EventSource, LoggedEvent, SessionEvent, TurnEndReason, TurnKind};
+pub use events::{ContextRole, EventSource, LoggedEvent, SessionEvent, TurnEndReason, TurnKind};
 pub use files::create_state_dir;
 pub use files_store::FileStore;
 pub use id::{InvalidSessionId, check_session_id};

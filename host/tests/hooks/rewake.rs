@@ -2,7 +2,8 @@
 //! `async` one everywhere; any in a session with streaming input, which
 //! is what the bridge's `async_rewake: background` means and what `dsh
 //! serve` sets): an exit 2 reaches the model at a later request, after a
-//! step's tool results, in Claude Code's words (recorded, S83).
+//! step's tool results, in Claude Code's words and as a system-role
+//! message, as Claude Code sends it (recorded, S83).
 
 use serde_json::{Value, json};
 
@@ -50,7 +51,8 @@ async fn run(config: Value, handler: Value) -> Vec<Value> {
 }
 
 /// Checks the last request holds the notification once, right after a
-/// tool result, and no request holds the hook's output any other way.
+/// tool result, as a system-role message (Claude Code's role for it,
+/// recorded S83), and no request holds the hook's output any other way.
 fn assert_woken(requests: &[Value]) {
     assert_eq!(requests.len(), 4, "{requests:#?}");
     let messages = requests[3]["messages"].as_array().unwrap();
@@ -58,7 +60,7 @@ fn assert_woken(requests: &[Value]) {
         .filter(|&i| messages[i]["content"] == S83_NOTIFICATION)
         .collect();
     assert_eq!(at.len(), 1, "{messages:#?}");
-    assert_eq!(messages[at[0]]["role"], "user", "{messages:#?}");
+    assert_eq!(messages[at[0]]["role"], "system", "{messages:#?}");
     assert_eq!(messages[at[0] - 1]["role"], "tool", "{messages:#?}");
     for request in requests {
         let text = request.to_string();

@@ -16,12 +16,12 @@ use dsh_test_support::openai_mock::{OpenAiMock, Reply};
 
 /// The variable the end-to-end test reads its key from. Only a child copy
 /// of this binary has it (see [`in_child_with_key`]).
-const KEY_VAR: &str = "DSH_TEST_OPENAI_KEY_E2E";
+pub(crate) const KEY_VAR: &str = "DSH_TEST_OPENAI_KEY_E2E";
 
 /// Setting a variable in a running multi-threaded test binary is unsound,
 /// so the test re-runs itself in a child process started with `KEY_VAR`
 /// set. Returns true in that child, where the test body runs.
-fn in_child_with_key(test: &str) -> bool {
+pub(crate) fn in_child_with_key(test: &str) -> bool {
     if std::env::var(KEY_VAR).as_deref() == Ok(KEY) {
         return true;
     }

@@ -5,6 +5,7 @@
 
 mod client;
 mod e2e;
+mod system_context;
 
 use dsh_host::model::openai::OpenAiConfig;
 use dsh_host::model::{ChatMessage, ModelRequest};

@@ -161,6 +161,20 @@ impl Host {
         )
     }
 
+    /// Adds context the model reads as a system-role message at its place
+    /// in the conversation, attributed to this plugin (since 1.7; see
+    /// [`crate::ffi::HostContext::inject_system_context`]).
+    pub fn inject_system_context(
+        &self,
+        session_id: &str,
+        text: impl Into<String>,
+    ) -> Result<(), String> {
+        into_result(
+            self.ctx
+                .inject_system_context(session_id.into(), RString::from(text.into())),
+        )
+    }
+
     /// Appends a record (a JSON object with a `type`) to a session's log.
     pub fn append_record(&self, session_id: &str, record: &Value) -> Result<(), String> {
         into_result(

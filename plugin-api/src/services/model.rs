@@ -20,7 +20,10 @@ pub const VERSION: u32 = 1;
 /// One message of the conversation sent to the model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChatMessage {
-    /// `system`, `user`, `assistant` or `tool`.
+    /// `system`, `user`, `assistant` or `tool`. A `system` message with a
+    /// `source` is a plugin's system-role context (plugin API 1.7.0,
+    /// `HostContext::inject_system_context`) at its place in the
+    /// conversation, not a leading system prompt.
     pub role: String,
     /// The text.
     pub content: String,
@@ -33,8 +36,9 @@ pub struct ChatMessage {
     /// For tool messages: whether the call failed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
-    /// Where a user-role message came from when it is not the user's:
-    /// `{"kind": "plugin", "plugin": id}`, `{"kind": "steering", ...}`.
+    /// Where a user-role (or, since 1.7.0, system-role) message came from
+    /// when it is not the user's: `{"kind": "plugin", "plugin": id}`,
+    /// `{"kind": "steering", ...}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<serde_json::Value>,
     /// Images after the text, in order: a tool result's image blocks

@@ -276,10 +276,26 @@ async fn bash_run_in(
         EditorRun::Ran(outcome) => outcome,
         EditorRun::Local => {
             let program = vec![config.shell.clone(), "-c".to_string(), script];
-            let program = match (&sandbox, &cwd_file) {
-                (Some(sandbox), Some(file)) => sandbox.wrap(program, cwd, &[file.path()]),
-                (Some(sandbox), None) => sandbox.wrap(program, cwd, &[]),
-                (None, _) => program,
+            // The mask folders stay until the run has ended (`masks`).
+            let (program, _masks) = match &sandbox {
+                Some(sandbox) => {
+                    let rw: Vec<&Path> = cwd_file.iter().map(|f| f.path()).collect();
+                    let tmpdir = crate::sandbox::command_tmpdir(None);
+                    match sandbox.wrap(program, cwd, &rw, tmpdir.as_deref()) {
+                        Ok(w) => (w.argv, Some(w.masks)),
+                        Err(e) => {
+                            return BashRun {
+                                result: ToolResult::error(format!(
+                                    "{}{e}{}",
+                                    crate::sandbox::MESSAGE_PREFIX,
+                                    crate::sandbox::NOT_RUN_SUFFIX
+                                )),
+                                moved_to: None,
+                            };
+                        }
+                    }
+                }
+                None => (program, None),
             };
             let mut spec = RunRequest::new(program, cwd);
             spec.timeout_ms = Some(input.timeout_ms);

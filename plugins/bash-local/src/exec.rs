@@ -99,9 +99,22 @@ pub async fn run(
         "bash".to_string(),
         cmd.to_string(),
     ];
-    let program = match sandbox {
-        Some(sandbox) => sandbox.wrap(program, cwd, &[]),
-        None => program,
+    // The mask folders stay until the run has ended (`masks`).
+    let (program, _masks) = match sandbox {
+        Some(sandbox) => {
+            let tmpdir = crate::sandbox::command_tmpdir(env.get("TMPDIR"));
+            match sandbox.wrap(program, cwd, &[], tmpdir.as_deref()) {
+                Ok(w) => (w.argv, Some(w.masks)),
+                Err(e) => {
+                    return ToolResult::error(format!(
+                        "exec_command: {}{e}{}",
+                        crate::sandbox::MESSAGE_PREFIX,
+                        crate::sandbox::NOT_RUN_SUFFIX
+                    ));
+                }
+            }
+        }
+        None => (program, None),
     };
     let mut spec = RunRequest::new(program, &dir);
     spec.timeout_ms = Some(DEFAULT_TIMEOUT_MS);

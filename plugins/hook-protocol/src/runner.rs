@@ -70,6 +70,12 @@ pub trait HookHost: Send + Sync + 'static {
     }
     /// Adds model-facing context to a session, attributed to the bridge.
     fn inject_context(&self, session_id: &str, text: &str) -> Result<(), String>;
+    /// Adds context the model reads as a system-role message at its place
+    /// (plugin API 1.7: Claude Code's background-task notifications). The
+    /// default adds it as [`Self::inject_context`] does.
+    fn inject_system_context(&self, session_id: &str, text: &str) -> Result<(), String> {
+        self.inject_context(session_id, text)
+    }
     /// Appends a `hook/*` record to the session log of an open turn.
     fn append_record(&self, session_id: &str, record: &Value) -> Result<(), String>;
     /// [`Self::append_record`] for a record already written as JSON text
@@ -141,6 +147,10 @@ impl HookHost for PluginHost {
 
     fn inject_context(&self, session_id: &str, text: &str) -> Result<(), String> {
         self.host.inject_context(session_id, text)
+    }
+
+    fn inject_system_context(&self, session_id: &str, text: &str) -> Result<(), String> {
+        self.host.inject_system_context(session_id, text)
     }
 
     fn append_record(&self, session_id: &str, record: &Value) -> Result<(), String> {

@@ -4,7 +4,9 @@
 //!
 //! Nobody waits for such a hook. When it exits 2, what it wrote (stderr,
 //! else stdout) reaches the model at its next request, after the step's
-//! tool results, as a task notification:
+//! tool results, as a task notification in a system-role message (as
+//! Claude Code sends it: `{"role": "system", "content": ...}` inside the
+//! request's messages, recorded S83):
 //!
 //! ```text
 //! [SYSTEM NOTIFICATION - NOT USER INPUT]
@@ -24,7 +26,7 @@
 //! "…":` prefix and `rewakeSummary` the summary. Any other exit shows
 //! nothing. A hook that finishes while the session is idle leaves its
 //! notification for the next turn's first request (the host's
-//! `inject_context`).
+//! `inject_system_context`, plugin API 1.7).
 
 use std::sync::Arc;
 
@@ -119,7 +121,7 @@ pub(crate) fn start(
             &answer.stdout,
             &answer.stderr,
         );
-        if let Err(e) = host.inject_context(&session_id, &text) {
+        if let Err(e) = host.inject_system_context(&session_id, &text) {
             host.warn(&format!(
                 "hooks-claude: the asyncRewake hook {} of session {session_id} exited 2 and its notification was dropped: {e}",
                 rewake.hook_name

@@ -249,3 +249,5 @@ fn the_network_is_off_in_the_sandbox_unless_network_access() {
         assert_eq!(got[1], ("1".to_string(), false), "{sandbox}");
     }
 }
+
+mod masks;

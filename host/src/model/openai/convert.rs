@@ -10,7 +10,8 @@
 //! `image_url` parts (`data:` URLs), each named by its call.
 //! A message in several parts (steering from several hooks, a `/compact`
 //! transcript) is one user message with a `text` content part each, each
-//! tagged unless it is the user's.
+//! tagged unless it is the user's. A plugin's system-role context is a
+//! `system` message at its place, untagged.
 
 use serde_json::{Map, Value, json};
 
@@ -119,6 +120,10 @@ fn message(m: &ChatMessage) -> Value {
         "user" if m.source.is_some() => {
             json!({"role": "user", "content": tag(&m.content, m.source.as_ref())})
         }
+        // A plugin's system-role context (plugin API 1.7) stays where it
+        // is, untagged: the role already says it is not the user's, and
+        // OpenAI takes system messages anywhere in `messages`.
+        "system" => json!({"role": "system", "content": m.content}),
         role => json!({"role": role, "content": m.content}),
     }
 }
@@ -230,6 +235,25 @@ mod tests {
                 {"role": "assistant", "content": "done"},
             ])
         );
+    }
+
+    #[test]
+    fn system_context_is_an_untagged_system_message_at_its_place() {
+        let mut assistant = ChatMessage::new("assistant", "");
+        assistant.tool_calls = vec![ModelToolCall {
+            id: "c1".into(),
+            name: "Bash".into(),
+            arguments: json!({}),
+        }];
+        let mut result = ChatMessage::new("tool", "one");
+        result.tool_call_id = Some("c1".into());
+        let mut woke = ChatMessage::new("system", "woke");
+        woke.source = Some(json!({"kind": "plugin", "plugin": "hooks-claude"}));
+        let history = vec![ChatMessage::new("user", "hi"), assistant, result, woke];
+        let out = messages(&history);
+        assert_eq!(out[2]["role"], "tool");
+        assert_eq!(out[3], json!({"role": "system", "content": "woke"}));
+        assert_eq!(out.len(), 4);
     }
 
     #[test]

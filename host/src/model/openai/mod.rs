@@ -32,6 +32,9 @@
 //! - steering in several parts (several hooks' blocks, plugin API 1.6)
 //!   is one user message with a `text` content part per part, each tagged
 //!   as above;
+//! - a plugin's system-role context (plugin API 1.7: Claude Code's
+//!   background-task notifications) is `{"role": "system", "content":
+//!   TEXT}` at its place in `messages`, untagged;
 //! - a failed tool result's content is prefixed with `Error: `;
 //! - tool-call arguments go out as JSON strings, as OpenAI requires.
 //!

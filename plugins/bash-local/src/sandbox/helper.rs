@@ -8,14 +8,17 @@
 //! ```text
 //! dsh sandbox-exec --mode read-only|workspace-write --cwd <policy cwd>
 //!     [--writable-root P]... [--network] [--exclude-slash-tmp]
-//!     [--exclude-tmpdir-env-var] [--rw-file F]... [--probe] -- <program> <args>...
+//!     [--exclude-tmpdir-env-var] [--rw-file F]... [--mask D]... [--probe]
+//!     -- <program> <args>...
 //! ```
 //!
 //! It builds the sandbox (`mount.rs`), returns to the folder it was
 //! started in (through the new mounts), and `exec`s the program, so the
 //! command's exit status and output are the command's own. `--rw-file`
 //! keeps one of dsh's own side-channel files writable (the `Bash` tool's
-//! final-directory file). `--probe` builds the sandbox and exits 0 without
+//! final-directory file). `--mask` names an empty folder the caller made
+//! where a writable root lacks a protected folder (`masks.rs`): the helper
+//! mounts an empty read-only tmpfs on it, as Codex does (C140). `--probe` builds the sandbox and exits 0 without
 //! running anything: the plugin's check at load. When the sandbox cannot
 //! be built the helper runs nothing: it prints [`MESSAGE_PREFIX`] and the
 //! reason on stderr and exits [`EXIT_NOT_RUN`].
@@ -49,6 +52,9 @@ pub struct HelperRequest {
     pub workspace: WorkspaceWrite,
     /// dsh's own files the command must be able to write.
     pub rw_files: Vec<PathBuf>,
+    /// Empty folders to cover with an empty read-only tmpfs (the
+    /// protected folders a writable root lacks).
+    pub masks: Vec<PathBuf>,
     /// Build the sandbox and exit without running anything.
     pub probe: bool,
     /// The program and its arguments.
@@ -82,6 +88,10 @@ impl HelperRequest {
             args.push("--rw-file".into());
             args.push(file.clone().into());
         }
+        for mask in &self.masks {
+            args.push("--mask".into());
+            args.push(mask.clone().into());
+        }
         args.push("--".into());
         args.extend(self.command.iter().cloned());
         args
@@ -94,6 +104,7 @@ impl HelperRequest {
         let mut cwd = None;
         let mut workspace = WorkspaceWrite::default();
         let mut rw_files = Vec::new();
+        let mut masks = Vec::new();
         let mut probe = false;
         let mut rest = args.iter();
         let mut command = Vec::new();
@@ -120,6 +131,7 @@ impl HelperRequest {
                     .writable_roots
                     .push(absolute(value("--writable-root")?, "--writable-root")?),
                 Some("--rw-file") => rw_files.push(absolute(value("--rw-file")?, "--rw-file")?),
+                Some("--mask") => masks.push(absolute(value("--mask")?, "--mask")?),
                 Some("--network") => workspace.network_access = true,
                 Some("--exclude-slash-tmp") => workspace.exclude_slash_tmp = true,
                 Some("--exclude-tmpdir-env-var") => workspace.exclude_tmpdir_env_var = true,
@@ -141,6 +153,7 @@ impl HelperRequest {
             cwd,
             workspace,
             rw_files,
+            masks,
             probe,
             command,
         })
@@ -179,6 +192,28 @@ pub fn enter(request: &HelperRequest) -> Result<(), SandboxError> {
     if let Some(missing) = roots.iter().find(|r| !r.root.exists()) {
         return Err(SandboxError::MissingRoot(missing.root.clone()));
     }
+    // A mask covers an empty folder and nothing else: never a file, and
+    // never a folder with something in it that the mask would hide.
+    for mask in &request.masks {
+        let empty = std::fs::read_dir(mask).map(|mut d| d.next().is_none());
+        match empty {
+            Ok(true) => {}
+            Ok(false) => {
+                return Err(SandboxError::Setup {
+                    step: "cover the protected folder",
+                    path: mask.clone(),
+                    source: std::io::Error::from_raw_os_error(libc::ENOTEMPTY),
+                });
+            }
+            Err(source) => {
+                return Err(SandboxError::Setup {
+                    step: "read the protected folder to cover",
+                    path: mask.clone(),
+                    source,
+                });
+            }
+        }
+    }
     let network = request.mode == SandboxMode::WorkspaceWrite && request.workspace.network_access;
     mount::enter_namespaces(network)?;
     mount::everything_read_only()?;
@@ -191,8 +226,14 @@ pub fn enter(request: &HelperRequest) -> Result<(), SandboxError> {
     }
     for root in &roots {
         for sub in &root.read_only_subpaths {
-            mount::bind(sub, true)?;
+            // A mask's folder is covered below, not bound.
+            if !request.masks.contains(sub) {
+                mount::bind(sub, true)?;
+            }
         }
+    }
+    for mask in &request.masks {
+        mount::read_only_tmpfs(mask)?;
     }
     for file in &request.rw_files {
         mount::bind(file, false)?;
@@ -246,6 +287,7 @@ mod tests {
                 exclude_slash_tmp: false,
             },
             rw_files: vec![PathBuf::from("/tmp/dsh-cwd-1")],
+            masks: vec![PathBuf::from("/p/.codex")],
             probe: false,
             command: vec!["/bin/bash".into(), "-c".into(), "--mode".into()],
         };

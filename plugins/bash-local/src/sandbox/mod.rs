@@ -13,12 +13,18 @@
 //! hooks and the `process-runner` service are not sandboxed (Codex does
 //! not sandbox its hooks either).
 //!
+//! In `workspace-write`, a protected folder a writable root lacks shows as
+//! an empty read-only folder, as in Codex 0.171 (C140): the tool makes
+//! the folder on disk for the run and removes it afterwards ([`masks`]),
+//! the helper covers it with an empty read-only tmpfs.
+//!
 //! The sandbox fails closed: when the kernel refuses a user namespace the
 //! helper runs nothing and the call's result says why ([`refusal`]); the
 //! plugin checks this once when it loads ([`Sandbox::probe`]) and reports
 //! it, so `dsh check` fails before any command would.
 
 pub mod helper;
+pub mod masks;
 mod mount;
 pub mod policy;
 mod seccomp;
@@ -29,6 +35,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 pub use helper::{EXIT_NOT_RUN, HelperRequest, MESSAGE_PREFIX, NOT_RUN_SUFFIX, SUBCOMMAND};
+pub use masks::Masks;
 pub use policy::{SandboxMode, WorkspaceWrite};
 
 use crate::runner::RunAnswer;
@@ -135,6 +142,7 @@ impl Sandbox {
             cwd: policy_cwd.to_path_buf(),
             workspace: self.workspace.clone(),
             rw_files: rw_files.iter().map(|f| f.to_path_buf()).collect(),
+            masks: Vec::new(),
             probe: false,
             command,
         }
@@ -143,20 +151,38 @@ impl Sandbox {
     /// `program` as the runner spawns it in the sandbox: the helper, its
     /// arguments, then `program`. `policy_cwd` is the session's cwd (what
     /// `workspace-write` makes writable); `rw_files` are dsh's own files
-    /// the command writes.
-    pub fn wrap(&self, program: Vec<String>, policy_cwd: &Path, rw_files: &[&Path]) -> Vec<String> {
+    /// the command writes; `tmpdir` is the command's `$TMPDIR` (a writable
+    /// root too). In `workspace-write` it makes the folders of the masks
+    /// on disk: keep the returned [`Wrapped`] until the run has ended, its
+    /// drop removes them.
+    pub fn wrap(
+        &self,
+        program: Vec<String>,
+        policy_cwd: &Path,
+        rw_files: &[&Path],
+        tmpdir: Option<&Path>,
+    ) -> Result<Wrapped, SandboxError> {
         let command = program.into_iter().map(OsString::from).collect();
+        let mut request = self.request(policy_cwd, rw_files, command);
+        let masks = match self.mode {
+            SandboxMode::WorkspaceWrite => {
+                let roots = policy::writable_roots(&self.workspace, policy_cwd, tmpdir);
+                Masks::make(&policy::missing_protected(&roots))?
+            }
+            _ => Masks::default(),
+        };
+        request.masks = masks.paths().to_vec();
         let mut argv = vec![
             self.helper.to_string_lossy().into_owned(),
             SUBCOMMAND.to_string(),
         ];
         argv.extend(
-            self.request(policy_cwd, rw_files, command)
+            request
                 .to_args()
                 .into_iter()
                 .map(|a| a.to_string_lossy().into_owned()),
         );
-        argv
+        Ok(Wrapped { argv, masks })
     }
 
     /// Builds the sandbox once in a throwaway helper (`--probe`) and says
@@ -218,6 +244,24 @@ impl Sandbox {
                 self.helper.display()
             ),
         })
+    }
+}
+
+/// A command wrapped for the sandbox, and the mask folders its run uses.
+#[derive(Debug)]
+pub struct Wrapped {
+    /// What the runner spawns.
+    pub argv: Vec<String>,
+    /// Removes the folders made for the masks when dropped (after the run).
+    pub masks: Masks,
+}
+
+/// The `$TMPDIR` a command run with `explicit` variables sees: theirs,
+/// else this process's.
+pub fn command_tmpdir(explicit: Option<&String>) -> Option<PathBuf> {
+    match explicit {
+        Some(dir) => Some(PathBuf::from(dir)),
+        None => std::env::var_os("TMPDIR").map(PathBuf::from),
     }
 }
 

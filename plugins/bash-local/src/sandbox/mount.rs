@@ -269,6 +269,28 @@ pub(crate) fn fresh_tmpfs(path: &Path) -> Result<(), SandboxError> {
     check(rc, "mount a private tmpfs on", path)
 }
 
+/// An empty tmpfs on `path` (an empty folder made for it), mode 555 and
+/// read-only: Codex's mask for a protected folder a writable root lacks
+/// (C140a: `ro,nosuid,nodev,relatime`, its superblock `rw,mode=555`, as
+/// a tmpfs mounted and then bound read-only).
+pub(crate) fn read_only_tmpfs(path: &Path) -> Result<(), SandboxError> {
+    let target = c_path(path)?;
+    let fstype = c"tmpfs";
+    let data = c"mode=555";
+    // SAFETY: valid NUL-terminated strings.
+    let rc = unsafe {
+        libc::mount(
+            fstype.as_ptr(),
+            target.as_ptr(),
+            fstype.as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            data.as_ptr().cast(),
+        )
+    };
+    check(rc, "mount an empty read-only folder on", path)?;
+    remount(path, true)
+}
+
 /// Gives up every capability for good: the bounding set emptied (so no
 /// `exec`, root's included, regains one), the ambient set cleared, and
 /// `no_new_privs` set (no set-uid or file capability either).

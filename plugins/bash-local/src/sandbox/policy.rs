@@ -9,9 +9,12 @@
 //! or a `gitdir:` pointer file together with the folder it points to),
 //! `.agents`, `.aws` and `.codex` (folders) stay read-only, so a command
 //! cannot plant a git hook, rewrite the agent's own configuration or its
-//! cloud credentials (C110a: `.git` refused; C110d: Codex 0.171 lists
-//! `.agents`, `.aws`, `.codex`, `.git` as read-only folders in the cwd). Pure code
-//! over the file system's current state; the mounts are `mount.rs`'s.
+//! cloud credentials (C110a: `.git` refused). Where one of the four is
+//! missing, Codex 0.171 shows an empty read-only folder in its place
+//! (C110d, C140: a tmpfs, mode 555), so a command cannot create it either:
+//! [`missing_protected`] names those places. Pure code over the file
+//! system's current state; the mounts are `mount.rs`'s, the folders made
+//! on disk for them `masks.rs`'s.
 
 use std::path::{Path, PathBuf};
 
@@ -129,6 +132,28 @@ pub fn read_only_subpaths(root: &Path) -> Vec<PathBuf> {
     paths
 }
 
+/// The protected names in the order Codex mounts its masks (C140a's
+/// `/proc/self/mountinfo`).
+pub const PROTECTED_NAMES: [&str; 4] = [".git", ".agents", ".codex", ".aws"];
+
+/// Where `workspace-write` shows an empty read-only folder (a mask): each
+/// of [`PROTECTED_NAMES`] under each writable root (that exists) where
+/// nothing of that name exists, of any type (a `.git` file is protected
+/// as itself, C140b). In roots' order, then Codex's order of names.
+pub fn missing_protected(roots: &[WritableRoot]) -> Vec<PathBuf> {
+    roots
+        .iter()
+        .filter(|r| r.root.is_dir())
+        .flat_map(|r| PROTECTED_NAMES.iter().map(|name| r.root.join(name)))
+        .filter(|path| {
+            matches!(
+                std::fs::symlink_metadata(path),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound
+            )
+        })
+        .collect()
+}
+
 /// The folder a `.git` file's `gitdir: <path>` line points to (relative
 /// to the file's folder), when it exists.
 fn gitdir_of(dot_git: &Path) -> Option<PathBuf> {
@@ -190,6 +215,33 @@ mod tests {
         let roots = writable_roots(&excluded, &project, Some(&tmpdir));
         assert_eq!(roots.len(), 1);
         assert_eq!(roots[0].root, project);
+    }
+
+    #[test]
+    fn only_missing_names_under_existing_roots_are_masked() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let project = dir.path().join("proj");
+        std::fs::create_dir_all(project.join(".aws")).expect("mkdir");
+        // A `.git` pointer file and a dangling `.agents` link exist: not
+        // masked.
+        std::fs::write(project.join(".git"), "gitdir: ../nowhere\n").expect("write");
+        std::os::unix::fs::symlink("missing", project.join(".agents")).expect("symlink");
+        let roots = [
+            WritableRoot {
+                root: project.clone(),
+                read_only_subpaths: Vec::new(),
+            },
+            WritableRoot {
+                root: dir.path().join("absent"),
+                read_only_subpaths: Vec::new(),
+            },
+        ];
+        assert_eq!(missing_protected(&roots), vec![project.join(".codex")]);
+        std::fs::remove_file(project.join(".git")).expect("rm");
+        assert_eq!(
+            missing_protected(&roots),
+            vec![project.join(".git"), project.join(".codex")]
+        );
     }
 
     #[test]

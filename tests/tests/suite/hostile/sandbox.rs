@@ -124,3 +124,5 @@ fn sandbox_settings_that_cannot_work_are_refused_by_name() {
         assert!(report.contains(message), "{block}: {report}");
     }
 }
+
+mod masks;
