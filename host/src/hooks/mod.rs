@@ -14,13 +14,17 @@
 //! - [`http`]: one pooled `reqwest` client, hosts limited to
 //!   `hooks.http.allowed_hosts` (loopback only by default).
 //! - [`socket`]: one long-lived connection per socket, many requests in
-//!   flight, matched by id.
+//!   flight, matched by id. A socket call's stdin goes from the bridge's
+//!   JSON to the socket as the text it came in (`socket_call`).
 //! - [`server`]: hook servers dsh starts, restarted with backoff when they
 //!   die.
 
 pub mod http;
+mod measure;
 pub mod server;
 pub mod socket;
+mod socket_call;
+mod socket_read;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -74,10 +78,46 @@ impl HookTransport {
         let started = std::time::Instant::now();
         let mut answer = match request.handler {
             Handler::Http(h) => self.0.http.call(&h, &request.run).await,
-            Handler::Socket(s) => self.peer(&s).call(&request.run).await,
+            Handler::Socket(s) => match socket_call::SocketCall::from_run(&request.run) {
+                Ok(call) => self.peer(&s).call(&call).await,
+                Err(e) => transport::unreachable_answer(format!("cannot encode request: {e}")),
+            },
         };
         answer.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         answer
+    }
+
+    /// Runs one hook from the JSON text of a `hook-transport` call: a
+    /// socket hook's request is read only as far as the socket needs it,
+    /// its stdin kept as the text it came in ([`socket_call`]).
+    async fn call_text(&self, args: &str) -> RunAnswer {
+        let malformed = |e: &dyn std::fmt::Display| {
+            transport::unreachable_answer(format!(
+                "the {} request is malformed: {e}",
+                transport::SERVICE
+            ))
+        };
+        let wire = match serde_json::from_str::<WireCall<'_>>(args) {
+            Ok(wire) => wire,
+            Err(e) => return malformed(&e),
+        };
+        match wire.handler {
+            Handler::Socket(s) if measure::raw() => {
+                let started = std::time::Instant::now();
+                let call = match socket_call::SocketCall::from_wire(wire.run.get()) {
+                    Ok(call) => call,
+                    Err(e) => return malformed(&e),
+                };
+                let mut answer = self.peer(&s).call(&call).await;
+                answer.duration_ms =
+                    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                answer
+            }
+            handler => match serde_json::from_str::<RunRequest>(wire.run.get()) {
+                Ok(run) => self.call(TransportRequest { handler, run }).await,
+                Err(e) => malformed(&format!("`run`: {e}")),
+            },
+        }
     }
 
     /// The one peer of a socket handler (one connection, one server).
@@ -112,13 +152,7 @@ impl Service for HookTransport {
                     format!("{} has no method `{method}`", transport::SERVICE).into(),
                 );
             }
-            let answer = match serde_json::from_str::<TransportRequest>(&args) {
-                Ok(request) => HookTransport::call(&this, request).await,
-                Err(e) => transport::unreachable_answer(format!(
-                    "the {} request is malformed: {e}",
-                    transport::SERVICE
-                )),
-            };
+            let answer = this.call_text(&args).await;
             match serde_json::to_string(&answer) {
                 Ok(text) => RResult::ROk(text.into()),
                 Err(e) => RResult::RErr(format!("cannot encode the hook answer: {e}").into()),
@@ -126,6 +160,16 @@ impl Service for HookTransport {
         }
         .into_ffi()
     }
+}
+
+/// A `hook-transport` call as it crosses the plugin boundary: the handler,
+/// and the request left as the JSON text it came in (read once the handler
+/// says what it needs of it).
+#[derive(serde::Deserialize)]
+struct WireCall<'a> {
+    handler: Handler,
+    #[serde(borrow)]
+    run: &'a serde_json::value::RawValue,
 }
 
 /// Mounts the host's [`HookTransport`] (once) and gives it `settings`.

@@ -1,7 +1,7 @@
 //! `socket` hooks: JSON-RPC 2.0 over one long-lived Unix-socket connection
 //! per hook server, one message per line.
 //!
-//! Every call writes one [`SocketRequest`] with a fresh id and waits for
+//! Every call writes one [`transport::SocketRequest`] with a fresh id and waits for
 //! the response with that id, so any number of hooks (concurrent tool
 //! calls, sessions) share one connection, answered in any order. There is
 //! no reader task: the calls waiting on a connection take turns reading it
@@ -34,16 +34,18 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use dsh_hook_protocol::transport::{self, SocketHandler, SocketRequest, SocketResult};
-use dsh_hook_protocol::{MAX_OUTPUT_BYTES, RunAnswer, RunRequest};
+use dsh_hook_protocol::transport::{self, SocketHandler, SocketResult};
+use dsh_hook_protocol::{MAX_OUTPUT_BYTES, RunAnswer};
 use serde::Deserialize;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::AsyncWriteExt;
 use tokio::net::UnixStream;
-use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::unix::OwnedWriteHalf;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use super::server::{Availability, Supervisor};
+use super::socket_call::SocketCall;
+use super::socket_read::{Line, Reader};
 
 /// The longest response line read: both streams at their limit, escaped,
 /// plus the envelope. Past it the answer is unreadable.
@@ -55,15 +57,6 @@ const CONNECT_LIMIT: Duration = Duration::from_secs(30);
 /// Requests waiting for their answer, by id; `None` once the connection
 /// is gone (nothing may wait on it any more).
 type Pending = Mutex<Option<HashMap<u64, oneshot::Sender<RunAnswer>>>>;
-
-/// The read side of a connection, read by one waiting call at a time.
-struct Reader {
-    half: BufReader<OwnedReadHalf>,
-    /// The line being read. It outlives a reading call that is dropped
-    /// (its hook timed out) halfway through a line: the next reader goes
-    /// on from where it stopped.
-    line: Vec<u8>,
-}
 
 /// One open connection.
 struct Connection {
@@ -131,6 +124,7 @@ impl Connection {
                 Err(oneshot::error::TryRecvError::Closed) => return self.gone(),
                 Err(oneshot::error::TryRecvError::Empty) => {}
             }
+            reader.spin(super::measure::spin());
             if let Some(answer) = self.read_until(&mut reader, id).await {
                 return answer;
             }
@@ -229,17 +223,17 @@ impl SocketPeer {
     }
 
     /// Runs one hook on the server. Never fails.
-    pub async fn call(&self, run: &RunRequest) -> RunAnswer {
-        let deadline = run
+    pub async fn call(&self, request: &SocketCall<'_>) -> RunAnswer {
+        let deadline = request
             .timeout_ms
             .map(|ms| Instant::now() + Duration::from_millis(ms));
-        let mut line = Vec::with_capacity(run.stdin.len() + 512);
+        let mut line = Vec::with_capacity(request.stdin_len() + 512);
         // A connection found dead only when the request could not be
         // written to it (its server went away while it was idle) is
         // replaced once.
         let mut retried = false;
         let (connection, id, rx) = loop {
-            let connection = match self.connect(run, deadline).await {
+            let connection = match self.connect(request, deadline).await {
                 Ok(c) => c,
                 Err(AnswerNow(answer)) => return answer,
             };
@@ -247,11 +241,10 @@ impl SocketPeer {
                 return self.crashed("the connection closed");
             };
             line.clear();
-            if let Err(e) = serde_json::to_writer(&mut line, &SocketRequest::new(id, run)) {
+            if let Err(e) = request.write_line(id, &mut line) {
                 connection.forget(id);
                 return transport::unreachable_answer(format!("cannot encode request: {e}"));
             }
-            line.push(b'\n');
             let written = {
                 let mut writer = connection.writer.lock().await;
                 writer.write_all(&line).await
@@ -292,7 +285,7 @@ impl SocketPeer {
     /// dsh runs it), retried until `deadline`.
     async fn connect(
         &self,
-        run: &RunRequest,
+        request: &SocketCall<'_>,
         deadline: Option<Instant>,
     ) -> Result<Arc<Connection>, AnswerNow> {
         let mut slot = self.connection.lock().await;
@@ -305,7 +298,7 @@ impl SocketPeer {
         let limit = deadline.unwrap_or_else(|| Instant::now() + CONNECT_LIMIT);
         let mut pause = Duration::from_millis(2);
         let stream = loop {
-            let waiting_for_server = match self.server.as_ref().map(|s| s.ensure_running(run)) {
+            let waiting_for_server = match self.server.as_ref().map(|s| s.ensure_running(request)) {
                 None => false,
                 Some(Ok(Availability::Up)) => true,
                 Some(Ok(Availability::Down(why))) | Some(Err(why)) => {
@@ -335,10 +328,7 @@ impl SocketPeer {
         let (read, write) = stream.into_split();
         let connection = Arc::new(Connection {
             writer: tokio::sync::Mutex::new(write),
-            reader: tokio::sync::Mutex::new(Reader {
-                half: BufReader::new(read),
-                line: Vec::new(),
-            }),
+            reader: tokio::sync::Mutex::new(Reader::new(read)),
             pending: Mutex::new(Some(HashMap::new())),
             next_id: AtomicU64::new(1),
             socket: self.path.display().to_string(),
@@ -391,7 +381,7 @@ async fn read_response(
     reader: &mut Reader,
     socket: &str,
 ) -> Result<Option<(u64, RunAnswer)>, RunAnswer> {
-    let end = match read_line(&mut reader.half, &mut reader.line).await {
+    let end = match reader.read_line().await {
         Ok(Line::Text) => {
             let read = parse_response(&reader.line, socket);
             reader.line.clear();
@@ -467,42 +457,4 @@ fn neither(socket: &str) -> RunAnswer {
     transport::crashed_answer(format!(
         "hook server {socket} answered with neither `result` nor `error`"
     ))
-}
-
-enum Line {
-    Text,
-    Eof,
-    TooLong,
-}
-
-/// Reads the rest of one line (without its newline) into `buf`, at most
-/// [`MAX_LINE_BYTES`]. Dropped while it waits, it loses nothing: what was
-/// read of the line is in `buf`, and a later call goes on from there.
-async fn read_line<R>(reader: &mut BufReader<R>, buf: &mut Vec<u8>) -> std::io::Result<Line>
-where
-    R: tokio::io::AsyncRead + Unpin,
-{
-    loop {
-        let available = reader.fill_buf().await?;
-        if available.is_empty() {
-            return Ok(if buf.is_empty() {
-                Line::Eof
-            } else {
-                Line::Text
-            });
-        }
-        let (take, done) = match available.iter().position(|b| *b == b'\n') {
-            Some(i) => (i + 1, true),
-            None => (available.len(), false),
-        };
-        let end = if done { take - 1 } else { take };
-        if buf.len() + end > MAX_LINE_BYTES {
-            return Ok(Line::TooLong);
-        }
-        buf.extend_from_slice(&available[..end]);
-        reader.consume(take);
-        if done {
-            return Ok(Line::Text);
-        }
-    }
 }
