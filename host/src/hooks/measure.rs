@@ -24,3 +24,8 @@ pub fn raw() -> bool {
 pub fn spin() -> Duration {
     vars().1
 }
+
+pub fn timer() -> bool {
+    static V: OnceLock<bool> = OnceLock::new();
+    *V.get_or_init(|| std::env::var("DSH_SOCK3_TIMER").map_or(true, |v| v != "0"))
+}

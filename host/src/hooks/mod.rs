@@ -97,26 +97,31 @@ impl HookTransport {
                 transport::SERVICE
             ))
         };
-        let wire = match serde_json::from_str::<WireCall<'_>>(args) {
-            Ok(wire) => wire,
-            Err(e) => return malformed(&e),
-        };
-        match wire.handler {
-            Handler::Socket(s) if measure::raw() => {
-                let started = std::time::Instant::now();
-                let call = match socket_call::SocketCall::from_wire(wire.run.get()) {
-                    Ok(call) => call,
-                    Err(e) => return malformed(&e),
-                };
-                let mut answer = self.peer(&s).call(&call).await;
-                answer.duration_ms =
-                    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-                answer
-            }
-            handler => match serde_json::from_str::<RunRequest>(wire.run.get()) {
+        if measure::raw()
+            && let Some(read) = socket_call::SocketCall::from_call_text(args)
+        {
+            let started = std::time::Instant::now();
+            let mut answer = match read {
+                Ok((handler, call)) => self.peer(&handler).call(&call).await,
+                Err(e) => return malformed(&e),
+            };
+            answer.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            return answer;
+        }
+        match serde_json::from_str::<WireCall<'_>>(args) {
+            Ok(WireCall {
+                handler: Handler::Socket(_),
+                run,
+            }) if measure::raw() => match socket_call::SocketCall::from_wire(run.get()) {
+                // Read in one pass above unless malformed.
+                Ok(_) => malformed(&"it does not read as a socket call"),
+                Err(e) => malformed(&e),
+            },
+            Ok(WireCall { handler, run }) => match serde_json::from_str::<RunRequest>(run.get()) {
                 Ok(run) => self.call(TransportRequest { handler, run }).await,
                 Err(e) => malformed(&format!("`run`: {e}")),
             },
+            Err(e) => malformed(&e),
         }
     }
 

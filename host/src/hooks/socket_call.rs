@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use dsh_hook_protocol::RunRequest;
-use dsh_hook_protocol::transport::SOCKET_METHOD;
+use dsh_hook_protocol::transport::{SOCKET_METHOD, SocketHandler};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -50,6 +50,21 @@ struct WireRun<'a> {
     timeout_ms: Option<u64>,
 }
 
+/// A `hook-transport` call whose handler is a socket's.
+#[derive(Deserialize)]
+struct SocketWire<'a> {
+    handler: SocketOnly,
+    #[serde(borrow)]
+    run: WireRun<'a>,
+}
+
+/// [`dsh_hook_protocol::transport::Handler`] when it is a socket's.
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+enum SocketOnly {
+    Socket(SocketHandler),
+}
+
 impl<'a> SocketCall<'a> {
     /// The call for `run`: its stdin written as a JSON string here.
     pub fn from_run(run: &'a RunRequest) -> Result<SocketCall<'a>, serde_json::Error> {
@@ -67,6 +82,20 @@ impl<'a> SocketCall<'a> {
     /// `run`. The error says what is wrong with `run`.
     pub fn from_wire(run: &'a str) -> Result<SocketCall<'a>, String> {
         let wire: WireRun<'a> = serde_json::from_str(run).map_err(|e| format!("`run`: {e}"))?;
+        SocketCall::from_wire_run(wire)
+    }
+
+    /// The handler and the call of a whole `hook-transport` call's JSON
+    /// text, read in one pass, when its handler is a socket's; `None` when
+    /// it is not (or the text does not read so: the caller reads it again
+    /// to say what is wrong).
+    pub fn from_call_text(args: &'a str) -> Option<Result<(SocketHandler, SocketCall<'a>), String>> {
+        let wire: SocketWire<'a> = serde_json::from_str(args).ok()?;
+        let SocketOnly::Socket(handler) = wire.handler;
+        Some(SocketCall::from_wire_run(wire.run).map(|call| (handler, call)))
+    }
+
+    fn from_wire_run(wire: WireRun<'a>) -> Result<SocketCall<'a>, String> {
         let stdin_json = match wire.stdin {
             None => Cow::Borrowed("\"\""),
             // A JSON value that opens with a quote is one whole string
@@ -150,6 +179,21 @@ mod tests {
                 .write_line(7, &mut raw)
                 .unwrap();
             assert_eq!(String::from_utf8_lossy(&raw), String::from_utf8_lossy(&want));
+            // A whole service call, read in one pass.
+            let handler = SocketHandler {
+                path: Some("/s.sock".into()),
+                command: None,
+            };
+            let text = serde_json::to_string(&dsh_hook_protocol::transport::TransportRequest {
+                handler: dsh_hook_protocol::transport::Handler::Socket(handler.clone()),
+                run: run.clone(),
+            })
+            .unwrap();
+            let (got, call) = SocketCall::from_call_text(&text).unwrap().unwrap();
+            assert_eq!(got, handler);
+            let mut whole = Vec::new();
+            call.write_line(7, &mut whole).unwrap();
+            assert_eq!(String::from_utf8_lossy(&whole), String::from_utf8_lossy(&want));
         }
     }
 
