@@ -236,9 +236,7 @@ fn bench(c: &mut Criterion) {
     g.bench_function("native_listener", |b| {
         reported(b, || native.pre_execute(&rt))
     });
-    g.bench_function("floor_task", |b| {
-        reported(b, || floor_task.round_trip(&rt))
-    });
+    g.bench_function("floor_task", |b| reported(b, || floor_task.round_trip(&rt)));
     g.bench_function("floor_blocking", |b| {
         reported(b, || floor_blocking.round_trip())
     });

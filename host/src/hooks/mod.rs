@@ -20,11 +20,9 @@
 //!   die.
 
 pub mod http;
-mod measure;
 pub mod server;
 pub mod socket;
 mod socket_call;
-mod socket_read;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -87,9 +85,10 @@ impl HookTransport {
         answer
     }
 
-    /// Runs one hook from the JSON text of a `hook-transport` call: a
-    /// socket hook's request is read only as far as the socket needs it,
-    /// its stdin kept as the text it came in ([`socket_call`]).
+    /// Runs one hook from the JSON text of a `hook-transport` call. A
+    /// socket hook's call is read in one pass, only as far as the socket
+    /// needs it, its stdin kept as the text it came in ([`socket_call`]);
+    /// any other call (or one that does not read so) is read whole.
     async fn call_text(&self, args: &str) -> RunAnswer {
         let malformed = |e: &dyn std::fmt::Display| {
             transport::unreachable_answer(format!(
@@ -97,9 +96,7 @@ impl HookTransport {
                 transport::SERVICE
             ))
         };
-        if measure::raw()
-            && let Some(read) = socket_call::SocketCall::from_call_text(args)
-        {
+        if let Some(read) = socket_call::SocketCall::from_call_text(args) {
             let started = std::time::Instant::now();
             let mut answer = match read {
                 Ok((handler, call)) => self.peer(&handler).call(&call).await,
@@ -108,19 +105,8 @@ impl HookTransport {
             answer.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
             return answer;
         }
-        match serde_json::from_str::<WireCall<'_>>(args) {
-            Ok(WireCall {
-                handler: Handler::Socket(_),
-                run,
-            }) if measure::raw() => match socket_call::SocketCall::from_wire(run.get()) {
-                // Read in one pass above unless malformed.
-                Ok(_) => malformed(&"it does not read as a socket call"),
-                Err(e) => malformed(&e),
-            },
-            Ok(WireCall { handler, run }) => match serde_json::from_str::<RunRequest>(run.get()) {
-                Ok(run) => self.call(TransportRequest { handler, run }).await,
-                Err(e) => malformed(&format!("`run`: {e}")),
-            },
+        match serde_json::from_str::<TransportRequest>(args) {
+            Ok(request) => self.call(request).await,
             Err(e) => malformed(&e),
         }
     }
@@ -165,16 +151,6 @@ impl Service for HookTransport {
         }
         .into_ffi()
     }
-}
-
-/// A `hook-transport` call as it crosses the plugin boundary: the handler,
-/// and the request left as the JSON text it came in (read once the handler
-/// says what it needs of it).
-#[derive(serde::Deserialize)]
-struct WireCall<'a> {
-    handler: Handler,
-    #[serde(borrow)]
-    run: &'a serde_json::value::RawValue,
 }
 
 /// Mounts the host's [`HookTransport`] (once) and gives it `settings`.

@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use dsh_bash_local::{ServerSpec, spawn_server};
 use super::socket_call::SocketCall;
+use dsh_bash_local::{ServerSpec, spawn_server};
 use dsh_hook_protocol::transport::SOCKET_ENV;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::time::Instant;

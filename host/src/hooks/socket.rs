@@ -37,15 +37,14 @@ use std::time::Duration;
 use dsh_hook_protocol::transport::{self, SocketHandler, SocketResult};
 use dsh_hook_protocol::{MAX_OUTPUT_BYTES, RunAnswer};
 use serde::Deserialize;
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
-use tokio::net::unix::OwnedWriteHalf;
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use super::server::{Availability, Supervisor};
 use super::socket_call::SocketCall;
-use super::socket_read::{Line, Reader};
 
 /// The longest response line read: both streams at their limit, escaped,
 /// plus the envelope. Past it the answer is unreadable.
@@ -57,6 +56,15 @@ const CONNECT_LIMIT: Duration = Duration::from_secs(30);
 /// Requests waiting for their answer, by id; `None` once the connection
 /// is gone (nothing may wait on it any more).
 type Pending = Mutex<Option<HashMap<u64, oneshot::Sender<RunAnswer>>>>;
+
+/// The read side of a connection, read by one waiting call at a time.
+struct Reader {
+    half: BufReader<OwnedReadHalf>,
+    /// The line being read. It outlives a reading call that is dropped
+    /// (its hook timed out) halfway through a line: the next reader goes
+    /// on from where it stopped.
+    line: Vec<u8>,
+}
 
 /// One open connection.
 struct Connection {
@@ -124,7 +132,6 @@ impl Connection {
                 Err(oneshot::error::TryRecvError::Closed) => return self.gone(),
                 Err(oneshot::error::TryRecvError::Empty) => {}
             }
-            reader.spin(super::measure::spin());
             if let Some(answer) = self.read_until(&mut reader, id).await {
                 return answer;
             }
@@ -262,7 +269,7 @@ impl SocketPeer {
             }
         };
         let answer = connection.answer(id, rx);
-        match deadline.filter(|_| super::measure::timer()) {
+        match deadline {
             Some(at) => match tokio::time::timeout_at(at, answer).await {
                 Ok(answer) => answer,
                 Err(_) => {
@@ -328,7 +335,10 @@ impl SocketPeer {
         let (read, write) = stream.into_split();
         let connection = Arc::new(Connection {
             writer: tokio::sync::Mutex::new(write),
-            reader: tokio::sync::Mutex::new(Reader::new(read)),
+            reader: tokio::sync::Mutex::new(Reader {
+                half: BufReader::new(read),
+                line: Vec::new(),
+            }),
             pending: Mutex::new(Some(HashMap::new())),
             next_id: AtomicU64::new(1),
             socket: self.path.display().to_string(),
@@ -381,7 +391,7 @@ async fn read_response(
     reader: &mut Reader,
     socket: &str,
 ) -> Result<Option<(u64, RunAnswer)>, RunAnswer> {
-    let end = match reader.read_line().await {
+    let end = match read_line(&mut reader.half, &mut reader.line).await {
         Ok(Line::Text) => {
             let read = parse_response(&reader.line, socket);
             reader.line.clear();
@@ -457,4 +467,42 @@ fn neither(socket: &str) -> RunAnswer {
     transport::crashed_answer(format!(
         "hook server {socket} answered with neither `result` nor `error`"
     ))
+}
+
+enum Line {
+    Text,
+    Eof,
+    TooLong,
+}
+
+/// Reads the rest of one line (without its newline) into `buf`, at most
+/// [`MAX_LINE_BYTES`]. Dropped while it waits, it loses nothing: what was
+/// read of the line is in `buf`, and a later call goes on from there.
+async fn read_line<R>(reader: &mut BufReader<R>, buf: &mut Vec<u8>) -> std::io::Result<Line>
+where
+    R: tokio::io::AsyncRead + Unpin,
+{
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(if buf.is_empty() {
+                Line::Eof
+            } else {
+                Line::Text
+            });
+        }
+        let (take, done) = match available.iter().position(|b| *b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (available.len(), false),
+        };
+        let end = if done { take - 1 } else { take };
+        if buf.len() + end > MAX_LINE_BYTES {
+            return Ok(Line::TooLong);
+        }
+        buf.extend_from_slice(&available[..end]);
+        reader.consume(take);
+        if done {
+            return Ok(Line::Text);
+        }
+    }
 }

@@ -3,7 +3,7 @@
 //! The bridge sends the `hook-transport` service the whole [`RunRequest`]
 //! as JSON text, its hook's stdin (the payload JSON) escaped as a JSON
 //! string. A socket request carries that stdin as a JSON string too, so the
-//! service keeps it as the text it came in ([`SocketCall::from_wire`]) and
+//! service keeps it as the text it came in ([`SocketCall::from_call_text`]) and
 //! writes it into the request line as it is: the payload is escaped once,
 //! by the bridge, and never unescaped and escaped again on the way to the
 //! server. The line is byte for byte what serde writes for a
@@ -77,19 +77,13 @@ impl<'a> SocketCall<'a> {
         })
     }
 
-    /// The call for the JSON text of a [`RunRequest`] (the `run` of a
-    /// `hook-transport` call), its stdin kept as the JSON string it is in
-    /// `run`. The error says what is wrong with `run`.
-    pub fn from_wire(run: &'a str) -> Result<SocketCall<'a>, String> {
-        let wire: WireRun<'a> = serde_json::from_str(run).map_err(|e| format!("`run`: {e}"))?;
-        SocketCall::from_wire_run(wire)
-    }
-
     /// The handler and the call of a whole `hook-transport` call's JSON
     /// text, read in one pass, when its handler is a socket's; `None` when
     /// it is not (or the text does not read so: the caller reads it again
     /// to say what is wrong).
-    pub fn from_call_text(args: &'a str) -> Option<Result<(SocketHandler, SocketCall<'a>), String>> {
+    pub fn from_call_text(
+        args: &'a str,
+    ) -> Option<Result<(SocketHandler, SocketCall<'a>), String>> {
         let wire: SocketWire<'a> = serde_json::from_str(args).ok()?;
         let SocketOnly::Socket(handler) = wire.handler;
         Some(SocketCall::from_wire_run(wire.run).map(|call| (handler, call)))
@@ -170,16 +164,12 @@ mod tests {
                 .unwrap()
                 .write_line(7, &mut typed)
                 .unwrap();
-            assert_eq!(String::from_utf8_lossy(&typed), String::from_utf8_lossy(&want));
-            // Through the service: the stdin kept as the bridge wrote it.
-            let wire = serde_json::to_string(&run).unwrap();
-            let mut raw = Vec::new();
-            SocketCall::from_wire(&wire)
-                .unwrap()
-                .write_line(7, &mut raw)
-                .unwrap();
-            assert_eq!(String::from_utf8_lossy(&raw), String::from_utf8_lossy(&want));
-            // A whole service call, read in one pass.
+            assert_eq!(
+                String::from_utf8_lossy(&typed),
+                String::from_utf8_lossy(&want)
+            );
+            // Through the service: read in one pass, the stdin kept as
+            // the bridge wrote it.
             let handler = SocketHandler {
                 path: Some("/s.sock".into()),
                 command: None,
@@ -193,20 +183,35 @@ mod tests {
             assert_eq!(got, handler);
             let mut whole = Vec::new();
             call.write_line(7, &mut whole).unwrap();
-            assert_eq!(String::from_utf8_lossy(&whole), String::from_utf8_lossy(&want));
+            assert_eq!(
+                String::from_utf8_lossy(&whole),
+                String::from_utf8_lossy(&want)
+            );
         }
+    }
+
+    fn call_text(run: &str) -> String {
+        format!("{{\"handler\":{{\"type\":\"socket\",\"path\":\"/s\"}},\"run\":{run}}}")
     }
 
     #[test]
     fn a_run_whose_stdin_is_not_a_string_is_refused_naming_it() {
         for stdin in ["{\"a\":1}", "12", "[\"x\"]"] {
-            let wire = format!("{{\"program\":[],\"cwd\":\"/\",\"stdin\":{stdin}}}");
-            let e = SocketCall::from_wire(&wire).err().unwrap();
+            let text = call_text(&format!(
+                "{{\"program\":[],\"cwd\":\"/\",\"stdin\":{stdin}}}"
+            ));
+            let e = SocketCall::from_call_text(&text).unwrap().err().unwrap();
             assert!(e.starts_with("`run.stdin` is not a string"), "{e}");
         }
-        let e = SocketCall::from_wire("{\"stdin\":\"x\"}").err().unwrap();
-        assert!(e.contains("cwd"), "{e}");
-        let e = SocketCall::from_wire("{\"cwd\":\"/\",\"stdin\":\"x}").err().unwrap();
-        assert!(e.starts_with("`run`:"), "{e}");
+    }
+
+    #[test]
+    fn what_does_not_read_as_a_socket_call_is_left_to_the_whole_reading() {
+        let no_cwd = call_text("{\"stdin\":\"x\"}");
+        let cut = call_text("{\"cwd\":\"/\",\"stdin\":\"x}");
+        let http = "{\"handler\":{\"type\":\"http\",\"url\":\"http://127.0.0.1:1/\"},\"run\":{\"program\":[],\"cwd\":\"/\"}}";
+        for text in [no_cwd.as_str(), cut.as_str(), http] {
+            assert!(SocketCall::from_call_text(text).is_none(), "{text}");
+        }
     }
 }
