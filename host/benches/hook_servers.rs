@@ -16,6 +16,15 @@
 //! - `command_hook_exit_0`: the same bridge whose only hook is `exit 0`
 //!   (a process spawn per call). Target: >= 20x the socket hook's cost.
 //! - `native_listener`: a built-in plugin answering allow.
+//! - `floor_task` and `floor_blocking`: the physical floor, with no dsh
+//!   code. The exact request line dsh writes for the socket hook's call
+//!   (captured once, before timing, from a real call to a socket the bench
+//!   listens on) sent on a second connection to the same server process,
+//!   and its answer line read back: from a task on the same runtime
+//!   through a tokio `UnixStream` (`floor_task`: the two cross-process
+//!   wake-ups plus the runtime's own), and from the bench's thread through
+//!   a blocking std `UnixStream` (`floor_blocking`: the two wake-ups
+//!   alone). `socket_hook - floor_task` is dsh's share.
 //!
 //! Each call is one pre-execute waterfall run as a task on the runtime's
 //! workers (where a daemon's turns run), timed inside the task. Each
@@ -213,6 +222,11 @@ fn bench(c: &mut Criterion) {
         p.start_session(&rt);
     }
     socket.pre_execute(&rt);
+    let request = captured_request(&rt);
+    let floor_task = TaskFloor::connect(&rt, &sock, &request);
+    let floor_blocking = BlockingFloor::connect(&sock, &request);
+    floor_task.round_trip(&rt);
+    floor_blocking.round_trip();
 
     let mut g = c.benchmark_group("hook_servers");
     g.bench_function("socket_hook", |b| reported(b, || socket.pre_execute(&rt)));
@@ -222,23 +236,140 @@ fn bench(c: &mut Criterion) {
     g.bench_function("native_listener", |b| {
         reported(b, || native.pre_execute(&rt))
     });
+    g.bench_function("floor_task", |b| reported(b, || floor_task.round_trip(&rt)));
+    g.bench_function("floor_blocking", |b| {
+        reported(b, || floor_blocking.round_trip())
+    });
     g.finish();
 
     let rounds = 200;
     let (mut s, mut cmd, mut n) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut ft, mut fb) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
         for (side, out) in [(&socket, &mut s), (&command, &mut cmd), (&native, &mut n)] {
             out.push(side.pre_execute(&rt));
         }
+        ft.push(floor_task.round_trip(&rt));
+        fb.push(floor_blocking.round_trip());
     }
     let (s, cmd, n) = (median(s), median(cmd), median(n));
+    let (ft, fb) = (median(ft), median(fb));
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
         "\nPreToolUse decision (median of {rounds}): socket hook {s:?} (target <= 100 µs), \
          `exit 0` command hook {cmd:?}, native listener {n:?}\n\
-         command / socket = {:.1}x (target >= 20x); socket / native = {:.1}x",
+         command / socket = {:.1}x (target >= 20x); socket / native = {:.1}x\n\
+         floor (the same request line, raw, to the same server): from a task {ft:?}, \
+         blocking {fb:?}; dsh's share (socket - task floor) {:?}; \
+         command / task floor = {:.1}x (the best a socket hook can reach here)\n\
+         load average: {}",
         cmd.as_secs_f64() / s.as_secs_f64(),
-        s.as_secs_f64() / n.as_secs_f64()
+        s.as_secs_f64() / n.as_secs_f64(),
+        s.saturating_sub(ft),
+        cmd.as_secs_f64() / ft.as_secs_f64(),
+        load.trim()
     );
+}
+
+/// The request line the socket hook's bridge writes for one call of
+/// `point` (with its newline): read off the first connection to a socket
+/// the bench listens on itself, answered `exit_code: 0` so the call ends
+/// as the timed ones do.
+fn captured_request(rt: &tokio::runtime::Runtime) -> Vec<u8> {
+    use std::io::{BufRead as _, Write as _};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("capture.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    let capture = point(
+        rt,
+        tempfile::tempdir().unwrap(),
+        Some(json!({"type": "socket", "path": path})),
+    );
+    let reader = std::thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        let mut lines = std::io::BufReader::new(stream.try_clone().unwrap());
+        let mut line = Vec::new();
+        lines.read_until(b'\n', &mut line).unwrap();
+        let request: Request = serde_json::from_slice(&line).unwrap();
+        let mut answer = &stream;
+        writeln!(
+            answer,
+            "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{\"exit_code\":0,\"stdout\":\"\",\"stderr\":\"\"}}}}",
+            request.id
+        )
+        .unwrap();
+        line
+    });
+    capture.start_session(rt);
+    capture.pre_execute(rt);
+    let line = reader.join().unwrap();
+    assert!(line.ends_with(b"\n"), "{}", String::from_utf8_lossy(&line));
+    line
+}
+
+/// The floor's client side from a task on the runtime: `line` written, one
+/// answer line read, on a connection of its own to the bench's server.
+struct TaskFloor {
+    stream: Arc<tokio::sync::Mutex<tokio::io::BufReader<tokio::net::UnixStream>>>,
+    line: Arc<[u8]>,
+}
+
+impl TaskFloor {
+    fn connect(rt: &tokio::runtime::Runtime, socket: &Path, line: &[u8]) -> TaskFloor {
+        let stream = rt
+            .block_on(tokio::net::UnixStream::connect(socket))
+            .unwrap();
+        TaskFloor {
+            stream: Arc::new(tokio::sync::Mutex::new(tokio::io::BufReader::new(stream))),
+            line: line.into(),
+        }
+    }
+
+    /// One round trip, timed inside a task on the runtime's workers (as
+    /// [`Point::pre_execute`] times a call).
+    fn round_trip(&self, rt: &tokio::runtime::Runtime) -> Duration {
+        use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
+        let (stream, line) = (self.stream.clone(), self.line.clone());
+        let task = async move {
+            let mut stream = stream.lock().await;
+            let mut answer = Vec::with_capacity(128);
+            let t = Instant::now();
+            stream.get_mut().write_all(&line).await.unwrap();
+            stream.read_until(b'\n', &mut answer).await.unwrap();
+            let took = t.elapsed();
+            assert!(answer.ends_with(b"\n"), "the server closed");
+            took
+        };
+        rt.block_on(rt.spawn(task)).unwrap()
+    }
+}
+
+/// The floor's client side on the calling thread, blocking.
+struct BlockingFloor {
+    stream: std::cell::RefCell<std::io::BufReader<std::os::unix::net::UnixStream>>,
+    line: Vec<u8>,
+}
+
+impl BlockingFloor {
+    fn connect(socket: &Path, line: &[u8]) -> BlockingFloor {
+        let stream = std::os::unix::net::UnixStream::connect(socket).unwrap();
+        BlockingFloor {
+            stream: std::cell::RefCell::new(std::io::BufReader::new(stream)),
+            line: line.to_vec(),
+        }
+    }
+
+    fn round_trip(&self) -> Duration {
+        use std::io::{BufRead as _, Write as _};
+        let mut stream = self.stream.borrow_mut();
+        let mut answer = Vec::with_capacity(128);
+        let t = Instant::now();
+        stream.get_mut().write_all(&self.line).unwrap();
+        stream.read_until(b'\n', &mut answer).unwrap();
+        let took = t.elapsed();
+        assert!(answer.ends_with(b"\n"), "the server closed");
+        took
+    }
 }
 
 /// Criterion's timing of `measured`, by the time it reports.

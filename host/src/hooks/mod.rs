@@ -14,13 +14,15 @@
 //! - [`http`]: one pooled `reqwest` client, hosts limited to
 //!   `hooks.http.allowed_hosts` (loopback only by default).
 //! - [`socket`]: one long-lived connection per socket, many requests in
-//!   flight, matched by id.
+//!   flight, matched by id. A socket call's stdin goes from the bridge's
+//!   JSON to the socket as the text it came in (`socket_call`).
 //! - [`server`]: hook servers dsh starts, restarted with backoff when they
 //!   die.
 
 pub mod http;
 pub mod server;
 pub mod socket;
+mod socket_call;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -74,10 +76,39 @@ impl HookTransport {
         let started = std::time::Instant::now();
         let mut answer = match request.handler {
             Handler::Http(h) => self.0.http.call(&h, &request.run).await,
-            Handler::Socket(s) => self.peer(&s).call(&request.run).await,
+            Handler::Socket(s) => match socket_call::SocketCall::from_run(&request.run) {
+                Ok(call) => self.peer(&s).call(&call).await,
+                Err(e) => transport::unreachable_answer(format!("cannot encode request: {e}")),
+            },
         };
         answer.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         answer
+    }
+
+    /// Runs one hook from the JSON text of a `hook-transport` call. A
+    /// socket hook's call is read in one pass, only as far as the socket
+    /// needs it, its stdin kept as the text it came in ([`socket_call`]);
+    /// any other call (or one that does not read so) is read whole.
+    async fn call_text(&self, args: &str) -> RunAnswer {
+        let malformed = |e: &dyn std::fmt::Display| {
+            transport::unreachable_answer(format!(
+                "the {} request is malformed: {e}",
+                transport::SERVICE
+            ))
+        };
+        if let Some(read) = socket_call::SocketCall::from_call_text(args) {
+            let started = std::time::Instant::now();
+            let mut answer = match read {
+                Ok((handler, call)) => self.peer(&handler).call(&call).await,
+                Err(e) => return malformed(&e),
+            };
+            answer.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            return answer;
+        }
+        match serde_json::from_str::<TransportRequest>(args) {
+            Ok(request) => self.call(request).await,
+            Err(e) => malformed(&e),
+        }
     }
 
     /// The one peer of a socket handler (one connection, one server).
@@ -112,13 +143,7 @@ impl Service for HookTransport {
                     format!("{} has no method `{method}`", transport::SERVICE).into(),
                 );
             }
-            let answer = match serde_json::from_str::<TransportRequest>(&args) {
-                Ok(request) => HookTransport::call(&this, request).await,
-                Err(e) => transport::unreachable_answer(format!(
-                    "the {} request is malformed: {e}",
-                    transport::SERVICE
-                )),
-            };
+            let answer = this.call_text(&args).await;
             match serde_json::to_string(&answer) {
                 Ok(text) => RResult::ROk(text.into()),
                 Err(e) => RResult::RErr(format!("cannot encode the hook answer: {e}").into()),

@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use super::socket_call::SocketCall;
 use dsh_bash_local::{ServerSpec, spawn_server};
-use dsh_hook_protocol::RunRequest;
 use dsh_hook_protocol::transport::SOCKET_ENV;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::time::Instant;
@@ -85,7 +85,7 @@ impl Supervisor {
     }
 
     /// Starts the server on the first call; says whether it is up.
-    pub fn ensure_running(&self, run: &RunRequest) -> Result<Availability, String> {
+    pub fn ensure_running(&self, run: &SocketCall<'_>) -> Result<Availability, String> {
         let mut phase = self.shared.phase.lock().unwrap_or_else(|p| p.into_inner());
         match &*phase {
             Phase::Running => Ok(Availability::Up),
@@ -99,16 +99,16 @@ impl Supervisor {
                 if let Some(dir) = self.socket.parent() {
                     make_private_dir(dir)?;
                 }
-                let mut env: BTreeMap<String, String> = run.env.clone();
+                let mut env: BTreeMap<String, String> = run.env.clone().into_owned();
                 env.insert(
                     SOCKET_ENV.into(),
                     self.socket.to_string_lossy().into_owned(),
                 );
                 let spec = ServerSpec {
                     program: vec!["/bin/sh".into(), "-c".into(), self.command.clone()],
-                    cwd: run.cwd.clone(),
+                    cwd: PathBuf::from(run.cwd.as_ref()),
                     env,
-                    env_remove_prefixes: run.env_remove_prefixes.clone(),
+                    env_remove_prefixes: run.env_remove_prefixes.to_vec(),
                 };
                 *phase = Phase::Running;
                 tokio::spawn(supervise(

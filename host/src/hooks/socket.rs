@@ -1,7 +1,7 @@
 //! `socket` hooks: JSON-RPC 2.0 over one long-lived Unix-socket connection
 //! per hook server, one message per line.
 //!
-//! Every call writes one [`SocketRequest`] with a fresh id and waits for
+//! Every call writes one [`transport::SocketRequest`] with a fresh id and waits for
 //! the response with that id, so any number of hooks (concurrent tool
 //! calls, sessions) share one connection, answered in any order. There is
 //! no reader task: the calls waiting on a connection take turns reading it
@@ -34,8 +34,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use dsh_hook_protocol::transport::{self, SocketHandler, SocketRequest, SocketResult};
-use dsh_hook_protocol::{MAX_OUTPUT_BYTES, RunAnswer, RunRequest};
+use dsh_hook_protocol::transport::{self, SocketHandler, SocketResult};
+use dsh_hook_protocol::{MAX_OUTPUT_BYTES, RunAnswer};
 use serde::Deserialize;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
@@ -44,6 +44,7 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use super::server::{Availability, Supervisor};
+use super::socket_call::SocketCall;
 
 /// The longest response line read: both streams at their limit, escaped,
 /// plus the envelope. Past it the answer is unreadable.
@@ -229,17 +230,17 @@ impl SocketPeer {
     }
 
     /// Runs one hook on the server. Never fails.
-    pub async fn call(&self, run: &RunRequest) -> RunAnswer {
-        let deadline = run
+    pub async fn call(&self, request: &SocketCall<'_>) -> RunAnswer {
+        let deadline = request
             .timeout_ms
             .map(|ms| Instant::now() + Duration::from_millis(ms));
-        let mut line = Vec::with_capacity(run.stdin.len() + 512);
+        let mut line = Vec::with_capacity(request.stdin_len() + 512);
         // A connection found dead only when the request could not be
         // written to it (its server went away while it was idle) is
         // replaced once.
         let mut retried = false;
         let (connection, id, rx) = loop {
-            let connection = match self.connect(run, deadline).await {
+            let connection = match self.connect(request, deadline).await {
                 Ok(c) => c,
                 Err(AnswerNow(answer)) => return answer,
             };
@@ -247,11 +248,10 @@ impl SocketPeer {
                 return self.crashed("the connection closed");
             };
             line.clear();
-            if let Err(e) = serde_json::to_writer(&mut line, &SocketRequest::new(id, run)) {
+            if let Err(e) = request.write_line(id, &mut line) {
                 connection.forget(id);
                 return transport::unreachable_answer(format!("cannot encode request: {e}"));
             }
-            line.push(b'\n');
             let written = {
                 let mut writer = connection.writer.lock().await;
                 writer.write_all(&line).await
@@ -292,7 +292,7 @@ impl SocketPeer {
     /// dsh runs it), retried until `deadline`.
     async fn connect(
         &self,
-        run: &RunRequest,
+        request: &SocketCall<'_>,
         deadline: Option<Instant>,
     ) -> Result<Arc<Connection>, AnswerNow> {
         let mut slot = self.connection.lock().await;
@@ -305,7 +305,7 @@ impl SocketPeer {
         let limit = deadline.unwrap_or_else(|| Instant::now() + CONNECT_LIMIT);
         let mut pause = Duration::from_millis(2);
         let stream = loop {
-            let waiting_for_server = match self.server.as_ref().map(|s| s.ensure_running(run)) {
+            let waiting_for_server = match self.server.as_ref().map(|s| s.ensure_running(request)) {
                 None => false,
                 Some(Ok(Availability::Up)) => true,
                 Some(Ok(Availability::Down(why))) | Some(Err(why)) => {

@@ -1,0 +1,217 @@
+//! What one socket hook request carries, and its request line.
+//!
+//! The bridge sends the `hook-transport` service the whole [`RunRequest`]
+//! as JSON text, its hook's stdin (the payload JSON) escaped as a JSON
+//! string. A socket request carries that stdin as a JSON string too, so the
+//! service keeps it as the text it came in ([`SocketCall::from_call_text`]) and
+//! writes it into the request line as it is: the payload is escaped once,
+//! by the bridge, and never unescaped and escaped again on the way to the
+//! server. The line is byte for byte what serde writes for a
+//! [`dsh_hook_protocol::transport::SocketRequest`] (a test holds it to
+//! that), so the wire format is unchanged.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use dsh_hook_protocol::RunRequest;
+use dsh_hook_protocol::transport::{SOCKET_METHOD, SocketHandler};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+/// One socket hook request's `params`, and what starting a dsh-run server
+/// for it needs.
+pub struct SocketCall<'a> {
+    /// `params.stdin`, as the JSON string it is written as (quotes and
+    /// escapes included).
+    stdin_json: Cow<'a, str>,
+    /// The session's working directory.
+    pub cwd: Cow<'a, str>,
+    /// The variables the bridge adds to a command hook's environment.
+    pub env: Cow<'a, BTreeMap<String, String>>,
+    /// Inherited variables a started server does not get.
+    pub env_remove_prefixes: Cow<'a, [String]>,
+    /// The hook's timeout.
+    pub timeout_ms: Option<u64>,
+}
+
+/// The fields of a [`RunRequest`]'s JSON a socket hook reads, its stdin
+/// left as text (a socket hook runs no process: the rest is not read).
+#[derive(Deserialize)]
+struct WireRun<'a> {
+    #[serde(borrow, default)]
+    stdin: Option<&'a RawValue>,
+    #[serde(borrow)]
+    cwd: Cow<'a, str>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    #[serde(default)]
+    env_remove_prefixes: Vec<String>,
+    #[serde(default)]
+    timeout_ms: Option<u64>,
+}
+
+/// A `hook-transport` call whose handler is a socket's.
+#[derive(Deserialize)]
+struct SocketWire<'a> {
+    handler: SocketOnly,
+    #[serde(borrow)]
+    run: WireRun<'a>,
+}
+
+/// [`dsh_hook_protocol::transport::Handler`] when it is a socket's.
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+enum SocketOnly {
+    Socket(SocketHandler),
+}
+
+impl<'a> SocketCall<'a> {
+    /// The call for `run`: its stdin written as a JSON string here.
+    pub fn from_run(run: &'a RunRequest) -> Result<SocketCall<'a>, serde_json::Error> {
+        Ok(SocketCall {
+            stdin_json: Cow::Owned(serde_json::to_string(&run.stdin)?),
+            cwd: run.cwd.to_string_lossy(),
+            env: Cow::Borrowed(&run.env),
+            env_remove_prefixes: Cow::Borrowed(&run.env_remove_prefixes),
+            timeout_ms: run.timeout_ms,
+        })
+    }
+
+    /// The handler and the call of a whole `hook-transport` call's JSON
+    /// text, read in one pass, when its handler is a socket's; `None` when
+    /// it is not (or the text does not read so: the caller reads it again
+    /// to say what is wrong).
+    pub fn from_call_text(
+        args: &'a str,
+    ) -> Option<Result<(SocketHandler, SocketCall<'a>), String>> {
+        let wire: SocketWire<'a> = serde_json::from_str(args).ok()?;
+        let SocketOnly::Socket(handler) = wire.handler;
+        Some(SocketCall::from_wire_run(wire.run).map(|call| (handler, call)))
+    }
+
+    fn from_wire_run(wire: WireRun<'a>) -> Result<SocketCall<'a>, String> {
+        let stdin_json = match wire.stdin {
+            None => Cow::Borrowed("\"\""),
+            // A JSON value that opens with a quote is one whole string
+            // (serde_json checked it; a raw string holds no newline).
+            Some(raw) if raw.get().starts_with('"') => Cow::Borrowed(raw.get()),
+            Some(raw) => {
+                let shown: String = raw.get().chars().take(40).collect();
+                return Err(format!("`run.stdin` is not a string: {shown}"));
+            }
+        };
+        Ok(SocketCall {
+            stdin_json,
+            cwd: wire.cwd,
+            env: Cow::Owned(wire.env),
+            env_remove_prefixes: Cow::Owned(wire.env_remove_prefixes),
+            timeout_ms: wire.timeout_ms,
+        })
+    }
+
+    /// The length of the stdin as written (for sizing a line).
+    pub fn stdin_len(&self) -> usize {
+        self.stdin_json.len()
+    }
+
+    /// Appends the request line for `id` (with its newline) to `line`.
+    pub fn write_line(&self, id: u64, line: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        line.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+        serde_json::to_writer(&mut *line, &id)?;
+        line.extend_from_slice(br#","method":"#);
+        serde_json::to_writer(&mut *line, SOCKET_METHOD)?;
+        line.extend_from_slice(br#","params":{"stdin":"#);
+        line.extend_from_slice(self.stdin_json.as_bytes());
+        line.extend_from_slice(br#","cwd":"#);
+        serde_json::to_writer(&mut *line, &self.cwd)?;
+        line.extend_from_slice(br#","env":"#);
+        serde_json::to_writer(&mut *line, &self.env)?;
+        line.extend_from_slice(br#","timeout_ms":"#);
+        serde_json::to_writer(&mut *line, &self.timeout_ms)?;
+        line.extend_from_slice(b"}}\n");
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dsh_hook_protocol::transport::SocketRequest;
+
+    fn run() -> RunRequest {
+        let mut run = RunRequest::new(vec!["/bin/sh".into()], "/tmp/a \"dir\"");
+        run.stdin = "{\"tool_input\":{\"command\":\"echo \\\"hi\\\"\\n\\u0001é\"}}\n".into();
+        run.env.insert("CLAUDE_PROJECT_DIR".into(), "/p\\q".into());
+        run.env.insert("CLAUDECODE".into(), "1".into());
+        run.timeout_ms = Some(600_000);
+        run
+    }
+
+    fn serde_line(id: u64, run: &RunRequest) -> Vec<u8> {
+        let mut want = serde_json::to_vec(&SocketRequest::new(id, run)).unwrap();
+        want.push(b'\n');
+        want
+    }
+
+    #[test]
+    fn the_line_is_what_serde_writes_for_a_socket_request() {
+        for timeout in [Some(600_000), None] {
+            let mut run = run();
+            run.timeout_ms = timeout;
+            let want = serde_line(7, &run);
+            let mut typed = Vec::new();
+            SocketCall::from_run(&run)
+                .unwrap()
+                .write_line(7, &mut typed)
+                .unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&typed),
+                String::from_utf8_lossy(&want)
+            );
+            // Through the service: read in one pass, the stdin kept as
+            // the bridge wrote it.
+            let handler = SocketHandler {
+                path: Some("/s.sock".into()),
+                command: None,
+            };
+            let text = serde_json::to_string(&dsh_hook_protocol::transport::TransportRequest {
+                handler: dsh_hook_protocol::transport::Handler::Socket(handler.clone()),
+                run: run.clone(),
+            })
+            .unwrap();
+            let (got, call) = SocketCall::from_call_text(&text).unwrap().unwrap();
+            assert_eq!(got, handler);
+            let mut whole = Vec::new();
+            call.write_line(7, &mut whole).unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&whole),
+                String::from_utf8_lossy(&want)
+            );
+        }
+    }
+
+    fn call_text(run: &str) -> String {
+        format!("{{\"handler\":{{\"type\":\"socket\",\"path\":\"/s\"}},\"run\":{run}}}")
+    }
+
+    #[test]
+    fn a_run_whose_stdin_is_not_a_string_is_refused_naming_it() {
+        for stdin in ["{\"a\":1}", "12", "[\"x\"]"] {
+            let text = call_text(&format!(
+                "{{\"program\":[],\"cwd\":\"/\",\"stdin\":{stdin}}}"
+            ));
+            let e = SocketCall::from_call_text(&text).unwrap().err().unwrap();
+            assert!(e.starts_with("`run.stdin` is not a string"), "{e}");
+        }
+    }
+
+    #[test]
+    fn what_does_not_read_as_a_socket_call_is_left_to_the_whole_reading() {
+        let no_cwd = call_text("{\"stdin\":\"x\"}");
+        let cut = call_text("{\"cwd\":\"/\",\"stdin\":\"x}");
+        let http = "{\"handler\":{\"type\":\"http\",\"url\":\"http://127.0.0.1:1/\"},\"run\":{\"program\":[],\"cwd\":\"/\"}}";
+        for text in [no_cwd.as_str(), cut.as_str(), http] {
+            assert!(SocketCall::from_call_text(text).is_none(), "{text}");
+        }
+    }
+}
