@@ -1337,6 +1337,9 @@ fn check_requests(
         let by = if text == dsh_host::permissions::INTERRUPTED_FOR_TOOL_USE && rejects_in_dialog(v)
         {
             "approval"
+        } else if text.starts_with("[Image: original ") && placement.contains("after the tool_result block") {
+            // Claude Code's note after a resized image (S150) is `Read`'s.
+            "tools-fs"
         } else {
             bridge
         };
