@@ -1645,8 +1645,8 @@ fn check_tools(
         // Image blocks (`Read` of a PNG): the tool message the model got
         // next carries those images, in order, and no text.
         // A vector whose images are summarized (`source.decoded`, S150:
-        // resized images, whose encoder output is the library's) compares
-        // what dsh's image decodes to and its media type, not its bytes.
+        // resized images, too long to store and to match as text) compares
+        // dsh's image by its media type, pixel size, length and CRC-32.
         let images: Vec<Value> = w["result_seen_by_model"]
             .as_array()
             .into_iter()
@@ -1913,13 +1913,32 @@ async fn every_codex_vector_through_the_loop() {
 }
 
 /// What a base64 image decodes to, as the vectors summarize it:
-/// `{"width", "height"}` (from its header), or `null`.
+/// `{"width", "height"}` (from its header), its length and its CRC-32, or
+/// `null`.
 fn decoded(b64: &str) -> Value {
-    base64::engine::general_purpose::STANDARD
-        .decode(b64)
-        .ok()
-        .and_then(|bytes| dsh_tools_fs::image::dimensions(&bytes))
-        .map_or(Value::Null, |(w, h)| json!({"width": w, "height": h}))
+    let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(b64) else {
+        return Value::Null;
+    };
+    let Some((w, h)) = dsh_tools_fs::image::dimensions(&bytes) else {
+        return Value::Null;
+    };
+    json!({"width": w, "height": h, "bytes": bytes.len(), "crc32": crc32(&bytes)})
+}
+
+/// zlib's CRC-32.
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in bytes {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xedb8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
 }
 
 /// dsh's `images` (`[{"mime_type", "data"}]`) with each `data` summarized
