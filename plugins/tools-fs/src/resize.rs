@@ -32,9 +32,11 @@
 //!   600×600 at JPEG 50, 400×400 at JPEG 20; the result carries no
 //!   `dimensions`.
 //!
-//! Claude Code also tries a palette PNG (`palette: true`) before JPEG for a
-//! PNG over the byte limits; this module has no colour quantiser and skips
-//! that step (NOT_REPRODUCED.md).
+//! Claude Code asks for a palette PNG (`palette: true`) where this module
+//! writes the crate's default truecolour PNG: recorded, its processor did
+//! not quantize a 175×175 image of many colours (the bytes were the
+//! default encoder's); what it does with 256 colours or fewer is not
+//! recorded (NOT_REPRODUCED.md).
 
 use std::io::Cursor;
 
