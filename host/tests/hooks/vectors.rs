@@ -1337,7 +1337,9 @@ fn check_requests(
         let by = if text == dsh_host::permissions::INTERRUPTED_FOR_TOOL_USE && rejects_in_dialog(v)
         {
             "approval"
-        } else if text.starts_with("[Image: original ") && placement.contains("after the tool_result block") {
+        } else if text.starts_with("[Image: original ")
+            && placement.contains("after the tool_result block")
+        {
             // Claude Code's note after a resized image (S150) is `Read`'s.
             "tools-fs"
         } else {
@@ -1654,7 +1656,9 @@ fn check_tools(
             .filter(|b| b["type"] == "image")
             .map(|b| match b["source"].get("decoded") {
                 Some(d) => json!({"mime_type": b["source"]["media_type"], "data": {"decoded": d}}),
-                None => json!({"mime_type": b["source"]["media_type"], "data": b["source"]["data"]}),
+                None => {
+                    json!({"mime_type": b["source"]["media_type"], "data": b["source"]["data"]})
+                }
             })
             .collect();
         if !images.is_empty() && !skips.has(Aspect::ToolResults) {
@@ -1952,7 +1956,9 @@ fn summarized_like(got: &Value, want: &Value) -> Value {
         got.iter()
             .enumerate()
             .map(|(i, g)| {
-                let summarize = want.get(i).is_some_and(|w| w["data"].get("decoded").is_some());
+                let summarize = want
+                    .get(i)
+                    .is_some_and(|w| w["data"].get("decoded").is_some());
                 match (summarize, g["data"].as_str()) {
                     (true, Some(b64)) => {
                         json!({"mime_type": g["mime_type"], "data": {"decoded": decoded(b64)}})

@@ -312,8 +312,7 @@ fn processed(bytes: &[u8]) -> Result<Shown, image::ImageError> {
             dimensions: dims(width, height),
         });
     }
-    if !over_side
-        && let Some(out) = first_jpeg_within(&image, &[80, 60, 40, 20], TARGET_RAW_BYTES)?
+    if !over_side && let Some(out) = first_jpeg_within(&image, &[80, 60, 40, 20], TARGET_RAW_BYTES)?
     {
         return Ok(Shown {
             bytes: out,
@@ -349,7 +348,11 @@ fn processed(bytes: &[u8]) -> Result<Shown, image::ImageError> {
 
 /// Claude Code's byte budget: the best JPEG of `bytes` within `limit`
 /// (quality 90, then a five-step search of 1…89), or the smallest tried.
-pub fn budget_jpeg(bytes: &[u8], subtype: &str, limit: usize) -> Result<Vec<u8>, image::ImageError> {
+pub fn budget_jpeg(
+    bytes: &[u8],
+    subtype: &str,
+    limit: usize,
+) -> Result<Vec<u8>, image::ImageError> {
     let (image, _) = decode(bytes)?;
     let mut smallest = bytes.to_vec();
     let mut high: i32 = 90;

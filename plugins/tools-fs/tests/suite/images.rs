@@ -11,7 +11,12 @@ use serde_json::json;
 use super::support::*;
 
 async fn read_with(path: &std::path::Path, config: &Config) -> ToolResult {
-    read_tool(&json!({"file_path": path}), path.parent().expect("dir"), config).await
+    read_tool(
+        &json!({"file_path": path}),
+        path.parent().expect("dir"),
+        config,
+    )
+    .await
 }
 
 /// A `w`×`h` gradient (compresses well) or noise (does not).
@@ -60,12 +65,25 @@ fn decoded_size(bytes: &[u8]) -> (u32, u32) {
 #[tokio::test]
 async fn an_image_over_2000_pixels_is_resized_in_its_own_format_and_says_so() {
     let (_d, dir) = temp_dir();
-    let original = save(&dir, "wide.png", &picture(3000, 1500, false), ImageFormat::Png);
-    save(&dir, "odd.png", &picture(2999, 1001, false), ImageFormat::Png);
+    let original = save(
+        &dir,
+        "wide.png",
+        &picture(3000, 1500, false),
+        ImageFormat::Png,
+    );
+    save(
+        &dir,
+        "odd.png",
+        &picture(2999, 1001, false),
+        ImageFormat::Png,
+    );
     let wide = read_with(&dir.join("wide.png"), &Config::default()).await;
     assert!(!wide.is_error, "{}", wide.text_content());
     let (mime, bytes) = block(&wide);
-    assert_eq!((mime.as_str(), decoded_size(&bytes)), ("image/png", (2000, 1000)));
+    assert_eq!(
+        (mime.as_str(), decoded_size(&bytes)),
+        ("image/png", (2000, 1000))
+    );
     let file = &structured(&wide)["file"];
     assert_eq!(file["type"], "image/png");
     assert_eq!(file["originalSize"], original.len());
@@ -92,7 +110,12 @@ async fn an_image_over_2000_pixels_is_resized_in_its_own_format_and_says_so() {
 #[tokio::test]
 async fn an_image_over_the_byte_budget_becomes_a_jpeg_of_the_same_size() {
     let (_d, dir) = temp_dir();
-    let original = save(&dir, "noise.png", &picture(500, 400, true), ImageFormat::Png);
+    let original = save(
+        &dir,
+        "noise.png",
+        &picture(500, 400, true),
+        ImageFormat::Png,
+    );
     assert!(original.len() > resize::BYTE_BUDGET, "{}", original.len());
     let result = read_with(&dir.join("noise.png"), &Config::default()).await;
     let (mime, bytes) = block(&result);
@@ -164,7 +187,11 @@ fn crc32(bytes: &[u8]) -> u32 {
     for &b in bytes {
         crc ^= u32::from(b);
         for _ in 0..8 {
-            crc = if crc & 1 == 1 { (crc >> 1) ^ 0xedb8_8320 } else { crc >> 1 };
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xedb8_8320
+            } else {
+                crc >> 1
+            };
         }
     }
     !crc
@@ -232,7 +259,11 @@ fn resized_sizes_are_rounded_as_claude_code_reports_and_sends_them() {
     for ((w, h), reported, sent) in recorded {
         let got = resize::display_size(w, h);
         assert_eq!(got, reported, "{w}x{h} reported");
-        assert_eq!(resize::fitted_size(w, h, got.0, got.1), sent, "{w}x{h} sent");
+        assert_eq!(
+            resize::fitted_size(w, h, got.0, got.1),
+            sent,
+            "{w}x{h} sent"
+        );
     }
 }
 
