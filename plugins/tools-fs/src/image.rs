@@ -283,6 +283,12 @@ fn mime_subtype(mime: &'static str) -> &'static str {
 /// Claude Code's note for a `Read` result whose image was resized (from
 /// its structured response), or `None`.
 pub fn resize_note(result: &ToolResult) -> Option<String> {
+    // Only an image result has dimensions (a text result is not parsed).
+    result
+        .content
+        .iter()
+        .any(|b| matches!(b.as_enum(), Ok(ContentBlock::Image { .. })))
+        .then_some(())?;
     let structured = result.structured.as_ref().into_option()?;
     let value: serde_json::Value = serde_json::from_str(structured).ok()?;
     let d = value.get("file")?.get("dimensions")?;
