@@ -14,19 +14,24 @@
 //! - **Images** ([`is_image_path`], [`read_image`]): a `.png`, `.jpg`,
 //!   `.jpeg`, `.gif` or `.webp` path, or a path without extension whose
 //!   first bytes are a PNG, JPEG, GIF or WebP signature. The model reads one
-//!   image block (the bytes unchanged, base64, the MIME type of the
-//!   signature); the structured response is Claude Code's
-//!   `{"type":"image","file":{"base64","type","originalSize","dimensions"}}`,
-//!   the dimensions read from the header. Claude Code shows an image
-//!   unchanged up to 2000×2000 pixels and 512,000 bytes and resizes or
-//!   re-encodes larger ones; dsh has no image codec, so it refuses those
-//!   with the limits named. PDFs and notebooks are not read.
+//!   image block (base64, the media type of what is sent); the structured
+//!   response is Claude Code's
+//!   `{"type":"image","file":{"base64","type","originalSize","dimensions"}}`
+//!   (`originalSize` the file's bytes; `dimensions` only when the image
+//!   decoded). Images over 2000×2000 pixels, 3,932,160 bytes, the 512,000
+//!   byte budget or the read token cap are resized or re-encoded by
+//!   [`crate::resize`], as Claude Code does (recorded S150); a resized one
+//!   is followed by Claude Code's `[Image: original WxH, displayed at wxh.
+//!   ...]` note ([`resize_note`]), which the plugin adds as context after
+//!   the step's results. PDFs and notebooks are not read.
 
 use std::path::Path;
 
 use base64::Engine as _;
 use dsh_plugin_api::{ContentBlock, ToolResult};
 use serde_json::json;
+
+use crate::resize;
 
 /// Claude Code's binary extensions (its `Read` refuses them by name).
 const BINARY_EXTENSIONS: &[&str] = &[
@@ -43,11 +48,6 @@ const BINARY_EXTENSIONS: &[&str] = &[
 
 /// Extensions `Read` shows as images.
 const IMAGE_EXTENSIONS: &[&str] = &["png", "jpg", "jpeg", "gif", "webp"];
-
-/// The largest image shown unchanged: bytes, and pixels each way.
-pub const MAX_IMAGE_BYTES: u64 = 512_000;
-/// See [`MAX_IMAGE_BYTES`].
-pub const MAX_IMAGE_SIDE: u32 = 2000;
 
 /// Node's `path.extname`, lowercased: the last `.` of the file name and
 /// what follows, unless the name starts with it (`.bashrc` has none).
@@ -207,8 +207,9 @@ fn describe(bytes: &[u8]) -> String {
 }
 
 /// Reads the image at `path` (given as the model named it, `shown`) into
-/// the result the model and the hooks get.
-pub fn read_image(path: &Path, shown: &str) -> ToolResult {
+/// the result the model and the hooks get; `max_tokens` is the read token
+/// cap.
+pub fn read_image(path: &Path, shown: &str, max_tokens: u64) -> ToolResult {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) => return ToolResult::error(crate::FsToolError::io("read", path, e).to_string()),
@@ -225,31 +226,79 @@ pub fn read_image(path: &Path, shown: &str) -> ToolResult {
             describe(&bytes)
         ));
     };
-    let size = bytes.len() as u64;
-    let dims = dimensions(&bytes);
-    let too_big = size > MAX_IMAGE_BYTES
-        || dims.is_some_and(|(w, h)| w > MAX_IMAGE_SIDE || h > MAX_IMAGE_SIDE);
-    if too_big {
-        let px = dims.map_or_else(String::new, |(w, h)| format!("{w}x{h} pixels, "));
-        return ToolResult::error(format!(
-            "Cannot show {}: the image is {px}{size} bytes; dsh shows images up to \
-             {MAX_IMAGE_SIDE}x{MAX_IMAGE_SIDE} pixels and {MAX_IMAGE_BYTES} bytes unchanged \
-             and does not resize them. Make a smaller copy (e.g. with ImageMagick) and read that.",
-            path.display()
-        ));
+    let sniffed = mime_subtype(mime);
+    let mut shown_image = match resize::process(&bytes, sniffed) {
+        Ok(s) => s,
+        Err(e) => return ToolResult::error(e.to_string()),
+    };
+    if shown_image.bytes.len() > resize::BYTE_BUDGET {
+        match resize::budget_jpeg(&shown_image.bytes, shown_image.subtype, resize::BYTE_BUDGET) {
+            Ok(out) => {
+                shown_image.bytes = out;
+                shown_image.subtype = "jpeg";
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "byte budget failed; the file is shown as it is");
+                shown_image = resize::Shown {
+                    bytes: bytes.clone(),
+                    subtype: sniffed,
+                    dimensions: None,
+                };
+            }
+        }
     }
-    let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
-    let mut file = json!({"base64": data, "type": mime, "originalSize": size});
-    if let Some((w, h)) = dims {
-        file["dimensions"] = json!({"originalWidth": w, "originalHeight": h,
-            "displayWidth": w, "displayHeight": h});
+    let (tiles_w, tiles_h) = match shown_image.dimensions {
+        Some(d) => (d.display_width, d.display_height),
+        None => dimensions(&bytes).unwrap_or((resize::MAX_SIDE, resize::MAX_SIDE)),
+    };
+    if resize::image_tokens(tiles_w, tiles_h) > max_tokens {
+        let (out, subtype) = resize::fit_tokens(&bytes, sniffed, max_tokens);
+        shown_image = resize::Shown {
+            bytes: out,
+            subtype,
+            dimensions: None,
+        };
+    }
+    let media_type = format!("image/{}", shown_image.subtype);
+    let data = base64::engine::general_purpose::STANDARD.encode(&shown_image.bytes);
+    let mut file = json!({"base64": data, "type": media_type, "originalSize": bytes.len()});
+    if let Some(d) = shown_image.dimensions {
+        file["dimensions"] = json!({"originalWidth": d.original_width,
+            "originalHeight": d.original_height, "displayWidth": d.display_width,
+            "displayHeight": d.display_height});
     }
     let structured = json!({"type": "image", "file": file});
     ToolResult {
-        content: vec![ContentBlock::image(mime, data)].into(),
+        content: vec![ContentBlock::image(media_type, data)].into(),
         is_error: false,
         structured: dsh_plugin_api::ROption::RSome(structured.to_string().into()),
     }
+}
+
+/// The subtype of a sniffed MIME type, as a static string.
+fn mime_subtype(mime: &'static str) -> &'static str {
+    mime.strip_prefix("image/").unwrap_or("png")
+}
+
+/// Claude Code's note for a `Read` result whose image was resized (from
+/// its structured response), or `None`.
+pub fn resize_note(result: &ToolResult) -> Option<String> {
+    // Only an image result has dimensions (a text result is not parsed).
+    result
+        .content
+        .iter()
+        .any(|b| matches!(b.as_enum(), Ok(ContentBlock::Image { .. })))
+        .then_some(())?;
+    let structured = result.structured.as_ref().into_option()?;
+    let value: serde_json::Value = serde_json::from_str(structured).ok()?;
+    let d = value.get("file")?.get("dimensions")?;
+    let get = |k: &str| d.get(k)?.as_u64().and_then(|v| u32::try_from(v).ok());
+    resize::resize_note(&resize::Dimensions {
+        original_width: get("originalWidth")?,
+        original_height: get("originalHeight")?,
+        display_width: get("displayWidth")?,
+        display_height: get("displayHeight")?,
+    })
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! `tools-fs`: the built-in plugin registering Claude-shaped file tools.
 //!
 //! - [`read`] — `Read {file_path, offset?, limit?}`: numbered lines, an
-//!   image block for an image ([`image`]), a first page over the token cap
+//!   image block for an image ([`image`], resized as Claude Code does by
+//!   [`resize`]), a first page over the token cap
 //!   ([`token_cap`]);
 //! - [`write`] — `Write {file_path, content}`: whole-file write, creating
 //!   parent directories;
@@ -26,6 +27,7 @@ pub mod error;
 pub mod image;
 pub mod patch;
 pub mod read;
+pub mod resize;
 pub mod seen;
 pub mod token_cap;
 pub mod write;
@@ -144,7 +146,15 @@ async fn run_call(
         match tool {
             FsTool::Read => {
                 let seen = read::Seen { log, session };
-                read::read_via(&args, cwd, config, Some(&editor), Some(seen)).await
+                let result = read::read_via(&args, cwd, config, Some(&editor), Some(seen)).await;
+                // Claude Code follows a resized image with a note saying
+                // how to map coordinates back (after the step's results).
+                if let Some(note) = image::resize_note(&result)
+                    && let Err(e) = host.inject_context(session, note)
+                {
+                    tracing::warn!(error = %e, "the resized image's note was not added");
+                }
+                result
             }
             FsTool::Write => write::write_via(&args, cwd, Some(&editor)).await,
             FsTool::Edit => edit::edit_via(&args, cwd, Some(&editor)).await,

@@ -154,7 +154,7 @@ pub(crate) async fn read_via(
     .await
     .unwrap_or(false);
     if is_image {
-        let read = tokio::task::spawn_blocking(move || image::read_image(&path, &shown)).await;
+        let read = tokio::task::spawn_blocking(move || image::read_image(&path, &shown, cap)).await;
         return read.unwrap_or_else(|join| {
             ToolResult::error(
                 FsToolError::Internal {

@@ -14,12 +14,15 @@
 //! - [`daemon`]: what sits at the socket path is never deleted unless it is
 //!   a stale socket; `accept()` failures back off and recover; a reload
 //!   stuck in a plugin's apply does not stop new connections.
+//! - [`img`]: `Read` of a PNG declaring 100000×100000 pixels (refused by
+//!   the decoder's allocation limit), truncated and corrupt images: shown
+//!   as they are or refused with Claude Code's text, never decoded whole.
 //! - [`manifest`]: empty, comment-only, duplicate-key and oversized
 //!   manifests are refused by `dsh check` and by a SIGHUP reload, which
 //!   keeps the running plugins.
 //! - [`permissions`]: malformed `permissions:` blocks refused naming the
 //!   key; hand-edited permission records in a log skipped on resume.
-//! - [`read`]: `Read` of image paths holding no image or too big a one,
+//! - [`read`]: `Read` of image paths holding no image or an undecodable one,
 //!   odd JPEG headers, FIFOs, emoji cut at the token cap: named, never
 //!   hung on, never split.
 //! - [`sandbox`]: a kernel without user namespaces runs no sandboxed
@@ -55,6 +58,7 @@ mod daemon;
 mod discovery;
 mod hook_servers;
 mod hooks;
+mod img;
 mod manifest;
 mod permissions;
 mod plugins;

@@ -1,20 +1,31 @@
 //! `Read` of files that are not what they claim (issue 10): through the real
 //! binary, `dsh prompt` with `tools-fs` and a scripted model calling `Read`.
 //! An image path holding HTML or nothing, a PNG header claiming 100000
-//! pixels, a JPEG whose segment lengths lead nowhere, a FIFO named like an
+//! pixels, a JPEG whose segment lengths lead nowhere (both refused with
+//! Claude Code's `Unable to resize image` texts), a FIFO named like an
 //! image or a text file, and a line of emoji over the token cap each end
 //! in a clear result naming the problem; none hangs the turn or cuts a
 //! character in half.
 
 use std::path::Path;
 
-use dsh_tests::{run_dsh, temp_dir};
+use dsh_tests::{dsh_command, run, temp_dir};
 use serde_json::{Value, json};
 
 /// Runs one turn whose model reads each of `files` (relative to the
 /// project), with `tools-fs` configured as `fs`; returns the `tool/result`
 /// events in order.
-fn read_all(dir: &Path, files: &[&str], fs: Value) -> Vec<Value> {
+pub(super) fn read_all(dir: &Path, files: &[&str], fs: Value) -> Vec<Value> {
+    read_all_in(dir, files, fs, |_| {})
+}
+
+/// [`read_all`], with the `dsh` command adjusted by `adjust` first.
+pub(super) fn read_all_in(
+    dir: &Path,
+    files: &[&str],
+    fs: Value,
+    adjust: impl FnOnce(&mut std::process::Command),
+) -> Vec<Value> {
     let mut script: Vec<Value> = files
         .iter()
         .map(|f| json!({"tool_calls": [{"name": "Read", "arguments": {"file_path": f}}]}))
@@ -28,7 +39,7 @@ fn read_all(dir: &Path, files: &[&str], fs: Value) -> Vec<Value> {
     let config = dir.join("cordis.yml");
     std::fs::write(&config, manifest).unwrap();
     let proj = dir.join("proj");
-    let out = run_dsh(
+    let mut command = dsh_command(
         [
             "prompt",
             "--config",
@@ -40,6 +51,8 @@ fn read_all(dir: &Path, files: &[&str], fs: Value) -> Vec<Value> {
         ],
         dir,
     );
+    adjust(&mut command);
+    let out = run(command, std::time::Duration::from_secs(60));
     assert_eq!(out.code, Some(0), "{out:?}");
     let results: Vec<Value> = out
         .stdout_lines()
@@ -51,14 +64,14 @@ fn read_all(dir: &Path, files: &[&str], fs: Value) -> Vec<Value> {
     results
 }
 
-fn project() -> (tempfile::TempDir, std::path::PathBuf) {
+pub(super) fn project() -> (tempfile::TempDir, std::path::PathBuf) {
     let d = temp_dir();
     let proj = d.path().join("proj");
     std::fs::create_dir_all(&proj).unwrap();
     (d, proj)
 }
 
-fn error_text(r: &Value) -> &str {
+pub(super) fn error_text(r: &Value) -> &str {
     assert_eq!(r["is_error"], true, "{r}");
     r["content"].as_str().unwrap_or_default()
 }
@@ -103,20 +116,20 @@ fn image_paths_that_hold_no_image_or_too_big_a_one_are_named() {
         "{}",
         r[1]
     );
-    let huge = error_text(&r[2]);
-    assert!(
-        huge.contains(&proj.join("huge.png").display().to_string())
-            && huge.contains("100000x1 pixels")
-            && huge.contains("up to 2000x2000 pixels and 512000 bytes"),
-        "{huge}"
-    );
-    // The odd JPEG is still a JPEG: shown as an image, with no dimensions
-    // the header could not give.
-    assert_eq!(r[3]["is_error"], false, "{}", r[3]);
-    assert_eq!(r[3]["images"][0]["mime_type"], "image/jpeg", "{}", r[3]);
+    // Too wide to show and not decodable: Claude Code's refusal (S150).
     assert_eq!(
-        r[3]["structured"]["file"].get("dimensions"),
-        None,
+        error_text(&r[2]),
+        "Unable to resize image \u{2014} dimensions exceed the 2000x2000px limit and image \
+         processing failed. Please resize the image to reduce its pixel dimensions.",
+        "{}",
+        r[2]
+    );
+    // The odd JPEG does not decode and its header gives no size: Claude
+    // Code's refusal for an image it can neither process nor measure.
+    assert_eq!(
+        error_text(&r[3]),
+        "Unable to resize image \u{2014} image processing is unavailable and dimensions could \
+         not be read from the file header. Please convert the image to PNG, JPEG, GIF, or WebP.",
         "{}",
         r[3]
     );
