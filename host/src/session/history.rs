@@ -83,6 +83,10 @@ pub fn derive(events: &[LoggedEvent]) -> Vec<ChatMessage> {
     let mut pending: Vec<String> = Vec::new();
     // The output of a command that changed nothing, for the next prompt.
     let mut output: Option<String> = None;
+    // Where the history after the last compaction ends (its summary and
+    // preserved answer): what comes after it until the command's output is
+    // SessionStart(compact)'s context.
+    let mut compacted_at: Option<usize> = None;
     for logged in events {
         if output.is_some()
             && is_message(&logged.event)
@@ -107,7 +111,16 @@ pub fn derive(events: &[LoggedEvent]) -> Vec<ChatMessage> {
             } => {
                 answer_pending(&mut messages, &mut pending);
                 let (message, answer, rest) = slash::transcript(command, args, stdout, *compacted);
+                // The context logged after the compaction follows the
+                // command's message, before its answer, as in Claude Code's
+                // request (the end of its system message there, recorded
+                // `S131-hook-output`).
+                let after = match compacted_at.take() {
+                    Some(at) if *compacted && at <= messages.len() => messages.split_off(at),
+                    _ => Vec::new(),
+                };
                 messages.push(message);
+                messages.extend(after);
                 messages.push(answer);
                 output = rest;
             }
@@ -133,6 +146,7 @@ pub fn derive(events: &[LoggedEvent]) -> Vec<ChatMessage> {
                 }
                 messages.push(ChatMessage::new("user", content.clone()));
                 messages.extend(tail);
+                compacted_at = Some(messages.len());
             }
             SessionEvent::ContextMessage { content, source } => {
                 answer_pending(&mut messages, &mut pending);
