@@ -480,6 +480,65 @@ mod tests {
     }
 
     #[test]
+    fn session_start_context_after_a_compaction_follows_the_command() {
+        // Recorded `S131-hook-output`: SessionStart(compact)'s text ends the
+        // system message after the command's message, before the answer.
+        let ctx = |text: &str| {
+            ev(
+                json!({"type": "context/message", "content": text, "source": {"kind": "plugin", "plugin": "hooks-claude"}}),
+            )
+        };
+        let events = vec![
+            user("do it"),
+            ev(json!({"type": "assistant/message", "content": "one", "tool_calls": []})),
+            user("again"),
+            ev(json!({"type": "assistant/message", "content": "All done.", "tool_calls": []})),
+            ev(
+                json!({"type": "session/compacted", "trigger": "manual", "summary": "S", "content": "continued: S", "preserved": true}),
+            ),
+            ctx("SessionStart:compact hook success: X"),
+            output("Compacted ", true),
+            user("what now?"),
+        ];
+        let h = derive(&events);
+        let shown: Vec<(&str, &str)> = h
+            .iter()
+            .map(|m| (m.role.as_str(), m.content.as_str()))
+            .collect();
+        assert_eq!(shown.len(), 6, "{shown:?}");
+        assert_eq!(shown[1], ("assistant", "All done."));
+        assert_eq!(h[2].parts.len(), 4);
+        assert_eq!(shown[3], ("user", "SessionStart:compact hook success: X"));
+        assert!(h[3].source.is_some());
+        assert_eq!(shown[4], ("assistant", "No response requested."));
+        assert_eq!(shown[5], ("user", "what now?"));
+        // An automatic compaction has no command: its context stays after
+        // the summary, and a later command that compacted nothing moves
+        // nothing.
+        let auto = derive(&[
+            user("do it"),
+            ev(json!({"type": "assistant/message", "content": "one", "tool_calls": []})),
+            ev(
+                json!({"type": "session/compacted", "trigger": "auto", "summary": "S", "content": "continued: S"}),
+            ),
+            ctx("SessionStart:compact hook success: X"),
+            user("next"),
+            ev(json!({"type": "assistant/message", "content": "two", "tool_calls": []})),
+            output("blocked", false),
+        ]);
+        let contents: Vec<&str> = auto.iter().map(|m| m.content.as_str()).collect();
+        assert_eq!(
+            contents[..4],
+            [
+                "continued: S",
+                "SessionStart:compact hook success: X",
+                "next",
+                "two"
+            ]
+        );
+    }
+
+    #[test]
     fn a_codex_compaction_keeps_the_prompts_before_its_summary() {
         let events = vec![
             user("first"),
