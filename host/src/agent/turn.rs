@@ -159,7 +159,7 @@ impl Session {
         } else {
             TurnKind::Prompt
         };
-        self.append(SessionEvent::turn_start(&turn_id, kind));
+        self.append(self.turn_start(&turn_id, kind));
         let span =
             tracing::info_span!(parent: &self.span, "turn", session = %self.id, turn = %turn_id);
         let (mut reason, mut message) =

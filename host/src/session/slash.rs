@@ -76,6 +76,17 @@ pub fn blocks(m: &ChatMessage) -> Vec<String> {
         .collect()
 }
 
+/// The texts of a command that compacted: the caveat, the command, its
+/// output (what follows them depends on the process, see
+/// [`super::history`]).
+pub fn compacted_blocks(command: &str, args: &str, stdout: &str) -> Vec<String> {
+    vec![
+        CAVEAT.to_string(),
+        command_text(command, args),
+        stdout_text(stdout),
+    ]
+}
+
 /// The messages of a command's transcript: after a compaction, one user
 /// message (caveat, command, output, [`RESUME_PROMPT`]) and
 /// [`NO_RESPONSE`]; otherwise the caveat and the command, [`NO_RESPONSE`],
