@@ -2,7 +2,8 @@
 //! `available_commands_update`, sent back as the prompt's text, and compacts
 //! the session through the real `model-openai` provider against a local
 //! mock: one summary request offering no tools, the user told `Compacted`,
-//! and the next prompt's request starting from the summary.
+//! and the next prompt's request starting from the summary, the command's
+//! texts joined to the prompt as in the process that compacted.
 
 use agent_client_protocol::v1::schema::StopReason;
 use dsh_test_support::agent::Load;
@@ -98,5 +99,31 @@ async fn slash_compact_from_the_editor_compacts_the_session() {
     assert!(!next.contains("MARK_FIRST_ANSWER"), "{next}");
     assert!(next.contains("MARK_SECOND_ANSWER"), "{next}");
     assert!(next.contains("again"), "{next}");
+    // The editor's session went on in the process that compacted: as in
+    // Claude Code's one-process run (recorded `S131-same-process`), the
+    // command's texts and the next prompt are one message after the kept
+    // answer, with no `Continue from where you left off.` and no synthetic
+    // answer.
+    let msgs = requests[3].body["messages"].as_array().unwrap();
+    let last = msgs.last().unwrap().to_string();
+    assert!(
+        last.contains("<command-name>/compact</command-name>")
+            && last.contains("<command-args>keep MARK_KEEP</command-args>")
+            && last.contains("<local-command-stdout>Compacted ")
+            && last.contains("again"),
+        "{last}"
+    );
+    assert_eq!(msgs[msgs.len() - 2]["role"], "assistant", "{next}");
+    assert!(
+        msgs[msgs.len() - 2]
+            .to_string()
+            .contains("MARK_SECOND_ANSWER"),
+        "{next}"
+    );
+    assert!(
+        !next.contains("Continue from where you left off."),
+        "{next}"
+    );
+    assert!(!next.contains("No response requested."), "{next}");
     client.close().await;
 }
