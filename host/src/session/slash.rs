@@ -12,7 +12,9 @@
 //! nothing the output is a system message, so the command's message holds
 //! only the caveat and the command, and the output goes with the next
 //! prompt. Either way a synthetic `No response requested.` answers the
-//! command's message.
+//! command's message. In the process that compacted, the next prompt
+//! joins the caveat, command and output instead ([`compacted_blocks`];
+//! recorded `S131-same-process`, see [`super::history`]).
 
 use crate::model::ChatMessage;
 
