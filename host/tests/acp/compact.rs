@@ -127,3 +127,33 @@ async fn slash_compact_from_the_editor_compacts_the_session() {
     assert!(!next.contains("No response requested."), "{next}");
     client.close().await;
 }
+
+/// `/compact` on a session with nothing to summarize: the turn ends well, as
+/// Claude Code's run does (`subtype: success`, `S110-one-exchange`), and the
+/// editor reads why nothing happened; no model is asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_compact_with_nothing_to_summarize_says_so_and_ends_the_turn() {
+    let mock = OpenAiMock::start(vec![Reply::text("never asked")]);
+    let model = Load::builtin(
+        "model",
+        "model-openai",
+        json!({"base_url": mock.base_url, "model": "mock-model", "api_key_env": "CARGO_PKG_NAME",
+               "max_retries": 0}),
+    );
+    let host = TestHost::new(Model::Plugin(model), &[]);
+    let (mut client, _serving) = host.connect(Answer::Fail).await;
+    let session = client.open(&host.project).await;
+    client.take_updates();
+    assert_eq!(
+        client.prompt(&session, "/compact").await.unwrap(),
+        StopReason::EndTurn
+    );
+    let shown = client.take_updates();
+    assert!(
+        shown.contains(&json!({"sessionUpdate": "agent_message_chunk",
+                               "content": {"type": "text", "text": "Not enough messages to compact."}})),
+        "{shown:?}"
+    );
+    assert!(mock.requests().is_empty());
+    client.close().await;
+}
