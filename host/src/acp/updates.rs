@@ -141,6 +141,16 @@ impl Translator {
             SessionEvent::Compacted { .. } => {
                 vec![SessionUpdate::AgentMessageChunk(text_chunk("Compacted"))]
             }
+            // A turn that ended well with words for the user (`/compact`
+            // with nothing to summarize: Claude Code's run succeeds with
+            // `Not enough messages to compact.`).
+            SessionEvent::TurnEnd {
+                reason: TurnEndReason::Completed,
+                message: Some(text),
+                ..
+            } if !text.is_empty() => {
+                vec![SessionUpdate::AgentMessageChunk(text_chunk(text))]
+            }
             SessionEvent::StreamThought { text } if !text.is_empty() => {
                 vec![SessionUpdate::AgentThoughtChunk(text_chunk(text))]
             }

@@ -347,6 +347,9 @@ impl Agent {
         if session.parent.is_none() {
             self.add_settings_rules(&session);
         }
+        session
+            .loaded
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         self.insert(session.clone());
         Ok(session)
     }

@@ -158,6 +158,9 @@ pub struct Session {
     pub(crate) log: Mutex<SessionLog>,
     pub(crate) state: Mutex<SessionState>,
     pub(crate) turn_lock: tokio::sync::Mutex<()>,
+    /// Loaded from its log by this process and no turn started since: the
+    /// next `turn/start` says so (`loaded`).
+    pub(crate) loaded: std::sync::atomic::AtomicBool,
     pub(crate) feed: Arc<EventFeed>,
     /// The `session` span (telemetry): every turn's span is its child; it
     /// ends when the session is closed.
@@ -221,6 +224,7 @@ impl Session {
                 pending_start: None,
             }),
             turn_lock: tokio::sync::Mutex::new(()),
+            loaded: std::sync::atomic::AtomicBool::new(false),
             feed: EventFeed::new(FEED_CAPACITY),
             span: tracing::trace_span!(parent: None, "session", session = %header.session_id),
             preludes: Mutex::new(std::collections::BTreeMap::new()),
@@ -461,7 +465,7 @@ impl Session {
         };
         if !items.is_empty() {
             let turn_id = new_id("turn");
-            self.append(SessionEvent::turn_start(&turn_id, TurnKind::Injection));
+            self.append(self.turn_start(&turn_id, TurnKind::Injection));
             self.write_items(items);
             self.append(SessionEvent::turn_end(
                 &turn_id,
@@ -604,6 +608,19 @@ impl Session {
 }
 
 /// A fresh id with a readable prefix.
+impl Session {
+    /// `turn/start`, marked `loaded` for the first turn after this process
+    /// loaded the session from its log.
+    pub(crate) fn turn_start(&self, turn_id: &str, kind: TurnKind) -> SessionEvent {
+        let loaded = self.loaded.swap(false, std::sync::atomic::Ordering::SeqCst);
+        SessionEvent::TurnStart {
+            turn_id: turn_id.into(),
+            kind,
+            loaded,
+        }
+    }
+}
+
 pub(crate) fn new_id(prefix: &str) -> String {
     format!("{prefix}_{}", uuid::Uuid::new_v4().simple())
 }

@@ -159,7 +159,7 @@ impl Session {
         } else {
             TurnKind::Prompt
         };
-        self.append(SessionEvent::turn_start(&turn_id, kind));
+        self.append(self.turn_start(&turn_id, kind));
         let span =
             tracing::info_span!(parent: &self.span, "turn", session = %self.id, turn = %turn_id);
         let (mut reason, mut message) =
@@ -325,7 +325,9 @@ impl Session {
     }
 
     /// A `/compact` turn: no prompt reaches the model; a blocked
-    /// compaction keeps the prompt as `prompt/blocked`.
+    /// compaction keeps the prompt as `prompt/blocked` and ends `rejected`;
+    /// one with nothing to summarize ends `completed` with
+    /// `Not enough messages to compact.` as its message.
     async fn compaction_turn(
         self: &Arc<Self>,
         prompt: &Prompt,
@@ -345,6 +347,11 @@ impl Session {
                     plugin,
                 });
                 (TurnEndReason::Rejected, Some(reason))
+            }
+            // Claude Code's run succeeds with this text (`S110-one-exchange`:
+            // `subtype: success`, `is_error: false`): nothing went wrong.
+            Err(NotCompacted::Failed(e)) if e == super::compact::NOTHING_TO_COMPACT => {
+                (TurnEndReason::Completed, Some(e))
             }
             Err(NotCompacted::Failed(e)) => (TurnEndReason::Error, Some(e)),
         }

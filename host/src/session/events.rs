@@ -156,6 +156,12 @@ pub enum SessionEvent {
         turn_id: String,
         /// What opened it.
         kind: TurnKind,
+        /// The first turn of a process that loaded the session from its log
+        /// (`dsh prompt --session`, ACP `session/load`): Claude Code's
+        /// `--continue` run. After a `/compact` the history differs from one
+        /// continued in the same process (recorded `S131-*`).
+        #[serde(default, skip_serializing_if = "is_false")]
+        loaded: bool,
     },
     /// `turn/end`.
     #[serde(rename = "turn/end")]
@@ -495,6 +501,7 @@ impl SessionEvent {
         SessionEvent::TurnStart {
             turn_id: turn_id.into(),
             kind,
+            loaded: false,
         }
     }
 

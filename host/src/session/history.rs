@@ -13,7 +13,11 @@
 //! [`preserved_from`]). A `command/output` event is the slash command's
 //! transcript as Claude Code writes it ([`super::slash`]): a message of the
 //! command and a synthetic answer, its output in the command's message
-//! after a compaction, else merged into the next prompt's message.
+//! after a compaction, else merged into the next prompt's message. After a
+//! compaction, a next prompt in the same process (no `turn/start` marked
+//! `loaded` before it) joins the command's message instead, with no
+//! `Continue from where you left off.` and no answer (recorded
+//! `S131-same-process`).
 //!
 //! Every assistant tool call is answered before the conversation goes on,
 //! as OpenAI-compatible APIs require: a call whose result is missing from
@@ -31,6 +35,27 @@ use crate::model::ChatMessage;
 fn flush_output(messages: &mut Vec<ChatMessage>, output: &mut Option<String>) {
     if let Some(text) = output.take() {
         messages.push(ChatMessage::new("user", text));
+    }
+}
+
+/// A compacting command's transcript waiting for what comes next: its
+/// blocks (caveat, command, output) and the context logged after the
+/// compaction.
+struct Held {
+    blocks: Vec<String>,
+    after: Vec<ChatMessage>,
+}
+
+/// The held transcript as a `--continue` run finds it (the process ended
+/// after the command): the command's message ends with
+/// [`slash::RESUME_PROMPT`], the context follows it, then
+/// [`slash::NO_RESPONSE`] (recorded `S90-*`, `S131-hook-output`).
+fn flush_held(messages: &mut Vec<ChatMessage>, held: &mut Option<Held>) {
+    if let Some(Held { mut blocks, after }) = held.take() {
+        blocks.push(slash::RESUME_PROMPT.to_string());
+        messages.push(slash::merged(blocks));
+        messages.extend(after);
+        messages.push(ChatMessage::new("assistant", slash::NO_RESPONSE));
     }
 }
 
@@ -85,7 +110,22 @@ pub fn derive(events: &[LoggedEvent]) -> Vec<ChatMessage> {
     let mut pending: Vec<String> = Vec::new();
     // The output of a command that changed nothing, for the next prompt.
     let mut output: Option<String> = None;
+    // Where the history after the last compaction ends (its summary and
+    // preserved answer): what comes after it until the command's output is
+    // SessionStart(compact)'s context.
+    let mut compacted_at: Option<usize> = None;
+    // A compacting command's transcript, until the next prompt (same
+    // process) or a process that loaded the session (`--continue`).
+    let mut held: Option<Held> = None;
     for logged in events {
+        let loaded = matches!(&logged.event, SessionEvent::TurnStart { loaded: true, .. });
+        if held.is_some()
+            && (loaded
+                || (is_message(&logged.event)
+                    && !matches!(&logged.event, SessionEvent::UserMessage { .. })))
+        {
+            flush_held(&mut messages, &mut held);
+        }
         if output.is_some()
             && is_message(&logged.event)
             && !matches!(&logged.event, SessionEvent::UserMessage { .. })
@@ -96,6 +136,15 @@ pub fn derive(events: &[LoggedEvent]) -> Vec<ChatMessage> {
         match &logged.event {
             SessionEvent::UserMessage { content, .. } => {
                 answer_pending(&mut messages, &mut pending);
+                // In the process that compacted, the command's texts and
+                // the prompt are one message, the context after it
+                // (recorded `S131-same-process`).
+                if let Some(Held { mut blocks, after }) = held.take() {
+                    blocks.push(content.clone());
+                    messages.push(slash::merged(blocks));
+                    messages.extend(after);
+                    continue;
+                }
                 match output.take() {
                     Some(text) => messages.push(slash::merged(vec![text, content.clone()])),
                     None => messages.push(ChatMessage::new("user", content.clone())),
@@ -108,7 +157,22 @@ pub fn derive(events: &[LoggedEvent]) -> Vec<ChatMessage> {
                 compacted,
             } => {
                 answer_pending(&mut messages, &mut pending);
-                let (message, answer, rest) = slash::transcript(command, args, stdout, *compacted);
+                let at = compacted_at.take();
+                if *compacted {
+                    // The context logged after the compaction goes with the
+                    // command's texts (Claude Code ends its system message
+                    // with it, `S131-*`).
+                    let after = match at {
+                        Some(at) if at <= messages.len() => messages.split_off(at),
+                        _ => Vec::new(),
+                    };
+                    held = Some(Held {
+                        blocks: slash::compacted_blocks(command, args, stdout),
+                        after,
+                    });
+                    continue;
+                }
+                let (message, answer, rest) = slash::transcript(command, args, stdout, false);
                 messages.push(message);
                 messages.push(answer);
                 output = rest;
@@ -135,6 +199,7 @@ pub fn derive(events: &[LoggedEvent]) -> Vec<ChatMessage> {
                 }
                 messages.push(ChatMessage::new("user", content.clone()));
                 messages.extend(tail);
+                compacted_at = Some(messages.len());
             }
             SessionEvent::ContextMessage {
                 content,
@@ -206,6 +271,7 @@ pub fn derive(events: &[LoggedEvent]) -> Vec<ChatMessage> {
     }
     answer_pending(&mut messages, &mut pending);
     flush_output(&mut messages, &mut output);
+    flush_held(&mut messages, &mut held);
     messages
 }
 
@@ -406,6 +472,66 @@ mod tests {
         assert_eq!(shown, vec![("user", "continued: S"), ("user", "next")]);
     }
 
+    /// The first turn of a process that loaded the session (`--continue`).
+    fn loaded_turn() -> LoggedEvent {
+        ev(json!({"type": "turn/start", "turn_id": "t9", "kind": "prompt", "loaded": true}))
+    }
+
+    #[test]
+    fn in_the_process_that_compacted_the_next_prompt_joins_the_command() {
+        // Recorded `S131-same-process`: summary, kept answer, one message of
+        // caveat, command, output and the prompt, then SessionStart(compact)'s
+        // text; no `Continue from where you left off.`, no answer.
+        let events = vec![
+            user("do it"),
+            ev(json!({"type": "assistant/message", "content": "one", "tool_calls": []})),
+            user("again"),
+            ev(json!({"type": "assistant/message", "content": "All done.", "tool_calls": []})),
+            ev(
+                json!({"type": "session/compacted", "trigger": "manual", "summary": "S", "content": "continued: S", "preserved": true}),
+            ),
+            ev(
+                json!({"type": "context/message", "content": "SessionStart:compact hook success: X", "source": {"kind": "plugin", "plugin": "hooks-claude"}}),
+            ),
+            output("Compacted ", true),
+            ev(json!({"type": "turn/start", "turn_id": "t3", "kind": "prompt"})),
+            user("what now?"),
+        ];
+        let h = derive(&events);
+        let shown: Vec<(&str, &str)> = h
+            .iter()
+            .map(|m| (m.role.as_str(), m.content.as_str()))
+            .collect();
+        assert_eq!(shown.len(), 4, "{shown:?}");
+        assert_eq!(shown[1], ("assistant", "All done."));
+        assert_eq!(
+            h[2].parts,
+            [
+                format!("{}\n", slash::CAVEAT),
+                format!("{}\n", slash::command_text("/compact", "")),
+                "<local-command-stdout>Compacted </local-command-stdout>\n".to_string(),
+                "what now?".to_string(),
+            ]
+        );
+        assert_eq!(shown[3], ("user", "SessionStart:compact hook success: X"));
+        // Until the prompt comes, and once a process loads the session,
+        // it is the `--continue` shape.
+        let waiting = derive(&events[..7]);
+        assert_eq!(
+            waiting.last().map(|m| m.content.as_str()),
+            Some("No response requested.")
+        );
+        let mut resumed = events.clone();
+        resumed.insert(7, loaded_turn());
+        let h = derive(&resumed);
+        assert_eq!(h.len(), 6);
+        assert_eq!(
+            h[2].parts.last().map(String::as_str),
+            Some("Continue from where you left off.")
+        );
+        assert_eq!(h[4].content, "No response requested.");
+    }
+
     fn output(stdout: &str, compacted: bool) -> LoggedEvent {
         let mut line =
             json!({"type": "command/output", "command": "/compact", "args": "", "stdout": stdout});
@@ -479,6 +605,7 @@ mod tests {
                 json!({"type": "session/compacted", "trigger": "manual", "summary": "S", "content": "continued: S", "preserved": true}),
             ),
             output("Compacted ", true),
+            loaded_turn(),
             user("what now?"),
         ];
         let h = derive(&events);
@@ -494,6 +621,66 @@ mod tests {
         assert_eq!(h[3].content, "No response requested.");
         assert_eq!(h[4].content, "what now?");
         assert!(h[4].parts.is_empty());
+    }
+
+    #[test]
+    fn session_start_context_after_a_compaction_follows_the_command() {
+        // Recorded `S131-hook-output`: SessionStart(compact)'s text ends the
+        // system message after the command's message, before the answer.
+        let ctx = |text: &str| {
+            ev(
+                json!({"type": "context/message", "content": text, "source": {"kind": "plugin", "plugin": "hooks-claude"}}),
+            )
+        };
+        let events = vec![
+            user("do it"),
+            ev(json!({"type": "assistant/message", "content": "one", "tool_calls": []})),
+            user("again"),
+            ev(json!({"type": "assistant/message", "content": "All done.", "tool_calls": []})),
+            ev(
+                json!({"type": "session/compacted", "trigger": "manual", "summary": "S", "content": "continued: S", "preserved": true}),
+            ),
+            ctx("SessionStart:compact hook success: X"),
+            output("Compacted ", true),
+            loaded_turn(),
+            user("what now?"),
+        ];
+        let h = derive(&events);
+        let shown: Vec<(&str, &str)> = h
+            .iter()
+            .map(|m| (m.role.as_str(), m.content.as_str()))
+            .collect();
+        assert_eq!(shown.len(), 6, "{shown:?}");
+        assert_eq!(shown[1], ("assistant", "All done."));
+        assert_eq!(h[2].parts.len(), 4);
+        assert_eq!(shown[3], ("user", "SessionStart:compact hook success: X"));
+        assert!(h[3].source.is_some());
+        assert_eq!(shown[4], ("assistant", "No response requested."));
+        assert_eq!(shown[5], ("user", "what now?"));
+        // An automatic compaction has no command: its context stays after
+        // the summary, and a later command that compacted nothing moves
+        // nothing.
+        let auto = derive(&[
+            user("do it"),
+            ev(json!({"type": "assistant/message", "content": "one", "tool_calls": []})),
+            ev(
+                json!({"type": "session/compacted", "trigger": "auto", "summary": "S", "content": "continued: S"}),
+            ),
+            ctx("SessionStart:compact hook success: X"),
+            user("next"),
+            ev(json!({"type": "assistant/message", "content": "two", "tool_calls": []})),
+            output("blocked", false),
+        ]);
+        let contents: Vec<&str> = auto.iter().map(|m| m.content.as_str()).collect();
+        assert_eq!(
+            contents[..4],
+            [
+                "continued: S",
+                "SessionStart:compact hook success: X",
+                "next",
+                "two"
+            ]
+        );
     }
 
     #[test]

@@ -12,7 +12,9 @@
 //! nothing the output is a system message, so the command's message holds
 //! only the caveat and the command, and the output goes with the next
 //! prompt. Either way a synthetic `No response requested.` answers the
-//! command's message.
+//! command's message. In the process that compacted, the next prompt
+//! joins the caveat, command and output instead ([`compacted_blocks`];
+//! recorded `S131-same-process`, see [`super::history`]).
 
 use crate::model::ChatMessage;
 
@@ -74,6 +76,17 @@ pub fn blocks(m: &ChatMessage) -> Vec<String> {
             _ => p.clone(),
         })
         .collect()
+}
+
+/// The texts of a command that compacted: the caveat, the command, its
+/// output (what follows them depends on the process, see
+/// [`super::history`]).
+pub fn compacted_blocks(command: &str, args: &str, stdout: &str) -> Vec<String> {
+    vec![
+        CAVEAT.to_string(),
+        command_text(command, args),
+        stdout_text(stdout),
+    ]
 }
 
 /// The messages of a command's transcript: after a compaction, one user

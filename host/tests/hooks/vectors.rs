@@ -1840,22 +1840,24 @@ fn check_turn_ends(
 }
 
 /// How dsh ends the turn of one Claude Code run: a failed model request
-/// (`is_error`, S92) ends it `error`; a run that asked the model nothing
-/// but answered a text (a blocked `/compact`, S90) is `rejected` with that
-/// text; a `/compact` that compacted (no text) and a run the model answered
-/// are `completed`, the latter with its answer.
+/// (`is_error`, S92) ends it `error`. A run that asked the model nothing
+/// (`num_turns: 0`, a `/compact`) answers with the command's output: a
+/// compaction a PreCompact hook blocked (S90, Claude Code's `Compaction
+/// blocked by` text) is `rejected` with it, any other text (S110's `Not
+/// enough messages to compact.`) is the `completed` turn's message, and a
+/// compaction that happened says nothing. A run the model answered is
+/// `completed` with its answer.
 fn claude_run_end(sb: &Sandbox, run: &Value) -> (TurnEndReason, Option<String>, Option<String>) {
     let result = sb.subst(&s(run, "result"));
     if run["is_error"] == true {
         (TurnEndReason::Error, None, None)
-    } else if result == "Not enough messages to compact." {
-        // A `/compact` with nothing to summarize (S110-one-exchange): the
-        // CLI's run succeeds with the text; dsh's turn ends `error` with it.
-        (TurnEndReason::Error, Some(result), None)
     } else if run["num_turns"] == 0 {
-        match result.is_empty() {
-            true => (TurnEndReason::Completed, None, None),
-            false => (TurnEndReason::Rejected, Some(result), None),
+        if result.is_empty() {
+            (TurnEndReason::Completed, None, None)
+        } else if result.starts_with("Compaction blocked by ") {
+            (TurnEndReason::Rejected, Some(result), None)
+        } else {
+            (TurnEndReason::Completed, Some(result), None)
         }
     } else {
         (

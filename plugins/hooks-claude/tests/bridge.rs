@@ -434,10 +434,19 @@ async fn session_start_context_and_subagent_context_go_where_they_belong() {
             json!({"hookSpecificOutput": {"hookEventName": "SubagentStart", "additionalContext": "for the child"}}),
         )])]
     }));
+    // A resumed session's hooks run, but their output reaches no model
+    // (Claude Code's `--continue` run, recorded `S131-hook-output`).
     f.bridge
         .on_session_start(&SessionStartInput {
             session: session(&f.cwd),
             source: SessionStartSource::Resume,
+        })
+        .await;
+    assert!(f.host.take().contexts.is_empty());
+    f.bridge
+        .on_session_start(&SessionStartInput {
+            session: session(&f.cwd),
+            source: SessionStartSource::Startup,
         })
         .await;
     let info = SubagentInfo {
@@ -456,7 +465,7 @@ async fn session_start_context_and_subagent_context_go_where_they_belong() {
         [
             (
                 "sess".to_string(),
-                "SessionStart:resume hook success: resumed".to_string()
+                "SessionStart:startup hook success: fresh".to_string()
             ),
             (
                 "child".to_string(),

@@ -6,6 +6,11 @@
 //! awaits session-start listeners, so the context reaches the first request.
 //! A text over 10,000 characters is saved and replaced ([`crate::persist`]).
 //! Matcher subject: the `source` (`startup`, `resume`, `clear`, `compact`).
+//!
+//! The output of a `resume` run reaches no model: Claude Code 2.1.197 runs
+//! the hooks of a `--continue` run and shows the model nothing of them
+//! (recorded `S131-hook-output`, as `S90-hook-output` before it), while
+//! `compact`'s lands after the `/compact` command's message.
 
 use dsh_plugin_api::SessionStartInput;
 use serde_json::Value;
@@ -76,8 +81,10 @@ impl ClaudeBridge {
         // What the hooks wrote into their `CLAUDE_ENV_FILE`s reaches the
         // session's `Bash` commands from now on.
         self.refresh_shell_prelude(&input.session);
-        // One system-message text, as Claude Code joins them.
-        if !contexts.is_empty() {
+        // One system-message text, as Claude Code joins them; none for a
+        // resumed session (S131-hook-output).
+        let resumed = input.source == dsh_plugin_api::SessionStartSource::Resume;
+        if !contexts.is_empty() && !resumed {
             self.inject(&input.session.session_id, &contexts.join("\n\n"));
         }
     }
