@@ -534,10 +534,45 @@ impl<'de> Deserialize<'de> for LoggedEvent {
     }
 }
 
+impl LoggedEvent {
+    /// The log line, without its newline: exactly what [`Self::to_value`]
+    /// writes, serialized straight from the event rather than through a
+    /// `Value` copy of it (the log writes one per event). The stamp goes
+    /// last, where `to_value` inserts it: before the closing brace of an
+    /// object that has no `ts` of its own.
+    pub fn line(&self) -> String {
+        let has_own_ts = match &self.event {
+            SessionEvent::Other(value) => value.get("ts").is_some(),
+            _ => false,
+        };
+        let Some(ts) = self.ts else {
+            return serde_json::to_string(&self.event)
+                .unwrap_or_else(|_| self.to_value().to_string());
+        };
+        if has_own_ts {
+            // `to_value` overwrites it in place (no log line reads back so).
+            return self.to_value().to_string();
+        }
+        match serde_json::to_string(&self.event) {
+            Ok(mut line) if line.ends_with('}') => {
+                line.pop();
+                if !line.ends_with('{') {
+                    line.push(',');
+                }
+                line.push_str("\"ts\":");
+                line.push_str(&ts.to_string());
+                line.push('}');
+                line
+            }
+            _ => self.to_value().to_string(),
+        }
+    }
+}
+
 impl std::fmt::Display for LoggedEvent {
     /// The log line, without its newline.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.to_value())
+        f.write_str(&self.line())
     }
 }
 
@@ -608,5 +643,35 @@ mod tests {
         }
         let record = LoggedEvent::from_value(json!({"type": "hook/result", "ok": true}));
         assert_eq!(record.kind(), "hook/result");
+    }
+
+    #[test]
+    fn a_line_is_what_the_value_route_writes() {
+        let mut events: Vec<LoggedEvent> = PREVIOUS_FORMAT
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        for value in [
+            json!({"type": "hook/invoked", "text": "é \u{1} \"q\" }", "n": [1.5, -2, {"z": null}]}),
+            json!({"type": "x", "ts": "kept inside", "after": 1}),
+            json!({}),
+            json!({"no_type": {"nested": {"ts": 3}}}),
+            json!("a string}"),
+            json!([1, {"a": "}"}]),
+        ] {
+            events.push(LoggedEvent {
+                event: SessionEvent::Other(value.clone()),
+                ts: Some(42),
+            });
+            events.push(LoggedEvent::live(SessionEvent::Other(value)));
+        }
+        events.push(LoggedEvent::live(SessionEvent::turn_start(
+            "t",
+            TurnKind::Prompt,
+        )));
+        for event in &events {
+            assert_eq!(event.line(), event.to_value().to_string(), "{event:?}");
+            assert_eq!(event.to_string(), event.line());
+        }
     }
 }
