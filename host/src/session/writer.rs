@@ -313,3 +313,47 @@ impl Drop for LogWriter {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::files;
+    use super::*;
+
+    /// Lines of every size (some over a batch on their own) queued faster
+    /// than the thread writes them, with barriers between: each barrier is
+    /// answered only once every line before it is in the file, and the file
+    /// ends as exactly the lines in the order they were queued.
+    #[test]
+    fn batched_lines_keep_their_order_and_barriers_wait_for_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, "").unwrap();
+        let writer = LogWriter::start(&path, files::open_locked(&path).unwrap()).unwrap();
+        let mut expected = Vec::new();
+        let mut barriers = Vec::new();
+        for n in 0..600usize {
+            let size = match n % 7 {
+                0 => BATCH_BYTES + 10,
+                3 => 3000,
+                _ => 20,
+            };
+            let mut line = format!("{{\"n\":{n},\"pad\":\"").into_bytes();
+            line.resize(line.len() + size, b'x');
+            line.extend_from_slice(b"\"}\n");
+            expected.extend_from_slice(&line);
+            writer.write_line(line).unwrap();
+            if n % 50 == 49 {
+                barriers.push((expected.len(), writer.sync_later(false).unwrap()));
+            }
+        }
+        for (len, barrier) in barriers {
+            futures::executor::block_on(barrier.done()).unwrap();
+            let now = std::fs::read(&path).unwrap();
+            assert!(now.len() >= len, "a barrier came before its lines");
+            assert_eq!(now[..len], expected[..len]);
+        }
+        writer.sync().unwrap();
+        drop(writer);
+        assert!(std::fs::read(&path).unwrap() == expected, "lines reordered");
+    }
+}
