@@ -113,17 +113,17 @@ mod tests {
 
     #[test]
     fn a_request_reads_as_the_sdk_path_reads_it() {
-        let request = ModelRequest {
+        let sent = ModelRequest {
             session_id: "s".into(),
             messages: vec![ChatMessage::new("user", "hi \u{e9}")],
             tools: vec![],
         };
-        let text = serde_json::to_string(&request).unwrap();
+        let text = serde_json::to_string(&sent).unwrap();
         let direct = request(METHOD_COMPLETE, &text);
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
         let sdk = read_request(METHOD_COMPLETE, value).map_err(|e| e.to_wire());
         assert_eq!(direct, sdk);
-        assert_eq!(direct, Ok(request));
+        assert_eq!(direct, Ok(sent));
         // Refusals: the same words as the SDK's service and `read_request`.
         let not_json = serde_json::from_str::<serde_json::Value>("{not json").unwrap_err();
         assert_eq!(
