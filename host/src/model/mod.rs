@@ -10,6 +10,7 @@
 
 pub mod openai;
 mod scripted;
+mod service;
 pub mod wire;
 
 pub use openai::OpenAiModel;

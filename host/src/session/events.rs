@@ -446,11 +446,52 @@ pub enum SessionEvent {
     Other(Value),
 }
 
+/// The `type` of every typed variant (each variant's `rename`; a test
+/// checks this list against them).
+const TYPED_KINDS: &[&str] = &[
+    "turn/start",
+    "turn/end",
+    "step/start",
+    "step/end",
+    "user/message",
+    "prompt/blocked",
+    "context/message",
+    "steering/message",
+    "assistant/message",
+    "tool/call",
+    "tool/updated",
+    "tool/denied",
+    "tool/approval",
+    "tool/result",
+    "listener/failed",
+    "permission/mode",
+    "permission/rule",
+    "user/notice",
+    "session/compacted",
+    "command/display",
+    "command/output",
+    "context/usage",
+    "stream/text",
+    "stream/thought",
+    "stream/usage",
+    "stream/terminal",
+];
+
 impl SessionEvent {
     /// Reads an event from JSON, losing nothing: the typed variant when it
     /// says exactly what `value` says, else [`SessionEvent::Other`].
     pub fn from_value(value: Value) -> SessionEvent {
-        match serde_json::from_value::<SessionEvent>(value.clone()) {
+        // A `type` no variant is named for can only be `Other`: a plugin
+        // record (every hook run appends two) or a newer dsh's event is
+        // kept without a typing attempt and without a copy of its JSON.
+        if !value
+            .get("type")
+            .and_then(Value::as_str)
+            .is_some_and(|kind| TYPED_KINDS.contains(&kind))
+        {
+            return SessionEvent::Other(value);
+        }
+        match SessionEvent::deserialize(&value) {
             Ok(SessionEvent::Other(_)) | Err(_) => SessionEvent::Other(value),
             Ok(typed) => {
                 let same = serde_json::to_string(&typed).ok() == serde_json::to_string(&value).ok();
@@ -613,10 +654,45 @@ impl<'de> Deserialize<'de> for LoggedEvent {
     }
 }
 
+impl LoggedEvent {
+    /// The log line, without its newline: exactly what [`Self::to_value`]
+    /// writes, serialized straight from the event rather than through a
+    /// `Value` copy of it (the log writes one per event). The stamp goes
+    /// last, where `to_value` inserts it: before the closing brace of an
+    /// object that has no `ts` of its own.
+    pub fn line(&self) -> String {
+        let has_own_ts = match &self.event {
+            SessionEvent::Other(value) => value.get("ts").is_some(),
+            _ => false,
+        };
+        let Some(ts) = self.ts else {
+            return serde_json::to_string(&self.event)
+                .unwrap_or_else(|_| self.to_value().to_string());
+        };
+        if has_own_ts {
+            // `to_value` overwrites it in place (no log line reads back so).
+            return self.to_value().to_string();
+        }
+        match serde_json::to_string(&self.event) {
+            Ok(mut line) if line.ends_with('}') => {
+                line.pop();
+                if !line.ends_with('{') {
+                    line.push(',');
+                }
+                line.push_str("\"ts\":");
+                line.push_str(&ts.to_string());
+                line.push('}');
+                line
+            }
+            _ => self.to_value().to_string(),
+        }
+    }
+}
+
 impl std::fmt::Display for LoggedEvent {
     /// The log line, without its newline.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.to_value())
+        f.write_str(&self.line())
     }
 }
 
@@ -702,5 +778,55 @@ mod tests {
         }
         let record = LoggedEvent::from_value(json!({"type": "hook/result", "ok": true}));
         assert_eq!(record.kind(), "hook/result");
+    }
+
+    #[test]
+    fn every_typed_variant_is_in_the_typed_kinds() {
+        // Each variant's `rename` in this file's source: a variant missing
+        // from the list would be read back as `Other`.
+        let source = include_str!("events.rs");
+        let enum_body = &source[source.find("pub enum SessionEvent {").unwrap()..];
+        let enum_body = &enum_body[..enum_body.find("\n}\n").unwrap()];
+        let renames: Vec<&str> = enum_body
+            .split("#[serde(rename = \"")
+            .skip(1)
+            .map(|rest| &rest[..rest.find('"').unwrap()])
+            .collect();
+        assert_eq!(renames, TYPED_KINDS);
+        for line in PREVIOUS_FORMAT.lines() {
+            let value: Value = serde_json::from_str(line).unwrap();
+            let kind = value["type"].as_str().unwrap();
+            assert!(TYPED_KINDS.contains(&kind), "{kind}");
+        }
+    }
+
+    #[test]
+    fn a_line_is_what_the_value_route_writes() {
+        let mut events: Vec<LoggedEvent> = PREVIOUS_FORMAT
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        for value in [
+            json!({"type": "hook/invoked", "text": "é \u{1} \"q\" }", "n": [1.5, -2, {"z": null}]}),
+            json!({"type": "x", "ts": "kept inside", "after": 1}),
+            json!({}),
+            json!({"no_type": {"nested": {"ts": 3}}}),
+            json!("a string}"),
+            json!([1, {"a": "}"}]),
+        ] {
+            events.push(LoggedEvent {
+                event: SessionEvent::Other(value.clone()),
+                ts: Some(42),
+            });
+            events.push(LoggedEvent::live(SessionEvent::Other(value)));
+        }
+        events.push(LoggedEvent::live(SessionEvent::turn_start(
+            "t",
+            TurnKind::Prompt,
+        )));
+        for event in &events {
+            assert_eq!(event.line(), event.to_value().to_string(), "{event:?}");
+            assert_eq!(event.to_string(), event.line());
+        }
     }
 }

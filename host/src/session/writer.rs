@@ -2,8 +2,10 @@
 //! append or fsync ever runs on an async runtime's worker thread.
 //!
 //! [`super::SessionLog`] keeps the events in memory and checks the turn
-//! structure; each accepted line goes to this thread in order and is written
-//! with one `write` (a killed process leaves whole lines behind). A sync is
+//! structure; each accepted line goes to this thread in order. The thread
+//! writes every line queued when it wakes with one `write` (a killed
+//! process leaves whole lines behind; lines queued before a sync are
+//! written before it is answered, so nothing is reordered). A sync is
 //! queued behind the lines before it and answered once `fdatasync` returns,
 //! either to a blocked caller ([`LogWriter::sync`]) or to an awaiting one
 //! ([`LogWriter::sync_later`]).
@@ -124,6 +126,59 @@ fn reopen(
     Ok(file)
 }
 
+/// Lines queued behind each other are written together up to about this
+/// many bytes (a `tool/result` may be large on its own: it goes alone).
+const BATCH_BYTES: usize = 64 * 1024;
+
+/// Writes the queued lines with one `write_all` and empties `batch`;
+/// after a failure nothing more is written.
+fn write_batch(
+    path: &Path,
+    file: Option<&mut LockedFile>,
+    failed: &mut Option<String>,
+    batch: &mut Vec<u8>,
+) {
+    if batch.is_empty() {
+        return;
+    }
+    if let Some(file) = file.filter(|_| failed.is_none())
+        && let Err(e) = file.write_all(batch)
+    {
+        tracing::error!(path = %path.display(), "session log append failed: {e}; nothing more is written to this log");
+        *failed = Some(format!("cannot append: {e}"));
+    }
+    batch.clear();
+}
+
+/// Answers a sync once everything before it is written.
+fn answer(
+    path: &Path,
+    file: Option<&LockedFile>,
+    failed: &Option<String>,
+    reply: Reply,
+    fsync: bool,
+) {
+    let result = match failed {
+        Some(message) => Err(LogError::Io {
+            path: path.to_path_buf(),
+            message: message.clone(),
+        }),
+        None if !fsync => Ok(()),
+        None => file.map_or(Ok(()), |file| file.sync_data()).map_err(|e| {
+            tracing::error!(path = %path.display(), "session log sync failed: {e}");
+            io_error(path, "cannot sync", e)
+        }),
+    };
+    match reply {
+        Reply::Blocking(tx) => {
+            let _ = tx.send(result);
+        }
+        Reply::Later(tx) => {
+            let _ = tx.send(result);
+        }
+    }
+}
+
 fn run(path: PathBuf, source: Source, ops: mpsc::Receiver<Op>) -> Option<String> {
     let mut failed: Option<String> = None;
     let mut file = match source {
@@ -142,42 +197,31 @@ fn run(path: PathBuf, source: Source, ops: mpsc::Receiver<Op>) -> Option<String>
             }
         },
     };
-    for op in ops {
-        match op {
-            Op::Line(line) => {
-                let Some(file) = file.as_mut().filter(|_| failed.is_none()) else {
-                    continue;
-                };
-                if let Err(e) = file.write_all(&line) {
-                    tracing::error!(path = %path.display(), "session log append failed: {e}; nothing more is written to this log");
-                    failed = Some(format!("cannot append: {e}"));
+    // Everything queued when the thread wakes is handled in one go: the
+    // lines up to each sync (or to the end of the queue) go out in one
+    // `write`, so a burst of lines costs one wake-up and one system call.
+    let mut batch: Vec<u8> = Vec::new();
+    while let Ok(first) = ops.recv() {
+        let mut next = Some(first);
+        while let Some(op) = next.take() {
+            match op {
+                Op::Line(line) => {
+                    if batch.is_empty() {
+                        batch = line;
+                    } else {
+                        batch.extend_from_slice(&line);
+                    }
+                }
+                Op::Sync { reply, fsync } => {
+                    write_batch(&path, file.as_mut(), &mut failed, &mut batch);
+                    answer(&path, file.as_ref(), &failed, reply, fsync);
                 }
             }
-            Op::Sync { reply, fsync } => {
-                let result = match &failed {
-                    Some(message) => Err(LogError::Io {
-                        path: path.clone(),
-                        message: message.clone(),
-                    }),
-                    None if !fsync => Ok(()),
-                    None => file
-                        .as_ref()
-                        .map_or(Ok(()), |file| file.sync_data())
-                        .map_err(|e| {
-                            tracing::error!(path = %path.display(), "session log sync failed: {e}");
-                            io_error(&path, "cannot sync", e)
-                        }),
-                };
-                match reply {
-                    Reply::Blocking(tx) => {
-                        let _ = tx.send(result);
-                    }
-                    Reply::Later(tx) => {
-                        let _ = tx.send(result);
-                    }
-                }
+            if batch.len() < BATCH_BYTES {
+                next = ops.try_recv().ok();
             }
         }
+        write_batch(&path, file.as_mut(), &mut failed, &mut batch);
     }
     drop(file);
     failed
@@ -267,5 +311,49 @@ impl Drop for LogWriter {
         {
             tracing::error!(path = %self.path.display(), "the session log's writer thread panicked");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::files;
+    use super::*;
+
+    /// Lines of every size (some over a batch on their own) queued faster
+    /// than the thread writes them, with barriers between: each barrier is
+    /// answered only once every line before it is in the file, and the file
+    /// ends as exactly the lines in the order they were queued.
+    #[test]
+    fn batched_lines_keep_their_order_and_barriers_wait_for_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, "").unwrap();
+        let writer = LogWriter::start(&path, files::open_locked(&path).unwrap()).unwrap();
+        let mut expected = Vec::new();
+        let mut barriers = Vec::new();
+        for n in 0..600usize {
+            let size = match n % 7 {
+                0 => BATCH_BYTES + 10,
+                3 => 3000,
+                _ => 20,
+            };
+            let mut line = format!("{{\"n\":{n},\"pad\":\"").into_bytes();
+            line.resize(line.len() + size, b'x');
+            line.extend_from_slice(b"\"}\n");
+            expected.extend_from_slice(&line);
+            writer.write_line(line).unwrap();
+            if n % 50 == 49 {
+                barriers.push((expected.len(), writer.sync_later(false).unwrap()));
+            }
+        }
+        for (len, barrier) in barriers {
+            futures::executor::block_on(barrier.done()).unwrap();
+            let now = std::fs::read(&path).unwrap();
+            assert!(now.len() >= len, "a barrier came before its lines");
+            assert_eq!(now[..len], expected[..len]);
+        }
+        writer.sync().unwrap();
+        drop(writer);
+        assert!(std::fs::read(&path).unwrap() == expected, "lines reordered");
     }
 }

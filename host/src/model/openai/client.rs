@@ -96,13 +96,16 @@ impl OpenAiClient {
         request: &ModelRequest,
         mut on_delta: impl FnMut(Live<'_>),
     ) -> Result<ModelReply, OpenAiError> {
-        let body = convert::request_body(&self.config, request);
+        // Serialized once, straight from the request; a retry resends the
+        // same bytes.
+        let body = serde_json::to_vec(&convert::request_body(&self.config, request))
+            .map_err(|e| OpenAiError::Encode(e.to_string()))?;
         let response = self.send(key, &body).await?;
         read_reply(response, key, &mut on_delta).await
     }
 
     /// POSTs `body` until a 2xx response starts or the retries run out.
-    async fn send(&self, key: &ApiKey, body: &Value) -> Result<reqwest::Response, OpenAiError> {
+    async fn send(&self, key: &ApiKey, body: &[u8]) -> Result<reqwest::Response, OpenAiError> {
         let attempts = self.config.max_retries.saturating_add(1);
         let mut attempt = 0;
         loop {
@@ -137,14 +140,16 @@ impl OpenAiClient {
     async fn attempt(
         &self,
         key: &ApiKey,
-        body: &Value,
+        body: &[u8],
     ) -> Result<Result<reqwest::Response, Retryable>, OpenAiError> {
         let sent = self
             .http
             .post(self.endpoint.clone())
             .bearer_auth(key.expose())
             .header(ACCEPT, "text/event-stream, application/json")
-            .json(body)
+            // What `.json(body)` sent: the same header, the same bytes.
+            .header(CONTENT_TYPE, "application/json")
+            .body(body.to_vec())
             .send()
             .await;
         let response = match sent {

@@ -85,6 +85,9 @@ pub enum OpenAiError {
     /// A non-streaming (JSON) response body could not be read.
     #[error("malformed response: {0}")]
     MalformedResponse(String),
+    /// The request could not be written as JSON (nothing was sent).
+    #[error("cannot encode the model request: {0}")]
+    Encode(String),
     /// The server reported an error inside a 200 response.
     #[error("the model server reported an error: {0}")]
     ServerReported(String),
@@ -110,6 +113,7 @@ impl From<OpenAiError> for ModelError {
     fn from(e: OpenAiError) -> Self {
         let kind = match &e {
             OpenAiError::MissingKey { .. } | OpenAiError::Config(_) => ModelErrorKind::Config,
+            OpenAiError::Encode(_) => ModelErrorKind::Request,
             OpenAiError::Refused { status, excerpt } => {
                 return ModelError::new(ModelErrorKind::Status { code: *status }, excerpt.clone());
             }

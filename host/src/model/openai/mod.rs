@@ -66,9 +66,7 @@ use dsh_plugin_api::{Host, Plugin};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::MODEL_SERVICE;
-use super::scripted::read_request;
-use super::wire::{ModelError, ModelErrorKind};
+use super::wire::ModelError;
 pub use client::OpenAiClient;
 pub use error::{ApiKey, OpenAiError};
 use stream::Live;
@@ -126,11 +124,10 @@ impl Plugin for OpenAiModel {
         let context_window = config.context_window;
         let client = Arc::new(OpenAiClient::new(config).map_err(|e| e.to_string())?);
         let streams = host.clone();
-        host.provide_service(MODEL_SERVICE, move |method, args| {
+        super::service::provide(host, move |request| {
             let client = client.clone();
             let host = streams.clone();
             async move {
-                let request = read_request(&method, args).map_err(|e| e.to_wire())?;
                 let key = client
                     .api_key()
                     .map_err(|e| ModelError::from(e).to_wire())?;
@@ -156,12 +153,10 @@ impl Plugin for OpenAiModel {
                         tracing::debug!(session = %session, "stream event dropped: {e}");
                     }
                 };
-                let reply = client
+                client
                     .complete(&key, &request, on_delta)
                     .await
-                    .map_err(|e| ModelError::from(e).to_wire())?;
-                serde_json::to_value(reply)
-                    .map_err(|e| ModelError::new(ModelErrorKind::Other, e.to_string()).to_wire())
+                    .map_err(|e| ModelError::from(e).to_wire())
             }
         })?;
         Ok(OpenAiModel)
