@@ -312,6 +312,18 @@ fn processed(bytes: &[u8]) -> Result<Shown, image::ImageError> {
             dimensions: dims(width, height),
         });
     }
+    if !over_side && subtype == "png" {
+        // Claude Code asks for `png({compressionLevel: 9, palette: true})`;
+        // its processor writes the crate's default truecolour PNG (S151).
+        let out = encode_as(&image, "png")?;
+        if out.len() <= TARGET_RAW_BYTES {
+            return Ok(Shown {
+                bytes: out,
+                subtype,
+                dimensions: dims(width, height),
+            });
+        }
+    }
     if !over_side && let Some(out) = first_jpeg_within(&image, &[80, 60, 40, 20], TARGET_RAW_BYTES)?
     {
         return Ok(Shown {
