@@ -359,16 +359,27 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
     script::install(sb);
     script::write_behaviors(sb, v);
     // Files the recording put in the project before the CLI started.
-    // A file that is not UTF-8 (an image) is recorded as `{"base64": ...}`.
+    // A file that is not UTF-8 (an image) is recorded as `{"base64": ...}`,
+    // one over 1 MiB as `{"base64_zlib": ..., "bytes": n}` (S151).
     if let Some(files) = v.json["project_files"].as_object() {
         for (rel, text) in files {
             let path = sb.run().join("proj").join(rel);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            let bytes = match text["base64"].as_str() {
-                Some(b64) => base64::engine::general_purpose::STANDARD
-                    .decode(b64)
-                    .unwrap(),
-                None => sb.subst(text.as_str().unwrap_or_default()).into_bytes(),
+            let b64 = |k: &str| {
+                text[k]
+                    .as_str()
+                    .map(|b| base64::engine::general_purpose::STANDARD.decode(b).unwrap())
+            };
+            let bytes = if let Some(b) = b64("base64") {
+                b
+            } else if let Some(z) = b64("base64_zlib") {
+                let mut out = Vec::new();
+                std::io::Read::read_to_end(&mut flate2::read::ZlibDecoder::new(&z[..]), &mut out)
+                    .unwrap();
+                assert_eq!(Some(out.len() as u64), text["bytes"].as_u64(), "{rel}");
+                out
+            } else {
+                sb.subst(text.as_str().unwrap_or_default()).into_bytes()
             };
             std::fs::write(&path, bytes).unwrap();
         }

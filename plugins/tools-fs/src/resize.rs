@@ -13,8 +13,9 @@
 //!   fails with Claude Code's `Unable to resize image — ...` text
 //!   ([`ResizeError`]).
 //! - **Fit** ([`process`]): an image within 2000×2000 pixels and 3,932,160
-//!   bytes is kept as it is. One over the bytes only is re-encoded as JPEG
-//!   at quality 80, 60, 40, 20 until one fits. One over 2000 pixels is
+//!   bytes is kept as it is. One over the bytes only is re-encoded: a PNG
+//!   first as PNG (Claude Code's palette PNG, below), then as JPEG at
+//!   quality 80, 60, 40, 20 until one fits. One over 2000 pixels is
 //!   resized (Lanczos3) to the size Claude Code computes (the long side to
 //!   2000, the other `Math.round`ed; `displayWidth`/`displayHeight` say
 //!   that size) and re-encoded in its own format (PNG; JPEG at quality 80;
@@ -32,11 +33,12 @@
 //!   600×600 at JPEG 50, 400×400 at JPEG 20; the result carries no
 //!   `dimensions`.
 //!
-//! Claude Code asks for a palette PNG (`palette: true`) where this module
-//! writes the crate's default truecolour PNG: recorded, its processor did
-//! not quantize a 175×175 image of many colours (the bytes were the
-//! default encoder's); what it does with 256 colours or fewer is not
-//! recorded (NOT_REPRODUCED.md).
+//! Claude Code asks for a palette PNG (`png({compressionLevel: 9, palette:
+//! true})`, and `colors: 64` at 800×800); its processor ignores those
+//! options and writes the crate's default PNG in the image's own colour
+//! type, as this module does: recorded byte for byte for images of 4, 8
+//! (with alpha), 16, 300 and some 30,000 colours (S150, S151), none of them
+//! indexed.
 
 use std::io::Cursor;
 
@@ -311,6 +313,18 @@ fn processed(bytes: &[u8]) -> Result<Shown, image::ImageError> {
             subtype,
             dimensions: dims(width, height),
         });
+    }
+    if !over_side && subtype == "png" {
+        // Claude Code asks for `png({compressionLevel: 9, palette: true})`;
+        // its processor writes the crate's default truecolour PNG (S151).
+        let out = encode_as(&image, "png")?;
+        if out.len() <= TARGET_RAW_BYTES {
+            return Ok(Shown {
+                bytes: out,
+                subtype,
+                dimensions: dims(width, height),
+            });
+        }
     }
     if !over_side && let Some(out) = first_jpeg_within(&image, &[80, 60, 40, 20], TARGET_RAW_BYTES)?
     {
