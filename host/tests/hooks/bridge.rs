@@ -127,22 +127,6 @@ pub(crate) fn text(t: &str) -> Value {
     json!({"text": t})
 }
 
-/// The user-role messages of a request: `(content, source)`.
-pub(crate) fn users(request: &Value) -> Vec<(String, Value)> {
-    request["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .map(|m| {
-            (
-                m["content"].as_str().unwrap().to_string(),
-                m.get("source").cloned().unwrap_or(Value::Null),
-            )
-        })
-        .collect()
-}
-
 /// Every message of a request: `(role, content, source)`.
 fn roles(request: &Value) -> Vec<(String, String, Value)> {
     request["messages"]
