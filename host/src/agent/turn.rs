@@ -410,6 +410,9 @@ impl Session {
                 for (plugin, text) in authored(allowed.context()) {
                     self.append(SessionEvent::context(text, plugin));
                 }
+                // What a plugin injected while deciding (Claude's
+                // UserPromptSubmit context) follows this prompt.
+                self.flush_buffered();
                 Ok(None)
             }
             SeamOutput::Prompt(PromptDecision::Block { reason }) => {

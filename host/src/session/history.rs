@@ -3,7 +3,9 @@
 //! User messages, plugin context and steering become user-role messages
 //! (context and steering tagged with their source kind), but for context a
 //! plugin added with the system role (plugin API 1.7), which becomes a
-//! system-role message at its place; the assistant's
+//! system-role message at its place, or, logged before the session's first
+//! prompt (Claude Code's SessionStart hook context), right after that
+//! prompt, where Claude Code puts its system message; the assistant's
 //! text and calls become assistant messages, with arguments as last
 //! rewritten (`tool/updated`); results become tool messages. Blocked prompts,
 //! hook records and bookkeeping never reach the model.
@@ -25,7 +27,7 @@
 //! gets a synthetic error result right after the results that exist, and a
 //! result that answers no open call is left out.
 
-use super::events::{LoggedEvent, SessionEvent};
+use super::events::{ContextRole, LoggedEvent, SessionEvent};
 use super::log::INTERRUPTED_TOOL_RESULT;
 use super::slash;
 use crate::model::ChatMessage;
@@ -117,7 +119,40 @@ pub fn derive(events: &[LoggedEvent]) -> Vec<ChatMessage> {
     // A compacting command's transcript, until the next prompt (same
     // process) or a process that loaded the session (`--continue`).
     let mut held: Option<Held> = None;
+    // System-role context logged before the first prompt, for right after
+    // it (`None` once a prompt was seen).
+    let mut leading: Option<Vec<ChatMessage>> = Some(Vec::new());
     for logged in events {
+        if let Some(early) = &mut leading {
+            match &logged.event {
+                SessionEvent::ContextMessage {
+                    content,
+                    source,
+                    role: ContextRole::System,
+                } => {
+                    let mut m = ChatMessage::new("system", content.clone());
+                    m.source = Some(source_json(source));
+                    early.push(m);
+                    continue;
+                }
+                SessionEvent::UserMessage { content, .. } => {
+                    answer_pending(&mut messages, &mut pending);
+                    messages.push(ChatMessage::new("user", content.clone()));
+                    messages.append(early);
+                    leading = None;
+                    continue;
+                }
+                // User-role context stays before the prompt; anything else
+                // that is a message comes first: the held context stays at
+                // its place.
+                SessionEvent::ContextMessage { .. } => {}
+                event if is_message(event) => {
+                    messages.append(early);
+                    leading = None;
+                }
+                _ => {}
+            }
+        }
         let loaded = matches!(&logged.event, SessionEvent::TurnStart { loaded: true, .. });
         if held.is_some()
             && (loaded
@@ -272,6 +307,7 @@ pub fn derive(events: &[LoggedEvent]) -> Vec<ChatMessage> {
     answer_pending(&mut messages, &mut pending);
     flush_output(&mut messages, &mut output);
     flush_held(&mut messages, &mut held);
+    messages.extend(leading.unwrap_or_default());
     messages
 }
 
@@ -361,6 +397,60 @@ mod tests {
         assert_eq!(
             h[4].source,
             Some(json!({"kind": "steering", "from": {"kind": "plugin", "plugin": "stopper"}}))
+        );
+    }
+
+    fn system_context(text: &str) -> LoggedEvent {
+        ev(
+            json!({"type": "context/message", "content": text, "source": {"kind": "plugin", "plugin": "hooks-claude"}, "role": "system"}),
+        )
+    }
+
+    fn contents(h: &[ChatMessage]) -> Vec<(&str, &str)> {
+        h.iter()
+            .map(|m| (m.role.as_str(), m.content.as_str()))
+            .collect()
+    }
+
+    #[test]
+    fn system_context_before_the_first_prompt_follows_it() {
+        // Claude Code's SessionStart text is in its system message after the
+        // prompt (S7-plain-stdout); user-role context stays at its place.
+        let events = vec![
+            system_context("ss"),
+            ev(
+                json!({"type": "context/message", "content": "plain", "source": {"kind": "plugin", "plugin": "p"}}),
+            ),
+            user("hi"),
+            system_context("ups"),
+            ev(json!({"type": "assistant/message", "content": "ok", "tool_calls": []})),
+            user("again"),
+        ];
+        assert_eq!(
+            contents(&derive(&events)),
+            [
+                ("user", "plain"),
+                ("user", "hi"),
+                ("system", "ss"),
+                ("system", "ups"),
+                ("assistant", "ok"),
+                ("user", "again"),
+            ]
+        );
+        // With no prompt yet it is still in the history, and an answer
+        // before any prompt does not wait for one.
+        assert_eq!(
+            contents(&derive(&[system_context("ss")])),
+            [("system", "ss")]
+        );
+        let events = vec![
+            system_context("ss"),
+            ev(json!({"type": "assistant/message", "content": "ok", "tool_calls": []})),
+            user("hi"),
+        ];
+        assert_eq!(
+            contents(&derive(&events)),
+            [("system", "ss"), ("assistant", "ok"), ("user", "hi")]
         );
     }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dsh_host::agent::{Prompt, Session};
-use dsh_host::session::TurnEndReason;
+use dsh_host::session::{TurnEndReason, history, read_log};
 use serde_json::{Value, json};
 
 use crate::probe::Probe;
@@ -127,15 +127,15 @@ pub(crate) fn text(t: &str) -> Value {
     json!({"text": t})
 }
 
-/// The user-role messages of a request: `(content, source)`.
-pub(crate) fn users(request: &Value) -> Vec<(String, Value)> {
+/// Every message of a request: `(role, content, source)`.
+fn roles(request: &Value) -> Vec<(String, String, Value)> {
     request["messages"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|m| m["role"] == "user")
         .map(|m| {
             (
+                m["role"].as_str().unwrap().to_string(),
                 m["content"].as_str().unwrap().to_string(),
                 m.get("source").cloned().unwrap_or(Value::Null),
             )
@@ -259,11 +259,18 @@ async fn bridge_context_and_a_downstream_rewrite_both_survive() {
         json!({"type": "user/message", "content": "the rewritten prompt", "source": {"kind": "user"},
                "original_content": "original"})
     );
+    // The hook's context is Claude Code's system message, right after the
+    // (rewritten) prompt.
     assert_eq!(
-        users(&c.host.requests()[0]),
+        roles(&c.host.requests()[0]),
         [
-            ("the rewritten prompt".to_string(), Value::Null),
             (
+                "user".to_string(),
+                "the rewritten prompt".to_string(),
+                Value::Null
+            ),
+            (
+                "system".to_string(),
                 "UserPromptSubmit hook additional context: house rules".to_string(),
                 from("hooks-claude")
             ),
@@ -551,17 +558,26 @@ async fn session_start_context_reaches_the_first_request() {
         json!([text("hello")]),
         |cap| json!({"SessionStart": group(None, &cap.hook("ss.sh", "cat >/dev/null; echo 'project facts'"))}),
     );
-    c.run("hi").await;
+    let (session, _) = c.run("hi").await;
+    // Claude Code's system message, right after the prompt (S7-plain-stdout),
+    // though it was logged before the prompt's turn.
     assert_eq!(
-        users(&c.host.requests()[0]),
+        roles(&c.host.requests()[0]),
         [
+            ("user".to_string(), "hi".to_string(), Value::Null),
             (
+                "system".to_string(),
                 "SessionStart:startup hook success: project facts".to_string(),
                 from("hooks-claude")
             ),
-            ("hi".to_string(), Value::Null),
         ]
     );
+    // The log replays to what the model saw: the context logged before the
+    // turn still lands after the prompt.
+    let logged = history::derive(&read_log(&session.log_path()).unwrap().events);
+    let sent: Vec<dsh_host::model::ChatMessage> =
+        serde_json::from_value(c.host.requests()[0]["messages"].clone()).unwrap();
+    assert_eq!(sent[..], logged[..logged.len() - 1]);
 }
 
 fn alive(pid: i32) -> bool {

@@ -1389,7 +1389,14 @@ fn check_requests(
         } else {
             bridge
         };
-        if *from != json!({"kind": "plugin", "plugin": by}) || m["role"] != "user" {
+        // Claude's system-message text is a system-role message; every
+        // other hook text a user-role one.
+        let role = if placement.contains("of the role:'system' message") {
+            "system"
+        } else {
+            "user"
+        };
+        if *from != json!({"kind": "plugin", "plugin": by}) || m["role"] != role {
             fails.push(format!(
                 "request {r}: {text:?} is not attributed to {by}: {m}"
             ));
@@ -1398,11 +1405,16 @@ fn check_requests(
         let prev = j.checked_sub(1).map(|k| &msgs[k]);
         let steering = m["source"]["kind"] == "steering";
         let ok = match placement.as_str() {
-            // Claude's system-prompt text → a context message right after
-            // (UserPromptSubmit) or before (SessionStart) the prompt.
-            p if p.starts_with("end of the role:'system'") => prev.is_some_and(is_user_prompt),
+            // Claude's system message → system-role context right after the
+            // prompt: SessionStart's first, then UserPromptSubmit's (after
+            // SessionStart's, when both are there).
+            p if p.starts_with("end of the role:'system'") => msgs[..j]
+                .iter()
+                .rev()
+                .find(|m| m["role"] != "system")
+                .is_some_and(is_user_prompt),
             p if p.starts_with("start of the role:'system'") => {
-                msgs[j + 1..].iter().any(is_user_prompt) && !steering
+                prev.is_some_and(is_user_prompt) && !steering
             }
             // Text blocks after a tool_result → context messages after the
             // step's results (ARCHITECTURE.md §4, decision 2).

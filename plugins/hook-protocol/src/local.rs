@@ -19,6 +19,9 @@ use crate::runner::{BoxFuture, HookHost, RunAnswer, RunRequest};
 pub struct Effects {
     /// `(session_id, text)` of every injected context.
     pub contexts: Vec<(String, String)>,
+    /// `(session_id, text)` of every system-role context
+    /// ([`HookHost::inject_system_context`]).
+    pub system_contexts: Vec<(String, String)>,
     /// `(session_id, record)` of every appended record.
     pub records: Vec<(String, Value)>,
     /// `(session_id, reason)` of every halted turn.
@@ -63,6 +66,11 @@ impl HookHost for LocalHost {
 
     fn inject_context(&self, session_id: &str, text: &str) -> Result<(), String> {
         self.with_effects(|e| e.contexts.push((session_id.into(), text.into())));
+        Ok(())
+    }
+
+    fn inject_system_context(&self, session_id: &str, text: &str) -> Result<(), String> {
+        self.with_effects(|e| e.system_contexts.push((session_id.into(), text.into())));
         Ok(())
     }
 

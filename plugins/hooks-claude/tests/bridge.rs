@@ -217,20 +217,41 @@ async fn context_only_hooks_are_not_a_veto() {
         .await
         .unwrap();
     assert!(downstream_ran, "later plugins must still see the prompt");
-    // The hooks' context is the bridge's own piece, before the later one's.
-    let ours = "UserPromptSubmit hook success: plain ctx\n\nUserPromptSubmit hook additional context: json ctx";
+    // The later plugins' decision stands; the hooks' context is one
+    // system-role text (Claude Code's system message after the prompt).
     assert_eq!(
         d,
-        PromptDecision::AllowAuthored {
-            content: ROption::RNone,
-            context: vec![
-                AuthoredContext::new(ours),
-                AuthoredContext::by("later", "theirs")
-            ]
-            .into(),
+        PromptDecision::allow().with_pieces(vec![AuthoredContext::by("later", "theirs")])
+    );
+    let ours = "UserPromptSubmit hook success: plain ctx\n\nUserPromptSubmit hook additional context: json ctx";
+    let effects = f.host.take();
+    assert!(effects.contexts.is_empty());
+    assert_eq!(
+        effects.system_contexts,
+        [("sess".to_string(), ours.to_string())]
+    );
+}
+
+#[tokio::test]
+async fn a_prompt_a_later_plugin_blocks_gets_no_hook_context() {
+    let f = fixture(json!({"UserPromptSubmit": [group("", &["echo plain ctx"])]}));
+    let d = f
+        .bridge
+        .on_prompt_submit(&prompt(&f.cwd), || async {
+            Ok(PromptDecision::Block {
+                reason: "later says no".into(),
+            })
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        d,
+        PromptDecision::Block {
+            reason: "later says no".into()
         }
     );
-    assert_eq!(d.context_text("\n\n"), Some(format!("{ours}\n\ntheirs")));
+    let effects = f.host.take();
+    assert!(effects.contexts.is_empty() && effects.system_contexts.is_empty());
 }
 
 #[tokio::test]
@@ -442,13 +463,22 @@ async fn session_start_context_and_subagent_context_go_where_they_belong() {
             source: SessionStartSource::Resume,
         })
         .await;
-    assert!(f.host.take().contexts.is_empty());
+    let resumed = f.host.take();
+    assert!(resumed.contexts.is_empty() && resumed.system_contexts.is_empty());
     f.bridge
         .on_session_start(&SessionStartInput {
             session: session(&f.cwd),
             source: SessionStartSource::Startup,
         })
         .await;
+    // SessionStart's is Claude Code's system message: system-role context.
+    assert_eq!(
+        f.host.take().system_contexts,
+        [(
+            "sess".to_string(),
+            "SessionStart:startup hook success: fresh".to_string()
+        )]
+    );
     let info = SubagentInfo {
         parent: session(&f.cwd),
         child_session_id: "child".into(),
@@ -462,15 +492,9 @@ async fn session_start_context_and_subagent_context_go_where_they_belong() {
     f.bridge.on_subagent_start(&info).await;
     assert_eq!(
         f.host.take().contexts,
-        [
-            (
-                "sess".to_string(),
-                "SessionStart:startup hook success: fresh".to_string()
-            ),
-            (
-                "child".to_string(),
-                "SubagentStart hook additional context: for the child".to_string()
-            ),
-        ]
+        [(
+            "child".to_string(),
+            "SubagentStart hook additional context: for the child".to_string()
+        )]
     );
 }

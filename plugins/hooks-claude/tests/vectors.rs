@@ -632,6 +632,16 @@ async fn replay(v: &Vector) {
                 .map(|(_, t)| t)
                 .collect::<Vec<_>>()
         };
+        // Claude Code's system message: system-role context only.
+        let system = |host: &LocalHost| {
+            let effects = host.take();
+            assert!(effects.contexts.is_empty(), "{}: user-role context", v.name);
+            effects
+                .system_contexts
+                .into_iter()
+                .map(|(_, t)| t)
+                .collect::<Vec<_>>()
+        };
         match event.as_str() {
             "SessionStart" => {
                 bridge
@@ -640,7 +650,7 @@ async fn replay(v: &Vector) {
                         source: source(&j),
                     })
                     .await;
-                let got = ctx(&host);
+                let got = system(&host);
                 // Startup's context starts the system message; compact's
                 // ends the one after the `/compact` command; a resumed
                 // session's reaches no model (S131-hook-output).
@@ -687,9 +697,14 @@ async fn replay(v: &Vector) {
                     if let PromptDecision::Block { .. } = d {
                         panic!("{}: blocked", v.name)
                     }
-                    // The hooks' context as the bridge folded it.
-                    let got = d.context_text("\n\n");
-                    let want = want.map(|w| unified(&w, got.as_deref().unwrap_or_default()));
+                    // The hooks' context as one system-role text, none in
+                    // the decision.
+                    assert_eq!(d.context_text("\n\n"), None, "{}", v.name);
+                    let got = system(&host);
+                    let want: Vec<String> = want
+                        .map(|w| unified(&w, got.first().map(String::as_str).unwrap_or_default()))
+                        .into_iter()
+                        .collect();
                     assert_eq!(got, want, "{}", v.name);
                 }
             }

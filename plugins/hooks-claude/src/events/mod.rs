@@ -549,6 +549,17 @@ impl ClaudeBridge {
         }
     }
 
+    /// Injects system-role context (Claude Code's system message: the
+    /// SessionStart and UserPromptSubmit hooks' context), logging (not
+    /// failing) when the host refuses.
+    pub(crate) fn inject_system(&self, session_id: &str, text: &str) {
+        if let Err(e) = self.host.inject_system_context(session_id, text) {
+            self.host.warn(&format!(
+                "hooks-claude: system context for session {session_id} dropped: {e}"
+            ));
+        }
+    }
+
     /// Halts the session's turn (`continue: false`).
     pub(crate) fn halt(&self, session_id: &str, reason: &str) {
         if let Err(e) = self.host.halt_turn(session_id, reason) {

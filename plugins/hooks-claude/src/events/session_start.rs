@@ -3,7 +3,9 @@
 //! Plain stdout of an exit-0 hook and `additionalContext` both become
 //! context (vectors `S7-plain-stdout`, `S7-json-additional-context`), in
 //! Claude Code's wording; an exit 2 blocks nothing (`S7-exit2`). The host
-//! awaits session-start listeners, so the context reaches the first request.
+//! awaits session-start listeners, so the context reaches the first request:
+//! system-role context, which the host places right after the first prompt
+//! (Claude Code's system message there, `S7-plain-stdout`).
 //! A text over 10,000 characters is saved and replaced ([`crate::persist`]).
 //! Matcher subject: the `source` (`startup`, `resume`, `clear`, `compact`).
 //!
@@ -85,7 +87,7 @@ impl ClaudeBridge {
         // resumed session (S131-hook-output).
         let resumed = input.source == dsh_plugin_api::SessionStartSource::Resume;
         if !contexts.is_empty() && !resumed {
-            self.inject(&input.session.session_id, &contexts.join("\n\n"));
+            self.inject_system(&input.session.session_id, &contexts.join("\n\n"));
         }
     }
 }

@@ -5,14 +5,16 @@
 //!   Original prompt: <prompt>` (`<why>` is `[command]: stderr` for exit 2,
 //!   the reason for JSON; vectors `S4-exit2`, `S4-decision-block`);
 //! - `continue: false`: no model call; the `stopReason` is reported (Block);
-//! - plain stdout of an exit-0 hook or `additionalContext`: context after
-//!   the prompt (`UserPromptSubmit hook success: ...` / `... additional
-//!   context: ...`, vectors `S4-plain-stdout`, `S4-json-additional-context`);
+//! - plain stdout of an exit-0 hook or `additionalContext`: system-role
+//!   context after the prompt, as Claude Code's system message (`UserPromptSubmit
+//!   hook success: ...` / `... additional context: ...`, vectors
+//!   `S4-plain-stdout`, `S4-json-additional-context`), injected once the rest
+//!   of the chain allowed the prompt (the host writes it right after it);
 //!   `systemMessage` is not model context (`S4-system-message`); a text
 //!   over 10,000 characters is saved and replaced ([`crate::persist`]).
 //!
 //! A hook that only adds context is not a veto: later plugins still see
-//! the prompt, and the context is folded onto their decision.
+//! the prompt, and their decision stands.
 
 use std::future::Future;
 
@@ -112,8 +114,12 @@ impl ClaudeBridge {
                 reason: reason.into(),
             });
         }
-        // The hooks' context is one piece, before what the rest of the
-        // chain added.
-        Ok(next().await?.with_context_first(contexts.join("\n\n")))
+        // The hooks' context is one system-role text, for an allowed prompt
+        // only.
+        let decision = next().await?;
+        if !contexts.is_empty() && !matches!(decision, PromptDecision::Block { .. }) {
+            self.inject_system(&input.session.session_id, &contexts.join("\n\n"));
+        }
+        Ok(decision)
     }
 }
