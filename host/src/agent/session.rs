@@ -483,6 +483,27 @@ impl Session {
         self.write_items(items);
     }
 
+    /// How many items are buffered now: where a prompt's decision starts.
+    pub(crate) fn buffered_len(&self) -> usize {
+        self.state().buffered.len()
+    }
+
+    /// Drops the context `deciders` buffered from position `from` on: what
+    /// a prompt's listeners injected while deciding a prompt that was then
+    /// blocked (a blocked prompt's hook context reaches no model, as in
+    /// Claude Code). Anything else buffered meanwhile stays.
+    pub(crate) fn drop_buffered_context(&self, from: usize, deciders: &[&str]) {
+        let mut state = self.state();
+        let mut at = 0;
+        state.buffered.retain(|item| {
+            let keep = at < from
+                || !matches!(item, Buffered::Context { plugin, .. }
+                    if deciders.contains(&plugin.as_str()));
+            at += 1;
+            keep
+        });
+    }
+
     fn write_items(&self, items: Vec<Buffered>) {
         for item in items {
             match item {

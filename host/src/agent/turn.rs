@@ -368,6 +368,7 @@ impl Session {
             source: prompt.source.clone().into(),
         };
         let terminal = default_terminal(SeamOutput::Prompt(PromptDecision::allow()));
+        let buffered_before = self.buffered_len();
         let Traced {
             answer,
             trace,
@@ -377,11 +378,17 @@ impl Session {
             .bus
             .waterfall_traced(SeamInput::PromptSubmit(RArc::new(input)), terminal)
             .await;
+        // A blocked prompt leaves nothing its deciders injected meanwhile.
+        let drop_injected = || {
+            let deciders: Vec<&str> = trace.iter().map(|e| &*e.plugin).collect();
+            self.drop_buffered_context(buffered_before, &deciders);
+        };
         self.note_listener_failures("agent/prompt-submit", &timed_out, false);
         let answer = match (answer.into_result(), timed_out.first()) {
             (Ok(answer), _) => answer,
             // A prompt gate that did not decide in time blocks the prompt.
             (Err(e), Some(cut)) => {
+                drop_injected();
                 let reason = format!("agent/prompt-submit failed: {e}");
                 self.append(SessionEvent::PromptBlocked {
                     content: original,
@@ -416,6 +423,7 @@ impl Session {
                 Ok(None)
             }
             SeamOutput::Prompt(PromptDecision::Block { reason }) => {
+                drop_injected();
                 let by = originator(&trace, &answer);
                 self.append(SessionEvent::PromptBlocked {
                     content: original,

@@ -116,6 +116,16 @@ impl Plugin for Probe {
                 additional_context: Some(RString::from(t)).into(),
             });
         }
+        if let Some(word) = arg(spec, "block-after-if") {
+            // A gate that lets the rest of the chain decide first.
+            let theirs = next.run().await?;
+            if text.contains(&word) {
+                return Ok(PromptDecision::Block {
+                    reason: format!("prompts containing `{word}` are not allowed").into(),
+                });
+            }
+            return Ok(theirs);
+        }
         if let Some(r) = arg(spec, "block") {
             return Ok(PromptDecision::Block { reason: r.into() });
         }

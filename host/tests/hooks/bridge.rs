@@ -76,7 +76,18 @@ impl Case {
         }
         let mut loads = vec![Load::builtin(bridge, bridge, config)];
         for (i, p) in probes.iter().enumerate() {
-            loads.push(Load::native::<Probe>(&format!("probe{}", i + 1), p.clone()));
+            // `{"first": true, ...}`: listens before the bridge.
+            let mut config = p.clone();
+            let first = config
+                .as_object_mut()
+                .and_then(|o| o.remove("first"))
+                .is_some_and(|f| f == true);
+            let probe = Load::native::<Probe>(&format!("probe{}", i + 1), config);
+            if first {
+                loads.insert(0, probe);
+            } else {
+                loads.push(probe);
+            }
         }
         let host = AgentHost::scripted(&root, loads, model).error_free();
         Case {
@@ -275,6 +286,35 @@ async fn bridge_context_and_a_downstream_rewrite_both_survive() {
                 from("hooks-claude")
             ),
         ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_a_gate_before_the_bridge_blocks_leaves_no_hook_context() {
+    // The gate lets the bridge run (its hook adds context for the first
+    // prompt only), then blocks that prompt: as in Claude Code, a blocked
+    // prompt's hook context reaches no model, in this turn or a later one.
+    let c = Case::new(
+        "hooks-claude",
+        &[json!({"first": true, "prompt": "block-after-if:first"})],
+        json!([text("ok")]),
+        |cap| {
+            let out = r#"{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"house rules"}}"#;
+            let script = format!("if grep -q first; then echo '{out}'; fi");
+            json!({"UserPromptSubmit": group(None, &cap.hook("ups.sh", &script))})
+        },
+    );
+    let (session, out) = c.run("first").await;
+    assert_eq!(out.reason, TurnEndReason::Rejected);
+    assert!(c.host.requests().is_empty());
+    let next: Outcome = within("the turn", TURN, session.prompt(Prompt::user("second")))
+        .await
+        .into();
+    assert_eq!(next.reason, TurnEndReason::Completed);
+    assert_eq!(
+        roles(&c.host.requests()[0]),
+        [("user".to_string(), "second".to_string(), Value::Null)],
+        "the blocked prompt's hook context reached the model"
     );
 }
 
