@@ -104,7 +104,7 @@ async fn session_resume_attaches_without_replaying_and_the_conversation_goes_on(
         Model::Scripted(json!([text("first answer"), text("second answer")])),
         &[],
     );
-    let (client, _a) = host.connect(Answer::Fail).await;
+    let (client, serving) = host.connect(Answer::Fail).await;
     let init = client.initialize().await;
     assert_eq!(
         init["agentCapabilities"]["sessionCapabilities"]["resume"],
@@ -113,6 +113,12 @@ async fn session_resume_attaches_without_replaying_and_the_conversation_goes_on(
     let session = client.new_session(&host.project).await;
     client.prompt(&session, "remember 7").await.unwrap();
     client.close().await;
+    // The first connection has let go of the session (its log's lock too)
+    // before another resumes it.
+    within("the first connection to end", serving)
+        .await
+        .unwrap()
+        .unwrap();
 
     let (mut again, _b) = host.connect(Answer::Fail).await;
     again.initialize().await;
