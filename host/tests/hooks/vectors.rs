@@ -1989,23 +1989,7 @@ fn decoded(b64: &str) -> Value {
     let Some((w, h)) = dsh_tools_fs::image::dimensions(&bytes) else {
         return Value::Null;
     };
-    json!({"width": w, "height": h, "bytes": bytes.len(), "crc32": crc32(&bytes)})
-}
-
-/// zlib's CRC-32.
-fn crc32(bytes: &[u8]) -> u32 {
-    let mut crc = !0u32;
-    for &b in bytes {
-        crc ^= u32::from(b);
-        for _ in 0..8 {
-            crc = if crc & 1 == 1 {
-                (crc >> 1) ^ 0xedb8_8320
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    !crc
+    json!({"width": w, "height": h, "bytes": bytes.len(), "crc32": crc32fast::hash(&bytes)})
 }
 
 /// dsh's `images` (`[{"mime_type", "data"}]`) with each `data` summarized

@@ -39,7 +39,7 @@ fn setup(dir: &Path, sandbox: &str, script: &str) -> std::path::PathBuf {
 }
 
 /// `dsh prompt --json` in `cwd`.
-fn prompt(config: &Path, cwd: &Path) -> Outcome {
+pub(super) fn prompt(config: &Path, cwd: &Path) -> Outcome {
     let out = run_dsh(
         [
             "prompt",
@@ -57,7 +57,7 @@ fn prompt(config: &Path, cwd: &Path) -> Outcome {
 }
 
 /// Every `tool/result` of the run: (content, is_error).
-fn results(out: &Outcome) -> Vec<(String, bool)> {
+pub(super) fn results(out: &Outcome) -> Vec<(String, bool)> {
     out.stdout
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())

@@ -253,20 +253,7 @@ pub(crate) fn bind(path: &Path, read_only: bool) -> Result<(), SandboxError> {
 /// A fresh writable tmpfs at `path`, private to the sandbox (Codex's
 /// sandbox has a `/dev` of its own, whose `shm` is writable).
 pub(crate) fn fresh_tmpfs(path: &Path) -> Result<(), SandboxError> {
-    let target = c_path(path)?;
-    let fstype = c"tmpfs";
-    let data = c"mode=1777";
-    // SAFETY: valid NUL-terminated strings.
-    let rc = unsafe {
-        libc::mount(
-            fstype.as_ptr(),
-            target.as_ptr(),
-            fstype.as_ptr(),
-            libc::MS_NOSUID | libc::MS_NODEV,
-            data.as_ptr().cast(),
-        )
-    };
-    check(rc, "mount a private tmpfs on", path)
+    tmpfs(path, c"mode=1777", "mount a private tmpfs on")
 }
 
 /// An empty tmpfs on `path` (an empty folder made for it), mode 555 and
@@ -274,9 +261,15 @@ pub(crate) fn fresh_tmpfs(path: &Path) -> Result<(), SandboxError> {
 /// (C140a: `ro,nosuid,nodev,relatime`, its superblock `rw,mode=555`, as
 /// a tmpfs mounted and then bound read-only).
 pub(crate) fn read_only_tmpfs(path: &Path) -> Result<(), SandboxError> {
+    tmpfs(path, c"mode=555", "mount an empty read-only folder on")?;
+    remount(path, true)
+}
+
+/// A tmpfs with mount options `data` on `path` (`nosuid`, `nodev`); `what`
+/// names the step in its error.
+fn tmpfs(path: &Path, data: &std::ffi::CStr, what: &'static str) -> Result<(), SandboxError> {
     let target = c_path(path)?;
     let fstype = c"tmpfs";
-    let data = c"mode=555";
     // SAFETY: valid NUL-terminated strings.
     let rc = unsafe {
         libc::mount(
@@ -287,8 +280,7 @@ pub(crate) fn read_only_tmpfs(path: &Path) -> Result<(), SandboxError> {
             data.as_ptr().cast(),
         )
     };
-    check(rc, "mount an empty read-only folder on", path)?;
-    remount(path, true)
+    check(rc, what, path)
 }
 
 /// Gives up every capability for good: the bounding set emptied (so no

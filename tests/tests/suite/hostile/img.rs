@@ -13,22 +13,6 @@ use std::os::unix::process::CommandExt as _;
 
 use super::read::{error_text, project, read_all_in};
 
-/// PNG's CRC-32 of `bytes`.
-fn crc32(bytes: &[u8]) -> u32 {
-    let mut crc = !0u32;
-    for &b in bytes {
-        crc ^= u32::from(b);
-        for _ in 0..8 {
-            crc = if crc & 1 == 1 {
-                (crc >> 1) ^ 0xedb8_8320
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    !crc
-}
-
 /// A PNG declaring `w`×`h` RGB pixels whose IDAT is `idat`.
 fn png(w: u32, h: u32, idat: &[u8]) -> Vec<u8> {
     let chunk = |kind: &[u8], data: &[u8]| {
@@ -36,7 +20,7 @@ fn png(w: u32, h: u32, idat: &[u8]) -> Vec<u8> {
         body.extend(data);
         let mut c = (data.len() as u32).to_be_bytes().to_vec();
         c.extend(&body);
-        c.extend(crc32(&body).to_be_bytes());
+        c.extend(crc32fast::hash(&body).to_be_bytes());
         c
     };
     let mut ihdr = w.to_be_bytes().to_vec();

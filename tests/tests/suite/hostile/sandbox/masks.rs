@@ -8,7 +8,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use dsh_tests::{run_dsh, temp_dir};
-use serde_json::Value;
+
+use crate::suite::sandbox;
 
 /// A manifest running `bash-local` in `workspace-write` (the project its
 /// only writable root) with the model script `script`.
@@ -28,30 +29,7 @@ fn manifest(dir: &Path, script: &str) -> std::path::PathBuf {
 
 /// `dsh prompt --json go` in `project`; the `tool/result` contents.
 fn prompt(config: &Path, project: &Path) -> Vec<(String, bool)> {
-    let out = run_dsh(
-        [
-            "prompt",
-            "--json",
-            "--config",
-            config.to_str().unwrap(),
-            "--cwd",
-            project.to_str().unwrap(),
-            "go",
-        ],
-        project,
-    );
-    assert_eq!(out.code, Some(0), "{out:?}");
-    out.stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|e| e["type"] == "tool/result")
-        .map(|e| {
-            (
-                e["content"].as_str().unwrap_or_default().to_string(),
-                e["is_error"] == true,
-            )
-        })
-        .collect()
+    sandbox::results(&sandbox::prompt(config, project))
 }
 
 fn names(dir: &Path) -> Vec<String> {
