@@ -241,6 +241,21 @@ pub trait HostContext: Clone + Send + Sync {
             "this host cannot add system-role context (plugin API 1.7)",
         ))
     }
+    /// Sets the role the model reads this plugin's context in (since 1.8):
+    /// `user` (the default), `developer` or `system`. It applies to what
+    /// the plugin adds afterwards through [`Self::inject_context`], the
+    /// context pieces of its decisions and a tool step's context, in every
+    /// session (Codex gives every hook's context to the model as a
+    /// `developer` message). Steering and
+    /// [`Self::inject_system_context`] keep their roles. Another role is
+    /// refused with its name. The default refuses: every host that speaks
+    /// 1.8 implements it.
+    fn set_context_role(&self, role: RString) -> RResult<(), RString> {
+        let _ = role;
+        RResult::RErr(RString::from(
+            "this host cannot change a plugin's context role (plugin API 1.8)",
+        ))
+    }
 }
 
 /// Shared host-context handle.

@@ -183,6 +183,14 @@
 //!   older minor keep `inject_context` (user role) and never see the new
 //!   role (a provider built before 1.7 sends it as it sends any other
 //!   role it does not know).
+//! - **1.8.0**: a plugin's context role:
+//!   [`ffi::HostContext::set_context_role`] with [`Host::set_context_role`]
+//!   (`user`, `developer` or `system`): everything the plugin adds as
+//!   context afterwards (injected, in a decision, after a tool step)
+//!   reaches the model in that role; [`services::model::ChatMessage`]'s
+//!   `role` is then `developer` (or `system`) with a `source`. Codex's
+//!   hook context is `developer`-role. Plugins built against an older
+//!   minor keep the user role.
 #![deny(missing_docs)]
 
 pub mod compat;
@@ -230,7 +238,7 @@ pub const API_VERSION: &str = "2.0.0";
 /// by the fixture that proves a plugin from a newer minor is
 /// refused. Bump it with the crate's minor.
 #[doc(hidden)]
-pub const FIXTURE_FUTURE_API_VERSION: &str = "1.8.0";
+pub const FIXTURE_FUTURE_API_VERSION: &str = "1.9.0";
 
 /// The API version the future-minor fixture claims.
 #[cfg(feature = "__fixture-future-minor")]

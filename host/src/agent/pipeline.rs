@@ -29,7 +29,7 @@ use crate::model::ModelToolCall;
 use crate::permissions::{HookStance, Verdict, suggestions};
 use crate::plugins::services::ToolsView;
 use crate::seams::{GuardVerdict, Terminal, TerminalFn, Traced};
-use crate::session::{ContextRole, SessionEvent};
+use crate::session::SessionEvent;
 
 /// The name of the service that answers `ask`.
 pub const APPROVAL_SERVICE: &str = approval::SERVICE;
@@ -411,11 +411,10 @@ impl Session {
         self.note_listener_failures("tools/result", &failures, true);
         let mut state = self.state();
         for (plugin, text) in later {
-            state.buffered.push(Buffered::Context {
-                plugin,
-                text,
-                role: ContextRole::User,
-            });
+            let role = self.core.context_role(&plugin);
+            state
+                .buffered
+                .push(Buffered::Context { plugin, text, role });
         }
     }
 

@@ -415,7 +415,8 @@ impl Session {
                 });
                 // Each piece as its author added it (stamped by the chain).
                 for (plugin, text) in authored(allowed.context()) {
-                    self.append(SessionEvent::context(text, plugin));
+                    let role = self.core.context_role(&plugin);
+                    self.append(SessionEvent::context_as(text, plugin, role));
                 }
                 // What a plugin injected while deciding (Claude's
                 // UserPromptSubmit context) follows this prompt.

@@ -41,6 +41,7 @@ fn print_human(event: &SessionEvent) {
             let kind = match role {
                 ContextRole::User => "context",
                 ContextRole::System => "system message",
+                ContextRole::Developer => "developer message",
             };
             println!("[{kind} from {plugin}] {content}");
         }

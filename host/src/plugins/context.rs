@@ -87,6 +87,9 @@ pub struct HostCore {
     /// The `hook-transport` service, made on first use and kept for the
     /// core's life (its connections and hook servers survive reloads).
     hook_transport: std::sync::OnceLock<crate::hooks::HookTransport>,
+    /// The role each plugin's context reaches the model in, by plugin id,
+    /// when it is not the user role (`HostContext::set_context_role`).
+    context_roles: RwLock<std::collections::HashMap<String, ContextRole>>,
 }
 
 impl HostCore {
@@ -100,6 +103,7 @@ impl HostCore {
             threads: PluginThreads::new(runtime.clone()),
             runtime,
             hook_transport: std::sync::OnceLock::new(),
+            context_roles: RwLock::default(),
         })
     }
 
@@ -125,6 +129,30 @@ impl HostCore {
     pub fn hook_transport(&self) -> &crate::hooks::HookTransport {
         self.hook_transport
             .get_or_init(|| crate::hooks::HookTransport::new(&self.state_dir))
+    }
+
+    /// The role plugin `id`'s context reaches the model in (the user role
+    /// unless it set another with `HostContext::set_context_role`).
+    pub fn context_role(&self, id: &str) -> ContextRole {
+        self.context_roles
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(id)
+            .copied()
+            .unwrap_or_default()
+    }
+
+    /// Sets the role plugin `id`'s context reaches the model in.
+    pub fn set_context_role(&self, id: &str, role: ContextRole) {
+        let mut roles = self
+            .context_roles
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
+        if role.is_user() {
+            roles.remove(id);
+        } else {
+            roles.insert(id.to_string(), role);
+        }
     }
 
     /// The state directory.
@@ -362,7 +390,8 @@ impl HostContext for PluginContext {
 
     fn inject_context(&self, session_id: RString, text: RString) -> RResult<(), RString> {
         let result = self.core.session_control().and_then(|s| {
-            s.inject_context(&self.owner.id, &session_id, text.into(), ContextRole::User)
+            let role = self.core.context_role(&self.owner.id);
+            s.inject_context(&self.owner.id, &session_id, text.into(), role)
         });
         unit(result)
     }
@@ -443,6 +472,16 @@ impl HostContext for PluginContext {
             .session_control()
             .and_then(|s| s.set_shell_prelude(&self.owner.id, &session_id, &script));
         unit(result)
+    }
+
+    fn set_context_role(&self, role: RString) -> RResult<(), RString> {
+        match role.parse::<ContextRole>() {
+            Ok(role) => {
+                self.core.set_context_role(&self.owner.id, role);
+                RResult::ROk(())
+            }
+            Err(e) => RResult::RErr(e.into()),
+        }
     }
 
     fn session_shell_prelude(&self, session_id: RString) -> RString {
@@ -553,5 +592,32 @@ mod tests {
                 "{record}"
             );
         }
+    }
+
+    #[test]
+    fn a_plugin_sets_its_own_context_role_and_an_unknown_one_is_refused() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a runtime");
+        let core = HostCore::new(PathBuf::from("/nonexistent"), runtime.handle().clone());
+        let ctx = |id: &str| PluginContext {
+            core: core.clone(),
+            owner: Owner::new(id, 0),
+            config_dir: PathBuf::new(),
+            problems: ProblemInbox::default(),
+            draft: Arc::new(Mutex::new(None)),
+        };
+        let (codex, other) = (ctx("codex"), ctx("other"));
+        assert_eq!(core.context_role("codex"), ContextRole::User);
+        assert_eq!(codex.set_context_role("developer".into()), RResult::ROk(()));
+        assert_eq!(core.context_role("codex"), ContextRole::Developer);
+        assert_eq!(core.context_role("other"), ContextRole::User);
+        let RResult::RErr(e) = other.set_context_role("assistant".into()) else {
+            panic!("`assistant` was taken as a context role");
+        };
+        assert!(e.contains("`assistant`"), "{e}");
+        assert_eq!(core.context_role("other"), ContextRole::User);
+        assert_eq!(codex.set_context_role("user".into()), RResult::ROk(()));
+        assert_eq!(core.context_role("codex"), ContextRole::User);
     }
 }

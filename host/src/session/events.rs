@@ -97,6 +97,24 @@ pub enum ContextRole {
     /// As a system-role message at its place in the conversation (Claude
     /// Code's background-task notifications, recorded S83).
     System,
+    /// As a developer-role message at its place in the conversation
+    /// (Codex's hook context: every `developer message` of its vectors).
+    Developer,
+}
+
+impl std::str::FromStr for ContextRole {
+    type Err = String;
+
+    fn from_str(role: &str) -> Result<Self, String> {
+        match role {
+            "user" => Ok(ContextRole::User),
+            "system" => Ok(ContextRole::System),
+            "developer" => Ok(ContextRole::Developer),
+            other => Err(format!(
+                "unknown context role `{other}` (expected `user`, `developer` or `system`)"
+            )),
+        }
+    }
 }
 
 impl ContextRole {
@@ -110,6 +128,7 @@ impl ContextRole {
         match self {
             ContextRole::User => "user",
             ContextRole::System => "system",
+            ContextRole::Developer => "developer",
         }
     }
 }
@@ -752,6 +771,33 @@ mod tests {
         assert_eq!(
             SessionEvent::context_as("woke", "hooks-claude", ContextRole::System),
             event.event
+        );
+    }
+
+    #[test]
+    fn developer_context_reads_typed_and_writes_back_byte_for_byte() {
+        let line = r#"{"type":"context/message","content":"ctx","source":{"kind":"plugin","plugin":"hooks-codex"},"role":"developer","ts":5}"#;
+        let event: LoggedEvent = serde_json::from_str(line).unwrap();
+        assert_eq!(
+            SessionEvent::context_as("ctx", "hooks-codex", ContextRole::Developer),
+            event.event
+        );
+        assert_eq!(serde_json::to_string(&event).unwrap(), line);
+    }
+
+    #[test]
+    fn context_roles_parse_by_name_and_refuse_others_by_name() {
+        for role in [
+            ContextRole::User,
+            ContextRole::System,
+            ContextRole::Developer,
+        ] {
+            assert_eq!(role.as_str().parse::<ContextRole>(), Ok(role));
+        }
+        let err = "boss".parse::<ContextRole>().unwrap_err();
+        assert!(
+            err.contains("`boss`") && err.contains("`developer`"),
+            "{err}"
         );
     }
 

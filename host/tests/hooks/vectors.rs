@@ -1389,10 +1389,13 @@ fn check_requests(
         } else {
             bridge
         };
-        // Claude's system-message text is a system-role message; every
-        // other hook text a user-role one.
+        // Claude's system-message text is a system-role message, Codex's
+        // developer message a developer-role one; every other hook text a
+        // user-role one.
         let role = if placement.contains("of the role:'system' message") {
             "system"
+        } else if placement.starts_with("developer message") {
+            "developer"
         } else {
             "user"
         };

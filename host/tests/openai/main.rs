@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 mod client;
+mod developer_context;
 mod e2e;
 mod system_context;
 
@@ -60,6 +61,7 @@ pub fn config(base_url: &str) -> OpenAiConfig {
         max_tokens: None,
         temperature: None,
         context_window: None,
+        developer_role: Default::default(),
     }
 }
 

@@ -175,6 +175,13 @@ impl Host {
         )
     }
 
+    /// Sets the role the model reads this plugin's context in: `user` (the
+    /// default), `developer` or `system` (since 1.8; see
+    /// [`crate::ffi::HostContext::set_context_role`]).
+    pub fn set_context_role(&self, role: &str) -> Result<(), String> {
+        into_result(self.ctx.set_context_role(role.into()))
+    }
+
     /// Appends a record (a JSON object with a `type`) to a session's log.
     pub fn append_record(&self, session_id: &str, record: &Value) -> Result<(), String> {
         into_result(

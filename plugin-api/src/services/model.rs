@@ -20,10 +20,12 @@ pub const VERSION: u32 = 1;
 /// One message of the conversation sent to the model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChatMessage {
-    /// `system`, `user`, `assistant` or `tool`. A `system` message with a
-    /// `source` is a plugin's system-role context (plugin API 1.7.0,
-    /// `HostContext::inject_system_context`) at its place in the
-    /// conversation, not a leading system prompt.
+    /// `system`, `developer`, `user`, `assistant` or `tool`. A `system`
+    /// message with a `source` is a plugin's system-role context (plugin
+    /// API 1.7.0, `HostContext::inject_system_context`) at its place in
+    /// the conversation, not a leading system prompt; a `developer` one
+    /// (1.8.0, `HostContext::set_context_role`) is a plugin's
+    /// developer-role context (Codex's hook context).
     pub role: String,
     /// The text.
     pub content: String,
@@ -36,7 +38,8 @@ pub struct ChatMessage {
     /// For tool messages: whether the call failed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
-    /// Where a user-role (or, since 1.7.0, system-role) message came from
+    /// Where a user-role (or, since 1.7.0, system-role; since 1.8.0,
+    /// developer-role) message came from
     /// when it is not the user's: `{"kind": "plugin", "plugin": id}`,
     /// `{"kind": "steering", ...}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -234,6 +234,12 @@ impl Plugin for CodexBridge {
         config.codex_home = config.codex_home.as_deref().map(resolve);
         config.trusted_prefixes = config.trusted_prefixes.iter().map(|p| resolve(p)).collect();
         let state_dir = std::path::PathBuf::from(host.state_dir());
+        // Codex gives the model every hook's context (SessionStart,
+        // UserPromptSubmit, PreToolUse, PostToolUse) as a developer
+        // message; an older host keeps it user-role.
+        if let Err(e) = host.set_context_role("developer") {
+            host.warn(format!("hooks-codex: context stays user-role: {e}"));
+        }
         Ok(CodexBridge::with_state_dir(
             config,
             Arc::new(PluginHost::new(host.clone())),

@@ -20,7 +20,7 @@
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value;
 
-use super::OpenAiConfig;
+use super::{DeveloperRole, OpenAiConfig};
 use crate::model::wire::{ChatMessage, ModelRequest, ModelTool};
 
 /// The JSON body POSTed to `/chat/completions` (serialize it).
@@ -38,7 +38,10 @@ impl Serialize for Body<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut body = serializer.serialize_map(None)?;
         body.serialize_entry("model", &self.config.model)?;
-        body.serialize_entry("messages", &Messages(&self.request.messages))?;
+        body.serialize_entry(
+            "messages",
+            &Messages(&self.request.messages, self.config.developer_role),
+        )?;
         if !self.request.tools.is_empty() {
             body.serialize_entry("tools", &Tools(&self.request.tools))?;
         }
@@ -65,8 +68,9 @@ impl Serialize for IncludeUsage {
     }
 }
 
-/// The history as OpenAI messages.
-pub struct Messages<'a>(pub &'a [ChatMessage]);
+/// The history as OpenAI messages, developer-role context sent in the
+/// role given.
+pub struct Messages<'a>(pub &'a [ChatMessage], pub DeveloperRole);
 
 impl Serialize for Messages<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -78,7 +82,7 @@ impl Serialize for Messages<'_> {
                 out.serialize_element(&Images(&images))?;
                 images.clear();
             }
-            out.serialize_element(&Message(m))?;
+            out.serialize_element(&Message(m, self.1))?;
             if m.role == "tool" && !m.images.is_empty() {
                 images.push(m);
             }
@@ -151,8 +155,9 @@ impl Serialize for ImageUrl<'_> {
     }
 }
 
-/// One history message as an OpenAI message.
-pub struct Message<'a>(pub &'a ChatMessage);
+/// One history message as an OpenAI message, developer-role context sent
+/// in the role given.
+pub struct Message<'a>(pub &'a ChatMessage, pub DeveloperRole);
 
 impl Serialize for Message<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -190,6 +195,20 @@ impl Serialize for Message<'_> {
                 map.serialize_entry("role", "user")?;
                 map.serialize_entry("content", &tag(&m.content, m.source.as_ref()))?;
             }
+            // A plugin's developer-role context (plugin API 1.8: Codex's
+            // hook context) in the role the server takes: `system` (what
+            // OpenAI reads `developer` as, and what every OpenAI-compatible
+            // server takes), `developer`, or tagged user-role context.
+            "developer" => match self.1 {
+                DeveloperRole::Developer | DeveloperRole::System => {
+                    map.serialize_entry("role", self.1.as_str())?;
+                    map.serialize_entry("content", &m.content)?;
+                }
+                DeveloperRole::User => {
+                    map.serialize_entry("role", "user")?;
+                    map.serialize_entry("content", &tag(&m.content, m.source.as_ref()))?;
+                }
+            },
             // A plugin's system-role context (plugin API 1.7) stays where
             // it is, untagged, like any other role: the role already says it
             // is not the user's, and OpenAI takes system messages anywhere
@@ -349,7 +368,7 @@ mod tests {
     }
 
     fn message(m: &ChatMessage) -> Value {
-        serde_json::to_value(Message(m)).unwrap()
+        serde_json::to_value(Message(m, DeveloperRole::default())).unwrap()
     }
 
     fn with_source(content: &str, source: Value) -> ChatMessage {
@@ -389,7 +408,7 @@ mod tests {
             ChatMessage::new("assistant", "done"),
         ];
         assert_eq!(
-            wire(&Messages(&history)),
+            wire(&Messages(&history, DeveloperRole::default())),
             json!([
                 {"role": "system", "content": "be brief"},
                 {"role": "user", "content": "hi"},
@@ -420,10 +439,33 @@ mod tests {
         let mut woke = ChatMessage::new("system", "woke");
         woke.source = Some(json!({"kind": "plugin", "plugin": "hooks-claude"}));
         let history = vec![ChatMessage::new("user", "hi"), assistant, result, woke];
-        let out: Value = serde_json::from_str(&wire(&Messages(&history))).unwrap();
+        let out: Value =
+            serde_json::from_str(&wire(&Messages(&history, DeveloperRole::default()))).unwrap();
         assert_eq!(out[2]["role"], "tool");
         assert_eq!(out[3], json!({"role": "system", "content": "woke"}));
         assert_eq!(out.as_array().map(Vec::len), Some(4));
+    }
+
+    #[test]
+    fn developer_context_goes_in_the_configured_role_at_its_place() {
+        let mut ctx = ChatMessage::new("developer", "from a hook");
+        ctx.source = Some(json!({"kind": "plugin", "plugin": "hooks-codex"}));
+        let history = vec![ChatMessage::new("user", "hi"), ctx];
+        let sent = |role| -> Value {
+            serde_json::from_str::<Value>(&wire(&Messages(&history, role))).unwrap()[1].clone()
+        };
+        assert_eq!(
+            sent(DeveloperRole::System),
+            json!({"role": "system", "content": "from a hook"})
+        );
+        assert_eq!(
+            sent(DeveloperRole::Developer),
+            json!({"role": "developer", "content": "from a hook"})
+        );
+        assert_eq!(
+            sent(DeveloperRole::User),
+            json!({"role": "user", "content": "<context source=\"plugin:hooks-codex\">\nfrom a hook\n</context>"})
+        );
     }
 
     #[test]
@@ -434,7 +476,7 @@ mod tests {
         );
         steering.parts = vec!["first\n".into(), "second".into()];
         assert_eq!(
-            wire(&Messages(&[steering])),
+            wire(&Messages(&[steering], DeveloperRole::default())),
             json!([{"role": "user", "content": [
                 {"type": "text", "text": "<steering source=\"plugin:hooks-claude\">\nfirst\n\n</steering>"},
                 {"type": "text", "text": "<steering source=\"plugin:hooks-claude\">\nsecond\n</steering>"},
@@ -454,7 +496,7 @@ mod tests {
             "what now?".into(),
         ];
         assert_eq!(
-            wire(&Messages(&[user])),
+            wire(&Messages(&[user], DeveloperRole::default())),
             json!([{"role": "user", "content": [
                 {"type": "text", "text": "<local-command-stdout>x</local-command-stdout>\n"},
                 {"type": "text", "text": "what now?"},
@@ -520,7 +562,7 @@ mod tests {
             text,
             ChatMessage::new("assistant", "a dot"),
         ];
-        let out = serde_json::to_value(Messages(&history)).unwrap();
+        let out = serde_json::to_value(Messages(&history, DeveloperRole::default())).unwrap();
         assert_eq!(
             Value::Array(out.as_array().unwrap()[1..].to_vec()).to_string(),
             json!([

@@ -35,6 +35,9 @@
 //! - a plugin's system-role context (plugin API 1.7: Claude Code's
 //!   background-task notifications) is `{"role": "system", "content":
 //!   TEXT}` at its place in `messages`, untagged;
+//! - a plugin's developer-role context (plugin API 1.8: Codex's hook
+//!   context) is sent in the role `developer_role` says: `system`
+//!   (default), `developer`, or `user` (tagged as context);
 //! - a failed tool result's content is prefixed with `Error: `;
 //! - tool-call arguments go out as JSON strings, as OpenAI requires.
 //!
@@ -94,6 +97,38 @@ pub struct OpenAiConfig {
     /// The model's context window in tokens; when set, the editor is told
     /// how much of it each request used (ACP `usage_update`).
     pub context_window: Option<u64>,
+    /// The role developer-role context (Codex's hook context, plugin API
+    /// 1.8) is sent in: `system` (the default: what OpenAI reads
+    /// `developer` as, and what every OpenAI-compatible server takes),
+    /// `developer` (as Codex sends it; OpenAI takes it, DeepSeek and many
+    /// local servers refuse it), or `user` (tagged like other context).
+    pub developer_role: DeveloperRole,
+}
+
+/// How [`OpenAiConfig::developer_role`] sends developer-role context.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum DeveloperRole {
+    /// `{"role": "system", ...}`.
+    #[default]
+    System,
+    /// `{"role": "developer", ...}`.
+    Developer,
+    /// A user message tagged `<context source="plugin:NAME">`.
+    User,
+}
+
+impl DeveloperRole {
+    /// The wire role.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeveloperRole::System => "system",
+            DeveloperRole::Developer => "developer",
+            DeveloperRole::User => "user",
+        }
+    }
 }
 
 impl Default for OpenAiConfig {
@@ -108,6 +143,7 @@ impl Default for OpenAiConfig {
             max_tokens: None,
             temperature: None,
             context_window: None,
+            developer_role: DeveloperRole::default(),
         }
     }
 }
