@@ -228,7 +228,7 @@ pub fn enter(request: &HelperRequest) -> Result<(), SandboxError> {
         for sub in &root.read_only_subpaths {
             // A mask's folder is covered below, not bound.
             if !request.masks.contains(sub) {
-                mount::bind(sub, true)?;
+                unless_vanished(mount::bind(sub, true), sub)?;
             }
         }
     }
@@ -271,9 +271,41 @@ pub fn run(args: &[OsString]) -> Result<(), SandboxError> {
     })
 }
 
+/// A protected folder that was there when the policy looked and is gone
+/// when it is bound was another process's: another dsh's empty mask
+/// folder (`masks.rs`), removed when its run ended. Nothing is left to
+/// protect, so the command runs; any other failure stops it.
+fn unless_vanished(bound: Result<(), SandboxError>, path: &Path) -> Result<(), SandboxError> {
+    match bound {
+        Err(SandboxError::Setup { source, .. })
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            tracing::debug!(path = %path.display(), "a protected folder vanished before the sandbox bound it");
+            Ok(())
+        }
+        other => other,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_protected_folder_that_vanished_is_skipped_and_other_failures_stop() {
+        let failed = |errno| {
+            Err(SandboxError::Setup {
+                step: "bind",
+                path: PathBuf::from("/tmp/.git"),
+                source: std::io::Error::from_raw_os_error(errno),
+            })
+        };
+        let path = Path::new("/tmp/.git");
+        assert!(unless_vanished(failed(libc::ENOENT), path).is_ok());
+        assert!(unless_vanished(Ok(()), path).is_ok());
+        let err = unless_vanished(failed(libc::EPERM), path).expect_err("stops");
+        assert!(err.to_string().contains("/tmp/.git"), "{err}");
+    }
 
     #[test]
     fn arguments_round_trip() {

@@ -14,7 +14,10 @@
 //! Calls of one process that run at once share a folder: a registry counts
 //! its users and the last one removes it. A folder is only ever removed
 //! with `rmdir`, so one something else has put a file in (outside the
-//! sandbox) stays, with the file.
+//! sandbox) stays, with the file. Another process's run sees such a
+//! folder as a real one and protects it; when it is gone by the time that
+//! run's sandbox binds it (this run ended), that run skips it rather than
+//! fail (`helper.rs`).
 
 use std::collections::HashMap;
 use std::io;
