@@ -381,7 +381,7 @@ fn the_key_is_read_from_the_named_variable_at_call_time() {
         json!({"base_url": "https://api.deepseek.com", "model": "deepseek-chat",
             "api_key_env": "DEEPSEEK_API_KEY", "max_retries": 3, "retry_base_ms": 500,
             "request_timeout_s": 300, "max_tokens": null, "temperature": null,
-            "context_window": null})
+            "context_window": null, "developer_role": "system"})
     );
     assert_eq!(
         client.endpoint(),
