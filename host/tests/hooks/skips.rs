@@ -104,6 +104,8 @@ pub const ROWS: &[Row] = &[
         "as for S90-*: the summary message with the transcript path mapped to the session log, a user message of its own, compared whole"),
     row(Claude, "S131-*", Mapped("compaction summary"),
         "as for S90-*: the summary message with the transcript path mapped to the session log, a user message of its own, compared whole"),
+    row(Claude, "S160-*", Mapped("compaction summary"),
+        "as for S90-*: the summary message with the transcript path mapped to the session log, a user message of its own, compared whole"),
     row(Claude, "S107-reject-then-prompt", Mapped("prompt"),
         "the prompt typed after the dialog's \"No\" is a text block of the user message that carries the refused call's result; dsh's is the user's prompt message, compared whole"),
     // Codex.
