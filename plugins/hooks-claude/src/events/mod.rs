@@ -596,3 +596,22 @@ impl ClaudeBridge {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_resume_firing_gets_a_fresh_env_file_folder() {
+        let p = |source: &str| serde_json::json!({"session_id": "s1", "source": source});
+        for source in ["startup", "compact", "clear"] {
+            assert_eq!(env_file_owner(session_start::EVENT, &p(source), "s1"), "s1");
+        }
+        assert_eq!(env_file_owner("CwdChanged", &p("resume"), "s1"), "s1");
+        let first = env_file_owner(session_start::EVENT, &p("resume"), "s1");
+        let second = env_file_owner(session_start::EVENT, &p("resume"), "s1");
+        assert!(uuid::Uuid::parse_str(&first).is_ok(), "{first}");
+        assert_ne!(first, "s1");
+        assert_ne!(first, second, "one fresh id per firing");
+    }
+}
