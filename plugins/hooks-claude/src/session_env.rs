@@ -7,6 +7,11 @@
 //!   `<session_env_dir>/<session>/<event lowercased>-hook-<n>.sh`, `n` its
 //!   index among the hooks that run for that event (across matcher
 //!   groups); the hook writes it, nothing is made for it;
+//! - a SessionStart(resume) firing's files are under a fresh id's folder
+//!   instead of the session's (vectors `S160-*`, [`crate::events`]), so
+//!   what resume hooks write is never built into the script; the
+//!   session's folder keeps what its startup and compact hooks wrote in
+//!   earlier processes, and a resumed session's script is built from it;
 //! - the session's shell script is built from the file named by dsh's own
 //!   `CLAUDE_ENV_FILE` (if set), then every `setup`, `sessionstart`,
 //!   `cwdchanged`, `filechanged` hook file in that order, by index within an

@@ -7,6 +7,9 @@
 //! - [`cli`]: `dsh check` and `dsh plugins` over the real binary;
 //! - [`compaction`]: `/compact` and automatic compaction of a real
 //!   session, its log and the next model request; StopFailure;
+//! - [`envfile`]: `CLAUDE_ENV_FILE` of a resumed session: its
+//!   SessionStart(resume) hooks write under a fresh id, its `Bash` runs the
+//!   startup hooks' files (recorded S160);
 //! - [`codex_compaction`]: Codex's compaction (`compaction.style: codex`)
 //!   and its PreCompact/PostCompact hooks through `hooks-codex`;
 //! - [`abi_evolution`]: a plugin built against the frozen 1.0 API works in
@@ -35,6 +38,7 @@ mod cli;
 mod codex_compaction;
 mod compaction;
 mod discovery;
+mod envfile;
 mod examples;
 mod hook_servers;
 mod hostile;

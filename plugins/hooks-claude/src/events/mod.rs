@@ -192,6 +192,32 @@ pub(crate) fn fresh_id() -> String {
     uuid::Uuid::new_v4().to_string()
 }
 
+/// Whose folder the `CLAUDE_ENV_FILE`s of one firing of `event` are in:
+/// the session's, except for SessionStart(resume), whose hooks get a fresh
+/// id's folder, one per firing (a loaded session fires it once per load).
+///
+/// Recorded (`S160-resume`, `S160-compact`): a `claude -p --continue` run
+/// gives its SessionStart(resume) hooks files under the new process's own
+/// id, a fresh one each run, and then takes the resumed session's id, which
+/// the payload already carries. Nothing sources that folder: the resumed
+/// run's `Bash` sees what the session's own folder holds (the startup and
+/// compact hooks' files of any earlier run), not what its resume hooks
+/// wrote; a SessionStart(compact) in that run writes to the session's
+/// folder again. So in dsh too the resume hooks' files reach no shell.
+fn env_file_owner<'a>(
+    event: &str,
+    payload: &Value,
+    session_id: &'a str,
+) -> std::borrow::Cow<'a, str> {
+    let resume = event == session_start::EVENT
+        && payload.get("source").and_then(Value::as_str) == Some("resume");
+    if resume {
+        std::borrow::Cow::Owned(fresh_id())
+    } else {
+        std::borrow::Cow::Borrowed(session_id)
+    }
+}
+
 /// Counts the JSON answers of one batch, for the names of saved texts.
 #[derive(Debug, Default)]
 pub(crate) struct JsonCount(usize);
@@ -286,6 +312,7 @@ impl ClaudeBridge {
         // Index of each hook that runs (background ones included), for
         // its `CLAUDE_ENV_FILE` name.
         let mut nth = 0;
+        let env_owner = env_file_owner(event, payload, &session.session_id);
         for (index, ch) in resolution.hooks.iter().enumerate() {
             let h = &ch.hook;
             if h.event != event || !(subjects.is_empty() || h.matcher.matches_any(subjects)) {
@@ -354,7 +381,7 @@ impl ClaudeBridge {
                     req = req.with_env("CLAUDE_EFFORT", level);
                 }
                 if matches!(event, "SessionStart" | "CwdChanged")
-                    && let Some(file) = self.env_file(&session.session_id, event, nth)
+                    && let Some(file) = self.env_file(&env_owner, event, nth)
                 {
                     req = req.with_env("CLAUDE_ENV_FILE", &file);
                 }
@@ -449,12 +476,12 @@ impl ClaudeBridge {
     }
 
     /// `CLAUDE_ENV_FILE` of the `nth` (0-based) SessionStart or CwdChanged
-    /// hook: `<session_env_dir>/<session>/<event lowercased>-hook-<nth>.sh`,
-    /// as Claude Code names it under `~/.claude/session-env`. The session's folder is
-    /// made (0700) so the hook can write the file; `None` (no variable)
-    /// when the session id is not a plain file name.
-    fn env_file(&self, session_id: &str, event: &str, nth: usize) -> Option<String> {
-        let dir = self.env_dir(session_id)?;
+    /// hook: `<session_env_dir>/<owner>/<event lowercased>-hook-<nth>.sh`,
+    /// as Claude Code names it under `~/.claude/session-env` (`owner`: see
+    /// [`env_file_owner`]). The folder is made (0700) so the hook can write
+    /// the file; `None` (no variable) when the id is not a plain file name.
+    fn env_file(&self, owner: &str, event: &str, nth: usize) -> Option<String> {
+        let dir = self.env_dir(owner)?;
         use std::os::unix::fs::DirBuilderExt as _;
         if let Err(e) = std::fs::DirBuilder::new()
             .recursive(true)
@@ -567,5 +594,24 @@ impl ClaudeBridge {
                 "hooks-claude: cannot halt the turn of {session_id}: {e}"
             ));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_resume_firing_gets_a_fresh_env_file_folder() {
+        let p = |source: &str| serde_json::json!({"session_id": "s1", "source": source});
+        for source in ["startup", "compact", "clear"] {
+            assert_eq!(env_file_owner(session_start::EVENT, &p(source), "s1"), "s1");
+        }
+        assert_eq!(env_file_owner("CwdChanged", &p("resume"), "s1"), "s1");
+        let first = env_file_owner(session_start::EVENT, &p("resume"), "s1");
+        let second = env_file_owner(session_start::EVENT, &p("resume"), "s1");
+        assert!(uuid::Uuid::parse_str(&first).is_ok(), "{first}");
+        assert_ne!(first, "s1");
+        assert_ne!(first, second, "one fresh id per firing");
     }
 }

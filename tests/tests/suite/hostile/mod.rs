@@ -14,6 +14,9 @@
 //! - [`daemon`]: what sits at the socket path is never deleted unless it is
 //!   a stale socket; `accept()` failures back off and recover; a reload
 //!   stuck in a plugin's apply does not stop new connections.
+//! - [`envfile`]: a resumed session's SessionStart(resume) hook writing
+//!   `exit 3` or a syntax error into its `CLAUDE_ENV_FILE` leaves the
+//!   session's `Bash` as it was (that file is never run, as in Claude Code).
 //! - [`img`]: `Read` of a PNG declaring 100000×100000 pixels (refused by
 //!   the decoder's allocation limit), truncated and corrupt images: shown
 //!   as they are or refused with Claude Code's text, never decoded whole.
@@ -56,6 +59,7 @@ mod compact_transcript;
 mod compaction;
 mod daemon;
 mod discovery;
+mod envfile;
 mod hook_servers;
 mod hooks;
 mod img;
