@@ -98,6 +98,68 @@ fn settle_fds(pid: i32, limit: usize) -> usize {
 
 /// Turns per second the machine runs the turn's three processes, one
 /// thread per core, for `window`.
+/// Clock ticks of CPU time: the machine's busy and total (`/proc/stat`),
+/// a process's own and its reaped children's (`/proc/<pid>/stat`).
+#[derive(Debug, Clone, Copy, Default)]
+struct Ticks {
+    busy: u64,
+    total: u64,
+    daemon: u64,
+    children: u64,
+    bench: u64,
+}
+
+impl Ticks {
+    fn now(daemon: i32) -> Ticks {
+        let stat = std::fs::read_to_string("/proc/stat").expect("read /proc/stat");
+        let cpu: Vec<u64> = stat
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .split_whitespace()
+            .skip(1)
+            .filter_map(|n| n.parse().ok())
+            .collect();
+        let total: u64 = cpu.iter().take(8).sum();
+        // idle and iowait
+        let idle = cpu.get(3).copied().unwrap_or(0) + cpu.get(4).copied().unwrap_or(0);
+        let (own, reaped) = process_ticks(&format!("/proc/{daemon}/stat"));
+        let (bench, _) = process_ticks("/proc/self/stat");
+        Ticks {
+            busy: total - idle,
+            total,
+            daemon: own,
+            children: reaped,
+            bench,
+        }
+    }
+
+    fn since(self, before: Ticks) -> Ticks {
+        Ticks {
+            busy: self.busy - before.busy,
+            total: self.total - before.total,
+            daemon: self.daemon - before.daemon,
+            children: self.children - before.children,
+            bench: self.bench - before.bench,
+        }
+    }
+}
+
+/// utime + stime, and cutime + cstime, of a `/proc/<pid>/stat`.
+fn process_ticks(path: &str) -> (u64, u64) {
+    let stat = std::fs::read_to_string(path).expect("read a process's stat");
+    // The fields after the command's closing parenthesis, from `state`.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .skip(1)
+        .map(|n| n.parse().unwrap_or(0))
+        .collect();
+    // utime, stime, cutime, cstime are fields 14-17 (1-based): 11-14 here.
+    let at = |i: usize| f.get(i).copied().unwrap_or(0);
+    (at(11) + at(12), at(13) + at(14))
+}
+
 fn spawn_floor(cores: usize, window: Duration) -> f64 {
     let stdin = vec![b'x'; HOOK_STDIN];
     let start = Instant::now();
@@ -338,6 +400,7 @@ fn main() {
 
         // Bursts: one turn in every session, all started at once.
         let mut bursts = Vec::new();
+        let ticks_before = Ticks::now(pid);
         for _ in 0..BURSTS {
             let start = Instant::now();
             let runs = sessions.iter().map(|(acp, id)| {
@@ -352,6 +415,7 @@ fn main() {
             bursts.push(SESSIONS as f64 / start.elapsed().as_secs_f64());
             turns += SESSIONS as u64;
         }
+        let burst_ticks = Ticks::now(pid).since(ticks_before);
         bursts.sort_by(f64::total_cmp);
         let burst = bursts[BURSTS / 2];
 
@@ -381,7 +445,7 @@ fn main() {
             single,
             (fds_before, fds_idle),
             (rss_before, rss_idle, rss_after),
-            (bursts, burst),
+            (bursts, burst, burst_ticks),
             (rate, steady),
         )
     });
@@ -389,7 +453,7 @@ fn main() {
         single,
         (fds_before, fds_idle),
         (rss_before, rss_idle, rss_after),
-        (bursts, burst),
+        (bursts, burst, burst_ticks),
         (rate, steady),
     ) = report;
     let problems = daemon.stderr();
@@ -429,6 +493,22 @@ fn main() {
         burst_ratio * 100.0,
         BURST_TARGET * 100.0,
         verdict(burst_ratio >= BURST_TARGET)
+    );
+    // Where the bursts' CPU went: the machine's busy share of its cores,
+    // and per turn the daemon's own, its processes' (hooks and tools,
+    // reaped), the bench's (client and endpoint) and anything else's.
+    // SAFETY: sysconf with a valid name reads a constant.
+    let tick_ms = 1000.0 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let per_turn = |ticks: u64| ticks as f64 * tick_ms / (BURSTS * SESSIONS) as f64;
+    let t = burst_ticks;
+    let other = t.busy.saturating_sub(t.daemon + t.children + t.bench);
+    println!(
+        "  burst CPU:         machine {:.0}% busy; per turn: daemon {:.2} ms, its processes {:.2} ms, bench {:.2} ms, other {:.2} ms",
+        100.0 * t.busy as f64 / t.total.max(1) as f64,
+        per_turn(t.daemon),
+        per_turn(t.children),
+        per_turn(t.bench),
+        per_turn(other)
     );
     println!(
         "  steady {rate:>6.1}/s:    p50 {:>6.2} ms  p99 {:>6.2} ms  {steady_ratio:.2}x the single p99  target ≤ {STEADY_TARGET}x: {}",
