@@ -140,7 +140,6 @@ fn spawn(spec: &RunRequest) -> Result<Spawned, String> {
     let Some((program, args)) = spec.program.split_first() else {
         return Err("no program given: `program` is empty".to_string());
     };
-    check_cwd(&spec.cwd)?;
     // A child that inherits the host's environment unscrubbed (the hooks)
     // gets it from std, which builds the child's environment from the
     // host's at spawn in any case: the runner only names the inherited
@@ -218,9 +217,14 @@ fn spawn(spec: &RunRequest) -> Result<Spawned, String> {
             command.pre_exec(caps::drop_capabilities);
         }
     }
-    let mut child = command
-        .spawn()
-        .map_err(|e| format!("cannot run `{program}`: {e}"))?;
+    // A working directory that is not one makes the spawn fail (the child
+    // changes into it before `exec`): only then is it looked at, to say
+    // what is wrong with it rather than the bare error (one `statx` less
+    // per run).
+    let mut child = command.spawn().map_err(|e| match check_cwd(&spec.cwd) {
+        Err(cwd) => cwd,
+        Ok(()) => format!("cannot run `{program}`: {e}"),
+    })?;
     let Some(group) = child.id().and_then(ProcessGroup::led_by) else {
         // Unreachable in practice (a just-spawned child has a pid > 1), but
         // without a group we could not contain it: refuse to go on.
