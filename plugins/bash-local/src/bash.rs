@@ -252,7 +252,7 @@ async fn bash_run_in(
         }
     };
     // Without the side channel the command still runs, in place.
-    let cwd_file = CwdFile::create()
+    let cwd_file = CwdFile::create(sandbox.is_some())
         .inspect_err(|e| tracing::warn!("Bash: no temp file for the final cwd: {e}"))
         .ok();
     let script = match &cwd_file {

@@ -23,6 +23,7 @@ pub mod sandbox;
 pub mod service;
 pub mod silent;
 pub mod terminal;
+mod text_service;
 
 use std::sync::Arc;
 
@@ -124,15 +125,7 @@ impl Plugin for BashLocal {
         let exec_env_allow = config.env_allow.clone();
         let exec_env = config.codex_exec_env.clone();
 
-        let env_allow = config.env_allow.clone();
-        host.provide_service(service::SERVICE_NAME, move |method: String, args: Value| {
-            let env_allow = env_allow.clone();
-            async move {
-                service::handle(&method, &args, &env_allow)
-                    .await
-                    .map_err(|e| e.to_string())
-            }
-        })?;
+        text_service::provide(host, config.env_allow.clone())?;
 
         let tool_host = host.clone();
         host.register_tool(

@@ -34,7 +34,8 @@ use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::net::unix::pipe::Sender;
+use tokio::process::{Child, ChildStderr, ChildStdout, Command};
 use tokio::time::Instant;
 
 pub use caps::drop_at_startup as drop_capabilities_at_startup;
@@ -74,35 +75,71 @@ pub fn run_started(spec: RunRequest) -> impl Future<Output = RunAnswer> + Send +
 /// Supervises a spawned run to its end.
 async fn finish(
     spec: RunRequest,
-    spawned: Result<(Child, ProcessGroup), String>,
+    spawned: Result<Spawned, String>,
     cancel: impl Future<Output = ()>,
     started: Instant,
 ) -> RunAnswer {
-    let (mut child, group) = match spawned {
+    let Spawned {
+        mut child,
+        group,
+        stdin,
+    } = match spawned {
         Ok(spawned) => spawned,
         Err(message) => return spawn_failure(message, started),
     };
     tracing::debug!(pgid = group.id(), program = ?spec.program, cwd = %spec.cwd.display(), "process-runner: spawned");
     let pipes = Pipes {
-        stdin: if spec.stdin.is_empty() {
-            None
-        } else {
-            child.stdin.take()
-        },
+        stdin: feed_stdin(stdin, spec.stdin.as_bytes()),
         stdout: child.stdout.take(),
         stderr: child.stderr.take(),
     };
-    // Closes stdin right away when there is nothing to write.
-    drop(child.stdin.take());
     supervise(&spec, child, group, pipes, cancel, started).await
 }
 
+/// A spawned child: its process, its group, and the writing end of its
+/// stdin (the runner's own pipe, not the runtime's: see [`feed_stdin`]).
+struct Spawned {
+    child: Child,
+    group: ProcessGroup,
+    stdin: std::io::PipeWriter,
+}
+
+/// Writes `input` to the child's stdin and closes it, or hands back the
+/// pipe, made asynchronous, when `input` is too large to write at once.
+///
+/// An input of at most `PIPE_BUF` bytes (a hook's payload, usually) fits
+/// a fresh pipe whole, so one blocking `write` never waits for the child
+/// (a child that already exited makes it fail with `EPIPE`, which is
+/// fine: it wanted no input). Such a pipe never meets the reactor: no
+/// registration, and no wake-up of the worker parked on the reactor for
+/// the writable event a new pipe raises at once. A larger input is
+/// written asynchronously, alongside the reads, as before.
+fn feed_stdin(mut pipe: std::io::PipeWriter, input: &[u8]) -> Option<Sender> {
+    use std::io::Write as _;
+    if input.is_empty() {
+        return None; // dropping closes it: EOF for the child
+    }
+    if input.len() <= libc::PIPE_BUF {
+        if let Err(e) = pipe.write_all(input) {
+            tracing::debug!(error = %e, "process-runner: child did not take its stdin");
+        }
+        return None;
+    }
+    match Sender::from_owned_fd(std::os::fd::OwnedFd::from(pipe)) {
+        Ok(sender) => Some(sender),
+        Err(e) => {
+            // Not expected for a pipe we just made; the child sees EOF.
+            tracing::warn!(error = %e, "process-runner: cannot write the child's stdin");
+            None
+        }
+    }
+}
+
 /// Spawns the child as the leader of a new process group.
-fn spawn(spec: &RunRequest) -> Result<(Child, ProcessGroup), String> {
+fn spawn(spec: &RunRequest) -> Result<Spawned, String> {
     let Some((program, args)) = spec.program.split_first() else {
         return Err("no program given: `program` is empty".to_string());
     };
-    check_cwd(&spec.cwd)?;
     // A child that inherits the host's environment unscrubbed (the hooks)
     // gets it from std, which builds the child's environment from the
     // host's at spawn in any case: the runner only names the inherited
@@ -143,6 +180,9 @@ fn spawn(spec: &RunRequest) -> Result<(Child, ProcessGroup), String> {
         },
     };
     let resolved = program::resolve(program, child_path.as_deref(), &spec.cwd);
+    // The runner's own pipe for stdin (see `feed_stdin`).
+    let (stdin_read, stdin_write) =
+        std::io::pipe().map_err(|e| format!("cannot run `{program}`: no pipe for stdin: {e}"))?;
     let mut command = match &resolved {
         Some(path) => Command::new(path),
         None => Command::new(program),
@@ -152,7 +192,7 @@ fn spawn(spec: &RunRequest) -> Result<(Child, ProcessGroup), String> {
     command
         .args(args)
         .current_dir(&spec.cwd)
-        .stdin(Stdio::piped())
+        .stdin(stdin_read)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
@@ -177,16 +217,28 @@ fn spawn(spec: &RunRequest) -> Result<(Child, ProcessGroup), String> {
             command.pre_exec(caps::drop_capabilities);
         }
     }
-    let mut child = command
-        .spawn()
-        .map_err(|e| format!("cannot run `{program}`: {e}"))?;
+    // A working directory that is not one makes the spawn fail (the child
+    // changes into it before `exec`): only then is it looked at, to say
+    // what is wrong with it rather than the bare error (one `statx` less
+    // per run).
+    let mut child = command.spawn().map_err(|e| match check_cwd(&spec.cwd) {
+        Err(cwd) => cwd,
+        Ok(()) => format!("cannot run `{program}`: {e}"),
+    })?;
     let Some(group) = child.id().and_then(ProcessGroup::led_by) else {
         // Unreachable in practice (a just-spawned child has a pid > 1), but
         // without a group we could not contain it: refuse to go on.
         let _ = child.start_kill();
         return Err(format!("cannot run `{program}`: no usable process id"));
     };
-    Ok((child, group))
+    // The child's end of stdin, which `command` holds, closes here, so a
+    // child that exits unread makes writing fail instead of block.
+    drop(command);
+    Ok(Spawned {
+        child,
+        group,
+        stdin: stdin_write,
+    })
 }
 
 /// The names among `inherited` that one of `prefixes` removes (as
@@ -224,7 +276,7 @@ fn check_cwd(cwd: &Path) -> Result<(), String> {
 }
 
 struct Pipes {
-    stdin: Option<ChildStdin>,
+    stdin: Option<Sender>,
     stdout: Option<ChildStdout>,
     stderr: Option<ChildStderr>,
 }
@@ -252,8 +304,10 @@ async fn supervise(
     let cap = usize::try_from(spec.max_output_bytes).unwrap_or(usize::MAX);
     let mut out = TailBuffer::new(cap);
     let mut err = TailBuffer::new(cap);
-    let mut out_chunk = vec![0u8; READ_CHUNK];
-    let mut err_chunk = vec![0u8; READ_CHUNK];
+    // Read into spare capacity: no zeroing of two chunks per run (most
+    // hooks write nothing).
+    let mut out_chunk = Vec::with_capacity(READ_CHUNK);
+    let mut err_chunk = Vec::with_capacity(READ_CHUNK);
     let input = spec.stdin.as_bytes();
     let mut written = 0usize;
     let mut status: Option<ExitStatus> = None;
@@ -399,12 +453,13 @@ async fn supervise(
 /// pipe is gone, so a closed pipe's `select!` branch simply never fires.
 async fn read_from<R: AsyncReadExt + Unpin>(
     pipe: &mut Option<R>,
-    chunk: &mut [u8],
+    chunk: &mut Vec<u8>,
 ) -> Option<usize> {
     let Some(reader) = pipe.as_mut() else {
         return std::future::pending().await;
     };
-    match reader.read(chunk).await {
+    chunk.clear();
+    match reader.read_buf(chunk).await {
         Ok(0) | Err(_) => None,
         Ok(n) => Some(n),
     }
@@ -412,7 +467,7 @@ async fn read_from<R: AsyncReadExt + Unpin>(
 
 /// Writes some of `data`; `None` on error (EPIPE when the child exited or
 /// closed stdin). Pending forever once stdin is closed.
-async fn write_to(pipe: &mut Option<ChildStdin>, data: &[u8]) -> Option<usize> {
+async fn write_to(pipe: &mut Option<Sender>, data: &[u8]) -> Option<usize> {
     let Some(writer) = pipe.as_mut() else {
         return std::future::pending().await;
     };
