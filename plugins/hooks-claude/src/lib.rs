@@ -100,6 +100,9 @@ pub struct ClaudeBridge {
     project_dirs: Mutex<HashMap<String, String>>,
     /// Whether `asyncRewake` hooks run in the background ([`rewake`]).
     async_rewake: rewake::AsyncRewake,
+    /// Each running subagent, by its session id: what its SubagentStop
+    /// hooks are told when its turn is about to end ([`events::subagent`]).
+    subagents: Mutex<HashMap<String, events::subagent::Running>>,
 }
 
 impl ClaudeBridge {
@@ -152,6 +155,7 @@ impl ClaudeBridge {
             project_dirs: Mutex::new(HashMap::new()),
             batches: Mutex::new(HashMap::new()),
             async_rewake: config.async_rewake,
+            subagents: Mutex::new(HashMap::new()),
         }
     }
 

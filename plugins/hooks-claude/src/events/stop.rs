@@ -12,7 +12,8 @@
 use std::future::Future;
 
 use dsh_hook_protocol::point::Outcome;
-use dsh_plugin_api::{ContinuationDecision, ContinuationInput};
+use dsh_hook_protocol::point::HookRun;
+use dsh_plugin_api::{ContinuationDecision, ContinuationInput, SessionRef};
 use serde_json::{Value, json};
 
 use super::{completion, effort, head, permission_mode, prompt_id, quoted_stderr, read};
@@ -45,7 +46,8 @@ pub fn payload(input: &ContinuationInput, effort_level: Option<&str>) -> Value {
 }
 
 impl ClaudeBridge {
-    /// Runs the Stop hooks when the turn is about to end.
+    /// Runs the Stop hooks when the turn is about to end (a subagent's
+    /// turn: its SubagentStop hooks, [`ClaudeBridge::on_subagent_stopping`]).
     pub async fn on_stop<F, Fut>(
         &self,
         input: &ContinuationInput,
@@ -56,19 +58,43 @@ impl ClaudeBridge {
         Fut: Future<Output = Result<ContinuationDecision, String>>,
     {
         self.on_step_end(input).await;
-        if !self.has_hooks(&input.session, EVENT)
-            || input.default != ContinuationDecision::Stop
-            || super::is_subagent(&input.session)
-        {
+        if input.default != ContinuationDecision::Stop {
+            return next().await;
+        }
+        if super::is_subagent(&input.session) {
+            return match self.on_subagent_stopping(input).await {
+                Some(decision) => Ok(decision),
+                None => next().await,
+            };
+        }
+        if !self.has_hooks(&input.session, EVENT) {
             return next().await;
         }
         let payload = payload(input, self.effort.as_deref());
-        let mut runs = self.fire(EVENT, &input.session, &[], &payload).await;
+        let runs = self.fire(EVENT, &input.session, &[], &payload).await;
+        match self.stop_decision(EVENT, &input.session, runs, input.consecutive_continues) {
+            Some(decision) => Ok(decision),
+            None => next().await,
+        }
+    }
+
+    /// What the answers of `event`'s hooks (Stop, or a subagent's
+    /// SubagentStop) make of a turn about to end, recording them on
+    /// `session`: `Some(Stop)` for `continue: false`, a steering for a
+    /// block (both events' feedback starts `Stop hook feedback:`, vectors
+    /// `S6-*`, `S171-*`), `None` to let the rest of the chain decide.
+    pub(crate) fn stop_decision(
+        &self,
+        event: &str,
+        session: &SessionRef,
+        mut runs: Vec<HookRun>,
+        consecutive_continues: u32,
+    ) -> Option<ContinuationDecision> {
         let mut blocks = Vec::new();
         let mut halted = false;
         for i in completion(&runs) {
             let run = &mut runs[i];
-            let reading = read(run, EVENT);
+            let reading = read(run, event);
             if reading.blocked {
                 blocks.push(quoted_stderr(run));
             } else if reading.decision() == Some("block") {
@@ -77,29 +103,29 @@ impl ClaudeBridge {
             }
             halted |= reading.stop().is_some();
         }
-        let capped = input.consecutive_continues >= MAX_CONSECUTIVE_BLOCKS;
+        let capped = consecutive_continues >= MAX_CONSECUTIVE_BLOCKS;
         if capped && !blocks.is_empty() {
             for run in runs.iter_mut().filter(|r| r.outcome == Outcome::Blocked) {
                 run.detail = Some(format!(
-                    "block overridden: {MAX_CONSECUTIVE_BLOCKS} consecutive Stop blocks already honoured"
+                    "block overridden: {MAX_CONSECUTIVE_BLOCKS} consecutive {event} blocks already honoured"
                 ));
             }
         }
-        self.record(&input.session, EVENT, &runs);
+        self.record(session, event, &runs);
         if halted {
-            return Ok(ContinuationDecision::Stop);
+            return Some(ContinuationDecision::Stop);
         }
         if !blocks.is_empty() && !capped {
             // Each block is its own text block of one user message, in the
             // order the hooks finished (vector `S53-two-stop-blocks`): the
             // steering's parts.
-            return Ok(ContinuationDecision::steer(super::text_blocks(
+            return Some(ContinuationDecision::steer(super::text_blocks(
                 blocks
                     .iter()
                     .map(|b| format!("{EVENT} hook feedback:\n{b}"))
                     .collect(),
             )));
         }
-        next().await
+        None
     }
 }

@@ -1,12 +1,25 @@
-//! SubagentStart and SubagentStop (`subagent/start`, `subagent/end`).
+//! SubagentStart (`subagent/start`) and SubagentStop (the subagent's
+//! `agent/turn-continuation`).
 //!
-//! Both are notifications in dsh. A SubagentStart `additionalContext` is
-//! injected into the live child session; a SubagentStop block cannot keep a
-//! finished child going, so it is recorded and otherwise ignored. Matcher
-//! subject: the agent type.
+//! A SubagentStart `additionalContext` starts the subagent's system
+//! message, right after its prompt, as `SubagentStart hook additional
+//! context: <text>` (vector `S170-additional-context`); its plain stdout,
+//! exit 2, `continue: false` and `decision: "block"` change nothing: the
+//! subagent runs, neither model reads them (`S170-*`).
+//!
+//! SubagentStop fires when the subagent's turn is about to end, as Stop
+//! does for a session's: `decision: "block"` or exit 2 keeps the subagent
+//! going with the steering text `Stop hook feedback:\n<reason>` (exit 2:
+//! `[command]: stderr`), and the next firing says `stop_hook_active: true`;
+//! the Agent tool then returns the subagent's later answer (vectors
+//! `S171-block-once`, `S171-exit2-once`). Plain stdout and `continue:
+//! false` change nothing (`S171-plain-stdout`, `S171-continue-false`). A
+//! subagent whose turn ended another way (an error, a cancel) gets its
+//! SubagentStop at `subagent/end`, observe only. Matcher subject: the
+//! agent type.
 
 use dsh_hook_protocol::point::Outcome;
-use dsh_plugin_api::SubagentInfo;
+use dsh_plugin_api::{ContinuationDecision, ContinuationInput, ROption, RString, SubagentInfo};
 use serde_json::{Value, json};
 
 use super::{JsonCount, capped_context, effort, fresh_id, head, permission_mode, prompt_id, read};
@@ -16,6 +29,16 @@ use crate::ClaudeBridge;
 pub const START: &str = "SubagentStart";
 /// The stop event name.
 pub const STOP: &str = "SubagentStop";
+
+/// A running subagent, as the bridge keeps it from `subagent/start` to
+/// `subagent/end`.
+#[derive(Clone, Debug)]
+pub struct Running {
+    info: SubagentInfo,
+    /// Whether its SubagentStop hooks have fired (its turn came to a
+    /// natural end at least once).
+    fired: bool,
+}
 
 /// The SubagentStart stdin payload.
 pub fn start_payload(info: &SubagentInfo) -> Value {
@@ -56,6 +79,15 @@ pub fn stop_payload(info: &SubagentInfo, effort_level: Option<&str>) -> Value {
 impl ClaudeBridge {
     /// Runs the SubagentStart hooks; their context goes to the child.
     pub async fn on_subagent_start(&self, info: &SubagentInfo) {
+        if let Ok(mut m) = self.subagents.lock() {
+            m.insert(
+                info.child_session_id.to_string(),
+                Running {
+                    info: info.clone(),
+                    fired: false,
+                },
+            );
+        }
         if !self.has_hooks(&info.parent, START) {
             return;
         }
@@ -76,13 +108,44 @@ impl ClaudeBridge {
         }
         self.record(&info.parent, START, &runs);
         for text in contexts {
-            self.inject(&info.child_session_id, &text);
+            self.inject_system(&info.child_session_id, &text);
         }
     }
 
-    /// Runs the SubagentStop hooks (observe only).
-    pub async fn on_subagent_stop(&self, info: &SubagentInfo) {
+    /// Runs the SubagentStop hooks when a subagent's turn is about to end:
+    /// what they make of it, `None` to let the rest of the chain decide.
+    pub(crate) async fn on_subagent_stopping(
+        &self,
+        input: &ContinuationInput,
+    ) -> Option<ContinuationDecision> {
+        let mut info = {
+            let mut m = self.subagents.lock().ok()?;
+            let running = m.get_mut(input.session.session_id.as_str())?;
+            running.fired = true;
+            running.info.clone()
+        };
         if !self.has_hooks(&info.parent, STOP) {
+            return None;
+        }
+        info.result = ROption::RSome(RString::from(input.last_assistant_message.as_str()));
+        let mut payload = stop_payload(&info, self.effort.as_deref());
+        payload["stop_hook_active"] = (input.consecutive_continues > 0).into();
+        let subject = info.agent_type.as_str();
+        let runs = self.fire(STOP, &info.parent, &[subject], &payload).await;
+        self.stop_decision(STOP, &info.parent, runs, input.consecutive_continues)
+    }
+
+    /// The subagent has ended: its SubagentStop hooks run here only if its
+    /// turn never came to a natural end (observe only: nothing can keep it
+    /// going now).
+    pub async fn on_subagent_stop(&self, info: &SubagentInfo) {
+        let fired = self
+            .subagents
+            .lock()
+            .ok()
+            .and_then(|mut m| m.remove(info.child_session_id.as_str()))
+            .is_some_and(|r| r.fired);
+        if fired || !self.has_hooks(&info.parent, STOP) {
             return;
         }
         let subject = info.agent_type.as_str();
