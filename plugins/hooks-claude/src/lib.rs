@@ -9,7 +9,7 @@
 //! | PreToolUse | `tools/pre-execute` |
 //! | PostToolUse / PostToolUseFailure | `tools/post-execute` (ok / `is_error`) |
 //! | Stop | `agent/turn-continuation` |
-//! | SubagentStart / SubagentStop | `subagent/start` / `subagent/end` |
+//! | SubagentStart / SubagentStop | `subagent/start` / the subagent's `agent/turn-continuation` (`subagent/end` if its turn never got there) |
 //! | SessionEnd | `agent/session-end` |
 //! | CwdChanged | `agent/cwd-changed` |
 //! | PostToolBatch, MessageDisplay | `agent/turn-continuation`, before Stop ([`events::batch`]) |

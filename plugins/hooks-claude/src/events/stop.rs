@@ -7,12 +7,14 @@
 //! `stop_hook_active: true`. Claude Code honours at most 8 blocks in a row
 //! and overrides the 9th (vector `S6-block-always`). `continue: false` ends
 //! the turn whatever else is said (`S6-continue-false`); plain stdout and
-//! other exits are ignored.
+//! other exits are ignored. A subagent's turn runs its SubagentStop hooks
+//! here instead, read the same way (vectors `S171-*`, `S173-substop-block-always`;
+//! [`crate::events::subagent`]).
 
 use std::future::Future;
 
-use dsh_hook_protocol::point::Outcome;
 use dsh_hook_protocol::point::HookRun;
+use dsh_hook_protocol::point::Outcome;
 use dsh_plugin_api::{ContinuationDecision, ContinuationInput, SessionRef};
 use serde_json::{Value, json};
 
