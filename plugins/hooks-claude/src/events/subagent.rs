@@ -50,8 +50,13 @@ pub fn start_payload(info: &SubagentInfo) -> Value {
     Value::Object(m)
 }
 
-/// The SubagentStop stdin payload.
-pub fn stop_payload(info: &SubagentInfo, effort_level: Option<&str>) -> Value {
+/// The SubagentStop stdin payload; `stop_hook_active` once a SubagentStop
+/// block has kept the subagent going.
+pub fn stop_payload(
+    info: &SubagentInfo,
+    effort_level: Option<&str>,
+    stop_hook_active: bool,
+) -> Value {
     let mut m = head(&info.parent);
     prompt_id(&mut m, &info.parent);
     permission_mode(&mut m, &info.parent);
@@ -59,7 +64,7 @@ pub fn stop_payload(info: &SubagentInfo, effort_level: Option<&str>) -> Value {
     m.insert("agent_type".into(), info.agent_type.as_str().into());
     effort(&mut m, effort_level);
     m.insert("hook_event_name".into(), STOP.into());
-    m.insert("stop_hook_active".into(), false.into());
+    m.insert("stop_hook_active".into(), stop_hook_active.into());
     m.insert(
         "agent_transcript_path".into(),
         info.child_log_path.as_str().into(),
@@ -128,8 +133,11 @@ impl ClaudeBridge {
             return None;
         }
         info.result = ROption::RSome(RString::from(input.last_assistant_message.as_str()));
-        let mut payload = stop_payload(&info, self.effort.as_deref());
-        payload["stop_hook_active"] = (input.consecutive_continues > 0).into();
+        let payload = stop_payload(
+            &info,
+            self.effort.as_deref(),
+            input.consecutive_continues > 0,
+        );
         let subject = info.agent_type.as_str();
         let runs = self.fire(STOP, &info.parent, &[subject], &payload).await;
         self.stop_decision(STOP, &info.parent, runs, input.consecutive_continues)
@@ -149,7 +157,7 @@ impl ClaudeBridge {
             return;
         }
         let subject = info.agent_type.as_str();
-        let payload = stop_payload(info, self.effort.as_deref());
+        let payload = stop_payload(info, self.effort.as_deref(), false);
         let mut runs = self.fire(STOP, &info.parent, &[subject], &payload).await;
         for run in &mut runs {
             let reading = read(run, STOP);
