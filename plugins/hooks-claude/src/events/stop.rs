@@ -24,6 +24,9 @@ use crate::ClaudeBridge;
 /// The event name.
 pub const EVENT: &str = "Stop";
 
+/// The feedback of a block that gives no reason.
+pub const NO_REASON: &str = "Blocked by hook";
+
 /// Consecutive blocks Claude Code honours before it lets the turn end.
 pub const MAX_CONSECUTIVE_BLOCKS: u32 = 8;
 
@@ -101,7 +104,10 @@ impl ClaudeBridge {
                 blocks.push(quoted_stderr(run));
             } else if reading.decision() == Some("block") {
                 run.outcome = Outcome::Blocked;
-                blocks.push(reading.reason().unwrap_or_default().to_string());
+                // No reason: Claude Code's own words (vector
+                // `S174-substop-block-no-reason`).
+                let reason = reading.reason().filter(|r| !r.is_empty());
+                blocks.push(reason.unwrap_or(NO_REASON).to_string());
             }
             halted |= reading.stop().is_some();
         }

@@ -3,7 +3,8 @@
 //!
 //! A SubagentStart `additionalContext` starts the subagent's system
 //! message, right after its prompt, as `SubagentStart hook additional
-//! context: <text>` (vector `S170-additional-context`); its plain stdout,
+//! context: <text>` (vector `S170-additional-context`; several hooks'
+//! texts a line each under the one prefix, `S174-two-start-contexts`); its plain stdout,
 //! exit 2, `continue: false` and `decision: "block"` change nothing: the
 //! subagent runs, neither model reads them (`S170-*`).
 //!
@@ -22,7 +23,9 @@ use dsh_hook_protocol::point::Outcome;
 use dsh_plugin_api::{ContinuationDecision, ContinuationInput, ROption, RString, SubagentInfo};
 use serde_json::{Value, json};
 
-use super::{JsonCount, capped_context, effort, fresh_id, head, permission_mode, prompt_id, read};
+use super::{
+    JsonCount, capped_context, completion, effort, fresh_id, head, permission_mode, prompt_id, read,
+};
 use crate::ClaudeBridge;
 
 /// The start event name.
@@ -38,6 +41,44 @@ pub struct Running {
     /// Whether its SubagentStop hooks have fired (its turn came to a
     /// natural end at least once).
     fired: bool,
+}
+
+/// `payload`, built for a subagent's own session, as Claude Code gives it
+/// to that subagent's hooks: `session_id`, `transcript_path` and
+/// `prompt_id` the main session's, then `agent_id` and `agent_type` after
+/// `permission_mode` (vector `S174-failure-in-subagent`).
+pub fn as_subagents(payload: &Value, info: &SubagentInfo) -> Value {
+    let Some(fields) = payload.as_object() else {
+        return payload.clone();
+    };
+    let parent = &info.parent;
+    let mut m = serde_json::Map::new();
+    let mut placed = false;
+    let agent = |m: &mut serde_json::Map<String, Value>| {
+        m.insert("agent_id".into(), info.child_session_id.as_str().into());
+        m.insert("agent_type".into(), info.agent_type.as_str().into());
+    };
+    for (key, value) in fields {
+        let value = match key.as_str() {
+            "session_id" => parent.session_id.as_str().into(),
+            "transcript_path" => parent.log_path.as_str().into(),
+            "prompt_id" if !parent.prompt_id.is_empty() => parent.prompt_id.as_str().into(),
+            _ => value.clone(),
+        };
+        if !placed && key == "hook_event_name" {
+            agent(&mut m);
+            placed = true;
+        }
+        m.insert(key.clone(), value);
+        if !placed && key == "permission_mode" {
+            agent(&mut m);
+            placed = true;
+        }
+    }
+    if !placed {
+        agent(&mut m);
+    }
+    Value::Object(m)
 }
 
 /// The SubagentStart stdin payload.
@@ -104,17 +145,25 @@ impl ClaudeBridge {
         let batch = fresh_id();
         let spill = self.spill(&info.child_session_id, &info.child_log_path, &batch);
         let mut answers = JsonCount::default();
-        for run in &mut runs {
-            let reading = read(run, START);
+        for i in completion(&runs) {
+            let reading = read(&mut runs[i], START);
             let nth = answers.count(&reading);
-            if let Some(ctx) = capped_context(&spill, &reading, nth) {
-                contexts.push(format!("{START} hook additional context: {ctx}"));
-            }
+            contexts.extend(capped_context(&spill, &reading, nth));
         }
         self.record(&info.parent, START, &runs);
-        for text in contexts {
+        // Several hooks' contexts are one text under one prefix, a line
+        // each (vector `S174-two-start-contexts`).
+        if !contexts.is_empty() {
+            let text = format!("{START} hook additional context: {}", contexts.join("\n"));
             self.inject_system(&info.child_session_id, &text);
         }
+    }
+
+    /// What the bridge knows of the running subagent whose session is
+    /// `session_id`.
+    pub(crate) fn running_subagent(&self, session_id: &str) -> Option<SubagentInfo> {
+        let m = self.subagents.lock().ok()?;
+        m.get(session_id).map(|r| r.info.clone())
     }
 
     /// Runs the SubagentStop hooks when a subagent's turn is about to end:
