@@ -72,7 +72,30 @@ fn s(v: &Value, key: &str) -> String {
     v[key].as_str().unwrap_or_default().to_string()
 }
 
+/// The session whose hook this is: a subagent's own hooks (a tool call
+/// inside it, `agent_id` in a payload that is not SubagentStart's or
+/// SubagentStop's) are its session's, a child of the main one.
 fn session(j: &Value) -> SessionRef {
+    let mut session = main_session(j);
+    if in_subagent(j) {
+        session.session_id = s(j, "agent_id").into();
+        session.log_path = RString::new();
+        session.parent_session_id = ROption::RSome(s(j, "session_id").into());
+        session.agent_type = ROption::RSome(s(j, "agent_type").into());
+    }
+    session
+}
+
+/// Whether `j` is a subagent's own hook's payload.
+fn in_subagent(j: &Value) -> bool {
+    j.get("agent_id").is_some()
+        && !j["hook_event_name"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("Subagent"))
+}
+
+/// The main session, as every payload names it.
+fn main_session(j: &Value) -> SessionRef {
     SessionRef {
         session_id: s(j, "session_id").into(),
         cwd: s(j, "cwd").into(),
@@ -120,7 +143,7 @@ fn post_input(j: &Value) -> PostExecuteInput {
 
 fn subagent_info(j: &Value) -> SubagentInfo {
     SubagentInfo {
-        parent: session(j),
+        parent: main_session(j),
         child_session_id: s(j, "agent_id").into(),
         child_log_path: s(j, "agent_transcript_path").into(),
         agent_type: s(j, "agent_type").into(),
@@ -187,6 +210,16 @@ fn permission_input(j: &Value) -> PermissionRequestInput {
 }
 
 fn built_payload(j: &Value) -> Option<Value> {
+    let built = session_payload(j)?;
+    // A subagent's own hook: the bridge names the main session and the agent.
+    Some(if in_subagent(j) {
+        subagent::as_subagents(&built, &subagent_info(j))
+    } else {
+        built
+    })
+}
+
+fn session_payload(j: &Value) -> Option<Value> {
     let effort = j["effort"]["level"].as_str();
     Some(match j["hook_event_name"].as_str()? {
         "SessionStart" => session_start::payload(
@@ -638,6 +671,23 @@ async fn replay(v: &Vector) {
                 .map(|(_, t)| t)
                 .collect::<Vec<_>>()
         };
+        // The host knows the child's log from the start; Claude's
+        // SubagentStart payload does not say it, its SubagentStop's does.
+        let start_info = |j: &Value| {
+            let mut info = subagent_info(j);
+            if let Some(stop) = calls[i + 1..].iter().find(|c| {
+                c["event"] == "SubagentStop" && c["stdin_json"]["agent_id"] == j["agent_id"]
+            }) {
+                info.child_log_path = sb
+                    .subst(&s(&stop["stdin_json"], "agent_transcript_path"))
+                    .into();
+            }
+            info
+        };
+        // A subagent's own hook: the subagent is running.
+        if in_subagent(&j) && started.insert(s(&j, "agent_id")) {
+            bridge.on_subagent_start(&start_info(&j)).await;
+        }
         match event.as_str() {
             "SessionStart" => {
                 bridge
@@ -846,17 +896,7 @@ async fn replay(v: &Vector) {
             }
             "SubagentStart" => {
                 started.insert(s(&j, "agent_id"));
-                // The host knows the child's log from the start; Claude's
-                // SubagentStart payload does not say it, its SubagentStop's does.
-                let mut info = subagent_info(&j);
-                if let Some(stop) = calls[i + 1..].iter().find(|c| {
-                    c["event"] == "SubagentStop" && c["stdin_json"]["agent_id"] == j["agent_id"]
-                }) {
-                    info.child_log_path = sb
-                        .subst(&s(&stop["stdin_json"], "agent_transcript_path"))
-                        .into();
-                }
-                bridge.on_subagent_start(&info).await
+                bridge.on_subagent_start(&start_info(&j)).await
             }
             // The subagent's turn about to end (its continuation); a block
             // keeps it going as Stop's does (S171-*, S173-*).
