@@ -3,7 +3,8 @@
 //! It fires only when the loop would end the turn on its own. `decision:
 //! "block"` or exit 2 continues the turn with the steering text `Stop hook
 //! feedback:\n<reason>` (exit 2: `[command]: stderr`; vectors
-//! `S6-decision-block`, `S6-exit2`); the next Stop payload then carries
+//! `S6-decision-block`, `S6-exit2`; no reason: `Blocked by hook`,
+//! `S175-stop-block-no-reason`); the next Stop payload then carries
 //! `stop_hook_active: true`. Claude Code honours at most 8 blocks in a row
 //! and overrides the 9th (vector `S6-block-always`). `continue: false` ends
 //! the turn whatever else is said (`S6-continue-false`); plain stdout and
