@@ -9,7 +9,7 @@
 //! | PreToolUse | `tools/pre-execute` |
 //! | PostToolUse / PostToolUseFailure | `tools/post-execute` (ok / `is_error`) |
 //! | Stop | `agent/turn-continuation` |
-//! | SubagentStart / SubagentStop | `subagent/start` / `subagent/end` |
+//! | SubagentStart / SubagentStop | `subagent/start` / the subagent's `agent/turn-continuation` (`subagent/end` if its turn never got there) |
 //! | SessionEnd | `agent/session-end` |
 //! | CwdChanged | `agent/cwd-changed` |
 //! | PostToolBatch, MessageDisplay | `agent/turn-continuation`, before Stop ([`events::batch`]) |
@@ -100,6 +100,9 @@ pub struct ClaudeBridge {
     project_dirs: Mutex<HashMap<String, String>>,
     /// Whether `asyncRewake` hooks run in the background ([`rewake`]).
     async_rewake: rewake::AsyncRewake,
+    /// Each running subagent, by its session id: what its SubagentStop
+    /// hooks are told when its turn is about to end ([`events::subagent`]).
+    subagents: Mutex<HashMap<String, events::subagent::Running>>,
 }
 
 impl ClaudeBridge {
@@ -152,6 +155,7 @@ impl ClaudeBridge {
             project_dirs: Mutex::new(HashMap::new()),
             batches: Mutex::new(HashMap::new()),
             async_rewake: config.async_rewake,
+            subagents: Mutex::new(HashMap::new()),
         }
     }
 

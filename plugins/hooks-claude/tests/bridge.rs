@@ -490,11 +490,142 @@ async fn session_start_context_and_subagent_context_go_where_they_belong() {
         result: ROption::RNone,
     };
     f.bridge.on_subagent_start(&info).await;
+    // SubagentStart's starts the subagent's system message (recorded
+    // `S170-additional-context`): system-role context of the child.
+    let taken = f.host.take();
+    assert!(taken.contexts.is_empty());
     assert_eq!(
-        f.host.take().contexts,
+        taken.system_contexts,
         [(
             "child".to_string(),
             "SubagentStart hook additional context: for the child".to_string()
         )]
+    );
+}
+
+/// A subagent's session: `child` of `sess`.
+fn child_session(cwd: &str) -> SessionRef {
+    let mut s = session(cwd);
+    s.session_id = "child".into();
+    s.parent_session_id = ROption::RSome("sess".into());
+    s.agent_type = ROption::RSome("general-purpose".into());
+    s
+}
+
+fn subagent(cwd: &str) -> SubagentInfo {
+    SubagentInfo {
+        parent: session(cwd),
+        child_session_id: "child".into(),
+        child_log_path: "/child.jsonl".into(),
+        agent_type: "general-purpose".into(),
+        description: "d".into(),
+        prompt: "p".into(),
+        call_id: "c".into(),
+        result: ROption::RNone,
+    }
+}
+
+/// The stdins a hook appended to `file` (each one JSON line: Claude's
+/// stdin ends with a newline).
+fn stdins(file: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(file)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn subagent_stop_blocks_keep_the_subagent_going_and_fire_once_per_stop() {
+    // Recorded `S171-block-once`, `S173-substop-block-always`: SubagentStop
+    // fires when the subagent would stop; a block continues it with Stop's
+    // feedback text, the next firing says stop_hook_active, 8 in a row.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("stops.jsonl");
+    let block = json!({"decision": "block", "reason": "again"});
+    let hook = format!("cat >> {}; printf '%s' '{block}'", log.display());
+    let f = fixture(json!({
+        "SubagentStop": [group("general-purpose", &[&hook])],
+        "Stop": [group("", &[&json_out(block.clone())])]
+    }));
+    f.bridge.on_subagent_start(&subagent(&f.cwd)).await;
+    let input = |consecutive| ContinuationInput {
+        session: child_session(&f.cwd),
+        step_count: 1,
+        default: ContinuationDecision::Stop.into(),
+        consecutive_continues: consecutive,
+        last_assistant_message: "sub answer".into(),
+    };
+    let stop = || async { Ok(ContinuationDecision::Stop) };
+    let d = f.bridge.on_stop(&input(0), stop).await.unwrap();
+    assert_eq!(
+        d,
+        ContinuationDecision::Continue {
+            reason: ROption::RSome("Stop hook feedback:\nagain".into())
+        }
+    );
+    let d = f.bridge.on_stop(&input(1), stop).await.unwrap();
+    assert!(matches!(d, ContinuationDecision::Continue { .. }));
+    // The 9th block in a row is overridden.
+    assert_eq!(
+        f.bridge.on_stop(&input(8), stop).await.unwrap(),
+        ContinuationDecision::Stop
+    );
+    // The subagent ended: its SubagentStop hooks already ran.
+    f.bridge.on_subagent_stop(&subagent(&f.cwd)).await;
+    let seen = stdins(&log);
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    assert_eq!(seen[0]["hook_event_name"], "SubagentStop");
+    assert_eq!(seen[0]["session_id"], "sess");
+    assert_eq!(seen[0]["agent_id"], "child");
+    assert_eq!(seen[0]["agent_transcript_path"], "/child.jsonl");
+    assert_eq!(seen[0]["last_assistant_message"], "sub answer");
+    assert_eq!(
+        seen.iter()
+            .map(|s| s["stop_hook_active"].clone())
+            .collect::<Vec<_>>(),
+        [json!(false), json!(true), json!(true)]
+    );
+    // Another subagent whose turn ended another way (an error, a cancel)
+    // gets its SubagentStop once at its end, observe only.
+    let mut other = subagent(&f.cwd);
+    other.child_session_id = "child-2".into();
+    f.bridge.on_subagent_start(&other).await;
+    other.result = ROption::RSome("partial".into());
+    f.bridge.on_subagent_stop(&other).await;
+    let seen = stdins(&log);
+    assert_eq!(seen.len(), 4, "{seen:?}");
+    assert_eq!(seen[3]["agent_id"], "child-2");
+    assert_eq!(seen[3]["last_assistant_message"], "partial");
+    assert_eq!(seen[3]["stop_hook_active"], false);
+}
+
+#[tokio::test]
+async fn post_tool_use_failure_continue_false_does_not_halt_the_turn() {
+    // Recorded `S173-failure-continue-false`: the turn goes on.
+    let stop = json_out(json!({"continue": false, "stopReason": "enough"}));
+    let f = fixture(json!({"PostToolUseFailure": [group("Bash", &[&stop])]}));
+    let post = PostExecuteInput {
+        call: RArc::new(bash_call(&f.cwd)),
+        result: ToolResult::error("Exit code 1"),
+        denied: false,
+    };
+    let d = f
+        .bridge
+        .on_post_tool_use(&post, || async { Ok(PostToolDecision::accept()) })
+        .await
+        .unwrap();
+    assert_eq!(d, PostToolDecision::accept());
+    let effects = f.host.take();
+    assert!(effects.halts.is_empty(), "{:?}", effects.halts);
+    assert_eq!(
+        effects
+            .records
+            .iter()
+            .filter(|(_, r)| r["type"] == "hook/result")
+            .count(),
+        1,
+        "the hook ran"
     );
 }

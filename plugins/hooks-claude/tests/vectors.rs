@@ -72,7 +72,30 @@ fn s(v: &Value, key: &str) -> String {
     v[key].as_str().unwrap_or_default().to_string()
 }
 
+/// The session whose hook this is: a subagent's own hooks (a tool call
+/// inside it, `agent_id` in a payload that is not SubagentStart's or
+/// SubagentStop's) are its session's, a child of the main one.
 fn session(j: &Value) -> SessionRef {
+    let mut session = main_session(j);
+    if in_subagent(j) {
+        session.session_id = s(j, "agent_id").into();
+        session.log_path = RString::new();
+        session.parent_session_id = ROption::RSome(s(j, "session_id").into());
+        session.agent_type = ROption::RSome(s(j, "agent_type").into());
+    }
+    session
+}
+
+/// Whether `j` is a subagent's own hook's payload.
+fn in_subagent(j: &Value) -> bool {
+    j.get("agent_id").is_some()
+        && !j["hook_event_name"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("Subagent"))
+}
+
+/// The main session, as every payload names it.
+fn main_session(j: &Value) -> SessionRef {
     SessionRef {
         session_id: s(j, "session_id").into(),
         cwd: s(j, "cwd").into(),
@@ -120,7 +143,7 @@ fn post_input(j: &Value) -> PostExecuteInput {
 
 fn subagent_info(j: &Value) -> SubagentInfo {
     SubagentInfo {
-        parent: session(j),
+        parent: main_session(j),
         child_session_id: s(j, "agent_id").into(),
         child_log_path: s(j, "agent_transcript_path").into(),
         agent_type: s(j, "agent_type").into(),
@@ -187,6 +210,16 @@ fn permission_input(j: &Value) -> PermissionRequestInput {
 }
 
 fn built_payload(j: &Value) -> Option<Value> {
+    let built = session_payload(j)?;
+    // A subagent's own hook: the bridge names the main session and the agent.
+    Some(if in_subagent(j) {
+        subagent::as_subagents(&built, &subagent_info(j))
+    } else {
+        built
+    })
+}
+
+fn session_payload(j: &Value) -> Option<Value> {
     let effort = j["effort"]["level"].as_str();
     Some(match j["hook_event_name"].as_str()? {
         "SessionStart" => session_start::payload(
@@ -209,7 +242,9 @@ fn built_payload(j: &Value) -> Option<Value> {
             effort,
         ),
         "SubagentStart" => subagent::start_payload(&subagent_info(j)),
-        "SubagentStop" => subagent::stop_payload(&subagent_info(j), effort),
+        "SubagentStop" => {
+            subagent::stop_payload(&subagent_info(j), effort, j["stop_hook_active"] == true)
+        }
         "SessionEnd" => session_end::payload(
             &SessionEndInput {
                 session: session(j),
@@ -574,6 +609,8 @@ async fn replay(v: &Vector) {
     let calls = v.calls();
     let mut nth: HashMap<String, usize> = HashMap::new();
     let mut consecutive = 0;
+    let mut sub_consecutive = 0;
+    let mut started: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut stop_feedback = texts
         .iter()
         .filter(|(t, _)| t.starts_with("Stop hook feedback:"));
@@ -634,6 +671,23 @@ async fn replay(v: &Vector) {
                 .map(|(_, t)| t)
                 .collect::<Vec<_>>()
         };
+        // The host knows the child's log from the start; Claude's
+        // SubagentStart payload does not say it, its SubagentStop's does.
+        let start_info = |j: &Value| {
+            let mut info = subagent_info(j);
+            if let Some(stop) = calls[i + 1..].iter().find(|c| {
+                c["event"] == "SubagentStop" && c["stdin_json"]["agent_id"] == j["agent_id"]
+            }) {
+                info.child_log_path = sb
+                    .subst(&s(&stop["stdin_json"], "agent_transcript_path"))
+                    .into();
+            }
+            info
+        };
+        // A subagent's own hook: the subagent is running.
+        if in_subagent(&j) && started.insert(s(&j, "agent_id")) {
+            bridge.on_subagent_start(&start_info(&j)).await;
+        }
         match event.as_str() {
             "SessionStart" => {
                 bridge
@@ -781,8 +835,10 @@ async fn replay(v: &Vector) {
                     let parts: Vec<&str> = texts
                         .iter()
                         .filter(|(t, p)| {
+                            // This call's: its tool is named (two failing
+                            // calls of S172 each have their own).
                             p.contains("after the tool_result block")
-                                && t.contains(&event)
+                                && t.contains(&format!("{event}:{}", s(&j, "tool_name")))
                                 && t.contains(needle)
                         })
                         .map(|(t, _)| t.as_str())
@@ -838,8 +894,50 @@ async fn replay(v: &Vector) {
                     consecutive = 0;
                 }
             }
-            "SubagentStart" => bridge.on_subagent_start(&subagent_info(&j)).await,
-            "SubagentStop" => bridge.on_subagent_stop(&subagent_info(&j)).await,
+            "SubagentStart" => {
+                started.insert(s(&j, "agent_id"));
+                bridge.on_subagent_start(&start_info(&j)).await
+            }
+            // The subagent's turn about to end (its continuation); a block
+            // keeps it going as Stop's does (S171-*, S173-*).
+            "SubagentStop" => {
+                let info = subagent_info(&j);
+                if started.insert(s(&j, "agent_id")) {
+                    bridge.on_subagent_start(&info).await;
+                }
+                let mut input = continuation(&j, sub_consecutive);
+                input.session.session_id = info.child_session_id.clone();
+                input.session.parent_session_id =
+                    ROption::RSome(j["session_id"].as_str().unwrap_or_default().into());
+                input.session.agent_type = ROption::RSome(info.agent_type.clone());
+                let d = bridge
+                    .on_stop(&input, || async { Ok(ContinuationDecision::Stop) })
+                    .await
+                    .unwrap();
+                let continued = calls[i + 1..]
+                    .iter()
+                    .find(|c| c["event"] == "SubagentStop")
+                    .is_some_and(|c| c["stdin_json"]["stop_hook_active"] == true);
+                if continued {
+                    let (text, _) = stop_feedback
+                        .next()
+                        .expect("a Stop feedback text per continuation");
+                    assert_eq!(
+                        d,
+                        ContinuationDecision::Continue {
+                            reason: ROption::RSome(text.clone().into())
+                        },
+                        "{}",
+                        v.name
+                    );
+                    sub_consecutive += 1;
+                } else {
+                    assert_eq!(d, ContinuationDecision::Stop, "{}", v.name);
+                    sub_consecutive = 0;
+                    // The subagent ends: its hooks already ran.
+                    bridge.on_subagent_stop(&info).await;
+                }
+            }
             "SessionEnd" => {
                 bridge
                     .on_session_end(&SessionEndInput {

@@ -41,6 +41,13 @@ pub enum FsToolError {
         /// The resolved path.
         path: PathBuf,
     },
+    /// `Read` of a file that does not exist: Claude Code's text, which
+    /// names the session's folder, not the path (vectors `S172-*`).
+    #[error("File does not exist. Note: your current working directory is {}.", cwd.display())]
+    ReadMissing {
+        /// The session's working directory.
+        cwd: PathBuf,
+    },
     /// The path names a directory.
     #[error("Path is a directory, not a file: {}", path.display())]
     IsDirectory {

@@ -185,10 +185,19 @@ pub(crate) async fn read_via(
             ),
         };
     }
-    let modified = tokio::fs::metadata(&path)
-        .await
-        .and_then(|m| m.modified())
-        .ok();
+    let metadata = tokio::fs::metadata(&path).await;
+    if metadata
+        .as_ref()
+        .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+    {
+        return ToolResult::error(
+            FsToolError::ReadMissing {
+                cwd: cwd.to_path_buf(),
+            }
+            .to_string(),
+        );
+    }
+    let modified = metadata.and_then(|m| m.modified()).ok();
     if let (Some(seen), Some(modified)) = (&seen, modified)
         && seen
             .log

@@ -300,6 +300,23 @@ impl ClaudeBridge {
         payload: &Value,
     ) -> Vec<HookRun> {
         self.note_prompt(session);
+        // A running subagent's own hooks (its tool calls) are told the main
+        // session's id, transcript and prompt, and which agent it is
+        // (vector `S174-failure-in-subagent`).
+        let parent = is_subagent(session)
+            .then(|| self.running_subagent(&session.session_id))
+            .flatten();
+        let rewritten;
+        let payload = match &parent {
+            Some(info) if payload["session_id"] == session.session_id.as_str() => {
+                rewritten = subagent::as_subagents(payload, info);
+                &rewritten
+            }
+            _ => payload,
+        };
+        let hook_session_id = parent.as_ref().map_or(session.session_id.as_str(), |i| {
+            i.parent.session_id.as_str()
+        });
         let stdin = stdin_bytes(payload);
         let project_dir = self.project_dir_of(session);
         let with_effort = payload.get("effort").is_some();
@@ -373,7 +390,7 @@ impl ClaudeBridge {
                     .without_env_prefix(REMOVED_ENV_PREFIX)
                     .with_env("CLAUDE_PROJECT_DIR", &project_dir)
                     .with_env("CLAUDECODE", "1")
-                    .with_env("CLAUDE_CODE_SESSION_ID", &session.session_id);
+                    .with_env("CLAUDE_CODE_SESSION_ID", hook_session_id);
                 for (k, v) in &self.env {
                     req = req.with_env(k, v);
                 }

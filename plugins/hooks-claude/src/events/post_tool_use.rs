@@ -17,8 +17,11 @@
 //! and `additionalContext` are added after it as Claude Code's
 //! `<system-reminder>` blocks (vectors `S5-*`), a context over 10,000
 //! characters saved and replaced ([`crate::persist`]); plain stdout is
-//! ignored.
-//! `continue: false` ends the turn after this step.
+//! ignored (vectors `S172-*`: the same for PostToolUseFailure, whose
+//! feedback and context follow the error result, a failing Bash's or a
+//! `Read` of a missing file's).
+//! PostToolUse's `continue: false` ends the turn after this step;
+//! PostToolUseFailure's is ignored (vector `S173-failure-continue-false`).
 
 use std::future::Future;
 
@@ -207,7 +210,9 @@ impl ClaudeBridge {
             {
                 mcp_replacement = Some(out);
             }
-            if let Some(reason) = reading.stop() {
+            // PostToolUseFailure's `continue: false` is ignored: the turn
+            // goes on (vector `S173-failure-continue-false`).
+            if let Some(reason) = reading.stop().filter(|_| event == EVENT) {
                 halt.get_or_insert_with(|| reason.unwrap_or_default().to_string());
             }
         }

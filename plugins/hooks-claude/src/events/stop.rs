@@ -3,16 +3,20 @@
 //! It fires only when the loop would end the turn on its own. `decision:
 //! "block"` or exit 2 continues the turn with the steering text `Stop hook
 //! feedback:\n<reason>` (exit 2: `[command]: stderr`; vectors
-//! `S6-decision-block`, `S6-exit2`); the next Stop payload then carries
+//! `S6-decision-block`, `S6-exit2`; no reason: `Blocked by hook`,
+//! `S175-stop-block-no-reason`); the next Stop payload then carries
 //! `stop_hook_active: true`. Claude Code honours at most 8 blocks in a row
 //! and overrides the 9th (vector `S6-block-always`). `continue: false` ends
 //! the turn whatever else is said (`S6-continue-false`); plain stdout and
-//! other exits are ignored.
+//! other exits are ignored. A subagent's turn runs its SubagentStop hooks
+//! here instead, read the same way (vectors `S171-*`, `S173-substop-block-always`;
+//! [`crate::events::subagent`]).
 
 use std::future::Future;
 
+use dsh_hook_protocol::point::HookRun;
 use dsh_hook_protocol::point::Outcome;
-use dsh_plugin_api::{ContinuationDecision, ContinuationInput};
+use dsh_plugin_api::{ContinuationDecision, ContinuationInput, SessionRef};
 use serde_json::{Value, json};
 
 use super::{completion, effort, head, permission_mode, prompt_id, quoted_stderr, read};
@@ -20,6 +24,9 @@ use crate::ClaudeBridge;
 
 /// The event name.
 pub const EVENT: &str = "Stop";
+
+/// The feedback of a block that gives no reason.
+pub const NO_REASON: &str = "Blocked by hook";
 
 /// Consecutive blocks Claude Code honours before it lets the turn end.
 pub const MAX_CONSECUTIVE_BLOCKS: u32 = 8;
@@ -45,7 +52,8 @@ pub fn payload(input: &ContinuationInput, effort_level: Option<&str>) -> Value {
 }
 
 impl ClaudeBridge {
-    /// Runs the Stop hooks when the turn is about to end.
+    /// Runs the Stop hooks when the turn is about to end (a subagent's
+    /// turn: its SubagentStop hooks, [`ClaudeBridge::on_subagent_stopping`]).
     pub async fn on_stop<F, Fut>(
         &self,
         input: &ContinuationInput,
@@ -56,50 +64,77 @@ impl ClaudeBridge {
         Fut: Future<Output = Result<ContinuationDecision, String>>,
     {
         self.on_step_end(input).await;
-        if !self.has_hooks(&input.session, EVENT)
-            || input.default != ContinuationDecision::Stop
-            || super::is_subagent(&input.session)
-        {
+        if input.default != ContinuationDecision::Stop {
+            return next().await;
+        }
+        if super::is_subagent(&input.session) {
+            return match self.on_subagent_stopping(input).await {
+                Some(decision) => Ok(decision),
+                None => next().await,
+            };
+        }
+        if !self.has_hooks(&input.session, EVENT) {
             return next().await;
         }
         let payload = payload(input, self.effort.as_deref());
-        let mut runs = self.fire(EVENT, &input.session, &[], &payload).await;
+        let runs = self.fire(EVENT, &input.session, &[], &payload).await;
+        match self.stop_decision(EVENT, &input.session, runs, input.consecutive_continues) {
+            Some(decision) => Ok(decision),
+            None => next().await,
+        }
+    }
+
+    /// What the answers of `event`'s hooks (Stop, or a subagent's
+    /// SubagentStop) make of a turn about to end, recording them on
+    /// `session`: `Some(Stop)` for `continue: false`, a steering for a
+    /// block (both events' feedback starts `Stop hook feedback:`, vectors
+    /// `S6-*`, `S171-*`), `None` to let the rest of the chain decide.
+    pub(crate) fn stop_decision(
+        &self,
+        event: &str,
+        session: &SessionRef,
+        mut runs: Vec<HookRun>,
+        consecutive_continues: u32,
+    ) -> Option<ContinuationDecision> {
         let mut blocks = Vec::new();
         let mut halted = false;
         for i in completion(&runs) {
             let run = &mut runs[i];
-            let reading = read(run, EVENT);
+            let reading = read(run, event);
             if reading.blocked {
                 blocks.push(quoted_stderr(run));
             } else if reading.decision() == Some("block") {
                 run.outcome = Outcome::Blocked;
-                blocks.push(reading.reason().unwrap_or_default().to_string());
+                // No reason: Claude Code's own words (vector
+                // `S174-substop-block-no-reason`).
+                let reason = reading.reason().filter(|r| !r.is_empty());
+                blocks.push(reason.unwrap_or(NO_REASON).to_string());
             }
             halted |= reading.stop().is_some();
         }
-        let capped = input.consecutive_continues >= MAX_CONSECUTIVE_BLOCKS;
+        let capped = consecutive_continues >= MAX_CONSECUTIVE_BLOCKS;
         if capped && !blocks.is_empty() {
             for run in runs.iter_mut().filter(|r| r.outcome == Outcome::Blocked) {
                 run.detail = Some(format!(
-                    "block overridden: {MAX_CONSECUTIVE_BLOCKS} consecutive Stop blocks already honoured"
+                    "block overridden: {MAX_CONSECUTIVE_BLOCKS} consecutive {event} blocks already honoured"
                 ));
             }
         }
-        self.record(&input.session, EVENT, &runs);
+        self.record(session, event, &runs);
         if halted {
-            return Ok(ContinuationDecision::Stop);
+            return Some(ContinuationDecision::Stop);
         }
         if !blocks.is_empty() && !capped {
             // Each block is its own text block of one user message, in the
             // order the hooks finished (vector `S53-two-stop-blocks`): the
             // steering's parts.
-            return Ok(ContinuationDecision::steer(super::text_blocks(
+            return Some(ContinuationDecision::steer(super::text_blocks(
                 blocks
                     .iter()
                     .map(|b| format!("{EVENT} hook feedback:\n{b}"))
                     .collect(),
             )));
         }
-        next().await
+        None
     }
 }

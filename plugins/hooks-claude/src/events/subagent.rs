@@ -1,21 +1,85 @@
-//! SubagentStart and SubagentStop (`subagent/start`, `subagent/end`).
+//! SubagentStart (`subagent/start`) and SubagentStop (the subagent's
+//! `agent/turn-continuation`).
 //!
-//! Both are notifications in dsh. A SubagentStart `additionalContext` is
-//! injected into the live child session; a SubagentStop block cannot keep a
-//! finished child going, so it is recorded and otherwise ignored. Matcher
-//! subject: the agent type.
+//! A SubagentStart `additionalContext` starts the subagent's system
+//! message, right after its prompt, as `SubagentStart hook additional
+//! context: <text>` (vector `S170-additional-context`; several hooks'
+//! texts a line each under the one prefix, `S174-two-start-contexts`); its plain stdout,
+//! exit 2, `continue: false` and `decision: "block"` change nothing: the
+//! subagent runs, neither model reads them (`S170-*`).
+//!
+//! SubagentStop fires when the subagent's turn is about to end, as Stop
+//! does for a session's: `decision: "block"` or exit 2 keeps the subagent
+//! going with the steering text `Stop hook feedback:\n<reason>` (exit 2:
+//! `[command]: stderr`), and the next firing says `stop_hook_active: true`;
+//! the Agent tool then returns the subagent's later answer (vectors
+//! `S171-block-once`, `S171-exit2-once`). Plain stdout and `continue:
+//! false` change nothing (`S171-plain-stdout`, `S171-continue-false`). A
+//! subagent whose turn ended another way (an error, a cancel) gets its
+//! SubagentStop at `subagent/end`, observe only. Matcher subject: the
+//! agent type.
 
 use dsh_hook_protocol::point::Outcome;
-use dsh_plugin_api::SubagentInfo;
+use dsh_plugin_api::{ContinuationDecision, ContinuationInput, ROption, RString, SubagentInfo};
 use serde_json::{Value, json};
 
-use super::{JsonCount, capped_context, effort, fresh_id, head, permission_mode, prompt_id, read};
+use super::{
+    JsonCount, capped_context, completion, effort, fresh_id, head, permission_mode, prompt_id, read,
+};
 use crate::ClaudeBridge;
 
 /// The start event name.
 pub const START: &str = "SubagentStart";
 /// The stop event name.
 pub const STOP: &str = "SubagentStop";
+
+/// A running subagent, as the bridge keeps it from `subagent/start` to
+/// `subagent/end`.
+#[derive(Clone, Debug)]
+pub struct Running {
+    info: SubagentInfo,
+    /// Whether its SubagentStop hooks have fired (its turn came to a
+    /// natural end at least once).
+    fired: bool,
+}
+
+/// `payload`, built for a subagent's own session, as Claude Code gives it
+/// to that subagent's hooks: `session_id`, `transcript_path` and
+/// `prompt_id` the main session's, then `agent_id` and `agent_type` after
+/// `permission_mode` (vector `S174-failure-in-subagent`).
+pub fn as_subagents(payload: &Value, info: &SubagentInfo) -> Value {
+    let Some(fields) = payload.as_object() else {
+        return payload.clone();
+    };
+    let parent = &info.parent;
+    let mut m = serde_json::Map::new();
+    let mut placed = false;
+    let agent = |m: &mut serde_json::Map<String, Value>| {
+        m.insert("agent_id".into(), info.child_session_id.as_str().into());
+        m.insert("agent_type".into(), info.agent_type.as_str().into());
+    };
+    for (key, value) in fields {
+        let value = match key.as_str() {
+            "session_id" => parent.session_id.as_str().into(),
+            "transcript_path" => parent.log_path.as_str().into(),
+            "prompt_id" if !parent.prompt_id.is_empty() => parent.prompt_id.as_str().into(),
+            _ => value.clone(),
+        };
+        if !placed && key == "hook_event_name" {
+            agent(&mut m);
+            placed = true;
+        }
+        m.insert(key.clone(), value);
+        if !placed && key == "permission_mode" {
+            agent(&mut m);
+            placed = true;
+        }
+    }
+    if !placed {
+        agent(&mut m);
+    }
+    Value::Object(m)
+}
 
 /// The SubagentStart stdin payload.
 pub fn start_payload(info: &SubagentInfo) -> Value {
@@ -27,8 +91,13 @@ pub fn start_payload(info: &SubagentInfo) -> Value {
     Value::Object(m)
 }
 
-/// The SubagentStop stdin payload.
-pub fn stop_payload(info: &SubagentInfo, effort_level: Option<&str>) -> Value {
+/// The SubagentStop stdin payload; `stop_hook_active` once a SubagentStop
+/// block has kept the subagent going.
+pub fn stop_payload(
+    info: &SubagentInfo,
+    effort_level: Option<&str>,
+    stop_hook_active: bool,
+) -> Value {
     let mut m = head(&info.parent);
     prompt_id(&mut m, &info.parent);
     permission_mode(&mut m, &info.parent);
@@ -36,7 +105,7 @@ pub fn stop_payload(info: &SubagentInfo, effort_level: Option<&str>) -> Value {
     m.insert("agent_type".into(), info.agent_type.as_str().into());
     effort(&mut m, effort_level);
     m.insert("hook_event_name".into(), STOP.into());
-    m.insert("stop_hook_active".into(), false.into());
+    m.insert("stop_hook_active".into(), stop_hook_active.into());
     m.insert(
         "agent_transcript_path".into(),
         info.child_log_path.as_str().into(),
@@ -56,6 +125,15 @@ pub fn stop_payload(info: &SubagentInfo, effort_level: Option<&str>) -> Value {
 impl ClaudeBridge {
     /// Runs the SubagentStart hooks; their context goes to the child.
     pub async fn on_subagent_start(&self, info: &SubagentInfo) {
+        if let Ok(mut m) = self.subagents.lock() {
+            m.insert(
+                info.child_session_id.to_string(),
+                Running {
+                    info: info.clone(),
+                    fired: false,
+                },
+            );
+        }
         if !self.has_hooks(&info.parent, START) {
             return;
         }
@@ -67,26 +145,68 @@ impl ClaudeBridge {
         let batch = fresh_id();
         let spill = self.spill(&info.child_session_id, &info.child_log_path, &batch);
         let mut answers = JsonCount::default();
-        for run in &mut runs {
-            let reading = read(run, START);
+        for i in completion(&runs) {
+            let reading = read(&mut runs[i], START);
             let nth = answers.count(&reading);
-            if let Some(ctx) = capped_context(&spill, &reading, nth) {
-                contexts.push(format!("{START} hook additional context: {ctx}"));
-            }
+            contexts.extend(capped_context(&spill, &reading, nth));
         }
         self.record(&info.parent, START, &runs);
-        for text in contexts {
-            self.inject(&info.child_session_id, &text);
+        // Several hooks' contexts are one text under one prefix, a line
+        // each (vector `S174-two-start-contexts`).
+        if !contexts.is_empty() {
+            let text = format!("{START} hook additional context: {}", contexts.join("\n"));
+            self.inject_system(&info.child_session_id, &text);
         }
     }
 
-    /// Runs the SubagentStop hooks (observe only).
-    pub async fn on_subagent_stop(&self, info: &SubagentInfo) {
+    /// What the bridge knows of the running subagent whose session is
+    /// `session_id`.
+    pub(crate) fn running_subagent(&self, session_id: &str) -> Option<SubagentInfo> {
+        let m = self.subagents.lock().ok()?;
+        m.get(session_id).map(|r| r.info.clone())
+    }
+
+    /// Runs the SubagentStop hooks when a subagent's turn is about to end:
+    /// what they make of it, `None` to let the rest of the chain decide.
+    pub(crate) async fn on_subagent_stopping(
+        &self,
+        input: &ContinuationInput,
+    ) -> Option<ContinuationDecision> {
+        let mut info = {
+            let mut m = self.subagents.lock().ok()?;
+            let running = m.get_mut(input.session.session_id.as_str())?;
+            running.fired = true;
+            running.info.clone()
+        };
         if !self.has_hooks(&info.parent, STOP) {
+            return None;
+        }
+        info.result = ROption::RSome(RString::from(input.last_assistant_message.as_str()));
+        let payload = stop_payload(
+            &info,
+            self.effort.as_deref(),
+            input.consecutive_continues > 0,
+        );
+        let subject = info.agent_type.as_str();
+        let runs = self.fire(STOP, &info.parent, &[subject], &payload).await;
+        self.stop_decision(STOP, &info.parent, runs, input.consecutive_continues)
+    }
+
+    /// The subagent has ended: its SubagentStop hooks run here only if its
+    /// turn never came to a natural end (observe only: nothing can keep it
+    /// going now).
+    pub async fn on_subagent_stop(&self, info: &SubagentInfo) {
+        let fired = self
+            .subagents
+            .lock()
+            .ok()
+            .and_then(|mut m| m.remove(info.child_session_id.as_str()))
+            .is_some_and(|r| r.fired);
+        if fired || !self.has_hooks(&info.parent, STOP) {
             return;
         }
         let subject = info.agent_type.as_str();
-        let payload = stop_payload(info, self.effort.as_deref());
+        let payload = stop_payload(info, self.effort.as_deref(), false);
         let mut runs = self.fire(STOP, &info.parent, &[subject], &payload).await;
         for run in &mut runs {
             let reading = read(run, STOP);

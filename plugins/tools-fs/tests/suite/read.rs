@@ -102,6 +102,24 @@ async fn empty_files_and_offsets_past_the_end_warn_instead_of_failing() {
 }
 
 #[tokio::test]
+async fn a_missing_file_names_the_sessions_folder_as_claude_code_does() {
+    // Recorded (vectors S172-*): Claude Code's Read of a missing file says
+    // where the session is, not which path it tried.
+    let (_d, dir) = temp_dir();
+    for path in ["missing.txt", "/nonexistent_dir/missing.txt"] {
+        let got = read(json!({"file_path": path}), &dir).await;
+        assert!(got.is_error);
+        assert_eq!(
+            got.text_content(),
+            format!(
+                "File does not exist. Note: your current working directory is {}.",
+                dir.display()
+            )
+        );
+    }
+}
+
+#[tokio::test]
 async fn failures_are_error_results() {
     let (_d, dir) = temp_dir();
     std::fs::write(dir.join("lib.so"), b"\x7fELF\x00\x01").expect("write");

@@ -50,6 +50,8 @@
 //! - [`hooks`]: hook decisions read whole, oversized hook text replaced as
 //!   each CLI does, hook-file problems in `dsh check`, secrets kept from
 //!   tools.
+//! - [`subagent`]: a SubagentStop hook blocking every time gives way after
+//!   8 blocks, as Claude Code's does; the subagent's 9th answer is returned.
 //! - [`store`]: a bad store URL, a wrong password, an unreachable database,
 //!   `DSH_STORE_URL`: refused at start naming the database, never the
 //!   password.
@@ -72,4 +74,5 @@ mod session_processes;
 mod session_support;
 mod sessions;
 mod store;
+mod subagent;
 mod trust;
