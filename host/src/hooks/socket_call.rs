@@ -6,9 +6,12 @@
 //! service keeps it as the text it came in ([`SocketCall::from_call_text`]) and
 //! writes it into the request line as it is: the payload is escaped once,
 //! by the bridge, and never unescaped and escaped again on the way to the
-//! server. The line is byte for byte what serde writes for a
-//! [`dsh_hook_protocol::transport::SocketRequest`] (a test holds it to
-//! that), so the wire format is unchanged.
+//! server. Its `env` is kept as the text it came in too, when that text is
+//! exactly what serde writes for the map (as the bridges send it): the
+//! variables are checked to be strings (no copy is made of them) and read
+//! into a map only to start a dsh-run server. The line is byte for byte
+//! what serde writes for a [`dsh_hook_protocol::transport::SocketRequest`]
+//! (a test holds it to that), so the wire format is unchanged.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -27,23 +30,31 @@ pub struct SocketCall<'a> {
     /// The session's working directory.
     pub cwd: Cow<'a, str>,
     /// The variables the bridge adds to a command hook's environment.
-    pub env: Cow<'a, BTreeMap<String, String>>,
+    env: Env<'a>,
     /// Inherited variables a started server does not get.
     pub env_remove_prefixes: Cow<'a, [String]>,
     /// The hook's timeout.
     pub timeout_ms: Option<u64>,
 }
 
+/// A call's `env`: a map, or the JSON text of one written exactly as
+/// serde writes it ([`Canonical`]), which goes into the line as it is.
+enum Env<'a> {
+    Map(Cow<'a, BTreeMap<String, String>>),
+    Text(&'a str),
+}
+
 /// The fields of a [`RunRequest`]'s JSON a socket hook reads, its stdin
-/// left as text (a socket hook runs no process: the rest is not read).
+/// and env left as text (a socket hook runs no process: the rest is not
+/// read).
 #[derive(Deserialize)]
 struct WireRun<'a> {
     #[serde(borrow, default)]
     stdin: Option<&'a RawValue>,
     #[serde(borrow)]
     cwd: Cow<'a, str>,
-    #[serde(default)]
-    env: BTreeMap<String, String>,
+    #[serde(borrow, default)]
+    env: Option<&'a RawValue>,
     #[serde(default)]
     env_remove_prefixes: Vec<String>,
     #[serde(default)]
@@ -71,7 +82,7 @@ impl<'a> SocketCall<'a> {
         Ok(SocketCall {
             stdin_json: Cow::Owned(serde_json::to_string(&run.stdin)?),
             cwd: run.cwd.to_string_lossy(),
-            env: Cow::Borrowed(&run.env),
+            env: Env::Map(Cow::Borrowed(&run.env)),
             env_remove_prefixes: Cow::Borrowed(&run.env_remove_prefixes),
             timeout_ms: run.timeout_ms,
         })
@@ -100,13 +111,33 @@ impl<'a> SocketCall<'a> {
                 return Err(format!("`run.stdin` is not a string: {shown}"));
             }
         };
+        let env = match wire.env.map(RawValue::get) {
+            None => Env::Map(Cow::Owned(BTreeMap::new())),
+            Some(text) => match Canonical::check(text) {
+                Ok(true) => Env::Text(text),
+                Ok(false) => Env::Map(Cow::Owned(
+                    serde_json::from_str(text).map_err(|e| format!("`run.env`: {e}"))?,
+                )),
+                Err(e) => return Err(format!("`run.env`: {e}")),
+            },
+        };
         Ok(SocketCall {
             stdin_json,
             cwd: wire.cwd,
-            env: Cow::Owned(wire.env),
+            env,
             env_remove_prefixes: Cow::Owned(wire.env_remove_prefixes),
             timeout_ms: wire.timeout_ms,
         })
+    }
+
+    /// The variables the bridge adds to a command hook's environment, as
+    /// a map (read from their text here when they came as text).
+    pub fn env(&self) -> Cow<'_, BTreeMap<String, String>> {
+        match &self.env {
+            Env::Map(map) => Cow::Borrowed(map.as_ref()),
+            // Checked to be an object of strings when it was read.
+            Env::Text(text) => Cow::Owned(serde_json::from_str(text).unwrap_or_default()),
+        }
     }
 
     /// The length of the stdin as written (for sizing a line).
@@ -125,11 +156,86 @@ impl<'a> SocketCall<'a> {
         line.extend_from_slice(br#","cwd":"#);
         serde_json::to_writer(&mut *line, &self.cwd)?;
         line.extend_from_slice(br#","env":"#);
-        serde_json::to_writer(&mut *line, &self.env)?;
+        match &self.env {
+            Env::Map(map) => serde_json::to_writer(&mut *line, map)?,
+            Env::Text(text) => line.extend_from_slice(text.as_bytes()),
+        }
         line.extend_from_slice(br#","timeout_ms":"#);
         serde_json::to_writer(&mut *line, &self.timeout_ms)?;
         line.extend_from_slice(b"}}\n");
         Ok(())
+    }
+}
+
+/// Reads an object of strings without keeping any of it: whether it is
+/// written exactly as serde writes the `BTreeMap` it stands for (names in
+/// strictly ascending order, no escape in any name or value, no
+/// whitespace), and so can go into a line as it is.
+struct Canonical;
+
+impl Canonical {
+    /// Whether `text`, an object of strings, is so written.
+    fn check(text: &str) -> Result<bool, serde_json::Error> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let shape = serde::Deserializer::deserialize_map(&mut de, Shape)?;
+        de.end()?;
+        Ok(shape.plain && shape.len == text.len())
+    }
+}
+
+/// What [`Canonical::check`] learns of an object of strings: whether its
+/// names ascend and nothing is escaped, and its length when written
+/// compactly.
+struct ObjectShape {
+    plain: bool,
+    len: usize,
+}
+
+struct Shape;
+
+impl<'de> serde::de::Visitor<'de> for Shape {
+    type Value = ObjectShape;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an object of strings")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<ObjectShape, A::Error> {
+        let mut plain = true;
+        // `{}`, and per entry `"name":"value",` less the last comma.
+        let mut len = 1;
+        let mut last: Option<Cow<'de, str>> = None;
+        while let Some(Text(name)) = map.next_key::<Text<'de>>()? {
+            let Text(value) = map.next_value::<Text<'de>>()?;
+            plain &= matches!((&name, &value), (Cow::Borrowed(_), Cow::Borrowed(_)))
+                && last.as_deref().is_none_or(|l| l < name.as_ref());
+            len += name.len() + value.len() + 6;
+            last = Some(name);
+        }
+        Ok(ObjectShape {
+            plain,
+            len: if last.is_some() { len } else { 2 },
+        })
+    }
+}
+
+/// A JSON string, borrowed when it holds no escape.
+struct Text<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Text<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Borrowed(s)))
+            }
+            fn visit_str<E>(self, s: &str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(s.to_string())))
+            }
+        }
+        d.deserialize_str(V)
     }
 }
 
@@ -202,6 +308,44 @@ mod tests {
             ));
             let e = SocketCall::from_call_text(&text).unwrap().err().unwrap();
             assert!(e.starts_with("`run.stdin` is not a string"), "{e}");
+        }
+    }
+
+    fn line_of(text: &str) -> String {
+        let (_, call) = SocketCall::from_call_text(text).unwrap().unwrap();
+        let mut line = Vec::new();
+        call.write_line(1, &mut line).unwrap();
+        String::from_utf8(line).unwrap()
+    }
+
+    #[test]
+    fn an_env_in_any_form_is_written_as_serde_writes_its_map() {
+        let want = r#","env":{"A":"1","B":"x\"y"},"timeout_ms":null}}"#;
+        for env in [
+            r#"{"A":"1","B":"x\"y"}"#,
+            r#"{"B":"x\"y","A":"1"}"#,
+            r#"{"A":"0","B":"x\"y","A":"1"}"#,
+            "{\n\"A\": \"1\",\r\n\"B\":\"x\\\"y\"}",
+            r#"{"\u0041":"1","B":"x\"y"}"#,
+        ] {
+            let line = line_of(&call_text(&format!(
+                "{{\"cwd\":\"/\",\"stdin\":\"x\",\"env\":{env}}}"
+            )));
+            assert!(line.ends_with(&format!("{want}\n")), "{env}: {line}");
+            assert_eq!(line.matches('\n').count(), 1, "{line}");
+        }
+        // The server a call starts gets the variables as a map.
+        let text = call_text(r#"{"cwd":"/","env":{"A":"1","B":"2"}}"#);
+        let (_, call) = SocketCall::from_call_text(&text).unwrap().unwrap();
+        assert_eq!(call.env().get("B").map(String::as_str), Some("2"));
+    }
+
+    #[test]
+    fn an_env_that_is_not_an_object_of_strings_is_refused_naming_it() {
+        for env in [r#"{"A":1}"#, r#"["A"]"#, "null", r#"{"A":{"B":"c"}}"#] {
+            let text = call_text(&format!("{{\"cwd\":\"/\",\"env\":{env}}}"));
+            let e = SocketCall::from_call_text(&text).unwrap().err().unwrap();
+            assert!(e.starts_with("`run.env`: "), "{env}: {e}");
         }
     }
 
