@@ -53,12 +53,19 @@ struct WireRun<'a> {
     stdin: Option<&'a RawValue>,
     #[serde(borrow)]
     cwd: Cow<'a, str>,
-    #[serde(borrow, default)]
+    /// `null` is kept as text (and refused), not read as no `env`.
+    #[serde(borrow, default, deserialize_with = "some_raw")]
     env: Option<&'a RawValue>,
     #[serde(default)]
     env_remove_prefixes: Vec<String>,
     #[serde(default)]
     timeout_ms: Option<u64>,
+}
+
+fn some_raw<'a, 'de: 'a, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<&'a RawValue>, D::Error> {
+    <&'a RawValue>::deserialize(d).map(Some)
 }
 
 /// A `hook-transport` call whose handler is a socket's.
@@ -334,6 +341,13 @@ mod tests {
             assert!(line.ends_with(&format!("{want}\n")), "{env}: {line}");
             assert_eq!(line.matches('\n').count(), 1, "{line}");
         }
+        // The bridge's own text is not read into a map on the way.
+        let text = call_text(r#"{"cwd":"/","env":{"A":"1","B":"x\"y"}}"#);
+        let (_, call) = SocketCall::from_call_text(&text).unwrap().unwrap();
+        assert!(matches!(call.env, Env::Map(_)), "an escape is read");
+        let text = call_text(r#"{"cwd":"/","env":{"A":"1","B":"2"}}"#);
+        let (_, call) = SocketCall::from_call_text(&text).unwrap().unwrap();
+        assert!(matches!(call.env, Env::Text(r#"{"A":"1","B":"2"}"#)));
         // The server a call starts gets the variables as a map.
         let text = call_text(r#"{"cwd":"/","env":{"A":"1","B":"2"}}"#);
         let (_, call) = SocketCall::from_call_text(&text).unwrap().unwrap();
