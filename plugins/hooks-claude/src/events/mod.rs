@@ -77,7 +77,9 @@ pub fn stdin_bytes(payload: &Value) -> String {
 
 /// `session_id`, `transcript_path`, `cwd`: the head of every payload.
 pub(crate) fn head(session: &SessionRef) -> Map<String, Value> {
-    let mut m = Map::new();
+    // Room for the fields every event adds (a PreToolUse payload has ten),
+    // so the map is not grown and rehashed on the way.
+    let mut m = Map::with_capacity(12);
     m.insert("session_id".into(), session.session_id.as_str().into());
     m.insert("transcript_path".into(), session.log_path.as_str().into());
     m.insert("cwd".into(), session.cwd.as_str().into());
