@@ -71,16 +71,24 @@ fn some_raw<'a, 'de: 'a, D: serde::Deserializer<'de>>(
 /// A `hook-transport` call whose handler is a socket's.
 #[derive(Deserialize)]
 struct SocketWire<'a> {
-    handler: SocketOnly,
+    #[serde(borrow)]
+    handler: WireHandler<'a>,
     #[serde(borrow)]
     run: WireRun<'a>,
 }
 
-/// [`dsh_hook_protocol::transport::Handler`] when it is a socket's.
+/// [`dsh_hook_protocol::transport::Handler`], read as a socket's: its
+/// `type` (any other than `socket` is not one) and a socket's two keys;
+/// read as a struct, not as serde's tagged enum, which copies the whole
+/// object into a buffer first.
 #[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "lowercase")]
-enum SocketOnly {
-    Socket(SocketHandler),
+struct WireHandler<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(default)]
+    path: Option<String>,
+    #[serde(default)]
+    command: Option<String>,
 }
 
 impl<'a> SocketCall<'a> {
@@ -103,7 +111,13 @@ impl<'a> SocketCall<'a> {
         args: &'a str,
     ) -> Option<Result<(SocketHandler, SocketCall<'a>), String>> {
         let wire: SocketWire<'a> = serde_json::from_str(args).ok()?;
-        let SocketOnly::Socket(handler) = wire.handler;
+        if wire.handler.kind != "socket" {
+            return None;
+        }
+        let handler = SocketHandler {
+            path: wire.handler.path,
+            command: wire.handler.command,
+        };
         Some(SocketCall::from_wire_run(wire.run).map(|call| (handler, call)))
     }
 
@@ -368,7 +382,10 @@ mod tests {
         let no_cwd = call_text("{\"stdin\":\"x\"}");
         let cut = call_text("{\"cwd\":\"/\",\"stdin\":\"x}");
         let http = "{\"handler\":{\"type\":\"http\",\"url\":\"http://127.0.0.1:1/\"},\"run\":{\"program\":[],\"cwd\":\"/\"}}";
-        for text in [no_cwd.as_str(), cut.as_str(), http] {
+        // An http call is never read as a socket's, whatever its run holds.
+        let http_odd = "{\"run\":{\"cwd\":\"/\",\"stdin\":{},\"env\":{\"B\":\"1\",\"A\":\"2\"}},\"handler\":{\"url\":\"http://127.0.0.1:1/\",\"type\":\"http\",\"headers\":[[\"A\",\"b\"]]}}";
+        let untyped = "{\"handler\":{\"path\":\"/s\"},\"run\":{\"cwd\":\"/\"}}";
+        for text in [no_cwd.as_str(), cut.as_str(), http, http_odd, untyped] {
             assert!(SocketCall::from_call_text(text).is_none(), "{text}");
         }
     }
