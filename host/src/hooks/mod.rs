@@ -144,7 +144,13 @@ impl Service for HookTransport {
                 );
             }
             let answer = this.call_text(&args).await;
-            match serde_json::to_string(&answer) {
+            // Written into one buffer with room for the answer's texts.
+            let size = answer.stdout.len() + answer.stderr.len() + 384;
+            let mut text = Vec::with_capacity(size);
+            match serde_json::to_writer(&mut text, &answer)
+                .map_err(|e| e.to_string())
+                .and_then(|()| String::from_utf8(text).map_err(|e| e.to_string()))
+            {
                 Ok(text) => RResult::ROk(text.into()),
                 Err(e) => RResult::RErr(format!("cannot encode the hook answer: {e}").into()),
             }

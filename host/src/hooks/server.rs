@@ -99,7 +99,7 @@ impl Supervisor {
                 if let Some(dir) = self.socket.parent() {
                     make_private_dir(dir)?;
                 }
-                let mut env: BTreeMap<String, String> = run.env.clone().into_owned();
+                let mut env: BTreeMap<String, String> = run.env().into_owned();
                 env.insert(
                     SOCKET_ENV.into(),
                     self.socket.to_string_lossy().into_owned(),

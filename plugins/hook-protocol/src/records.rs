@@ -98,10 +98,15 @@ pub fn pair_text(
         stderr_truncated: a.stderr_truncated,
         detail: run.detail.as_deref(),
     };
-    Ok([
-        serde_json::to_string(&invoked)?,
-        serde_json::to_string(&result)?,
-    ])
+    Ok([text(&invoked, 256)?, text(&result, 512)?])
+}
+
+/// `record` as JSON text, written into a buffer of `size` bytes to start
+/// with (a record is a few hundred bytes: no growing and copying).
+fn text<T: serde::Serialize>(record: &T, size: usize) -> Result<String, serde_json::Error> {
+    let mut bytes = Vec::with_capacity(size);
+    serde_json::to_writer(&mut bytes, record)?;
+    String::from_utf8(bytes).map_err(<serde_json::Error as serde::ser::Error>::custom)
 }
 
 /// The `hook/invoked` record of one hook.
