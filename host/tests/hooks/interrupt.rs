@@ -1,6 +1,6 @@
 //! Codex's Interrupt: a turn cancelled while its tool runs runs the
-//! Interrupt hooks with the turn head Codex 0.171.0 sends, and no Stop
-//! hook (recorded: `codex exec` given SIGINT mid-tool, C173 in
+//! Interrupt hooks with the turn head Codex 0.171.0 sends, and no
+//! PostToolUse or Stop hook (recorded: `codex exec` given SIGINT mid-tool, C173 in
 //! `tools/recorder-scenarios/FINDINGS-sub2.md`).
 
 use std::time::Duration;
@@ -29,7 +29,11 @@ async fn a_cancelled_codex_turn_runs_interrupt_hooks_and_no_stop() {
                 );
                 json!([{"hooks": [{"type": "command", "command": cmd}]}])
             };
-            json!({"Interrupt": save("interrupt"), "Stop": save("stop")})
+            json!({
+                "Interrupt": save("interrupt"),
+                "PostToolUse": save("post"),
+                "Stop": save("stop")
+            })
         },
     );
     let session = c.session().await;
