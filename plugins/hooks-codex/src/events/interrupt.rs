@@ -1,10 +1,12 @@
-//! Interrupt (`agent/turn-end` with reason `aborted`): observe only, when a
-//! turn is cancelled. Codex 0.171.0 fires it when `codex exec` gets SIGINT
-//! mid-turn (vector notes: `tools/recorder-scenarios/FINDINGS-sub2.md`,
-//! C173): after the running tool's PreToolUse, with no PostToolUse and no
-//! Stop after it, then SessionEnd. The payload is the turn head only:
-//! `session_id`, `turn_id`, `transcript_path`, `cwd`, `hook_event_name`,
-//! `model`, `permission_mode`. No matcher subject.
+//! Interrupt (`agent/turn-end` with reason `aborted`): when a turn is
+//! cancelled. Codex 0.171.0 fires it when `codex exec` gets SIGINT
+//! mid-turn (vector `C173-sigint-during-tool`): after the running tool's
+//! PreToolUse, with no PostToolUse and no Stop after it, then SessionEnd.
+//! The payload is the turn head only: `session_id`, `turn_id`,
+//! `transcript_path`, `cwd`, `hook_event_name`, `model`,
+//! `permission_mode`. No matcher subject. Observe only: exit 2, `decision:
+//! "block"`, `continue: false` and plain stdout change nothing
+//! (vectors `C174-*`).
 
 use dsh_plugin_api::TurnEndInput;
 use serde_json::Value;
