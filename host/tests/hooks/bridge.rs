@@ -42,7 +42,7 @@ impl Case {
     /// A host with `bridge` reading the hooks `hooks` returns (`{Event:
     /// [groups]}`, scripts made through the [`Cap`]), then one probe per
     /// config, then the scripted model.
-    fn new(
+    pub(crate) fn new(
         bridge: &str,
         probes: &[Value],
         model: Value,

@@ -12,6 +12,7 @@
 
 mod bridge;
 mod handler_options;
+mod interrupt;
 #[path = "../agent_loop/probe.rs"]
 mod probe;
 mod rewake;

@@ -22,7 +22,9 @@ use serde_json::{Value, json};
 use crate::script;
 use crate::skips::{Aspect, ROWS};
 use crate::slash;
-use crate::support::{AgentHost, DialogRejects, DialogStandIn, Load, Outcome, events_of};
+use crate::support::{
+    AgentHost, DialogRejects, DialogStandIn, Load, Outcome, events_of, wait_for, within,
+};
 use crate::unify::Bindings;
 use dsh_test_support::permissions as perms;
 
@@ -354,6 +356,10 @@ impl Produced {
     }
 }
 
+/// A generous bound on an interrupted run's steps (the tool starting, the
+/// cancelled turn ending) against hangs; never a measurement.
+const INTERRUPT_WAIT: Duration = Duration::from_secs(60);
+
 async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produced {
     let config = bridge_config(v, sb, dialect, outs);
     script::install(sb);
@@ -534,7 +540,29 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
         // As the CLI's command line gives it: `codex exec` has no slash
         // commands (`C90-slash-compact`), `claude -p` runs `/compact`.
         let style = compaction(v, dialect).style;
-        outcomes.push(session.prompt(Prompt::typed(prompt, style)).await.into());
+        let typed = Prompt::typed(prompt, style);
+        let outcome = match inv["interrupted_when_file"].as_str() {
+            // `codex exec` given SIGINT (a Ctrl-C) once its tool had made
+            // this file in the project (C173, C174): the turn is cancelled
+            // there.
+            Some(file) => {
+                let marker = project.join(file);
+                let turn = tokio::spawn({
+                    let session = session.clone();
+                    async move { session.prompt(typed).await }
+                });
+                wait_for("the file the interrupt waits for", INTERRUPT_WAIT, || {
+                    marker.exists()
+                })
+                .await;
+                session.cancel();
+                within("the interrupted turn", INTERRUPT_WAIT, turn)
+                    .await
+                    .unwrap()
+            }
+            None => session.prompt(typed).await,
+        };
+        outcomes.push(outcome.into());
         // What the recording typed at the interactive CLI's input line
         // after the first prompt: more turns of the same session.
         if k == 0 {
@@ -1813,7 +1841,13 @@ fn check_turn_ends(
             .as_array()
             .unwrap()
             .iter()
-            .map(|run| {
+            .enumerate()
+            .map(|(k, run)| {
+                // SIGINT mid-turn (C173): codex exits 1 without
+                // `turn.completed`; dsh's cancelled turn ends aborted.
+                if v.json["invocations"][k]["interrupted_when_file"].is_string() {
+                    return (TurnEndReason::Aborted, None, None);
+                }
                 let answered = run["agent_messages"]
                     .as_array()
                     .and_then(|m| m.last())

@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Every Codex event the bridge runs hooks for.
-pub const SUPPORTED_EVENTS: [&str; 9] = [
+pub const SUPPORTED_EVENTS: [&str; 10] = [
     "SessionStart",
     "UserPromptSubmit",
     "PreModelRequest",
@@ -39,6 +39,7 @@ pub const SUPPORTED_EVENTS: [&str; 9] = [
     "PostCompact",
     "Stop",
     "SessionEnd",
+    "Interrupt",
 ];
 
 /// The order in which Codex walks the events of one file when it numbers

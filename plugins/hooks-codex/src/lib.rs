@@ -12,6 +12,7 @@
 //! | Stop | `agent/turn-continuation` |
 //! | PreCompact / PostCompact | `agent/compact` / `agent/compacted` (API 1.5) |
 //! | SessionEnd | `agent/session-end` |
+//! | Interrupt | `agent/turn-end` (reason `aborted`) |
 //!
 //! The bridge is config parse ([`config`]) + payload build + outcome map
 //! (one module per event in [`events`], Codex's strict output schemas in
@@ -46,7 +47,7 @@ use dsh_plugin_api::abi_stable::std_types::RArc;
 use dsh_plugin_api::{
     CompactInput, CompactedInput, ContinuationDecision, ContinuationInput, Host, ModelRequestInput,
     Next, Plugin, PostExecuteInput, PostToolDecision, PreToolDecision, PromptDecision,
-    PromptSubmitInput, SessionEndInput, SessionStartInput, ToolCall,
+    PromptSubmitInput, SessionEndInput, SessionStartInput, ToolCall, TurnEndInput,
 };
 
 pub use config::{CodexHook, Config, ConfigPaths};
@@ -255,6 +256,11 @@ impl Plugin for CodexBridge {
     async fn session_end(self: Arc<Self>, input: RArc<SessionEndInput>) -> Result<(), String> {
         self.on_session_end(&input).await;
         self.forget(&input.session.session_id);
+        Ok(())
+    }
+
+    async fn turn_end(self: Arc<Self>, input: RArc<TurnEndInput>) -> Result<(), String> {
+        self.on_turn_end(&input).await;
         Ok(())
     }
 

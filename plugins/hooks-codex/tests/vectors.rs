@@ -20,7 +20,7 @@ use dsh_hook_protocol::vectors::{
     Sandbox, Vector, behavior, foreign_to, load_dir, matches_with_uuids, set_launch_env,
 };
 use dsh_hooks_codex::events::{
-    self, compact, post_tool_use, pre_tool_use, session_end, session_start, stop,
+    self, compact, interrupt, post_tool_use, pre_tool_use, session_end, session_start, stop,
     user_prompt_submit,
 };
 use dsh_hooks_codex::{CodexBridge, Config, ConfigPaths};
@@ -67,6 +67,15 @@ fn session(call_cwd: &str, j: &Value) -> SessionRef {
         prompt_id: RString::new(),
         parent_session_id: ROption::RNone,
         agent_type: ROption::RNone,
+    }
+}
+
+/// The turn-end snapshot of a cancelled turn (`agent/turn-end`, `aborted`).
+fn aborted(call_cwd: &str, j: &Value) -> TurnEndInput {
+    TurnEndInput {
+        session: session(call_cwd, j),
+        reason: "aborted".into(),
+        message: ROption::RNone,
     }
 }
 
@@ -194,6 +203,7 @@ fn built_payload(v: &Vector, call: &Value) -> Option<Value> {
             session: session(&cwd, j),
             reason: s(j, "reason").into(),
         }),
+        "Interrupt" => interrupt::payload(&aborted(&cwd, j), MODEL),
         _ => return None,
     })
 }
@@ -680,6 +690,18 @@ async fn replay(v: &Vector) {
                         reason: s(&j, "reason").into(),
                     })
                     .await
+            }
+            "Interrupt" => {
+                // A cancelled turn (C173, C174): observe only, whatever the
+                // hook answers.
+                bridge.on_turn_end(&aborted(&cwd, &j)).await;
+                let effects = host.take();
+                assert!(
+                    effects.contexts.is_empty() && effects.system_contexts.is_empty(),
+                    "{}: Interrupt gave the model {:?}",
+                    v.name,
+                    effects.contexts
+                );
             }
             other => panic!("{}: unexpected event {other}", v.name),
         }

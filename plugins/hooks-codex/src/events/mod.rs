@@ -11,6 +11,7 @@
 //! blocks only with a non-empty stderr, which is trimmed.
 
 pub mod compact;
+pub mod interrupt;
 pub mod model_request;
 pub mod post_tool_use;
 pub mod pre_tool_use;

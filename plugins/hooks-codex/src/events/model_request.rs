@@ -5,8 +5,10 @@
 //! The payload is Codex 0.171.0's: `kind: "sampling"`, a fresh
 //! `request_id` per request, `attempt_number` (1), `session_id` and
 //! `thread_id` (the same id), `turn_id`, `cwd`, `transcript_path`, `model`.
-//! No matcher subject. Codex reads nothing from the answer (its hooks
-//! engine treats the event as stateless): the request goes out as it was.
+//! No matcher subject. Codex reads nothing from the answer: plain stdout,
+//! exit 1 or 2, `decision: "block"`, `continue: false` and
+//! `additionalContext` leave both requests, the tool call and the run as
+//! they were (vectors `C170-*`).
 
 use dsh_plugin_api::ModelRequestInput;
 use serde_json::{Map, Value};

@@ -1,5 +1,7 @@
-//! SessionEnd (`agent/session-end`): observe only. Its payload has no
-//! `turn_id`, `model` or `permission_mode` (vector `C1-resume`).
+//! SessionEnd (`agent/session-end`): observe only (exit 1 or 2,
+//! `decision: "block"`, `continue: false` change nothing; vectors
+//! `C171-*`). Its payload has no `turn_id`, `model` or `permission_mode`
+//! (vector `C1-resume`).
 
 use dsh_plugin_api::SessionEndInput;
 use serde_json::{Map, Value};
