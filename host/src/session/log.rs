@@ -95,6 +95,9 @@ pub enum LogError {
     },
 }
 
+/// The log format this dsh reads and writes (the header's `version`).
+pub const LOG_VERSION: u32 = 1;
+
 /// The first line of every session log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionHeader {
@@ -122,7 +125,7 @@ impl SessionHeader {
     pub fn new(session_id: &str, cwd: &str) -> Self {
         SessionHeader {
             kind: "session".into(),
-            version: 1,
+            version: LOG_VERSION,
             session_id: session_id.into(),
             cwd: cwd.into(),
             created_ms: now_ms(),
