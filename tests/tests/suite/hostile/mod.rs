@@ -3,6 +3,9 @@
 //! files, sockets and processes; only the model is scripted. Each test fails
 //! on the code before its fix.
 //!
+//! - [`audit`]: what an audit of every input surface found: durations
+//!   past the clock's range, `.so` files cut short or of another machine,
+//!   session logs of another format version.
 //! - [`codex_compaction`]: an unknown `compaction.style` is refused by
 //!   name; Codex compaction hook answers Codex rejects change nothing.
 //! - [`compaction`]: `compaction:` blocks that are not shares or name
@@ -54,6 +57,7 @@
 //!   `DSH_STORE_URL`: refused at start naming the database, never the
 //!   password.
 
+mod audit;
 mod codex_compaction;
 mod compact_transcript;
 mod compaction;

@@ -1,0 +1,201 @@
+//! What an audit of every input surface found, one test per defect, each
+//! through the real `dsh` binary (only the model is scripted):
+//!
+//! - durations past the clock's range (`shutdown_grace_s:
+//!   18446744073709551615`, `listener_timeout_s: 1e19`) are no limit, where
+//!   adding them to the clock panicked (exit 101);
+//! - a `.so` cut short is refused by what it is, where the dynamic loader
+//!   mapped it and the first touch of a missing page killed the process with
+//!   `SIGBUS`; a library of another machine is named as such, where the
+//!   loader's answer was "No such file or directory";
+//! - a session log whose header has another format version is refused
+//!   naming both versions, where it was loaded and appended to as version 1.
+
+use std::path::Path;
+
+use dsh_tests::daemon::ServedDaemon;
+use dsh_tests::{copy_with_mode, example, run_dsh, temp_dir};
+
+fn no_panic(out: &dsh_tests::Outcome) {
+    assert!(
+        out.code != Some(101) && !out.stderr.contains("panicked at"),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn a_shutdown_grace_past_the_clocks_range_stops_cleanly() {
+    let dir = temp_dir();
+    let d = dir.path();
+    let config = d.join("cordis.yml");
+    std::fs::write(
+        &config,
+        "state_dir: state\nshutdown_grace_s: 18446744073709551615\nplugins:\n  - name: bash-local\n",
+    )
+    .unwrap();
+    let daemon = ServedDaemon::start(&config, d, "info");
+    let stderr_path = d.join("serve.stderr");
+    let status = daemon.stop();
+    let stderr = std::fs::read_to_string(stderr_path).unwrap();
+    assert!(!stderr.contains("panicked at"), "{stderr}");
+    assert!(status.success(), "{status:?}\n{stderr}");
+    assert!(stderr.contains("dsh stopped"), "{stderr}");
+}
+
+#[test]
+fn a_listener_timeout_past_the_clocks_range_is_no_limit() {
+    let dir = temp_dir();
+    let d = dir.path();
+    let marker = d.join("ran");
+    let config = d.join("cordis.yml");
+    // The timeout example wraps `tools/execute`: its call runs under the
+    // limit while the tool runs.
+    std::fs::write(
+        &config,
+        format!(
+            "state_dir: state\nplugins:\n  - name: bash-local\n  - id: model\n    name: model-scripted\n    config:\n      script:\n        - tool_calls: [{{name: Bash, arguments: {{command: 'touch {}'}}}}]\n        - text: done\n  - id: slow\n    path: {}\n    listener_timeout_s: 1e19\n    config: {{millis: 60000}}\n",
+            marker.display(),
+            example("timeout").display()
+        ),
+    )
+    .unwrap();
+    let out = run_dsh(
+        ["prompt", "--config", config.to_str().unwrap(), "go"],
+        d,
+    );
+    no_panic(&out);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(out.stdout.contains("[turn completed]"), "{out:?}");
+    assert!(marker.exists(), "the tool ran: {out:?}");
+}
+
+/// `dsh check` on a manifest of `bash-local` and the library at `lib`.
+fn check_library(d: &Path, lib: &Path) -> dsh_tests::Outcome {
+    let config = d.join("cordis.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "state_dir: state\nplugins:\n  - name: bash-local\n  - id: lib\n    path: {}\n",
+            lib.display()
+        ),
+    )
+    .unwrap();
+    run_dsh(["check", "--config", config.to_str().unwrap()], d)
+}
+
+#[test]
+fn truncated_and_foreign_libraries_are_refused_by_what_they_are() {
+    let dir = temp_dir();
+    let d = dir.path();
+    let whole = std::fs::read(example("audit")).unwrap();
+    // (name, bytes, what the refusal says)
+    let mut foreign = whole.clone();
+    foreign[18..20].copy_from_slice(&183u16.to_le_bytes()); // e_machine: AArch64
+    let cases: [(&str, Vec<u8>, &str); 3] = [
+        (
+            "cut.so",
+            whole[..3000].to_vec(),
+            "truncated: a loadable segment ends at byte",
+        ),
+        (
+            "headers-cut.so",
+            whole[..64].to_vec(),
+            "truncated: its program headers end at byte",
+        ),
+        (
+            "foreign.so",
+            foreign,
+            if cfg!(target_arch = "x86_64") {
+                "built for AArch64; this dsh runs on x86-64"
+            } else {
+                "built for AArch64"
+            },
+        ),
+    ];
+    for (name, bytes, says) in cases {
+        let src = d.join(format!("{name}.src"));
+        std::fs::write(&src, &bytes).unwrap();
+        let lib = copy_with_mode(&src, d, name, 0o755);
+        let out = check_library(d, &lib);
+        let ctx = format!("{name}: {out:?}");
+        // Before: SIGBUS (no exit code) for the cut library.
+        assert_eq!(out.code, Some(1), "{ctx}");
+        let all = format!("{}{}", out.stdout, out.stderr);
+        assert!(
+            all.contains(&format!(
+                "plugin `lib`: {}: refused: not a loadable shared library: {says}",
+                lib.display()
+            )),
+            "{ctx}"
+        );
+        assert!(!all.contains("No such file or directory"), "{ctx}");
+        // The rest of the manifest still loads.
+        assert!(
+            out.stdout
+                .lines()
+                .any(|l| l.starts_with("bash-local") && l.contains("applied")),
+            "{ctx}"
+        );
+        // The file is left as it was.
+        assert_eq!(std::fs::read(&lib).unwrap(), bytes, "{name}");
+    }
+    // The whole library still loads.
+    let lib = copy_with_mode(&example("audit"), d, "whole.so", 0o755);
+    let out = check_library(d, &lib);
+    assert_eq!(out.code, Some(0), "{out:?}");
+}
+
+#[test]
+fn a_log_of_another_format_version_is_refused_and_kept() {
+    let dir = temp_dir();
+    let d = dir.path();
+    let config = d.join("cordis.yml");
+    std::fs::write(
+        &config,
+        "state_dir: state\nplugins:\n  - name: bash-local\n  - id: model\n    name: model-scripted\n    config:\n      script:\n        - text: one\n        - text: two\n",
+    )
+    .unwrap();
+    let cfg = config.to_str().unwrap();
+    let out = run_dsh(["prompt", "--config", cfg, "--session", "s1", "first"], d);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let log = d.join("state/sessions/s1.jsonl");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let (header, rest) = text.split_once('\n').unwrap();
+    assert!(header.contains("\"version\":1,"), "{header}");
+    let newer = format!("{}\n{rest}", header.replace("\"version\":1,", "\"version\":2,"));
+    std::fs::write(&log, &newer).unwrap();
+
+    let out = run_dsh(["prompt", "--config", cfg, "--session", "s1", "second"], d);
+    no_panic(&out);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(
+        out.stderr.contains(&format!(
+            "{}: line 1: written in log format version 2, and this dsh reads version 1 only",
+            log.display()
+        )),
+        "{out:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        newer,
+        "nothing was appended to the other version's log"
+    );
+
+    // `dsh sessions repair` rewrites it as this version, keeping every
+    // event, and the session goes on from where it was.
+    let out = run_dsh(["sessions", "repair", "--config", cfg, "s1"], d);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(
+        std::fs::read_to_string(d.join("state/sessions/s1.jsonl.damaged-1")).unwrap(),
+        newer
+    );
+    let out = run_dsh(
+        ["prompt", "--config", cfg, "--session", "s1", "--json", "second"],
+        d,
+    );
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let repaired = std::fs::read_to_string(&log).unwrap();
+    assert!(repaired.starts_with("{\"type\":\"session\",\"version\":1,"), "{repaired}");
+    assert!(repaired.contains(rest), "every old event kept in order");
+    assert!(repaired.contains("\"content\":\"second\""), "{repaired}");
+}
