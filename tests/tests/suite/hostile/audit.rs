@@ -9,7 +9,11 @@
 //!   `SIGBUS`; a library of another machine is named as such, where the
 //!   loader's answer was "No such file or directory";
 //! - a session log whose header has another format version is refused
-//!   naming both versions, where it was loaded and appended to as version 1.
+//!   naming both versions, where it was loaded and appended to as version 1;
+//! - a Claude settings permission rule that does not parse is left out
+//!   alone and named with its file and key, where it took every other rule
+//!   of its file with it (a `Bash` deny beside a typo did not deny) and the
+//!   warning named no file.
 
 use std::path::Path;
 
@@ -198,4 +202,61 @@ fn a_log_of_another_format_version_is_refused_and_kept() {
     assert!(repaired.starts_with("{\"type\":\"session\",\"version\":1,"), "{repaired}");
     assert!(repaired.contains(rest), "every old event kept in order");
     assert!(repaired.contains("\"content\":\"second\""), "{repaired}");
+}
+
+#[test]
+fn a_settings_rule_that_does_not_parse_leaves_the_files_other_rules_in_force() {
+    let dir = temp_dir();
+    let d = dir.path();
+    let marker = d.join("ran");
+    let settings = d.join("settings.json");
+    std::fs::write(
+        &settings,
+        r#"{"hooks": {"PreToolUse": [{"matcher": "", "hooks": [{"type": "command", "command": "true"}]}]},
+           "permissions": {"deny": ["Bash", "Read(x"]}}"#,
+    )
+    .unwrap();
+    let config = d.join("cordis.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "state_dir: state\nplugins:\n  - name: bash-local\n  - name: hooks-claude\n    config: {{config_path: settings.json}}\n  - id: model\n    name: model-scripted\n    config:\n      script:\n        - tool_calls: [{{name: Bash, arguments: {{command: 'touch {}'}}}}]\n        - text: done\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    let cfg = config.to_str().unwrap();
+    let named = format!(
+        "{}: key `permissions.deny[1]`: permission rule `Read(x`: a specifier must end with `)`; the rule is ignored, the file's other rules apply",
+        settings.display()
+    );
+
+    let out = run_dsh(["check", "--config", cfg], d);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(
+        format!("{}{}", out.stdout, out.stderr).contains(&format!("plugin `hooks-claude`: {named}")),
+        "{out:?}"
+    );
+
+    // Before: the bad rule dropped the whole file's rules, and the
+    // `Bash` deny beside it with them: the command ran.
+    let out = run_dsh(["prompt", "--config", cfg, "--json", "go"], d);
+    no_panic(&out);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(out.stderr.contains(&named), "{out:?}");
+    let denied: Vec<serde_json::Value> = out
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .filter(|e: &serde_json::Value| e["type"] == "tool/denied")
+        .collect();
+    assert_eq!(denied.len(), 1, "{out:?}");
+    assert_eq!(
+        denied[0]["reason"],
+        format!(
+            "Permission to use Bash with command touch {} has been denied.",
+            marker.display()
+        )
+    );
+    assert!(!marker.exists(), "the denied command did not run");
 }
