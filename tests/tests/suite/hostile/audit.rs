@@ -13,7 +13,9 @@
 //! - a Claude settings permission rule that does not parse is left out
 //!   alone and named with its file and key, where it took every other rule
 //!   of its file with it (a `Bash` deny beside a typo did not deny) and the
-//!   warning named no file.
+//!   warning named no file;
+//! - a `log_level` that is not a filter is refused naming the key, where
+//!   it was dropped with a line naming neither file nor key.
 
 use std::path::Path;
 
@@ -259,4 +261,23 @@ fn a_settings_rule_that_does_not_parse_leaves_the_files_other_rules_in_force() {
         )
     );
     assert!(!marker.exists(), "the denied command did not run");
+}
+
+#[test]
+fn a_log_level_that_is_not_a_filter_is_refused_naming_the_key() {
+    let dir = temp_dir();
+    let d = dir.path();
+    let config = d.join("cordis.yml");
+    std::fs::write(&config, "log_level: \"[[[[\"\nstate_dir: state\nplugins: []\n").unwrap();
+    // Before: accepted; `dsh serve` then wrote "ignoring `[[[[`: invalid
+    // filter directive", naming neither the file nor the key.
+    let out = run_dsh(["check", "--config", config.to_str().unwrap()], d);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert_eq!(
+        out.stderr,
+        format!(
+            "{}: key `log_level` (or DSH_LOG_LEVEL): `[[[[` is not a log filter (invalid filter directive); write e.g. `info` or `info,dsh_host=debug`\n",
+            config.display()
+        )
+    );
 }
