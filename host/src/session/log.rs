@@ -85,6 +85,17 @@ pub enum LogError {
         /// ` (and N more damaged lines)`, or nothing.
         more: String,
     },
+    /// A file handed to `dsh sessions import` is not a whole session log;
+    /// nothing was imported (`repair` works on stored sessions, not on it).
+    #[error("{path}: line {line}: {message}; nothing was imported")]
+    Unimportable {
+        /// The file.
+        path: PathBuf,
+        /// The first damaged line, from 1.
+        line: usize,
+        /// What is wrong with it.
+        message: String,
+    },
     /// An append that would break the turn structure.
     #[error("{path}: {message}")]
     Structure {
