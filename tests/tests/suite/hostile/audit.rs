@@ -15,7 +15,11 @@
 //!   of its file with it (a `Bash` deny beside a typo did not deny) and the
 //!   warning named no file;
 //! - a `log_level` that is not a filter is refused naming the key, where
-//!   it was dropped with a line naming neither file nor key.
+//!   it was dropped with a line naming neither file nor key;
+//! - `dsh sessions import` of a FIFO nobody writes to reads it as empty,
+//!   where it waited forever, and of a device refuses it, where it read
+//!   `/dev/zero` until memory ran out; a damaged file says nothing was
+//!   imported, where it advised `dsh sessions repair` of a stored session.
 
 use std::path::Path;
 
@@ -280,4 +284,102 @@ fn a_log_level_that_is_not_a_filter_is_refused_naming_the_key() {
             config.display()
         )
     );
+}
+
+/// `dsh sessions import FILE` with `--config config`, with at most 1 GiB of
+/// address space (reading `/dev/zero` whole would end there, not in the
+/// machine's memory) and a time limit well under the suite's.
+fn import(d: &Path, config: &Path, file: &Path) -> dsh_tests::Outcome {
+    use std::os::unix::process::CommandExt as _;
+    let mut command = dsh_tests::dsh_command(
+        [
+            "sessions".as_ref(),
+            "import".as_ref(),
+            "--config".as_ref(),
+            config.as_os_str(),
+            file.as_os_str(),
+        ],
+        d,
+    );
+    let limit = libc::rlimit {
+        rlim_cur: 1 << 30,
+        rlim_max: 1 << 30,
+    };
+    // SAFETY: setrlimit is async-signal-safe; it only limits the child
+    // about to exec.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::setrlimit(libc::RLIMIT_AS, &limit) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+    dsh_tests::run(command, std::time::Duration::from_secs(30))
+}
+
+#[test]
+fn import_never_waits_on_a_fifo_or_reads_a_device_and_names_a_damaged_file() {
+    let dir = temp_dir();
+    let d = dir.path();
+    let config = d.join("cordis.yml");
+    std::fs::write(
+        &config,
+        "state_dir: state\nplugins:\n  - name: bash-local\n  - id: model\n    name: model-scripted\n    config:\n      script:\n        - text: one\n",
+    )
+    .unwrap();
+    let fifo = d.join("pipe.jsonl");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    // Before: waited for a writer forever.
+    let out = import(d, &config, &fifo);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert_eq!(
+        out.stderr,
+        format!(
+            "dsh: {}: line 1: the file is empty; nothing was imported\n",
+            fifo.display()
+        )
+    );
+    // Before: read until memory ran out.
+    let out = import(d, &config, Path::new("/dev/zero"));
+    no_panic(&out);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert_eq!(
+        out.stderr,
+        "dsh: /dev/zero: cannot read: a device, not a session file\n"
+    );
+
+    // A file cut in the middle names its line and says nothing was
+    // imported (before: "run `dsh sessions repair <id>`", which works on
+    // stored sessions, not on the file).
+    let cfg = config.to_str().unwrap();
+    let out = run_dsh(["prompt", "--config", cfg, "--session", "s1", "hi"], d);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let text = std::fs::read_to_string(d.join("state/sessions/s1.jsonl")).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.insert(3, "garbage");
+    let other = lines.join("\n").replace("\"s1\"", "\"s2\"") + "\n";
+    let file = d.join("s2.jsonl");
+    std::fs::write(&file, &other).unwrap();
+    let out = import(d, &config, &file);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert_eq!(
+        out.stderr,
+        format!(
+            "dsh: {}: line 4: the line is not JSON (expected value at line 1 column 1); nothing was imported\n",
+            file.display()
+        )
+    );
+    assert!(!d.join("state/sessions/s2.jsonl").exists());
+
+    // The same file whole imports.
+    std::fs::write(&file, text.replace("\"s1\"", "\"s2\"")).unwrap();
+    let out = import(d, &config, &file);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(out.stdout.contains("imported session `s2`"), "{out:?}");
 }
