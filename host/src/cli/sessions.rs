@@ -206,37 +206,11 @@ pub(crate) fn sessions_import(config: &Path, file: &Path) -> anyhow::Result<Exit
 }
 
 /// The bytes of a file to import: a regular file, or a pipe (`<(...)`)
-/// read to its end. A pipe nobody writes to is read as empty, never waited
-/// on; a device (`/dev/zero`, a terminal), a folder or a socket is refused.
+/// read to its end ([`dsh_host::config::open_input`]: a FIFO nobody writes
+/// to is read as empty, never waited on; a device is refused).
 fn read_import(file: &Path) -> Result<Vec<u8>, String> {
     use std::io::Read as _;
-    use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
-    // Without O_NONBLOCK, opening a FIFO waits for a writer.
-    let mut f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(file)
-        .map_err(|e| e.to_string())?;
-    let kind = f.metadata().map_err(|e| e.to_string())?.file_type();
-    if kind.is_fifo() {
-        // Reads then wait for data (or see the end when no writer is left).
-        nix::fcntl::fcntl(
-            &f,
-            nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()),
-        )
-        .map_err(|e| e.to_string())?;
-    } else if !kind.is_file() {
-        let what = if kind.is_dir() {
-            "a folder"
-        } else if kind.is_char_device() || kind.is_block_device() {
-            "a device"
-        } else if kind.is_socket() {
-            "a socket"
-        } else {
-            "not a regular file"
-        };
-        return Err(format!("{what}, not a session file"));
-    }
+    let mut f = dsh_host::config::open_input(file)?;
     let mut bytes = Vec::new();
     f.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
     Ok(bytes)

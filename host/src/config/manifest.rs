@@ -546,7 +546,10 @@ fn read_bounded(path: &Path) -> Result<String, ConfigError> {
         path: path.to_path_buf(),
         message: e.to_string(),
     };
-    let file = std::fs::File::open(path).map_err(read_error)?;
+    let file = super::open_input(path).map_err(|message| ConfigError::Read {
+        path: path.to_path_buf(),
+        message,
+    })?;
     let mut bytes = Vec::new();
     file.take(MAX_MANIFEST_BYTES + 1)
         .read_to_end(&mut bytes)

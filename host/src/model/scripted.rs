@@ -180,9 +180,21 @@ impl Script {
     }
 }
 
+/// The largest script file read; a longer one is refused unparsed.
+const MAX_SCRIPT_BYTES: u64 = 64 << 20;
+
 fn read_script(path: &PathBuf) -> Result<Vec<ScriptedReply>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("key `script`: cannot read {}: {e}", path.display()))?;
+    use std::io::Read as _;
+    let cannot = |e: String| format!("key `script`: cannot read {}: {e}", path.display());
+    let file = crate::config::open_input(path).map_err(cannot)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_SCRIPT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| cannot(e.to_string()))?;
+    if bytes.len() as u64 > MAX_SCRIPT_BYTES {
+        return Err(cannot(format!("larger than {MAX_SCRIPT_BYTES} bytes")));
+    }
+    let text = String::from_utf8(bytes).map_err(|e| cannot(format!("not UTF-8: {e}")))?;
     serde_yaml::from_str(&text).map_err(|e| format!("key `script`: {}: {e}", path.display()))
 }
 

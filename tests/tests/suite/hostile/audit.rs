@@ -19,7 +19,10 @@
 //! - `dsh sessions import` of a FIFO nobody writes to reads it as empty,
 //!   where it waited forever, and of a device refuses it, where it read
 //!   `/dev/zero` until memory ran out; a damaged file says nothing was
-//!   imported, where it advised `dsh sessions repair` of a stored session.
+//!   imported, where it advised `dsh sessions repair` of a stored session;
+//! - a manifest or a scripted model's script that is a FIFO is read
+//!   without waiting for a writer, and a device is refused, where `dsh
+//!   check` hung or read `/dev/zero` until memory ran out.
 
 use std::path::Path;
 
@@ -329,12 +332,7 @@ fn import_never_waits_on_a_fifo_or_reads_a_device_and_names_a_damaged_file() {
         "state_dir: state\nplugins:\n  - name: bash-local\n  - id: model\n    name: model-scripted\n    config:\n      script:\n        - text: one\n",
     )
     .unwrap();
-    let fifo = d.join("pipe.jsonl");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    let fifo = mkfifo(&d.join("pipe.jsonl"));
     // Before: waited for a writer forever.
     let out = import(d, &config, &fifo);
     assert_eq!(out.code, Some(1), "{out:?}");
@@ -351,7 +349,7 @@ fn import_never_waits_on_a_fifo_or_reads_a_device_and_names_a_damaged_file() {
     assert_eq!(out.code, Some(1), "{out:?}");
     assert_eq!(
         out.stderr,
-        "dsh: /dev/zero: cannot read: a device, not a session file\n"
+        "dsh: /dev/zero: cannot read: a device, not a file to read\n"
     );
 
     // A file cut in the middle names its line and says nothing was
@@ -382,4 +380,70 @@ fn import_never_waits_on_a_fifo_or_reads_a_device_and_names_a_damaged_file() {
     let out = import(d, &config, &file);
     assert_eq!(out.code, Some(0), "{out:?}");
     assert!(out.stdout.contains("imported session `s2`"), "{out:?}");
+}
+
+fn mkfifo(path: &Path) -> std::path::PathBuf {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo(3) with a NUL-terminated path we own.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    path.to_path_buf()
+}
+
+/// `dsh check --config config` with a time limit well under the suite's.
+fn check_within(d: &Path, config: &Path) -> dsh_tests::Outcome {
+    let command = dsh_tests::dsh_command(["check".as_ref(), "--config".as_ref(), config.as_os_str()], d);
+    dsh_tests::run(command, std::time::Duration::from_secs(30))
+}
+
+#[test]
+fn a_manifest_or_script_that_is_a_fifo_or_a_device_never_stalls_dsh() {
+    let dir = temp_dir();
+    let d = dir.path();
+    // Before: `open` waited for a writer forever.
+    let fifo = mkfifo(&d.join("cordis.yml"));
+    let out = check_within(d, &fifo);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert_eq!(
+        out.stderr,
+        format!(
+            "{}: the manifest is empty (only whitespace or comments); write at least `plugins: []`\n",
+            fifo.display()
+        )
+    );
+    let out = check_within(d, Path::new("/dev/zero"));
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert_eq!(
+        out.stderr,
+        "/dev/zero: cannot read manifest: a device, not a file to read\n"
+    );
+
+    // A scripted model's script: before, a FIFO hung the plugin's apply
+    // (and with it `dsh check`, `dsh serve`'s start or reload) and
+    // `/dev/zero` was read until memory ran out.
+    let script = mkfifo(&d.join("script.yml"));
+    for (name, path) in [("fifo", script.as_path()), ("zero", Path::new("/dev/zero"))] {
+        let config = d.join(format!("{name}.yml"));
+        std::fs::write(
+            &config,
+            format!(
+                "state_dir: state\nplugins:\n  - name: bash-local\n  - id: model\n    name: model-scripted\n    config: {{script: {}}}\n",
+                path.display()
+            ),
+        )
+        .unwrap();
+        let out = check_within(d, &config);
+        no_panic(&out);
+        if name == "zero" {
+            assert_eq!(out.code, Some(1), "{out:?}");
+            assert!(
+                out.stdout.contains(
+                    "plugin `model`: apply failed: key `script`: cannot read /dev/zero: a device, not a file to read"
+                ),
+                "{out:?}"
+            );
+        } else {
+            // Nobody writes: an empty script, read at once.
+            assert!(out.stdout.contains("model "), "{out:?}");
+        }
+    }
 }
