@@ -72,10 +72,7 @@ fn a_listener_timeout_past_the_clocks_range_is_no_limit() {
         ),
     )
     .unwrap();
-    let out = run_dsh(
-        ["prompt", "--config", config.to_str().unwrap(), "go"],
-        d,
-    );
+    let out = run_dsh(["prompt", "--config", config.to_str().unwrap(), "go"], d);
     no_panic(&out);
     assert_eq!(out.code, Some(0), "{out:?}");
     assert!(out.stdout.contains("[turn completed]"), "{out:?}");
@@ -175,7 +172,10 @@ fn a_log_of_another_format_version_is_refused_and_kept() {
     let text = std::fs::read_to_string(&log).unwrap();
     let (header, rest) = text.split_once('\n').unwrap();
     assert!(header.contains("\"version\":1,"), "{header}");
-    let newer = format!("{}\n{rest}", header.replace("\"version\":1,", "\"version\":2,"));
+    let newer = format!(
+        "{}\n{rest}",
+        header.replace("\"version\":1,", "\"version\":2,")
+    );
     std::fs::write(&log, &newer).unwrap();
 
     let out = run_dsh(["prompt", "--config", cfg, "--session", "s1", "second"], d);
@@ -203,12 +203,23 @@ fn a_log_of_another_format_version_is_refused_and_kept() {
         newer
     );
     let out = run_dsh(
-        ["prompt", "--config", cfg, "--session", "s1", "--json", "second"],
+        [
+            "prompt",
+            "--config",
+            cfg,
+            "--session",
+            "s1",
+            "--json",
+            "second",
+        ],
         d,
     );
     assert_eq!(out.code, Some(0), "{out:?}");
     let repaired = std::fs::read_to_string(&log).unwrap();
-    assert!(repaired.starts_with("{\"type\":\"session\",\"version\":1,"), "{repaired}");
+    assert!(
+        repaired.starts_with("{\"type\":\"session\",\"version\":1,"),
+        "{repaired}"
+    );
     assert!(repaired.contains(rest), "every old event kept in order");
     assert!(repaired.contains("\"content\":\"second\""), "{repaired}");
 }
@@ -243,7 +254,8 @@ fn a_settings_rule_that_does_not_parse_leaves_the_files_other_rules_in_force() {
     let out = run_dsh(["check", "--config", cfg], d);
     assert_eq!(out.code, Some(1), "{out:?}");
     assert!(
-        format!("{}{}", out.stdout, out.stderr).contains(&format!("plugin `hooks-claude`: {named}")),
+        format!("{}{}", out.stdout, out.stderr)
+            .contains(&format!("plugin `hooks-claude`: {named}")),
         "{out:?}"
     );
 
@@ -275,7 +287,11 @@ fn a_log_level_that_is_not_a_filter_is_refused_naming_the_key() {
     let dir = temp_dir();
     let d = dir.path();
     let config = d.join("cordis.yml");
-    std::fs::write(&config, "log_level: \"[[[[\"\nstate_dir: state\nplugins: []\n").unwrap();
+    std::fs::write(
+        &config,
+        "log_level: \"[[[[\"\nstate_dir: state\nplugins: []\n",
+    )
+    .unwrap();
     // Before: accepted; `dsh serve` then wrote "ignoring `[[[[`: invalid
     // filter directive", naming neither the file nor the key.
     let out = run_dsh(["check", "--config", config.to_str().unwrap()], d);
@@ -391,7 +407,10 @@ fn mkfifo(path: &Path) -> std::path::PathBuf {
 
 /// `dsh check --config config` with a time limit well under the suite's.
 fn check_within(d: &Path, config: &Path) -> dsh_tests::Outcome {
-    let command = dsh_tests::dsh_command(["check".as_ref(), "--config".as_ref(), config.as_os_str()], d);
+    let command = dsh_tests::dsh_command(
+        ["check".as_ref(), "--config".as_ref(), config.as_os_str()],
+        d,
+    );
     dsh_tests::run(command, std::time::Duration::from_secs(30))
 }
 
