@@ -12,7 +12,7 @@
 //! Running out of replies is an error that fails the turn.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -183,7 +183,7 @@ impl Script {
 /// The largest script file read; a longer one is refused unparsed.
 const MAX_SCRIPT_BYTES: u64 = 64 << 20;
 
-fn read_script(path: &PathBuf) -> Result<Vec<ScriptedReply>, String> {
+fn read_script(path: &Path) -> Result<Vec<ScriptedReply>, String> {
     use std::io::Read as _;
     let cannot = |e: String| format!("key `script`: cannot read {}: {e}", path.display());
     let file = crate::config::open_input(path).map_err(cannot)?;
