@@ -22,7 +22,10 @@
 //!   imported, where it advised `dsh sessions repair` of a stored session;
 //! - a manifest or a scripted model's script that is a FIFO is read
 //!   without waiting for a writer, and a device is refused, where `dsh
-//!   check` hung or read `/dev/zero` until memory ran out.
+//!   check` hung or read `/dev/zero` until memory ran out;
+//! - a session log that is a FIFO is refused by `dsh prompt --session`,
+//!   `sessions show`, `repair` and `list`, where each waited forever (and
+//!   `dsh prompt` could then only be stopped with SIGKILL).
 
 use std::path::Path;
 
@@ -465,4 +468,54 @@ fn a_manifest_or_script_that_is_a_fifo_or_a_device_never_stalls_dsh() {
             assert!(out.stdout.contains("model "), "{out:?}");
         }
     }
+}
+
+#[test]
+fn a_session_log_that_is_a_fifo_is_refused_never_waited_on() {
+    let dir = temp_dir();
+    let d = dir.path();
+    let config = d.join("cordis.yml");
+    std::fs::write(
+        &config,
+        "state_dir: state\nplugins:\n  - name: bash-local\n  - id: model\n    name: model-scripted\n    config:\n      script:\n        - text: one\n        - text: two\n",
+    )
+    .unwrap();
+    let cfg = config.to_str().unwrap();
+    let out = run_dsh(["prompt", "--config", cfg, "--session", "good", "hi"], d);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let fifo = mkfifo(&d.join("state/sessions/piped.jsonl"));
+    let refused = format!(
+        "dsh: {}: cannot open session log: not a regular file (a FIFO, device or folder is never read as a log)\n",
+        fifo.display()
+    );
+    // Before: each of these waited forever (a writer's open reads the log
+    // to its end, and a FIFO it holds open for writing has none; the
+    // readers waited in `open` for a writer).
+    for args in [
+        vec!["prompt", "--config", cfg, "--session", "piped", "hi"],
+        vec!["sessions", "show", "--config", cfg, "piped"],
+        vec!["sessions", "repair", "--config", cfg, "piped"],
+    ] {
+        let command = dsh_tests::dsh_command(&args, d);
+        let out = dsh_tests::run(command, std::time::Duration::from_secs(30));
+        no_panic(&out);
+        assert_eq!(out.code, Some(1), "{args:?}: {out:?}");
+        assert!(out.stderr.ends_with(&refused), "{args:?}: {out:?}");
+    }
+    let command = dsh_tests::dsh_command(["sessions", "list", "--config", cfg], d);
+    let out = dsh_tests::run(command, std::time::Duration::from_secs(30));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(
+        out.stdout
+            .lines()
+            .any(|l| l.starts_with("piped ") && l.contains("damaged")),
+        "{out:?}"
+    );
+    assert!(
+        out.stdout.lines().any(|l| l.starts_with("good ")),
+        "{out:?}"
+    );
+    // The other session goes on.
+    let out = run_dsh(["prompt", "--config", cfg, "--session", "good", "again"], d);
+    assert_eq!(out.code, Some(0), "{out:?}");
 }
