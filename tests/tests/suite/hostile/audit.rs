@@ -25,7 +25,10 @@
 //!   check` hung or read `/dev/zero` until memory ran out;
 //! - a session log that is a FIFO is refused by `dsh prompt --session`,
 //!   `sessions show`, `repair` and `list`, where each waited forever (and
-//!   `dsh prompt` could then only be stopped with SIGKILL).
+//!   `dsh prompt` could then only be stopped with SIGKILL);
+//! - a SessionStart hook that leaves a FIFO or a symlink to `/dev/zero`
+//!   as its `CLAUDE_ENV_FILE` has it left out of the session's script,
+//!   named, where building the script waited on the FIFO forever.
 
 use std::path::Path;
 
@@ -518,4 +521,60 @@ fn a_session_log_that_is_a_fifo_is_refused_never_waited_on() {
     // The other session goes on.
     let out = run_dsh(["prompt", "--config", cfg, "--session", "good", "again"], d);
     assert_eq!(out.code, Some(0), "{out:?}");
+}
+
+#[test]
+fn env_files_a_hook_swaps_for_a_fifo_or_dev_zero_are_left_out_never_read() {
+    let dir = temp_dir();
+    let d = dir.path();
+    // Three SessionStart hooks: the first leaves a FIFO where its
+    // CLAUDE_ENV_FILE goes, the second a symlink to /dev/zero, the third
+    // writes a variable there as usual.
+    std::fs::write(
+        d.join("settings.json"),
+        serde_json::json!({"hooks": {"SessionStart": [{"hooks": [
+            {"type": "command", "command": "rm -f \"$CLAUDE_ENV_FILE\"; mkfifo \"$CLAUDE_ENV_FILE\""},
+            {"type": "command", "command": "ln -sf /dev/zero \"$CLAUDE_ENV_FILE\""},
+            {"type": "command", "command": "echo 'export FOO=bar' > \"$CLAUDE_ENV_FILE\""},
+        ]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    let config = d.join("cordis.yml");
+    std::fs::write(
+        &config,
+        "state_dir: state\nplugins:\n  - name: bash-local\n  - name: hooks-claude\n    config: {config_path: settings.json}\n  - id: model\n    name: model-scripted\n    config:\n      script:\n        - tool_calls: [{name: Bash, arguments: {command: 'echo got $FOO'}}]\n        - text: done\n",
+    )
+    .unwrap();
+    // Before: building the session's script opened the FIFO and waited
+    // for a writer forever (and /dev/zero would have been read without
+    // end).
+    let command = dsh_tests::dsh_command(
+        [
+            "prompt".as_ref(),
+            "--config".as_ref(),
+            config.as_os_str(),
+            "--json".as_ref(),
+            "go".as_ref(),
+        ],
+        d,
+    );
+    let out = dsh_tests::run(command, std::time::Duration::from_secs(30));
+    no_panic(&out);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let result = out
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|e| e["type"] == "tool/result")
+        .unwrap_or_else(|| panic!("no tool result: {out:?}"));
+    assert_eq!(result["content"], "got bar", "{out:?}");
+    for n in [0, 1] {
+        assert!(
+            out.stderr
+                .contains(&format!("sessionstart-hook-{n}.sh is left out of session "))
+                && out.stderr.contains("'s script: not a regular file"),
+            "hook {n}: {out:?}"
+        );
+    }
 }
