@@ -28,7 +28,10 @@
 //!   `dsh prompt` could then only be stopped with SIGKILL);
 //! - a SessionStart hook that leaves a FIFO or a symlink to `/dev/zero`
 //!   as its `CLAUDE_ENV_FILE` has it left out of the session's script,
-//!   named, where building the script waited on the FIFO forever.
+//!   named, where building the script waited on the FIFO forever;
+//! - `Write` and `Edit` of a FIFO and `Read` and `Edit` of `/dev/zero` are
+//!   refused by what the path holds, where they waited for a writer
+//!   forever or read until memory ran out.
 
 use std::path::Path;
 
@@ -315,17 +318,22 @@ fn a_log_level_that_is_not_a_filter_is_refused_naming_the_key() {
 /// address space (reading `/dev/zero` whole would end there, not in the
 /// machine's memory) and a time limit well under the suite's.
 fn import(d: &Path, config: &Path, file: &Path) -> dsh_tests::Outcome {
-    use std::os::unix::process::CommandExt as _;
-    let mut command = dsh_tests::dsh_command(
-        [
+    run_limited(
+        d,
+        &[
             "sessions".as_ref(),
             "import".as_ref(),
             "--config".as_ref(),
             config.as_os_str(),
             file.as_os_str(),
         ],
-        d,
-    );
+    )
+}
+
+/// `dsh args` in `d` with at most 1 GiB of address space and 30 s.
+fn run_limited(d: &Path, args: &[&std::ffi::OsStr]) -> dsh_tests::Outcome {
+    use std::os::unix::process::CommandExt as _;
+    let mut command = dsh_tests::dsh_command(args, d);
     let limit = libc::rlimit {
         rlim_cur: 1 << 30,
         rlim_max: 1 << 30,
@@ -576,5 +584,84 @@ fn env_files_a_hook_swaps_for_a_fifo_or_dev_zero_are_left_out_never_read() {
                 && out.stderr.contains("'s script: not a regular file"),
             "hook {n}: {out:?}"
         );
+    }
+}
+
+#[test]
+fn file_tools_refuse_fifos_and_devices_instead_of_waiting_or_reading_forever() {
+    let dir = temp_dir();
+    let d = dir.path();
+    let fifo = mkfifo(&d.join("pipe.txt"));
+    let calls = [
+        (
+            "Write",
+            format!("{{file_path: {}, content: x}}", fifo.display()),
+        ),
+        (
+            "Edit",
+            format!(
+                "{{file_path: {}, old_string: a, new_string: b}}",
+                fifo.display()
+            ),
+        ),
+        ("Read", "{file_path: /dev/zero}".to_string()),
+        ("Read", "{file_path: /dev/zero, limit: 5}".to_string()),
+        (
+            "Edit",
+            "{file_path: /dev/zero, old_string: a, new_string: b}".to_string(),
+        ),
+    ];
+    let mut script = String::new();
+    for (tool, args) in &calls {
+        script.push_str(&format!(
+            "        - tool_calls: [{{name: {tool}, arguments: {args}}}]\n"
+        ));
+    }
+    let config = d.join("cordis.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "state_dir: state\nplugins:\n  - name: bash-local\n  - name: tools-fs\n  - id: model\n    name: model-scripted\n    config:\n      script:\n{script}        - text: done\n"
+        ),
+    )
+    .unwrap();
+    // Before: Write and Edit read the FIFO's old text, waiting for a
+    // writer forever; Read and Edit read /dev/zero until memory ran out
+    // (here: 1 GiB of address space, then an abort).
+    let out = run_limited(
+        d,
+        &[
+            "prompt".as_ref(),
+            "--config".as_ref(),
+            config.as_os_str(),
+            "--json".as_ref(),
+            "go".as_ref(),
+        ],
+    );
+    no_panic(&out);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let results: Vec<serde_json::Value> = out
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["type"] == "tool/result")
+        .collect();
+    let want = [
+        format!(
+            "Cannot write {}: it is a FIFO, not a regular file",
+            fifo.display()
+        ),
+        format!(
+            "Cannot edit {}: it is a FIFO, not a regular file",
+            fifo.display()
+        ),
+        "Cannot read /dev/zero: it is a device, not a regular file".to_string(),
+        "Cannot read /dev/zero: it is a device, not a regular file".to_string(),
+        "Cannot edit /dev/zero: it is a device, not a regular file".to_string(),
+    ];
+    assert_eq!(results.len(), want.len(), "{out:?}");
+    for (result, want) in results.iter().zip(want) {
+        assert_eq!(result["content"], want.as_str(), "{result}");
+        assert_eq!(result["is_error"], true, "{result}");
     }
 }
