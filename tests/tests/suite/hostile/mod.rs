@@ -5,7 +5,10 @@
 //!
 //! - [`audit`]: what an audit of every input surface found: durations
 //!   past the clock's range, `.so` files cut short or of another machine,
-//!   session logs of another format version.
+//!   session logs of another format version, a bad settings rule taking
+//!   its file's denies with it, a `log_level` that is no filter, FIFOs and
+//!   devices where dsh reads a manifest, script, import, session log,
+//!   `CLAUDE_ENV_FILE` or a file tool's path.
 //! - [`codex_compaction`]: an unknown `compaction.style` is refused by
 //!   name; Codex compaction hook answers Codex rejects change nothing.
 //! - [`compaction`]: `compaction:` blocks that are not shares or name
