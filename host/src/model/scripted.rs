@@ -185,8 +185,15 @@ const MAX_SCRIPT_BYTES: u64 = 64 << 20;
 
 fn read_script(path: &Path) -> Result<Vec<ScriptedReply>, String> {
     use std::io::Read as _;
+    use std::os::unix::fs::FileTypeExt as _;
     let cannot = |e: String| format!("key `script`: cannot read {}: {e}", path.display());
-    let file = crate::config::open_input(path).map_err(cannot)?;
+    // A FIFO is read as a pipe, waiting for its writer (tests hold a
+    // reload in apply that way); a device is refused: /dev/zero never ends.
+    let meta = std::fs::metadata(path).map_err(|e| cannot(e.to_string()))?;
+    if !meta.is_file() && !meta.file_type().is_fifo() {
+        return Err(cannot("not a regular file".into()));
+    }
+    let file = std::fs::File::open(path).map_err(|e| cannot(e.to_string()))?;
     let mut bytes = Vec::new();
     file.take(MAX_SCRIPT_BYTES + 1)
         .read_to_end(&mut bytes)
