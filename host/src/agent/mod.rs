@@ -28,5 +28,5 @@ pub use feed::{EventStream, FEED_CAPACITY};
 pub use pipeline::APPROVAL_SERVICE;
 pub use runtime::{Agent, AgentOptions};
 pub use session::{Prompt, Session, TurnOutcome};
-pub use settings_rules::SettingsRules;
+pub use settings_rules::{SettingsRules, rule_problems as settings_rule_problems};
 pub use signal::TokenSignal;

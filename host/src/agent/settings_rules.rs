@@ -7,7 +7,10 @@
 //! with the manifest's and the CLI's by Claude Code's precedence
 //! ([`crate::permissions::RuleSet`]). An untrusted project's `allow`
 //! entries are ignored while its `ask` and `deny` entries apply, as Claude
-//! Code does (recorded, `FINDINGS-perm.md`, S31).
+//! Code does (recorded, `FINDINGS-perm.md`, S31). A rule that does not
+//! parse is left out alone, named with its file and key (in the log, and in
+//! `dsh check` through [`rule_problems`]): the file's other rules, its
+//! denies above all, still apply.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -15,7 +18,7 @@ use std::sync::Arc;
 use dsh_hooks_claude::config::Config as ClaudeConfig;
 use dsh_hooks_claude::permissions::{PermissionLayer, PermissionSource};
 
-use crate::permissions::{RuleLayer, RuleSource};
+use crate::permissions::{Rule, RuleLayer, RuleSource};
 
 /// What reads the rule layers for a session's folder.
 type ReadLayers = dyn Fn(&Path) -> Vec<RuleLayer> + Send + Sync;
@@ -43,6 +46,13 @@ impl SettingsRules {
         SettingsRules::new(move |cwd| {
             dsh_hooks_claude::discover::permission_layers(&config, Some(state_dir.clone()), cwd)
                 .into_iter()
+                .map(|layer| {
+                    let (layer, problems) = parsed_rules_only(layer);
+                    for problem in problems {
+                        tracing::warn!("{problem}");
+                    }
+                    layer
+                })
                 // A file with rules makes the session's permissions managed,
                 // even when trust leaves none of them in effect.
                 .filter(|l| {
@@ -58,6 +68,54 @@ impl SettingsRules {
     pub(crate) fn layers(&self, cwd: &Path) -> Vec<RuleLayer> {
         (self.0)(cwd)
     }
+}
+
+/// What is wrong with the permission rules of the settings files a session
+/// in `cwd` would read, one line each naming the file and the key.
+pub fn rule_problems(config: &ClaudeConfig, state_dir: PathBuf, cwd: &Path) -> Vec<String> {
+    dsh_hooks_claude::discover::permission_layers(config, Some(state_dir), cwd)
+        .into_iter()
+        .flat_map(|layer| parsed_rules_only(layer).1)
+        .collect()
+}
+
+/// `layer` without the rules that do not parse, and a line for each.
+fn parsed_rules_only(layer: PermissionLayer) -> (PermissionLayer, Vec<String>) {
+    let PermissionLayer {
+        source,
+        file,
+        trusted,
+        mut rules,
+    } = layer;
+    let mut problems = Vec::new();
+    for (list, texts) in [
+        ("allow", &mut rules.allow),
+        ("ask", &mut rules.ask),
+        ("deny", &mut rules.deny),
+    ] {
+        let mut index = 0;
+        texts.retain(|text| {
+            let at = index;
+            index += 1;
+            match Rule::parse(text) {
+                Ok(_) => true,
+                Err(why) => {
+                    problems.push(format!(
+                        "{}: key `permissions.{list}[{at}]`: permission rule `{text}`: {why}; the rule is ignored, the file's other rules apply",
+                        file.display()
+                    ));
+                    false
+                }
+            }
+        });
+    }
+    let layer = PermissionLayer {
+        source,
+        file,
+        trusted,
+        rules,
+    };
+    (layer, problems)
 }
 
 fn rule_layer(layer: PermissionLayer) -> RuleLayer {

@@ -7,7 +7,8 @@ use dsh_host::config::Manifest;
 use dsh_host::plugins::{HostCore, PluginHost, PluginRecord, PluginStatus};
 
 /// `dsh check` and `dsh plugins`: load, apply, report. Exit 0 when every
-/// enabled plugin applied, 1 otherwise; a manifest that cannot be read or
+/// enabled plugin applied and every Claude settings permission rule
+/// parses, 1 otherwise; a manifest that cannot be read or
 /// parsed is one line on stderr and exit 1.
 pub(crate) fn check(
     config: &Path,
@@ -27,7 +28,19 @@ pub(crate) fn check(
     let core = HostCore::new(manifest.state_dir.clone(), runtime.handle().clone());
     let mut host = PluginHost::new(core, manifest.path.clone());
     runtime.block_on(async { host.load_manifest(&manifest) });
-    let problems: Vec<String> = host.problems().iter().map(|p| p.to_string()).collect();
+    let mut problems: Vec<String> = host.problems().iter().map(|p| p.to_string()).collect();
+    // Settings rules that do not parse (each is left out of every session
+    // started here, the rest of its file applies).
+    let mut bad_rules = 0;
+    if let Some((id, config)) = super::claude_config(&manifest) {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        for problem in
+            dsh_host::agent::settings_rule_problems(&config, manifest.state_dir.clone(), &cwd)
+        {
+            problems.push(format!("plugin `{id}`: {problem}"));
+            bad_rules += 1;
+        }
+    }
     if json {
         let out = serde_json::json!({
             "manifest": manifest.path,
@@ -49,7 +62,7 @@ pub(crate) fn check(
             }
         }
     }
-    Ok(if host.all_applied() {
+    Ok(if host.all_applied() && bad_rules == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -203,6 +203,16 @@ pub(crate) fn open_store(
 /// `None` without such an entry, or when its config does not parse (the
 /// plugin reports that itself).
 fn claude_settings_rules(manifest: &Manifest) -> Option<dsh_host::agent::SettingsRules> {
+    let (_, config) = claude_config(manifest)?;
+    Some(dsh_host::agent::SettingsRules::claude(
+        config,
+        manifest.state_dir.clone(),
+    ))
+}
+
+/// The enabled `hooks-claude` entry's id and config, its paths resolved
+/// against the manifest's folder.
+fn claude_config(manifest: &Manifest) -> Option<(String, dsh_hooks_claude::config::Config)> {
     let entry = manifest.plugins.iter().find(|e| {
         !e.disabled && e.plugin == dsh_host::config::PluginRef::Builtin("hooks-claude".into())
     })?;
@@ -213,9 +223,5 @@ fn claude_settings_rules(manifest: &Manifest) -> Option<dsh_host::agent::Setting
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    let config = config.resolved(|p| dir.join(p));
-    Some(dsh_host::agent::SettingsRules::claude(
-        config,
-        manifest.state_dir.clone(),
-    ))
+    Some((entry.id.clone(), config.resolved(|p| dir.join(p))))
 }

@@ -181,7 +181,7 @@ pub(crate) fn sessions_import(config: &Path, file: &Path) -> anyhow::Result<Exit
         Ok(s) => s,
         Err(code) => return Ok(code),
     };
-    let bytes = match std::fs::read(file) {
+    let bytes = match read_import(file) {
         Ok(b) => b,
         Err(e) => {
             eprintln!("dsh: {}: cannot read: {e}", file.display());
@@ -203,6 +203,17 @@ pub(crate) fn sessions_import(config: &Path, file: &Path) -> anyhow::Result<Exit
             Ok(ExitCode::from(1))
         }
     }
+}
+
+/// The bytes of a file to import: a regular file, or a pipe (`<(...)`)
+/// read to its end ([`dsh_host::config::open_input`]: a FIFO nobody writes
+/// to is read as empty, never waited on; a device is refused).
+fn read_import(file: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read as _;
+    let mut f = dsh_host::config::open_input(file)?;
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    Ok(bytes)
 }
 
 /// `dsh store migrate`: applies pending schema migrations.

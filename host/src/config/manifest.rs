@@ -335,6 +335,17 @@ impl Manifest {
                 path: path.to_path_buf(),
                 message: e.to_string(),
             })?;
+        // The filter parser would drop what it cannot read with a line on
+        // stderr that names neither the file nor the key.
+        if let Err(e) = tracing_subscriber::EnvFilter::try_new(&raw.log_level) {
+            return Err(ConfigError::Parse {
+                path: path.to_path_buf(),
+                message: format!(
+                    "key `log_level` (or DSH_LOG_LEVEL): `{}` is not a log filter ({e}); write e.g. `info` or `info,dsh_host=debug`",
+                    raw.log_level
+                ),
+            });
+        }
         let base = path.parent().unwrap_or(Path::new("/")).to_path_buf();
         let state_dir = raw
             .state_dir
@@ -535,7 +546,10 @@ fn read_bounded(path: &Path) -> Result<String, ConfigError> {
         path: path.to_path_buf(),
         message: e.to_string(),
     };
-    let file = std::fs::File::open(path).map_err(read_error)?;
+    let file = super::open_input(path).map_err(|message| ConfigError::Read {
+        path: path.to_path_buf(),
+        message,
+    })?;
     let mut bytes = Vec::new();
     file.take(MAX_MANIFEST_BYTES + 1)
         .read_to_end(&mut bytes)

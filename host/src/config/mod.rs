@@ -9,6 +9,7 @@
 
 mod compaction;
 mod hooks;
+mod input_file;
 mod manifest;
 mod store;
 mod strict;
@@ -21,6 +22,7 @@ pub use compaction::{
     CompactionSettings, CompactionStyle, DEFAULT_THRESHOLD as DEFAULT_COMPACTION_THRESHOLD,
 };
 pub use hooks::{HookSettings, HttpSettings};
+pub use input_file::open_input;
 
 pub use manifest::{
     ConfigError, DEFAULT_LISTENER_TIMEOUT, MAX_MANIFEST_BYTES, Manifest, PluginEntry, PluginRef,

@@ -19,9 +19,11 @@ fn busy(agent: &Agent) -> usize {
 }
 
 async fn wait_idle(agent: &Agent, limit: Duration) -> bool {
-    let deadline = tokio::time::Instant::now() + limit;
+    // A limit past the clock's range (`shutdown_grace_s` near 2^64) never
+    // runs out.
+    let deadline = tokio::time::Instant::now().checked_add(limit);
     while busy(agent) > 0 {
-        if tokio::time::Instant::now() >= deadline {
+        if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
             return false;
         }
         tokio::time::sleep(POLL).await;

@@ -12,7 +12,7 @@
 //! Running out of replies is an error that fails the turn.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -180,9 +180,28 @@ impl Script {
     }
 }
 
-fn read_script(path: &PathBuf) -> Result<Vec<ScriptedReply>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("key `script`: cannot read {}: {e}", path.display()))?;
+/// The largest script file read; a longer one is refused unparsed.
+const MAX_SCRIPT_BYTES: u64 = 64 << 20;
+
+fn read_script(path: &Path) -> Result<Vec<ScriptedReply>, String> {
+    use std::io::Read as _;
+    use std::os::unix::fs::FileTypeExt as _;
+    let cannot = |e: String| format!("key `script`: cannot read {}: {e}", path.display());
+    // A FIFO is read as a pipe, waiting for its writer (tests hold a
+    // reload in apply that way); a device is refused: /dev/zero never ends.
+    let meta = std::fs::metadata(path).map_err(|e| cannot(e.to_string()))?;
+    if !meta.is_file() && !meta.file_type().is_fifo() {
+        return Err(cannot("not a regular file".into()));
+    }
+    let file = std::fs::File::open(path).map_err(|e| cannot(e.to_string()))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_SCRIPT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| cannot(e.to_string()))?;
+    if bytes.len() as u64 > MAX_SCRIPT_BYTES {
+        return Err(cannot(format!("larger than {MAX_SCRIPT_BYTES} bytes")));
+    }
+    let text = String::from_utf8(bytes).map_err(|e| cannot(format!("not UTF-8: {e}")))?;
     serde_yaml::from_str(&text).map_err(|e| format!("key `script`: {}: {e}", path.display()))
 }
 

@@ -8,8 +8,10 @@
 //!
 //! Checks, in order: the file is a regular file; it and every folder on its
 //! resolved path are owned by root or the daemon's user and writable by
-//! nobody else ([`super::trust`], sshd's `StrictModes` rule); it is a
-//! loadable shared library (mapped from the resolved path); it exports the
+//! nobody else ([`super::trust`], sshd's `StrictModes` rule); its ELF
+//! headers describe a shared library of this machine that the file holds
+//! whole ([`super::elf`]); it is a loadable shared library (mapped from the
+//! resolved path); it exports the
 //! dsh root module; its types and API version are ones this host accepts
 //! ([`dsh_plugin_api::compat`]: the same or an older minor of this host's
 //! major).
@@ -178,6 +180,12 @@ pub fn load_library(path: &Path) -> Result<PluginModuleRef, PluginLoadError> {
         });
     }
     let resolved = super::trust::trusted_path(path)?;
+    // Before the dynamic loader: a truncated library would kill the
+    // process with SIGBUS when mapped, one of another machine be "missing".
+    super::elf::check(&resolved).map_err(|message| PluginLoadError::NotALibrary {
+        path: path_buf.clone(),
+        message,
+    })?;
     let header = lib_header_from_path(&resolved).map_err(|e| match e {
         LibraryError::OpenError { err, .. } => PluginLoadError::NotALibrary {
             path: path_buf.clone(),

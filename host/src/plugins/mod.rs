@@ -12,6 +12,7 @@
 
 pub mod builtin;
 pub mod context;
+mod elf;
 mod instance;
 pub mod loader;
 mod registry;

@@ -26,6 +26,10 @@ use tokio_util::sync::WaitForCancellationFutureOwned;
 use super::bus::Owner;
 use super::threads::Offloaded;
 
+/// The longest a clock runs before its limit is due: a `listener_timeout_s`
+/// past the clock's range (e.g. `1e19`) is no limit, not an overflow.
+const FOREVER: Duration = Duration::from_secs(30 * 365 * 86_400);
+
 /// Why the host ended a call without the listener's answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Cut {
@@ -90,7 +94,7 @@ impl Budget {
         let clock = self.clock();
         clock
             .since
-            .map(|since| since + self.limit.saturating_sub(clock.spent))
+            .map(|since| since + self.limit.saturating_sub(clock.spent).min(FOREVER))
     }
 
     fn enter_next(&self) {

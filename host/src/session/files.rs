@@ -85,6 +85,33 @@ pub(crate) fn create_private_file(path: &Path) -> Result<File, LogError> {
     Ok(file)
 }
 
+/// `file` (opened with `O_NONBLOCK`, so a FIFO put where a log belongs
+/// does not block the open) when it is a regular file, with `O_NONBLOCK`
+/// cleared; a FIFO, device or folder is refused: reading one would wait
+/// forever or never end.
+pub(crate) fn regular(file: File, path: &Path) -> Result<File, LogError> {
+    let kind = file
+        .metadata()
+        .map_err(|e| io_error(path, "cannot stat", e))?
+        .file_type();
+    if !kind.is_file() {
+        return Err(io_error(
+            path,
+            "cannot open session log",
+            "not a regular file (a FIFO, device or folder is never read as a log)",
+        ));
+    }
+    use nix::fcntl::{FcntlArg, OFlag, fcntl};
+    let flags = fcntl(&file, FcntlArg::F_GETFL)
+        .map_err(|e| io_error(path, "cannot open session log", e))?;
+    fcntl(
+        &file,
+        FcntlArg::F_SETFL(OFlag::from_bits_truncate(flags) - OFlag::O_NONBLOCK),
+    )
+    .map_err(|e| io_error(path, "cannot open session log", e))?;
+    Ok(file)
+}
+
 /// Takes the writer's lock on `file`, or says who holds it.
 pub(crate) fn lock(file: File, path: &Path) -> Result<LockedFile, LogError> {
     Flock::lock(file, FlockArg::LockExclusiveNonblock).map_err(|(_, errno)| {
@@ -107,7 +134,7 @@ pub(crate) fn open_locked(path: &Path) -> Result<LockedFile, LogError> {
         let file = OpenOptions::new()
             .read(true)
             .append(true)
-            .custom_flags(libc::O_NOFOLLOW)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
             .open(path)
             .map_err(|e| match e.kind() {
                 ErrorKind::NotFound => LogError::Missing {
@@ -115,6 +142,7 @@ pub(crate) fn open_locked(path: &Path) -> Result<LockedFile, LogError> {
                 },
                 _ => io_error(path, "cannot open session log", e),
             })?;
+        let file = regular(file, path)?;
         let locked = lock(file, path)?;
         let held = locked
             .metadata()

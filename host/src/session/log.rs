@@ -85,6 +85,17 @@ pub enum LogError {
         /// ` (and N more damaged lines)`, or nothing.
         more: String,
     },
+    /// A file handed to `dsh sessions import` is not a whole session log;
+    /// nothing was imported (`repair` works on stored sessions, not on it).
+    #[error("{path}: line {line}: {message}; nothing was imported")]
+    Unimportable {
+        /// The file.
+        path: PathBuf,
+        /// The first damaged line, from 1.
+        line: usize,
+        /// What is wrong with it.
+        message: String,
+    },
     /// An append that would break the turn structure.
     #[error("{path}: {message}")]
     Structure {
@@ -94,6 +105,9 @@ pub enum LogError {
         message: String,
     },
 }
+
+/// The log format this dsh reads and writes (the header's `version`).
+pub const LOG_VERSION: u32 = 1;
 
 /// The first line of every session log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -122,7 +136,7 @@ impl SessionHeader {
     pub fn new(session_id: &str, cwd: &str) -> Self {
         SessionHeader {
             kind: "session".into(),
-            version: 1,
+            version: LOG_VERSION,
             session_id: session_id.into(),
             cwd: cwd.into(),
             created_ms: now_ms(),

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::events::LoggedEvent;
 use super::id::check_session_id;
-use super::log::SessionHeader;
+use super::log::{LOG_VERSION, SessionHeader};
 
 /// One line that is not what it should be.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,6 +64,14 @@ fn header(first: &Value, id: &str) -> Result<SessionHeader, String> {
         return Err(format!(
             "not a dsh session header (its type is {:?})",
             header.kind
+        ));
+    }
+    // Another format's events would be misread, and this dsh's appended
+    // to a log another version reads.
+    if header.version != LOG_VERSION {
+        return Err(format!(
+            "written in log format version {}, and this dsh reads version {LOG_VERSION} only",
+            header.version
         ));
     }
     if header.session_id != id {

@@ -2,7 +2,6 @@
 //! `dsh sessions list` and `show` (a live session's log is only read), and
 //! for tests that look at a log a live session holds.
 
-use std::fs::File;
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 
@@ -29,9 +28,9 @@ pub struct LogSnapshot {
 /// Reads the log at `path` without locking or changing it.
 pub fn read_log(path: &Path) -> Result<LogSnapshot, LogError> {
     let id = id_of(path)?;
-    let mut file = std::fs::OpenOptions::new()
+    let file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)
         .map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => LogError::Missing {
@@ -39,6 +38,7 @@ pub fn read_log(path: &Path) -> Result<LogSnapshot, LogError> {
             },
             _ => io_error(path, "cannot open session log", e),
         })?;
+    let mut file = super::files::regular(file, path)?;
     let bytes = read_all(&mut file, path)?;
     let scanned = scan(&bytes, &id);
     Ok(LogSnapshot {
@@ -88,7 +88,15 @@ pub fn list_sessions(state_dir: &Path) -> Vec<StoredSession> {
 }
 
 fn first_line(path: &Path) -> Result<String, String> {
-    let file = File::open(path).map_err(|e| e.to_string())?;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| e.to_string())?;
+    let file = super::files::regular(file, path).map_err(|e| match e {
+        LogError::Io { message, .. } => message,
+        other => other.to_string(),
+    })?;
     let mut first = String::new();
     std::io::BufRead::read_line(&mut std::io::BufReader::new(file), &mut first)
         .map_err(|e| e.to_string())?;

@@ -62,21 +62,21 @@ pub fn import(store: &dyn SessionStore, from: &Path, bytes: &[u8]) -> Result<Imp
                 .and_then(Value::as_str)
                 .map(str::to_string)
         })
-        .ok_or_else(|| LogError::Damaged {
+        .ok_or_else(|| LogError::Unimportable {
             path: from.to_path_buf(),
-            id: "?".into(),
             line: 1,
-            message: "line 1 is not a session header with a `session_id`".into(),
-            more: String::new(),
+            message: if bytes.is_empty() {
+                "the file is empty".into()
+            } else {
+                "not a session header with a `session_id`".into()
+            },
         })?;
     check_session_id(&id)?;
     let scanned = scan(bytes, &id);
-    let damaged = |line: usize, message: String| LogError::Damaged {
+    let damaged = |line: usize, message: String| LogError::Unimportable {
         path: from.to_path_buf(),
-        id: id.clone(),
         line,
         message,
-        more: String::new(),
     };
     if let Some(d) = scanned.damage.first() {
         return Err(damaged(d.line, d.message.clone()));

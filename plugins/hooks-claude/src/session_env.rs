@@ -43,13 +43,58 @@ fn rank(name: &str) -> Option<(usize, u64)> {
     Some((event, digits.parse().unwrap_or(u64::MAX)))
 }
 
+/// The largest hook env file read; a larger one is left out.
+const MAX_ENV_FILE_BYTES: u64 = 16 << 20;
+
+/// The text of the env file at `path`, or why it is left out. A hook may
+/// leave anything there: a FIFO (whose open would wait for a writer
+/// forever), a symlink to `/dev/zero` (endless), a folder. Only a regular
+/// file (symlinks followed) of at most [`MAX_ENV_FILE_BYTES`] is read.
+fn read_env_file(path: &Path) -> Result<String, String> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        // Opening a FIFO without it does not return until a writer comes.
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| e.to_string())?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    if meta.len() > MAX_ENV_FILE_BYTES {
+        return Err(format!(
+            "{} bytes, more than the {MAX_ENV_FILE_BYTES} read",
+            meta.len()
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_ENV_FILE_BYTES)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    String::from_utf8(bytes).map_err(|_| "not UTF-8".to_string())
+}
+
 /// The session's script: `launch_file`'s text, then the hook files of
 /// `dir` in Claude Code's order, each trimmed, empty ones left out, joined
 /// by a blank line. Unreadable files are left out.
 pub fn build(dir: &Path, launch_file: Option<&Path>) -> String {
+    build_reporting(dir, launch_file, |_, _| {})
+}
+
+/// [`build`], telling `left_out` each file left out and why.
+pub fn build_reporting(
+    dir: &Path,
+    launch_file: Option<&Path>,
+    mut left_out: impl FnMut(&Path, &str),
+) -> String {
     let mut parts = Vec::new();
-    if let Some(text) = launch_file.and_then(|f| std::fs::read_to_string(f).ok()) {
-        parts.push(text.trim().to_string());
+    if let Some(file) = launch_file {
+        match read_env_file(file) {
+            Ok(text) => parts.push(text.trim().to_string()),
+            Err(why) => left_out(file, &why),
+        }
     }
     let mut files: Vec<((usize, u64), std::path::PathBuf)> = std::fs::read_dir(dir)
         .into_iter()
@@ -62,8 +107,9 @@ pub fn build(dir: &Path, launch_file: Option<&Path>) -> String {
         .collect();
     files.sort();
     for (_, path) in files {
-        if let Ok(text) = std::fs::read_to_string(&path) {
-            parts.push(text.trim().to_string());
+        match read_env_file(&path) {
+            Ok(text) => parts.push(text.trim().to_string()),
+            Err(why) => left_out(&path, &why),
         }
     }
     parts.retain(|p| !p.is_empty());
@@ -81,8 +127,17 @@ pub fn clear_cwd_files(dir: &Path) -> std::io::Result<()> {
     for entry in entries.flatten() {
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
-        if matches!(rank(name), Some((2 | 3, _))) {
-            std::fs::write(entry.path(), "")?;
+        // Only a regular file is emptied: opening a FIFO a hook left there
+        // for writing would wait for a reader forever.
+        if matches!(rank(name), Some((2 | 3, _)))
+            && std::fs::metadata(entry.path()).is_ok_and(|m| m.is_file())
+        {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            std::fs::OpenOptions::new()
+                .write(true)
+                .truncate(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(entry.path())?;
         }
     }
     Ok(())

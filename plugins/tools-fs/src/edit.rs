@@ -182,6 +182,16 @@ pub fn edit_file(request: EditRequest) -> Result<EditOutput, FsToolError> {
         return Err(FsToolError::NoChange);
     }
     let path = request.path.clone();
+    if let Some(kind) = std::fs::metadata(&path)
+        .ok()
+        .and_then(|m| crate::write::special_target(&m))
+    {
+        return Err(FsToolError::NotRegularTarget {
+            action: "edit",
+            path,
+            kind,
+        });
+    }
     let original = match std::fs::read(&path) {
         Ok(bytes) => Some(
             String::from_utf8(bytes).map_err(|_| FsToolError::NotUtf8 { path: path.clone() })?,

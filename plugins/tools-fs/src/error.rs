@@ -54,13 +54,25 @@ pub enum FsToolError {
         /// The resolved path.
         path: PathBuf,
     },
-    /// A FIFO or a socket: reading it would wait for a writer that may
-    /// never come.
+    /// A FIFO, a socket or a device: reading it would wait for a writer
+    /// that may never come, or never end (`/dev/zero`).
     #[error("Cannot read {}: it is a {kind}, not a regular file", path.display())]
     NotRegular {
         /// The resolved path.
         path: PathBuf,
-        /// `FIFO` or `socket`.
+        /// `FIFO`, `socket` or `device`.
+        kind: &'static str,
+    },
+    /// `Write` or `Edit` of a path holding a FIFO, socket or device:
+    /// reading its old text would wait for a writer forever (a FIFO) or
+    /// never end (`/dev/zero`).
+    #[error("Cannot {action} {}: it is a {kind}, not a regular file", path.display())]
+    NotRegularTarget {
+        /// `write` or `edit`.
+        action: &'static str,
+        /// The path.
+        path: PathBuf,
+        /// `FIFO`, `socket` or `device`.
         kind: &'static str,
     },
     /// A partial read whose text is over the token cap (Claude Code's

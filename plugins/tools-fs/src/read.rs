@@ -139,7 +139,8 @@ pub(crate) async fn read_via(
         Some(head)
     };
     // A FIFO or socket would hold the read (and the turn) until someone
-    // writes to it: refused by what it is, before it is opened.
+    // writes to it, a device such as /dev/zero never end: refused by what
+    // it is, before it is opened.
     if let Some(kind) = tokio::fs::metadata(&path)
         .await
         .ok()
@@ -233,17 +234,10 @@ pub(crate) async fn read_via(
     }
 }
 
-/// `FIFO` or `socket` when `meta` is one.
+/// `FIFO`, `socket` or `device` when `meta` is one: a FIFO waits for a
+/// writer that may never come, a device such as `/dev/zero` never ends.
 fn special_kind(meta: &std::fs::Metadata) -> Option<&'static str> {
-    use std::os::unix::fs::FileTypeExt as _;
-    let t = meta.file_type();
-    if t.is_fifo() {
-        Some("FIFO")
-    } else if t.is_socket() {
-        Some("socket")
-    } else {
-        None
-    }
+    crate::write::special_target(meta)
 }
 
 /// Reads lines `offset..offset+limit` (1-based) of `path`, counting all.

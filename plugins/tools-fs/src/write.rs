@@ -105,10 +105,34 @@ pub(crate) async fn write_via(args: &Value, cwd: &Path, editor: Option<&Editor<'
     }
 }
 
+/// What `meta` is when it is neither a regular file nor a folder: a
+/// `Write` or `Edit` there would read its old text from a FIFO (waiting
+/// for a writer forever) or a device (`/dev/zero` never ends).
+pub(crate) fn special_target(meta: &std::fs::Metadata) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt as _;
+    let t = meta.file_type();
+    if t.is_fifo() {
+        Some("FIFO")
+    } else if t.is_socket() {
+        Some("socket")
+    } else if t.is_char_device() || t.is_block_device() {
+        Some("device")
+    } else {
+        None
+    }
+}
+
 /// Writes `content` to `path`, creating parent directories.
 pub fn write_file(path: &Path, content: String) -> Result<WriteOutput, FsToolError> {
     let original = match std::fs::metadata(path) {
         Ok(meta) if meta.is_dir() => return Err(FsToolError::IsDirectory { path: path.into() }),
+        Ok(meta) if let Some(kind) = special_target(&meta) => {
+            return Err(FsToolError::NotRegularTarget {
+                action: "write",
+                path: path.into(),
+                kind,
+            });
+        }
         // The old text only feeds the structured diff: a binary or
         // non-UTF-8 file is replaced all the same.
         Ok(_) => Some(

@@ -568,7 +568,13 @@ impl ClaudeBridge {
             return;
         };
         let launch = std::env::var_os("CLAUDE_ENV_FILE").map(std::path::PathBuf::from);
-        let script = crate::session_env::build(&dir, launch.as_deref());
+        let script = crate::session_env::build_reporting(&dir, launch.as_deref(), |file, why| {
+            self.host.warn(&format!(
+                "hooks-claude: CLAUDE_ENV_FILE {} is left out of session {}'s script: {why}",
+                file.display(),
+                session.session_id
+            ));
+        });
         if let Err(e) = self.host.set_shell_prelude(&session.session_id, &script)
             && !script.is_empty()
         {

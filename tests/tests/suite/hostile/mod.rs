@@ -3,6 +3,12 @@
 //! files, sockets and processes; only the model is scripted. Each test fails
 //! on the code before its fix.
 //!
+//! - [`audit`]: what an audit of every input surface found: durations
+//!   past the clock's range, `.so` files cut short or of another machine,
+//!   session logs of another format version, a bad settings rule taking
+//!   its file's denies with it, a `log_level` that is no filter, FIFOs and
+//!   devices where dsh reads a manifest, script, import, session log,
+//!   `CLAUDE_ENV_FILE` or a file tool's path.
 //! - [`codex_compaction`]: an unknown `compaction.style` is refused by
 //!   name; Codex compaction hook answers Codex rejects change nothing.
 //! - [`compaction`]: `compaction:` blocks that are not shares or name
@@ -56,6 +62,7 @@
 //!   `DSH_STORE_URL`: refused at start naming the database, never the
 //!   password.
 
+mod audit;
 mod codex_compaction;
 mod compact_transcript;
 mod compaction;
