@@ -5,16 +5,12 @@
 //! after the prompt; `model-openai` sends it in the role its
 //! `developer_role` names (`system` by default).
 
-use std::time::Duration;
-
-use dsh_host::agent::{Agent, AgentOptions, Prompt};
-use dsh_host::plugins::{HostCore, PluginHost, builtin};
+use dsh_host::plugins::builtin;
 use dsh_host::session::TurnEndReason;
 use dsh_test_support::openai_mock::{OpenAiMock, Reply};
 use serde_json::{Value, json};
-use tokio::time::timeout;
 
-use super::e2e::{KEY_VAR, in_child_with_key};
+use super::e2e::{Host, KEY_VAR, in_child_with_key, prompt};
 use super::{DONE, finish, text};
 
 /// What the hook adds.
@@ -28,45 +24,25 @@ async fn first_request(extra: Value) -> (Vec<Value>, Vec<Value>) {
         finish("stop"),
         DONE.into(),
     ])]);
-    let dir = tempfile::tempdir().unwrap();
-    let project = dir.path().join("project");
-    std::fs::create_dir_all(&project).unwrap();
-    let output = json!({"hookSpecificOutput": {
-        "hookEventName": "UserPromptSubmit", "additionalContext": CONTEXT}});
-    let hooks = dir.path().join("hooks.json");
-    let hook = json!({"type": "command", "command": format!("printf '%s' '{output}'")});
-    std::fs::write(
-        &hooks,
-        json!({"hooks": {"UserPromptSubmit": [{"hooks": [hook]}]}}).to_string(),
-    )
-    .unwrap();
-    let state = dir.path().join("state");
-    let core = HostCore::new(state.clone(), tokio::runtime::Handle::current());
-    let agent = Agent::new(core.clone(), &state, AgentOptions::default());
-    let mut host = PluginHost::new(core, dir.path().join("cordis.yml"));
-    host.load_module(
-        "bash-local",
-        builtin::lookup("bash-local").unwrap(),
-        json!({}),
-    );
-    let bridge = json!({"config_path": hooks, "model": "mock-model"});
-    host.load_module(
-        "hooks-codex",
-        builtin::lookup("hooks-codex").unwrap(),
-        bridge,
-    );
-    let mut model = json!({"base_url": server.base_url, "model": "mock-model", "api_key_env": KEY_VAR,
-        "max_retries": 1, "retry_base_ms": 1});
-    for (k, v) in extra.as_object().into_iter().flatten() {
-        model[k] = v.clone();
-    }
-    host.load_module("model", builtin::lookup("model-openai").unwrap(), model);
-    assert!(host.problems().is_empty(), "{:?}", host.problems());
-
-    let session = agent.create_session(&project, None).await.unwrap();
-    let outcome = timeout(Duration::from_secs(60), session.prompt(Prompt::user("go")))
-        .await
-        .expect("the turn hung");
+    let host = Host::with(&server.base_url, KEY_VAR, extra, |host, dir| {
+        let output = json!({"hookSpecificOutput": {
+            "hookEventName": "UserPromptSubmit", "additionalContext": CONTEXT}});
+        let hooks = dir.join("hooks.json");
+        let hook = json!({"type": "command", "command": format!("printf '%s' '{output}'")});
+        std::fs::write(
+            &hooks,
+            json!({"hooks": {"UserPromptSubmit": [{"hooks": [hook]}]}}).to_string(),
+        )
+        .unwrap();
+        let bridge = json!({"config_path": hooks, "model": "mock-model"});
+        host.load_module(
+            "hooks-codex",
+            builtin::lookup("hooks-codex").unwrap(),
+            bridge,
+        );
+    });
+    let session = host.session().await;
+    let outcome = prompt(&session, "go").await;
     assert_eq!(
         outcome.reason,
         TurnEndReason::Completed,

@@ -43,8 +43,8 @@ pub(crate) fn in_child_with_key(test: &str) -> bool {
     false
 }
 
-struct Host {
-    dir: tempfile::TempDir,
+pub(crate) struct Host {
+    pub(crate) dir: tempfile::TempDir,
     _host: PluginHost,
     agent: Arc<Agent>,
 }
@@ -52,6 +52,18 @@ struct Host {
 impl Host {
     /// bash-local plus model-openai at `base_url`, keyed by `key_var`.
     fn new(base_url: &str, key_var: &str) -> Host {
+        Host::with(base_url, key_var, json!({}), |_, _| {})
+    }
+
+    /// bash-local and tools-fs, then what `load` loads (given the host and
+    /// the test's folder), then model-openai at `base_url`, keyed by
+    /// `key_var`, with `model` added to its config.
+    pub(crate) fn with(
+        base_url: &str,
+        key_var: &str,
+        model: Value,
+        load: impl FnOnce(&mut PluginHost, &Path),
+    ) -> Host {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("project")).unwrap();
         let state = dir.path().join("state");
@@ -64,9 +76,13 @@ impl Host {
             json!({}),
         );
         host.load_module("tools-fs", builtin::lookup("tools-fs").unwrap(), json!({}));
-        let model = json!({"base_url": base_url, "model": "mock-model", "api_key_env": key_var,
+        load(&mut host, dir.path());
+        let mut config = json!({"base_url": base_url, "model": "mock-model", "api_key_env": key_var,
             "max_retries": 1, "retry_base_ms": 1});
-        host.load_module("model", builtin::lookup("model-openai").unwrap(), model);
+        for (k, v) in model.as_object().into_iter().flatten() {
+            config[k] = v.clone();
+        }
+        host.load_module("model", builtin::lookup("model-openai").unwrap(), config);
         assert!(host.problems().is_empty(), "{:?}", host.problems());
         Host {
             dir,
@@ -75,13 +91,13 @@ impl Host {
         }
     }
 
-    async fn session(&self) -> Arc<Session> {
+    pub(crate) async fn session(&self) -> Arc<Session> {
         let project = self.dir.path().join("project");
         self.agent.create_session(&project, None).await.unwrap()
     }
 }
 
-async fn prompt(session: &Arc<Session>, text: &str) -> TurnOutcome {
+pub(crate) async fn prompt(session: &Arc<Session>, text: &str) -> TurnOutcome {
     timeout(Duration::from_secs(60), session.prompt(Prompt::user(text)))
         .await
         .expect("the turn hung")

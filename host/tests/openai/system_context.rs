@@ -5,18 +5,14 @@
 //! a background task's notification (recorded S83).
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use dsh_host::agent::{Agent, AgentOptions, Prompt};
-use dsh_host::plugins::{HostCore, PluginHost, builtin};
 use dsh_host::session::TurnEndReason;
 use dsh_plugin_api::abi_stable::std_types::RArc;
 use dsh_plugin_api::{Host, NoConfig, Plugin, PostExecuteInput, plugin_module};
 use dsh_test_support::openai_mock::{OpenAiMock, Reply};
 use serde_json::json;
-use tokio::time::timeout;
 
-use super::e2e::{KEY_VAR, in_child_with_key};
+use super::e2e::{Host as TestHost, KEY_VAR, in_child_with_key, prompt};
 use super::{DONE, call, finish, text};
 
 /// What the notifier adds after each tool result.
@@ -57,28 +53,11 @@ async fn system_context_goes_out_as_a_system_message_after_the_tool_message() {
         ]),
         Reply::sse(vec![text("Done."), finish("stop"), DONE.into()]),
     ]);
-    let dir = tempfile::tempdir().unwrap();
-    let project = dir.path().join("project");
-    std::fs::create_dir_all(&project).unwrap();
-    let state = dir.path().join("state");
-    let core = HostCore::new(state.clone(), tokio::runtime::Handle::current());
-    let agent = Agent::new(core.clone(), &state, AgentOptions::default());
-    let mut host = PluginHost::new(core, dir.path().join("cordis.yml"));
-    host.load_module(
-        "bash-local",
-        builtin::lookup("bash-local").unwrap(),
-        json!({}),
-    );
-    host.load_module("notifier", plugin_module::<Notifier>(), json!({}));
-    let model = json!({"base_url": server.base_url, "model": "mock-model", "api_key_env": KEY_VAR,
-        "max_retries": 1, "retry_base_ms": 1});
-    host.load_module("model", builtin::lookup("model-openai").unwrap(), model);
-    assert!(host.problems().is_empty(), "{:?}", host.problems());
-
-    let session = agent.create_session(&project, None).await.unwrap();
-    let outcome = timeout(Duration::from_secs(60), session.prompt(Prompt::user("go")))
-        .await
-        .expect("the turn hung");
+    let host = TestHost::with(&server.base_url, KEY_VAR, json!({}), |host, _| {
+        host.load_module("notifier", plugin_module::<Notifier>(), json!({}));
+    });
+    let session = host.session().await;
+    let outcome = prompt(&session, "go").await;
     assert_eq!(
         outcome.reason,
         TurnEndReason::Completed,

@@ -144,7 +144,7 @@ pub(crate) async fn read_via(
     if let Some(kind) = tokio::fs::metadata(&path)
         .await
         .ok()
-        .and_then(|m| special_kind(&m))
+        .and_then(|m| crate::write::special_target(&m))
     {
         return ToolResult::error(FsToolError::NotRegular { path, kind }.to_string());
     }
@@ -234,12 +234,6 @@ pub(crate) async fn read_via(
     }
 }
 
-/// `FIFO`, `socket` or `device` when `meta` is one: a FIFO waits for a
-/// writer that may never come, a device such as `/dev/zero` never ends.
-fn special_kind(meta: &std::fs::Metadata) -> Option<&'static str> {
-    crate::write::special_target(meta)
-}
-
 /// Reads lines `offset..offset+limit` (1-based) of `path`, counting all.
 pub fn read_lines(
     path: &Path,
@@ -251,7 +245,7 @@ pub fn read_lines(
     if meta.is_dir() {
         return Err(FsToolError::IsDirectory { path: path.into() });
     }
-    if let Some(kind) = special_kind(&meta) {
+    if let Some(kind) = crate::write::special_target(&meta) {
         return Err(FsToolError::NotRegular {
             path: path.into(),
             kind,

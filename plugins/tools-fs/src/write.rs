@@ -107,7 +107,8 @@ pub(crate) async fn write_via(args: &Value, cwd: &Path, editor: Option<&Editor<'
 
 /// What `meta` is when it is neither a regular file nor a folder: a
 /// `Write` or `Edit` there would read its old text from a FIFO (waiting
-/// for a writer forever) or a device (`/dev/zero` never ends).
+/// for a writer forever) or a device (`/dev/zero` never ends), and a
+/// `Read` would do the same.
 pub(crate) fn special_target(meta: &std::fs::Metadata) -> Option<&'static str> {
     use std::os::unix::fs::FileTypeExt as _;
     let t = meta.file_type();

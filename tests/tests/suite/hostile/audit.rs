@@ -33,10 +33,17 @@
 //!   refused by what the path holds, where they waited for a writer
 //!   forever or read until memory ran out.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use dsh_tests::daemon::ServedDaemon;
 use dsh_tests::{copy_with_mode, example, run_dsh, temp_dir};
+
+/// `d/cordis.yml` holding `text`.
+fn manifest(d: &Path, text: impl AsRef<str>) -> PathBuf {
+    let config = d.join("cordis.yml");
+    std::fs::write(&config, text.as_ref()).unwrap();
+    config
+}
 
 fn no_panic(out: &dsh_tests::Outcome) {
     assert!(
@@ -49,12 +56,10 @@ fn no_panic(out: &dsh_tests::Outcome) {
 fn a_shutdown_grace_past_the_clocks_range_stops_cleanly() {
     let dir = temp_dir();
     let d = dir.path();
-    let config = d.join("cordis.yml");
-    std::fs::write(
-        &config,
+    let config = manifest(
+        d,
         "state_dir: state\nshutdown_grace_s: 18446744073709551615\nplugins:\n  - name: bash-local\n",
-    )
-    .unwrap();
+    );
     let daemon = ServedDaemon::start(&config, d, "info");
     let stderr_path = d.join("serve.stderr");
     let status = daemon.stop();
@@ -69,18 +74,16 @@ fn a_listener_timeout_past_the_clocks_range_is_no_limit() {
     let dir = temp_dir();
     let d = dir.path();
     let marker = d.join("ran");
-    let config = d.join("cordis.yml");
     // The timeout example wraps `tools/execute`: its call runs under the
     // limit while the tool runs.
-    std::fs::write(
-        &config,
+    let config = manifest(
+        d,
         format!(
             "state_dir: state\nplugins:\n  - name: bash-local\n  - id: model\n    name: model-scripted\n    config:\n      script:\n        - tool_calls: [{{name: Bash, arguments: {{command: 'touch {}'}}}}]\n        - text: done\n  - id: slow\n    path: {}\n    listener_timeout_s: 1e19\n    config: {{millis: 60000}}\n",
             marker.display(),
             example("timeout").display()
         ),
-    )
-    .unwrap();
+    );
     let out = run_dsh(["prompt", "--config", config.to_str().unwrap(), "go"], d);
     no_panic(&out);
     assert_eq!(out.code, Some(0), "{out:?}");
@@ -90,15 +93,13 @@ fn a_listener_timeout_past_the_clocks_range_is_no_limit() {
 
 /// `dsh check` on a manifest of `bash-local` and the library at `lib`.
 fn check_library(d: &Path, lib: &Path) -> dsh_tests::Outcome {
-    let config = d.join("cordis.yml");
-    std::fs::write(
-        &config,
+    let config = manifest(
+        d,
         format!(
             "state_dir: state\nplugins:\n  - name: bash-local\n  - id: lib\n    path: {}\n",
             lib.display()
         ),
-    )
-    .unwrap();
+    );
     run_dsh(["check", "--config", config.to_str().unwrap()], d)
 }
 
@@ -168,12 +169,10 @@ fn truncated_and_foreign_libraries_are_refused_by_what_they_are() {
 fn a_log_of_another_format_version_is_refused_and_kept() {
     let dir = temp_dir();
     let d = dir.path();
-    let config = d.join("cordis.yml");
-    std::fs::write(
-        &config,
+    let config = manifest(
+        d,
         "state_dir: state\nplugins:\n  - name: bash-local\n  - id: model\n    name: model-scripted\n    config:\n      script:\n        - text: one\n        - text: two\n",
-    )
-    .unwrap();
+    );
     let cfg = config.to_str().unwrap();
     let out = run_dsh(["prompt", "--config", cfg, "--session", "s1", "first"], d);
     assert_eq!(out.code, Some(0), "{out:?}");
@@ -245,15 +244,13 @@ fn a_settings_rule_that_does_not_parse_leaves_the_files_other_rules_in_force() {
            "permissions": {"deny": ["Bash", "Read(x"]}}"#,
     )
     .unwrap();
-    let config = d.join("cordis.yml");
-    std::fs::write(
-        &config,
+    let config = manifest(
+        d,
         format!(
             "state_dir: state\nplugins:\n  - name: bash-local\n  - name: hooks-claude\n    config: {{config_path: settings.json}}\n  - id: model\n    name: model-scripted\n    config:\n      script:\n        - tool_calls: [{{name: Bash, arguments: {{command: 'touch {}'}}}}]\n        - text: done\n",
             marker.display()
         ),
-    )
-    .unwrap();
+    );
     let cfg = config.to_str().unwrap();
     let named = format!(
         "{}: key `permissions.deny[1]`: permission rule `Read(x`: a specifier must end with `)`; the rule is ignored, the file's other rules apply",
@@ -295,12 +292,7 @@ fn a_settings_rule_that_does_not_parse_leaves_the_files_other_rules_in_force() {
 fn a_log_level_that_is_not_a_filter_is_refused_naming_the_key() {
     let dir = temp_dir();
     let d = dir.path();
-    let config = d.join("cordis.yml");
-    std::fs::write(
-        &config,
-        "log_level: \"[[[[\"\nstate_dir: state\nplugins: []\n",
-    )
-    .unwrap();
+    let config = manifest(d, "log_level: \"[[[[\"\nstate_dir: state\nplugins: []\n");
     // Before: accepted; `dsh serve` then wrote "ignoring `[[[[`: invalid
     // filter directive", naming neither the file nor the key.
     let out = run_dsh(["check", "--config", config.to_str().unwrap()], d);
@@ -356,12 +348,10 @@ fn run_limited(d: &Path, args: &[&std::ffi::OsStr]) -> dsh_tests::Outcome {
 fn import_never_waits_on_a_fifo_or_reads_a_device_and_names_a_damaged_file() {
     let dir = temp_dir();
     let d = dir.path();
-    let config = d.join("cordis.yml");
-    std::fs::write(
-        &config,
+    let config = manifest(
+        d,
         "state_dir: state\nplugins:\n  - name: bash-local\n  - id: model\n    name: model-scripted\n    config:\n      script:\n        - text: one\n",
-    )
-    .unwrap();
+    );
     let fifo = mkfifo(&d.join("pipe.jsonl"));
     // Before: waited for a writer forever.
     let out = import(d, &config, &fifo);
@@ -476,12 +466,10 @@ fn a_manifest_or_script_that_is_a_fifo_or_a_device_never_stalls_dsh() {
 fn a_session_log_that_is_a_fifo_is_refused_never_waited_on() {
     let dir = temp_dir();
     let d = dir.path();
-    let config = d.join("cordis.yml");
-    std::fs::write(
-        &config,
+    let config = manifest(
+        d,
         "state_dir: state\nplugins:\n  - name: bash-local\n  - id: model\n    name: model-scripted\n    config:\n      script:\n        - text: one\n        - text: two\n",
-    )
-    .unwrap();
+    );
     let cfg = config.to_str().unwrap();
     let out = run_dsh(["prompt", "--config", cfg, "--session", "good", "hi"], d);
     assert_eq!(out.code, Some(0), "{out:?}");
@@ -539,12 +527,10 @@ fn env_files_a_hook_swaps_for_a_fifo_or_dev_zero_are_left_out_never_read() {
         .to_string(),
     )
     .unwrap();
-    let config = d.join("cordis.yml");
-    std::fs::write(
-        &config,
+    let config = manifest(
+        d,
         "state_dir: state\nplugins:\n  - name: bash-local\n  - name: hooks-claude\n    config: {config_path: settings.json}\n  - id: model\n    name: model-scripted\n    config:\n      script:\n        - tool_calls: [{name: Bash, arguments: {command: 'echo got $FOO'}}]\n        - text: done\n",
-    )
-    .unwrap();
+    );
     // Before: building the session's script opened the FIFO and waited
     // for a writer forever (and /dev/zero would have been read without
     // end).
@@ -608,14 +594,12 @@ fn file_tools_refuse_fifos_and_devices_instead_of_waiting_or_reading_forever() {
             "        - tool_calls: [{{name: {tool}, arguments: {args}}}]\n"
         ));
     }
-    let config = d.join("cordis.yml");
-    std::fs::write(
-        &config,
+    let config = manifest(
+        d,
         format!(
             "state_dir: state\nplugins:\n  - name: bash-local\n  - name: tools-fs\n  - id: model\n    name: model-scripted\n    config:\n      script:\n{script}        - text: done\n"
         ),
-    )
-    .unwrap();
+    );
     // Before: Write and Edit read the FIFO's old text, waiting for a
     // writer forever; Read and Edit read /dev/zero until memory ran out
     // (here: 1 GiB of address space, then an abort).
