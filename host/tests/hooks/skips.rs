@@ -113,7 +113,7 @@ pub const ROWS: &[Row] = &[
         Codex,
         "C3-ups-block-then-resume",
         Mapped("session_id"),
-        "Codex kept no rollout for a session whose only prompt was blocked, so `resume --last` started a new session ($SESSION_ID_2); dsh persists the session and resumes it (compared as $SESSION_ID, SessionStart source `resume`)",
+        "Codex kept no rollout for a session whose only prompt was blocked, so `resume --last` started a new session ($SESSION_ID_2); dsh persists the session and resumes it, as Claude Code does (S190): an ACP session exists from `session/new` on (compared as $SESSION_ID, SessionStart source `resume`)",
     ),
     row(Codex, "C101-on-request-read-only", ToolsRan,
         "the recorder counts a call as run when Codex's `--json` stream has a `command_execution` item for it, and Codex reports none for a command its sandbox refused (it files the failure as a sandbox denial); the command ran in both (touch's own `Read-only file system` error, exit 1, is the result and PostToolUse's `tool_response`, compared) and wrote nothing in either (`files_after_run`, compared)"),

@@ -1297,9 +1297,13 @@ fn check_requests(
                 slash::check_summary_request(r, &text, &placement, &p.requests, fails);
                 continue;
             }
+            // A prompt is its message's last block; blocks before it are
+            // Claude Code's own reminders (the date), which dsh does not
+            // send: the first prompt of a session whose earlier prompts
+            // were all blocked (S190) has them.
             Some("prompt")
                 if dialect == Dialect::Claude
-                    && placement == "text block 1 of 1 in a user message"
+                    && is_last_block(&placement)
                     && !skips.has(Aspect::Mapped("prompt")) =>
             {
                 slash::check_prompt(r, &text, &p.requests, fails);
@@ -1899,11 +1903,22 @@ fn check_turn_ends(
     }
 }
 
+/// Whether a placement is the last text block of a user message
+/// (`text block 1 of 1`, `text block 2 of 2`, ...).
+fn is_last_block(placement: &str) -> bool {
+    placement
+        .strip_prefix("text block ")
+        .and_then(|p| p.strip_suffix(" in a user message"))
+        .and_then(|p| p.split_once(" of "))
+        .is_some_and(|(k, n)| k == n)
+}
+
 /// How dsh ends the turn of one Claude Code run: a failed model request
 /// (`is_error`, S92) ends it `error`. A run that asked the model nothing
 /// (`num_turns: 0`, a `/compact`) answers with the command's output: a
 /// compaction a PreCompact hook blocked (S90, Claude Code's `Compaction
-/// blocked by` text) is `rejected` with it, any other text (S110's `Not
+/// blocked by` text) and a prompt a UserPromptSubmit hook blocked (S190) are
+/// `rejected` with it, any other text (S110's `Not
 /// enough messages to compact.`) is the `completed` turn's message, and a
 /// compaction that happened says nothing. A run the model answered is
 /// `completed` with its answer.
@@ -1914,7 +1929,9 @@ fn claude_run_end(sb: &Sandbox, run: &Value) -> (TurnEndReason, Option<String>, 
     } else if run["num_turns"] == 0 {
         if result.is_empty() {
             (TurnEndReason::Completed, None, None)
-        } else if result.starts_with("Compaction blocked by ") {
+        } else if result.starts_with("Compaction blocked by ")
+            || result.starts_with("UserPromptSubmit operation blocked by hook")
+        {
             (TurnEndReason::Rejected, Some(result), None)
         } else {
             (TurnEndReason::Completed, Some(result), None)
