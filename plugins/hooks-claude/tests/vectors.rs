@@ -722,8 +722,20 @@ async fn replay(v: &Vector) {
                     .on_prompt_submit(&prompt_input(&j), || async { Ok(PromptDecision::allow()) })
                     .await
                     .unwrap();
-                if outcome["model_requests"] == 0 {
-                    let want = sb.subst(outcome["turn_end"]["result"].as_str().unwrap());
+                // The run this prompt started (several `--continue` runs,
+                // S190): blocked when it ended with Claude Code's block text.
+                let run = outcome["runs"]
+                    .as_array()
+                    .and_then(|runs| runs.iter().find(|r| r["prompt"] == j["prompt"]));
+                let blocked = match run {
+                    Some(r) => {
+                        s(r, "result").starts_with("UserPromptSubmit operation blocked by hook")
+                    }
+                    None => outcome["model_requests"] == 0,
+                };
+                if blocked {
+                    let result = run.map_or(&outcome["turn_end"]["result"], |r| &r["result"]);
+                    let want = sb.subst(result.as_str().unwrap());
                     assert_eq!(
                         d,
                         PromptDecision::Block {
