@@ -56,6 +56,11 @@ enum Command {
         /// A-Z a-z 0-9 _ -).
         #[arg(long, value_parser = session_id)]
         session: Option<String>,
+        /// Continue the session of this folder that was active last (as
+        /// `claude -c` / `codex exec resume --last`); a new one when the
+        /// folder has none.
+        #[arg(short = 'c', long = "continue", conflicts_with = "session")]
+        continue_last: bool,
         /// Print the turn's session events as JSONL.
         #[arg(long)]
         json: bool,
@@ -252,6 +257,7 @@ fn main() -> ExitCode {
             config,
             cwd,
             session,
+            continue_last,
             json,
             permission_mode,
             allowed_tools,
@@ -261,6 +267,7 @@ fn main() -> ExitCode {
             config,
             cwd,
             session,
+            continue_last,
             json,
             text,
             permissions: cli::CliPermissions {

@@ -384,6 +384,41 @@ impl Agent {
         &self.store
     }
 
+    /// The session `dsh prompt --continue` continues in `cwd`: of the
+    /// stored top-level sessions (no subagent's) whose folder is `cwd`, the
+    /// one active last (its last stamped event, else its creation; a tie
+    /// goes to the one created later). A session whose prompts were all
+    /// blocked counts: Claude Code continues it too (recorded S190).
+    /// `None` when there is none; damaged logs are passed over.
+    pub async fn latest_session(&self, cwd: &Path) -> Result<Option<String>, LogError> {
+        let store = self.store.clone();
+        let cwd = cwd.display().to_string();
+        off_the_runtime(move || {
+            let mut best: Option<(u64, String)> = None;
+            for stored in store.list()? {
+                let Ok(header) = &stored.header else { continue };
+                if header.cwd != cwd || header.parent_session_id.is_some() {
+                    continue;
+                }
+                let Ok(snapshot) = store.read(&stored.id) else {
+                    continue;
+                };
+                let last = snapshot
+                    .events
+                    .iter()
+                    .rev()
+                    .find_map(|e| e.ts)
+                    .unwrap_or(header.created_ms);
+                // Listed oldest first: `>=` lets a later one win a tie.
+                if best.as_ref().is_none_or(|(at, _)| last >= *at) {
+                    best = Some((last, stored.id.clone()));
+                }
+            }
+            Ok(best.map(|(_, id)| id))
+        })
+        .await
+    }
+
     /// Whether a session with this id is stored (never for an id that is
     /// not of dsh's form).
     pub fn exists(&self, id: &str) -> bool {

@@ -16,6 +16,8 @@ pub(crate) struct PromptArgs {
     pub(crate) config: PathBuf,
     pub(crate) cwd: Option<PathBuf>,
     pub(crate) session: Option<String>,
+    /// `--continue`: the folder's session active last, if any.
+    pub(crate) continue_last: bool,
     pub(crate) json: bool,
     pub(crate) text: String,
     pub(crate) permissions: super::CliPermissions,
@@ -227,7 +229,11 @@ pub(crate) fn prompt(args: PromptArgs) -> anyhow::Result<ExitCode> {
     let stops = &interrupts;
     let outcome = runtime.block_on(async move {
         let opening = async {
-            match args.session {
+            let chosen = match args.session {
+                None if args.continue_last => agent.latest_session(&cwd).await?,
+                other => other,
+            };
+            match chosen {
                 Some(id) if agent.exists(&id) => agent.resume_session(&id).await,
                 other => agent.create_session(&cwd, other).await,
             }

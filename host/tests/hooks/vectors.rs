@@ -506,6 +506,12 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
         .as_array()
         .cloned()
         .unwrap_or_default();
+    // A first run with `--continue` (S190-continue-first) has nothing to
+    // continue: it starts a new session, as `dsh prompt --continue` does.
+    if invocations.first().is_some_and(continues) {
+        let latest = host.agent.latest_session(&project).await.unwrap();
+        assert_eq!(latest, None, "{}: nothing to continue", v.name);
+    }
     let mut session = host.session_in(&project).await;
     connect_mcp(v, sb, &host, &session).await;
     let log_dir = host.state.join("sessions");
@@ -530,6 +536,17 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
             host.agent.close_session(&id, &end_reason(k - 1)).await;
             // The first process is gone, and with it its lock on the log.
             drop(session);
+            // `--continue` / `resume --last` pick the folder's session
+            // active last, as `dsh prompt --continue` does.
+            if continues(inv) {
+                let latest = host.agent.latest_session(&project).await.unwrap();
+                assert_eq!(
+                    latest.as_deref(),
+                    Some(id.as_str()),
+                    "{}: the session --continue picks",
+                    v.name
+                );
+            }
             session = host.agent.resume_session(&id).await.unwrap();
             connect_mcp(v, sb, &host, &session).await;
         }
@@ -1901,6 +1918,16 @@ fn check_turn_ends(
             ));
         }
     }
+}
+
+/// Whether an invocation continues the folder's last session
+/// (`claude --continue`, `codex exec resume --last`).
+fn continues(invocation: &Value) -> bool {
+    invocation["argv"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|a| a == "--continue" || a == "--last")
 }
 
 /// Whether a placement is the last text block of a user message

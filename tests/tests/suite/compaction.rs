@@ -125,14 +125,20 @@ impl Project {
     /// `dsh prompt --json --session <session> text`, a process of its own
     /// whose model answers from `script`.
     pub(crate) fn prompt(&self, session: &str, text: &str, script: Value) -> Run {
+        self.prompt_in(&self.proj(), &["--session", session], text, script)
+    }
+
+    /// `dsh prompt --json --cwd <cwd> <args> text`, as [`Project::prompt`].
+    pub(crate) fn prompt_in(&self, cwd: &Path, args: &[&str], text: &str, script: Value) -> Run {
         self.write_manifest(&script);
         let mut command = Command::new(&workspace().dsh);
         command
             .args(["prompt", "--config"])
             .arg(self.root().join("cordis.yml"))
             .arg("--cwd")
-            .arg(self.proj())
-            .args(["--session", session, "--json", text])
+            .arg(cwd)
+            .args(args)
+            .args(["--json", text])
             .current_dir(self.root());
         for (key, _) in std::env::vars_os() {
             if key.to_string_lossy().starts_with("DSH_") {

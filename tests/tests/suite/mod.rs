@@ -37,6 +37,7 @@ mod abi_evolution;
 mod cli;
 mod codex_compaction;
 mod compaction;
+mod continue_last;
 mod discovery;
 mod envfile;
 mod examples;
