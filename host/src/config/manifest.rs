@@ -117,6 +117,10 @@ struct RawManifest {
     /// `plain` (default) or `codex`: see [`crate::mcp::McpFraming`].
     #[serde(default)]
     mcp_result_framing: Option<String>,
+    /// `claude` (default: the `Agent` tool only) or `codex` (also Codex's
+    /// `spawn_agent` and `wait_agent`).
+    #[serde(default)]
+    subagent_tools: Option<String>,
     #[serde(default)]
     permissions: Option<RawPermissions>,
     #[serde(default)]
@@ -151,6 +155,7 @@ impl Default for RawManifest {
             permissions: None,
             mcp_servers: serde_json::Map::new(),
             mcp_result_framing: None,
+            subagent_tools: None,
             compaction: super::CompactionSettings::default(),
         }
     }
@@ -227,6 +232,9 @@ pub struct Manifest {
     pub mcp_servers: Vec<crate::mcp::McpServerSpec>,
     /// How the model is shown MCP results (`mcp_result_framing:`).
     pub mcp_framing: crate::mcp::McpFraming,
+    /// `subagent_tools: codex`: sessions are also offered Codex's
+    /// `spawn_agent` and `wait_agent` ([`crate::agent::AgentOptions`]).
+    pub codex_subagents: bool,
     /// The `permissions:` block, if any: the sessions' default mode and
     /// the manifest's rule layer.
     pub permissions: Option<ManifestPermissions>,
@@ -402,6 +410,18 @@ impl Manifest {
                     message: e.to_string(),
                 }
             })?;
+        let codex_subagents = match raw.subagent_tools.as_deref() {
+            None | Some("claude") => false,
+            Some("codex") => true,
+            Some(name) => {
+                return Err(ConfigError::Parse {
+                    path: path.to_path_buf(),
+                    message: format!(
+                        "key `subagent_tools`: unknown value `{name}` (known: claude, codex)"
+                    ),
+                });
+            }
+        };
         let mcp_framing = match raw.mcp_result_framing.as_deref() {
             None => crate::mcp::McpFraming::Plain,
             Some(name) => {
@@ -424,6 +444,7 @@ impl Manifest {
             permissions,
             mcp_servers,
             mcp_framing,
+            codex_subagents,
             path: path.to_path_buf(),
             state_dir,
             socket,
