@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Every Codex event the bridge runs hooks for.
-pub const SUPPORTED_EVENTS: [&str; 10] = [
+pub const SUPPORTED_EVENTS: [&str; 12] = [
     "SessionStart",
     "UserPromptSubmit",
     "PreModelRequest",
@@ -40,6 +40,8 @@ pub const SUPPORTED_EVENTS: [&str; 10] = [
     "Stop",
     "SessionEnd",
     "Interrupt",
+    "SubagentStart",
+    "SubagentStop",
 ];
 
 /// The order in which Codex walks the events of one file when it numbers
