@@ -11,6 +11,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)] // tests fail loudly by design
 
 mod bridge;
+mod codex_subagent;
 mod handler_options;
 mod interrupt;
 #[path = "../agent_loop/probe.rs"]
