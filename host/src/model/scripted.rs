@@ -136,7 +136,8 @@ impl Script {
             let path = record
                 .lock()
                 .map_err(|_| other("record lock poisoned".to_string()))?;
-            let line = serde_json::json!({"messages": request.messages, "tools": request.tools});
+            let line = serde_json::json!({"messages": request.messages, "tools": request.tools,
+                "session_id": request.session_id});
             let mut file = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
@@ -145,19 +146,19 @@ impl Script {
             writeln!(file, "{line}")
                 .map_err(|e| other(format!("cannot write record file {}: {e}", path.display())))?;
         }
-        let (replies, next) = match &self.sub {
+        let (replies, next, lane) = match &self.sub {
             Some((replies, next, main)) => {
                 let mut main = main.lock().map_err(|_| {
                     ModelError::new(ModelErrorKind::Other, "script lock poisoned".to_string())
                 })?;
                 let first = main.get_or_insert_with(|| request.session_id.clone());
                 if *first == request.session_id {
-                    (&self.replies, &self.next)
+                    (&self.replies, &self.next, "")
                 } else {
-                    (replies, next)
+                    (replies, next, "s")
                 }
             }
-            None => (&self.replies, &self.next),
+            None => (&self.replies, &self.next, ""),
         };
         let index = next.fetch_add(1, Ordering::SeqCst);
         let Some(reply) = replies.get(index) else {
@@ -181,7 +182,8 @@ impl Script {
             .iter()
             .enumerate()
             .map(|(i, c)| ModelToolCall {
-                id: format!("call_{}_{}", index + 1, i + 1),
+                // A sub-agent's calls are numbered apart (`call_s1_1`).
+                id: format!("call_{lane}{}_{}", index + 1, i + 1),
                 name: c.name.clone(),
                 arguments: if c.arguments.is_null() {
                     serde_json::json!({})
