@@ -599,15 +599,18 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
             &end_reason(invocations.len().saturating_sub(1)),
         )
         .await;
-    // The main session's requests first, then its sub-agents', each in
-    // order (they run concurrently: their interleaving is a race, in the
-    // CLI as in dsh; the recorder orders a recording's requests the same
-    // way).
-    let (mut requests, others): (Vec<Value>, Vec<Value>) = host
-        .requests()
-        .into_iter()
-        .partition(|r| r["session_id"] == session.id.as_str());
-    requests.extend(others);
+    // With sub-agents that run beside it (C180-*): the main session's
+    // requests first, then theirs, each in order (their interleaving is a
+    // race, in the CLI as in dsh; the recorder orders a recording's
+    // requests the same way). Other runs keep the order they were made in
+    // (a Claude compaction's summary agent asks in its turn).
+    let mut requests = host.requests();
+    if subagents {
+        let (main, others): (Vec<Value>, Vec<Value>) = requests
+            .into_iter()
+            .partition(|r| r["session_id"] == session.id.as_str());
+        requests = main.into_iter().chain(others).collect();
+    }
     Produced {
         outcomes,
         events: events_of(&session),
