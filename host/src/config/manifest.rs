@@ -439,6 +439,18 @@ impl Manifest {
                 path: path.to_path_buf(),
                 message,
             })?;
+        // The Codex bridge runs SubagentStart/SubagentStop hooks only when
+        // `spawn_agent` is offered: it is told so here.
+        if codex_subagents {
+            for entry in &mut plugins {
+                let codex = matches!(&entry.plugin, PluginRef::Builtin(n) if n == "hooks-codex");
+                if let (true, Some(config)) = (codex, entry.config.as_object_mut()) {
+                    config
+                        .entry("spawn_agent")
+                        .or_insert(serde_json::Value::Bool(true));
+                }
+            }
+        }
         Ok(Manifest {
             compaction: raw.compaction,
             permissions,

@@ -60,7 +60,7 @@ async fn spawn_agent_runs_a_child_with_codex_subagent_hooks() {
     let bridge = Load::builtin(
         "hooks-codex",
         "hooks-codex",
-        json!({"config_path": file, "model": "mock-model"}),
+        json!({"config_path": file, "model": "mock-model", "spawn_agent": true}),
     );
     let model = Load::builtin(
         "model",

@@ -331,6 +331,11 @@ fn bridge_config(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Val
             if argv.contains(&"--trust") {
                 c["trusted_prefixes"] = json!([sb.run().join("proj")]);
             }
+            // A run whose model spawned sub-agents: dsh offers
+            // `spawn_agent` (`subagent_tools: codex`, which sets this).
+            if v.json.get("model_script_subagent").is_some() {
+                c["spawn_agent"] = json!(true);
+            }
             c
         }
     }

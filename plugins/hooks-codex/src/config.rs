@@ -112,6 +112,11 @@ pub struct Config {
     /// `--dangerously-bypass-hook-trust` does. A project must still be
     /// trusted. See [`crate::discover`].
     pub bypass_hook_trust: bool,
+    /// Whether the host offers Codex's `spawn_agent` (the manifest's
+    /// `subagent_tools: codex`, which sets this on every `hooks-codex`
+    /// entry): only then do SubagentStart and SubagentStop hooks run; off,
+    /// they are reported as hooks that never run.
+    pub spawn_agent: bool,
 }
 
 impl Default for Config {
@@ -129,6 +134,7 @@ impl Default for Config {
             trusted_prefixes: Vec::new(),
             hooks: None,
             bypass_hook_trust: false,
+            spawn_agent: false,
         }
     }
 }

@@ -75,6 +75,8 @@ pub struct CodexBridge {
     /// Each running sub-agent's main-session transcript, by its session id
     /// (from `subagent/start` to `subagent/end`).
     subagents: Mutex<HashMap<String, serde_json::Value>>,
+    /// The host offers `spawn_agent`: SubagentStart/SubagentStop run.
+    spawn_agent: bool,
 }
 
 impl CodexBridge {
@@ -99,6 +101,11 @@ impl CodexBridge {
         for problem in problems {
             host.report_problem(problem);
         }
+        if !config.spawn_agent {
+            for problem in events::subagent::unfired(&first.hooks) {
+                host.report_problem(problem);
+            }
+        }
         CodexBridge {
             host,
             initial: first.hooks.clone(),
@@ -113,6 +120,7 @@ impl CodexBridge {
                 .unwrap_or_else(spill::default_dir),
             tool_output_tokens: config.tool_output_tokens,
             subagents: Mutex::new(HashMap::new()),
+            spawn_agent: config.spawn_agent,
         }
     }
 

@@ -25,7 +25,7 @@
 use std::future::Future;
 
 use dsh_hook_protocol::point::Outcome;
-use dsh_plugin_api::{ContinuationDecision, ContinuationInput, SubagentInfo};
+use dsh_plugin_api::{ConfigProblem, ContinuationDecision, ContinuationInput, SubagentInfo};
 use serde_json::{Map, Value};
 
 use super::stop::hook_prompt;
@@ -82,10 +82,46 @@ pub fn stop_payload(input: &ContinuationInput, parent_log: &Value, model: &str) 
     Value::Object(m)
 }
 
+/// One warning per hooks file with SubagentStart/SubagentStop hooks, when
+/// the host does not offer `spawn_agent` (config `spawn_agent` off): they
+/// never run.
+pub fn unfired(hooks: &[crate::CodexHook]) -> Vec<ConfigProblem> {
+    let mut by_file: Vec<(String, Vec<&str>)> = Vec::new();
+    for h in hooks {
+        let event = h.hook.event.as_str();
+        if event != START && event != STOP {
+            continue;
+        }
+        let source = h.hook.source.clone();
+        match by_file.iter_mut().find(|(s, _)| *s == source) {
+            Some((_, events)) if !events.contains(&event) => events.push(event),
+            Some(_) => {}
+            None => by_file.push((source, vec![event])),
+        }
+    }
+    by_file
+        .into_iter()
+        .map(|(source, events)| {
+            ConfigProblem::warning(
+                &source,
+                "hooks",
+                format!(
+                    "dsh does not fire these Codex events, their hooks never run: {} \
+                     (Codex's spawn_agent is off: set `subagent_tools: codex` in the manifest)",
+                    events.join(", ")
+                ),
+            )
+        })
+        .collect()
+}
+
 impl CodexBridge {
     /// Runs the SubagentStart hooks; their text goes to the child, before
     /// its prompt.
     pub async fn on_subagent_start(&self, info: &SubagentInfo) {
+        if !self.spawn_agent {
+            return;
+        }
         if let Ok(mut m) = self.subagents.lock() {
             m.insert(
                 info.child_session_id.to_string(),
@@ -148,7 +184,10 @@ impl CodexBridge {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<ContinuationDecision, String>>,
     {
-        if !self.has_hooks(&input.session, STOP) || input.default != ContinuationDecision::Stop {
+        if !self.spawn_agent
+            || !self.has_hooks(&input.session, STOP)
+            || input.default != ContinuationDecision::Stop
+        {
             return next().await;
         }
         let parent_log = self
