@@ -36,6 +36,7 @@
 mod abi_evolution;
 mod cli;
 mod codex_compaction;
+mod codex_subagent;
 mod compaction;
 mod discovery;
 mod envfile;

@@ -65,6 +65,7 @@
 mod audit;
 mod codex_compaction;
 mod compact_transcript;
+mod codex_subagent;
 mod compaction;
 mod daemon;
 mod discovery;
