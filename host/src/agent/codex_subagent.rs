@@ -5,7 +5,7 @@
 //! As recorded from Codex 0.171.0 (vectors `C180-*`): `spawn_agent
 //! {message}` returns at once with `{"agent_id":…,"nickname":…}` while the
 //! child runs on in a session of its own linked to the parent (agent type
-//! `default`, no sub-agent tools of its own); `subagent/start` fires inside
+//! `default`, offered no sub-agent tools of its own); `subagent/start` fires inside
 //! the child's first turn, before its prompt, and `subagent/end` when it is
 //! done. Its completion reaches the parent as a user message
 //! `<subagent_notification>\n{"agent_path":<id>,"status":{"completed":<answer>}}\n</subagent_notification>`,
@@ -39,6 +39,8 @@ use crate::session::{ContextRole, SessionEvent, TurnEndReason};
 pub const SPAWN: &str = "spawn_agent";
 /// The tool that waits for sub-agents.
 pub const WAIT: &str = "wait_agent";
+/// Both, which a sub-agent is not offered.
+pub const TOOLS: [&str; 2] = [SPAWN, WAIT];
 /// The agent type Codex gives a spawned agent.
 pub const AGENT_TYPE: &str = "default";
 
@@ -246,7 +248,11 @@ async fn spawn(agent: &Arc<Agent>, children: &Arc<Children>, call: &ToolCall) ->
         };
         runner.close_session(&child_id, "other").await;
         if let Some(parent) = runner.get(&parent.id) {
-            parent.inject(CORE_OWNER, notification(&child_id, &status), ContextRole::User);
+            parent.inject(
+                CORE_OWNER,
+                notification(&child_id, &status),
+                ContextRole::User,
+            );
         }
         let _ = done.send(Some(status));
     });
@@ -327,7 +333,10 @@ async fn wait(children: &Children, call: &ToolCall, signal: AbortSignalBox) -> T
     }
     let mut answer = Map::new();
     answer.insert("status".into(), Value::Object(status));
-    answer.insert("timed_out".into(), (timed_out && answer_empty(&watched)).into());
+    answer.insert(
+        "timed_out".into(),
+        (timed_out && answer_empty(&watched)).into(),
+    );
     ToolResult::text(Value::Object(answer).to_string())
 }
 

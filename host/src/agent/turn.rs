@@ -631,10 +631,14 @@ impl Session {
 
     async fn request_model(self: &Arc<Self>) -> Result<ModelReply, String> {
         let view = self.view();
+        // A sub-agent is offered no sub-agent tools of its own, as Codex
+        // offers its child no `multi_agent_v1` (vector `C180-spawn-wait`).
+        let child = self.parent.is_some();
         let tools = self
             .tools(&view)
             .specs()
             .into_iter()
+            .filter(|s| !(child && super::codex_subagent::TOOLS.contains(&s.name.as_str())))
             .map(|s| ModelTool {
                 name: s.name.to_string(),
                 description: s.description.to_string(),

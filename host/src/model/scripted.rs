@@ -216,11 +216,9 @@ fn with_agent_id(arguments: &serde_json::Value, request: &ModelRequest) -> serde
         match v {
             Value::String(s) if s == "$AGENT_ID" => Value::String(id.to_string()),
             Value::Array(a) => Value::Array(a.iter().map(|x| replace(x, id)).collect()),
-            Value::Object(o) => Value::Object(
-                o.iter()
-                    .map(|(k, x)| (k.clone(), replace(x, id)))
-                    .collect(),
-            ),
+            Value::Object(o) => {
+                Value::Object(o.iter().map(|(k, x)| (k.clone(), replace(x, id))).collect())
+            }
             other => other.clone(),
         }
     }

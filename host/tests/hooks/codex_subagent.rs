@@ -192,6 +192,26 @@ async fn spawn_agent_runs_a_child_with_codex_subagent_hooks() {
         })
         .collect();
     assert_eq!(child_reqs.len(), 2, "{requests:?}");
+    // The child is offered no sub-agent tools; the parent is.
+    let names = |r: &Value| -> Vec<String> {
+        r["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let child_tools = names(child_reqs[0]);
+    assert!(child_tools.contains(&"Bash".to_string()), "{child_tools:?}");
+    assert!(
+        !child_tools
+            .iter()
+            .any(|t| t == "spawn_agent" || t == "wait_agent"),
+        "{child_tools:?}"
+    );
+    let parent_tools = names(&requests[0]);
+    assert!(parent_tools.contains(&"spawn_agent".to_string()));
+    assert!(parent_tools.contains(&"wait_agent".to_string()));
     let first: Vec<(&str, &str)> = child_reqs[0]["messages"]
         .as_array()
         .unwrap()
@@ -215,9 +235,10 @@ async fn spawn_agent_runs_a_child_with_codex_subagent_hooks() {
     assert_eq!(first[ctx].0, "developer");
     let second = child_reqs[1]["messages"].as_array().unwrap();
     assert!(
-        second.iter().any(|m| m["content"]
-            .as_str()
-            .is_some_and(|c| c.starts_with("<hook_prompt hook_run_id=\"subagent-stop:")
+        second
+            .iter()
+            .any(|m| m["content"].as_str().is_some_and(|c| c
+                .starts_with("<hook_prompt hook_run_id=\"subagent-stop:")
                 && c.ends_with(">keep going MARK_BLOCK</hook_prompt>"))),
         "{second:?}"
     );
@@ -258,5 +279,9 @@ async fn without_the_manifest_key_no_spawn_agent_is_offered() {
         .map(|t| t["name"].as_str().unwrap().to_string())
         .collect();
     assert!(tools.contains(&"Agent".to_string()), "{tools:?}");
-    assert!(!tools.iter().any(|t| t == "spawn_agent" || t == "wait_agent"));
+    assert!(
+        !tools
+            .iter()
+            .any(|t| t == "spawn_agent" || t == "wait_agent")
+    );
 }

@@ -169,7 +169,10 @@ fn model_script(v: &Vector) -> Value {
     }
     match sub {
         Some(mut sub) => {
-            sub.extend(std::iter::repeat_n(reply(&v.json["model_script_default"]), 16));
+            sub.extend(std::iter::repeat_n(
+                reply(&v.json["model_script_default"]),
+                16,
+            ));
             json!({"main": replies, "subagent": sub})
         }
         None => Value::Array(replies),
@@ -490,8 +493,10 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
     let script = sb.subst_value(&model_script(v));
     let subagents = script.get("subagent").is_some();
     let model_config = match script {
-        Value::Object(lanes) => json!({"script": lanes["main"], "subagent_script": lanes["subagent"],
-            "record": record}),
+        Value::Object(lanes) => {
+            json!({"script": lanes["main"], "subagent_script": lanes["subagent"],
+            "record": record})
+        }
         script => json!({"script": script, "record": record}),
     };
     let model = Load::builtin("model", "model-scripted", model_config);
@@ -791,7 +796,8 @@ fn check_calls(
                         "$SESSION_ID"
                     }
                 };
-                o["transcript_path"] = json!(format!("{log}/{}.jsonl", whose(&o["transcript_path"])));
+                o["transcript_path"] =
+                    json!(format!("{log}/{}.jsonl", whose(&o["transcript_path"])));
                 if dialect == Dialect::Codex && o.contains_key("agent_transcript_path") {
                     o["agent_transcript_path"] = json!(format!(
                         "{log}/{}.jsonl",
@@ -1225,7 +1231,9 @@ fn check_notifications(
                 continue;
             }
             let Some(w) = want.get(seen) else {
-                fails.push(format!("request {r}: a notification the CLI never sent: {m}"));
+                fails.push(format!(
+                    "request {r}: a notification the CLI never sent: {m}"
+                ));
                 continue;
             };
             seen += 1;
@@ -1239,7 +1247,8 @@ fn check_notifications(
             let placed = m["role"] == "user"
                 && j.checked_sub(1).is_some_and(|k| msgs[k]["role"] == "tool")
                 && j + 1 == msgs.len();
-            if s(w, "placement") != "user message, after the function_call_output item, last input item"
+            if s(w, "placement")
+                != "user message, after the function_call_output item, last input item"
                 || !placed
             {
                 fails.push(format!(
@@ -1251,10 +1260,7 @@ fn check_notifications(
         }
     }
     if seen != want.len() {
-        fails.push(format!(
-            "notifications: want {} got {seen}",
-            want.len()
-        ));
+        fails.push(format!("notifications: want {} got {seen}", want.len()));
     }
 }
 

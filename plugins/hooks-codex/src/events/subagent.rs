@@ -123,10 +123,7 @@ impl CodexBridge {
             return;
         }
         if let Ok(mut m) = self.subagents.lock() {
-            m.insert(
-                info.child_session_id.to_string(),
-                transcript(&info.parent),
-            );
+            m.insert(info.child_session_id.to_string(), transcript(&info.parent));
         }
         if !self.has_hooks(&info.parent, START) {
             return;

@@ -15,7 +15,10 @@ fn an_unknown_subagent_tools_value_is_refused_by_name() {
     let dir = temp_dir();
     let bad = dir.path().join("bad.yml");
     std::fs::write(&bad, "subagent_tools: sideways\nplugins: []\n").unwrap();
-    let out = run_dsh(["check", "--config", &bad.display().to_string()], dir.path());
+    let out = run_dsh(
+        ["check", "--config", &bad.display().to_string()],
+        dir.path(),
+    );
     assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
     assert!(
         out.stderr.contains(&bad.display().to_string())
@@ -65,14 +68,25 @@ fn spawn_and_wait_calls_without_a_task_or_a_known_agent_are_error_results() {
         .filter(|e| e["type"] == "tool/result")
         .collect();
     assert_eq!(results.len(), 3, "{}", out.stdout);
-    let text = |k: usize| results[k]["content"].as_str().unwrap_or_default().to_string();
+    let text = |k: usize| {
+        results[k]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
     assert_eq!(results[0]["is_error"], true);
     assert!(text(0).contains("`message`"), "{}", text(0));
     assert_eq!(results[1]["is_error"], true);
-    assert!(text(1).contains("no agent with id ses_nobody"), "{}", text(1));
+    assert!(
+        text(1).contains("no agent with id ses_nobody"),
+        "{}",
+        text(1)
+    );
     assert_eq!(results[2]["is_error"], true);
     assert!(text(2).contains("`targets`"), "{}", text(2));
     // No child session was made.
-    let logs = std::fs::read_dir(root.join("state/sessions")).unwrap().count();
+    let logs = std::fs::read_dir(root.join("state/sessions"))
+        .unwrap()
+        .count();
     assert_eq!(logs, 1);
 }
