@@ -617,6 +617,35 @@ mod tests {
     }
 
     #[test]
+    fn subagent_tools_codex_turns_on_spawn_agent_for_the_codex_bridge() {
+        let m = parse("plugins:\n  - name: hooks-codex\n").unwrap();
+        assert!(!m.codex_subagents);
+        assert_eq!(m.plugins[0].config.get("spawn_agent"), None);
+        let m = parse(
+            "subagent_tools: codex\nplugins:\n  - name: hooks-codex\n  - name: hooks-claude\n  \
+             - name: hooks-codex\n    id: two\n    config: {spawn_agent: false}\n",
+        )
+        .unwrap();
+        assert!(m.codex_subagents);
+        assert_eq!(m.plugins[0].config["spawn_agent"], true);
+        assert_eq!(m.plugins[1].config.get("spawn_agent"), None);
+        // An entry that says otherwise keeps its word.
+        assert_eq!(m.plugins[2].config["spawn_agent"], false);
+        assert!(
+            !parse("subagent_tools: claude\nplugins: []\n")
+                .unwrap()
+                .codex_subagents
+        );
+        let e = parse("subagent_tools: both\nplugins: []\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`subagent_tools`") && e.contains("both") && e.contains("claude, codex"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn mcp_result_framing_is_plain_or_codex() {
         let m = parse("plugins: []\n").unwrap();
         assert_eq!(m.mcp_framing, crate::mcp::McpFraming::Plain);

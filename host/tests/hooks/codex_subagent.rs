@@ -264,24 +264,39 @@ async fn spawn_agent_runs_a_child_with_codex_subagent_hooks() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn without_the_manifest_key_no_spawn_agent_is_offered() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().canonicalize().unwrap();
-    let host = AgentHost::scripted(&root, vec![], json!([{"text": "hi"}]));
-    let session = host.session().await;
-    let _: Outcome = within("a turn", LIMIT, session.prompt(Prompt::user("hello")))
-        .await
-        .into();
-    let tools: Vec<String> = host.requests()[0]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap().to_string())
-        .collect();
-    assert!(tools.contains(&"Agent".to_string()), "{tools:?}");
-    assert!(
-        !tools
+async fn spawn_agent_is_offered_only_when_the_agent_is_told_to() {
+    let offered = |codex_subagents: bool| async move {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let model = Load::builtin(
+            "model",
+            "model-scripted",
+            json!({"script": [{"text": "hi"}], "record": root.join("requests.jsonl")}),
+        );
+        let options = AgentOptions {
+            codex_subagents,
+            ..AgentOptions::default()
+        };
+        let host = AgentHost::with_options(&root, json!({}), vec![], model, options);
+        let session = host.session().await;
+        let _: Outcome = within("a turn", LIMIT, session.prompt(Prompt::user("hello")))
+            .await
+            .into();
+        let tools: Vec<String> = host.requests()[0]["tools"]
+            .as_array()
+            .unwrap()
             .iter()
-            .any(|t| t == "spawn_agent" || t == "wait_agent")
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect();
+        assert!(tools.contains(&"Agent".to_string()), "{tools:?}");
+        tools
+    };
+    let off = offered(false).await;
+    assert!(
+        !off.iter().any(|t| t == "spawn_agent" || t == "wait_agent"),
+        "{off:?}"
     );
+    let on = offered(true).await;
+    assert!(on.contains(&"spawn_agent".to_string()), "{on:?}");
+    assert!(on.contains(&"wait_agent".to_string()), "{on:?}");
 }
