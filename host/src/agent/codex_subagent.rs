@@ -213,6 +213,9 @@ async fn spawn(agent: &Arc<Agent>, children: &Arc<Children>, call: &ToolCall) ->
     let nickname = NICKNAMES[n % NICKNAMES.len()];
     let runner = agent.clone();
     let child_id = child.id.clone();
+    // The parent by id only: a closed parent is not kept alive by its child.
+    let parent_id = parent.id.clone();
+    drop(parent);
     let mut answer = Map::new();
     answer.insert("agent_id".into(), child_id.as_str().into());
     answer.insert("nickname".into(), nickname.into());
@@ -247,7 +250,7 @@ async fn spawn(agent: &Arc<Agent>, children: &Arc<Children>, call: &ToolCall) ->
             )})
         };
         runner.close_session(&child_id, "other").await;
-        if let Some(parent) = runner.get(&parent.id) {
+        if let Some(parent) = runner.get(&parent_id) {
             parent.inject(
                 CORE_OWNER,
                 notification(&child_id, &status),
