@@ -20,19 +20,36 @@ use dsh_tests::artifacts::workspace;
 use dsh_tests::{run, run_dsh, temp_dir};
 use serde_json::{Value, json};
 
-/// A hook that saves its stdin as `<name>.<n>.json` under `cap`, then runs
+/// A hook that saves its stdin in a file of its own, `<name>.<random>`
+/// under `cap` (the parent's and the child's hooks run at once), then runs
 /// `then`.
 fn capture(root: &Path, name: &str, then: &str) -> Value {
     let script = format!(
-        "n=$(ls {root}/cap | grep -c '^{name}\\.'); cat > {root}/cap/{name}.$n.json; {then}",
+        "cat > \"$(mktemp {root}/cap/{name}.XXXXXX)\"; {then}",
         root = root.display()
     );
     json!([{"hooks": [{"type": "command", "command": script}]}])
 }
 
-fn read_json(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap()
+/// Every payload the hooks named `name` saved, in no order.
+fn captured(root: &Path, name: &str) -> Vec<Value> {
+    let prefix = format!("{name}.");
+    std::fs::read_dir(root.join("cap"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(&prefix))
+        })
+        .map(|p| serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap())
+        .collect()
+}
+
+/// The one payload the hooks named `name` saved.
+fn only(root: &Path, name: &str) -> Value {
+    let mut all = captured(root, name);
+    assert_eq!(all.len(), 1, "{name}: {all:?}");
+    all.remove(0)
 }
 
 fn keys(v: &Value) -> Vec<&str> {
@@ -103,12 +120,12 @@ fn spawn_agent_runs_a_codex_child_with_its_hooks_over_the_binary() {
         std::fs::read_to_string(root.join("proj/child.txt")).unwrap(),
         "from-child\n"
     );
-    let start = read_json(&root.join("cap/start.0.json"));
+    let start = only(&root, "start");
     assert_eq!(start["session_id"], "main1");
     assert_eq!(start["agent_type"], "default");
     assert_eq!(start["hook_event_name"], "SubagentStart");
     let child = start["agent_id"].as_str().unwrap().to_string();
-    let stop = read_json(&root.join("cap/stop.0.json"));
+    let stop = only(&root, "stop");
     assert_eq!(
         keys(&stop),
         [
@@ -139,9 +156,8 @@ fn spawn_agent_runs_a_codex_child_with_its_hooks_over_the_binary() {
         state.join(format!("{child}.jsonl")).display().to_string()
     );
     // The child's own PreToolUse names the main session and the agent.
-    let pre: Vec<Value> = (0..3)
-        .map(|n| read_json(&root.join(format!("cap/pre.{n}.json"))))
-        .collect();
+    let pre = captured(&root, "pre");
+    assert_eq!(pre.len(), 3, "{pre:?}");
     let child_pre = pre
         .iter()
         .find(|p| p["tool_name"] == "Bash")
@@ -149,10 +165,11 @@ fn spawn_agent_runs_a_codex_child_with_its_hooks_over_the_binary() {
     assert_eq!(child_pre["session_id"], "main1");
     assert_eq!(child_pre["agent_id"], child.as_str());
     // One Stop and one SessionEnd: the main session's.
-    assert!(root.join("cap/main_stop.0.json").exists());
-    assert!(!root.join("cap/main_stop.1.json").exists());
-    assert!(root.join("cap/end.0.json").exists());
-    assert!(!root.join("cap/end.1.json").exists());
+    assert_eq!(
+        only(&root, "main_stop")["last_assistant_message"],
+        "main done"
+    );
+    assert_eq!(only(&root, "end")["session_id"], "main1");
 
     // The child's log names its parent.
     let header = std::fs::read_to_string(state.join(format!("{child}.jsonl"))).unwrap();
