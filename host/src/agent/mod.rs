@@ -12,6 +12,7 @@
 //! It may call: the seam bus, the tool and service registries (through
 //! [`crate::plugins::HostCore`]), the session log, and the `model` service.
 
+mod codex_subagent;
 mod compact;
 mod feed;
 mod permission_step;

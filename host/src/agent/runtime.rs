@@ -34,6 +34,9 @@ pub struct AgentOptions {
     pub mcp_framing: crate::mcp::McpFraming,
     /// When sessions compact without being asked (`compaction:`).
     pub compaction: crate::config::CompactionSettings,
+    /// Offer Codex's `spawn_agent` and `wait_agent` beside `Agent`
+    /// (manifest `subagent_tools: codex`).
+    pub codex_subagents: bool,
 }
 
 impl Default for AgentOptions {
@@ -45,6 +48,7 @@ impl Default for AgentOptions {
             mcp_servers: Vec::new(),
             mcp_framing: crate::mcp::McpFraming::Plain,
             compaction: Default::default(),
+            codex_subagents: false,
         }
     }
 }
@@ -226,6 +230,9 @@ impl Agent {
         });
         core.set_session_control(Arc::new(Control(Arc::downgrade(&agent))));
         super::subagent::register_tool(&agent);
+        if agent.options.codex_subagents {
+            super::codex_subagent::register_tools(&agent);
+        }
         agent
     }
 

@@ -170,6 +170,9 @@ pub struct Session {
     /// The MCP servers this session is connected to (shared with its
     /// subagents).
     pub(crate) mcp: Mutex<Option<Arc<crate::mcp::McpTools>>>,
+    /// A Codex-shaped subagent's `subagent/start`, fired inside its first
+    /// turn before its prompt ([`super::codex_subagent`]).
+    pub(crate) subagent_start: Mutex<Option<dsh_plugin_api::SubagentInfo>>,
 }
 
 impl Drop for Session {
@@ -229,6 +232,7 @@ impl Session {
             span: tracing::trace_span!(parent: None, "session", session = %header.session_id),
             preludes: Mutex::new(std::collections::BTreeMap::new()),
             mcp: Mutex::new(None),
+            subagent_start: Mutex::new(None),
         })
     }
 

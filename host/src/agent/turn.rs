@@ -268,6 +268,26 @@ impl Session {
         if let Some(ending) = halted(&self.state().halt) {
             return ending;
         }
+        // A Codex-shaped subagent hears of its start inside its first
+        // turn (its hooks see the child's turn id), and what a listener
+        // adds there precedes its prompt, as Codex's SubagentStart context
+        // does (vector `C181-additional-context`).
+        let start = self
+            .subagent_start
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(info) = start {
+            for f in self
+                .view()
+                .bus
+                .notify(SeamInput::SubagentStart(RArc::new(info)))
+                .await
+            {
+                tracing::warn!(plugin = %f.plugin, "subagent/start listener failed: {}", f.message);
+            }
+            self.flush_buffered();
+        }
         let mut accepted = 0;
         let mut vetoes = Vec::new();
         for prompt in &drained {
@@ -611,10 +631,14 @@ impl Session {
 
     async fn request_model(self: &Arc<Self>) -> Result<ModelReply, String> {
         let view = self.view();
+        // A sub-agent is offered no sub-agent tools of its own, as Codex
+        // offers its child no `multi_agent_v1` (vector `C180-spawn-wait`).
+        let child = self.parent.is_some();
         let tools = self
             .tools(&view)
             .specs()
             .into_iter()
+            .filter(|s| !(child && super::codex_subagent::TOOLS.contains(&s.name.as_str())))
             .map(|s| ModelTool {
                 name: s.name.to_string(),
                 description: s.description.to_string(),

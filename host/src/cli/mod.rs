@@ -152,6 +152,7 @@ pub(crate) fn boot_as(
         mcp_servers: manifest.mcp_servers.clone(),
         mcp_framing: manifest.mcp_framing,
         compaction: manifest.compaction,
+        codex_subagents: manifest.codex_subagents,
         ..AgentOptions::default()
     };
     let agent = Agent::with_store(core.clone(), &manifest.state_dir, store, options);

@@ -117,6 +117,10 @@ struct RawManifest {
     /// `plain` (default) or `codex`: see [`crate::mcp::McpFraming`].
     #[serde(default)]
     mcp_result_framing: Option<String>,
+    /// `claude` (default: the `Agent` tool only) or `codex` (also Codex's
+    /// `spawn_agent` and `wait_agent`).
+    #[serde(default)]
+    subagent_tools: Option<String>,
     #[serde(default)]
     permissions: Option<RawPermissions>,
     #[serde(default)]
@@ -151,6 +155,7 @@ impl Default for RawManifest {
             permissions: None,
             mcp_servers: serde_json::Map::new(),
             mcp_result_framing: None,
+            subagent_tools: None,
             compaction: super::CompactionSettings::default(),
         }
     }
@@ -227,6 +232,9 @@ pub struct Manifest {
     pub mcp_servers: Vec<crate::mcp::McpServerSpec>,
     /// How the model is shown MCP results (`mcp_result_framing:`).
     pub mcp_framing: crate::mcp::McpFraming,
+    /// `subagent_tools: codex`: sessions are also offered Codex's
+    /// `spawn_agent` and `wait_agent` ([`crate::agent::AgentOptions`]).
+    pub codex_subagents: bool,
     /// The `permissions:` block, if any: the sessions' default mode and
     /// the manifest's rule layer.
     pub permissions: Option<ManifestPermissions>,
@@ -402,6 +410,18 @@ impl Manifest {
                     message: e.to_string(),
                 }
             })?;
+        let codex_subagents = match raw.subagent_tools.as_deref() {
+            None | Some("claude") => false,
+            Some("codex") => true,
+            Some(name) => {
+                return Err(ConfigError::Parse {
+                    path: path.to_path_buf(),
+                    message: format!(
+                        "key `subagent_tools`: unknown value `{name}` (known: claude, codex)"
+                    ),
+                });
+            }
+        };
         let mcp_framing = match raw.mcp_result_framing.as_deref() {
             None => crate::mcp::McpFraming::Plain,
             Some(name) => {
@@ -419,11 +439,24 @@ impl Manifest {
                 path: path.to_path_buf(),
                 message,
             })?;
+        // The Codex bridge runs SubagentStart/SubagentStop hooks only when
+        // `spawn_agent` is offered: it is told so here.
+        if codex_subagents {
+            for entry in &mut plugins {
+                let codex = matches!(&entry.plugin, PluginRef::Builtin(n) if n == "hooks-codex");
+                if let (true, Some(config)) = (codex, entry.config.as_object_mut()) {
+                    config
+                        .entry("spawn_agent")
+                        .or_insert(serde_json::Value::Bool(true));
+                }
+            }
+        }
         Ok(Manifest {
             compaction: raw.compaction,
             permissions,
             mcp_servers,
             mcp_framing,
+            codex_subagents,
             path: path.to_path_buf(),
             state_dir,
             socket,
@@ -581,6 +614,35 @@ mod tests {
 
     fn parse(text: &str) -> Result<Manifest, ConfigError> {
         Manifest::from_yaml(Path::new("/etc/dsh/cordis.yml"), text)
+    }
+
+    #[test]
+    fn subagent_tools_codex_turns_on_spawn_agent_for_the_codex_bridge() {
+        let m = parse("plugins:\n  - name: hooks-codex\n").unwrap();
+        assert!(!m.codex_subagents);
+        assert_eq!(m.plugins[0].config.get("spawn_agent"), None);
+        let m = parse(
+            "subagent_tools: codex\nplugins:\n  - name: hooks-codex\n  - name: hooks-claude\n  \
+             - name: hooks-codex\n    id: two\n    config: {spawn_agent: false}\n",
+        )
+        .unwrap();
+        assert!(m.codex_subagents);
+        assert_eq!(m.plugins[0].config["spawn_agent"], true);
+        assert_eq!(m.plugins[1].config.get("spawn_agent"), None);
+        // An entry that says otherwise keeps its word.
+        assert_eq!(m.plugins[2].config["spawn_agent"], false);
+        assert!(
+            !parse("subagent_tools: claude\nplugins: []\n")
+                .unwrap()
+                .codex_subagents
+        );
+        let e = parse("subagent_tools: both\nplugins: []\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`subagent_tools`") && e.contains("both") && e.contains("claude, codex"),
+            "{e}"
+        );
     }
 
     #[test]

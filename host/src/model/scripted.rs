@@ -5,6 +5,11 @@
 //! manifest's folder when not absolute) of a YAML or JSON file holding one; each reply is `{text}` and/or `{tool_calls: [{name, arguments}]}`,
 //! optionally with the `model` name and the `usage` accounting a provider would report.
 //! `record`: a file (relative paths as for `script`) to which every request is appended as one JSON line.
+//! A `"$AGENT_ID"` string in a call's arguments stands for the `agent_id`
+//! the newest tool result of the request names (a `spawn_agent` answer).
+//! `subagent_script` (same forms as `script`): the replies for every
+//! session but the first that asks, so a sub-agent running beside its
+//! parent gets its own in order.
 //! A reply may also carry `context: {used, size}` (sent as the provider's
 //! `stream/usage` report before the reply: tokens in use against the
 //! window) or be `error: {status, message}` (the request fails with that
@@ -104,6 +109,10 @@ pub struct ScriptedConfig {
     pub script: ScriptSource,
     /// Append every request here as one JSON line.
     pub record: Option<PathBuf>,
+    /// Replies for every session but the first that asks (sub-agents that
+    /// run beside their parent), in order; without it every session takes
+    /// from `script`.
+    pub subagent_script: Option<ScriptSource>,
 }
 
 /// The scripted model plugin.
@@ -113,6 +122,8 @@ struct Script {
     replies: Vec<ScriptedReply>,
     next: AtomicUsize,
     record: Option<Mutex<PathBuf>>,
+    /// `subagent_script`'s replies and the session `script` answers.
+    sub: Option<(Vec<ScriptedReply>, AtomicUsize, Mutex<Option<String>>)>,
 }
 
 impl Script {
@@ -125,7 +136,8 @@ impl Script {
             let path = record
                 .lock()
                 .map_err(|_| other("record lock poisoned".to_string()))?;
-            let line = serde_json::json!({"messages": request.messages, "tools": request.tools});
+            let line = serde_json::json!({"messages": request.messages, "tools": request.tools,
+                "session_id": request.session_id});
             let mut file = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
@@ -134,13 +146,27 @@ impl Script {
             writeln!(file, "{line}")
                 .map_err(|e| other(format!("cannot write record file {}: {e}", path.display())))?;
         }
-        let index = self.next.fetch_add(1, Ordering::SeqCst);
-        let Some(reply) = self.replies.get(index) else {
+        let (replies, next, lane) = match &self.sub {
+            Some((replies, next, main)) => {
+                let mut main = main.lock().map_err(|_| {
+                    ModelError::new(ModelErrorKind::Other, "script lock poisoned".to_string())
+                })?;
+                let first = main.get_or_insert_with(|| request.session_id.clone());
+                if *first == request.session_id {
+                    (&self.replies, &self.next, "")
+                } else {
+                    (replies, next, "s")
+                }
+            }
+            None => (&self.replies, &self.next, ""),
+        };
+        let index = next.fetch_add(1, Ordering::SeqCst);
+        let Some(reply) = replies.get(index) else {
             return Err(ModelError::new(
                 ModelErrorKind::Other,
                 format!(
                     "scripted model is out of replies: the script has {} and request {} asked for another",
-                    self.replies.len(),
+                    replies.len(),
                     index + 1
                 ),
             ));
@@ -156,12 +182,13 @@ impl Script {
             .iter()
             .enumerate()
             .map(|(i, c)| ModelToolCall {
-                id: format!("call_{}_{}", index + 1, i + 1),
+                // A sub-agent's calls are numbered apart (`call_s1_1`).
+                id: format!("call_{lane}{}_{}", index + 1, i + 1),
                 name: c.name.clone(),
                 arguments: if c.arguments.is_null() {
                     serde_json::json!({})
                 } else {
-                    c.arguments.clone()
+                    with_agent_id(&c.arguments, request)
                 },
             })
             .collect();
@@ -177,6 +204,34 @@ impl Script {
             usage: reply.usage.clone(),
         };
         Ok((answer, reply.context))
+    }
+}
+
+/// `arguments` with every `"$AGENT_ID"` string replaced by the
+/// `agent_id` of the newest tool result in the request that names one
+/// (what a `spawn_agent` call returned), as a model would quote it.
+fn with_agent_id(arguments: &serde_json::Value, request: &ModelRequest) -> serde_json::Value {
+    use serde_json::Value;
+    fn replace(v: &Value, id: &str) -> Value {
+        match v {
+            Value::String(s) if s == "$AGENT_ID" => Value::String(id.to_string()),
+            Value::Array(a) => Value::Array(a.iter().map(|x| replace(x, id)).collect()),
+            Value::Object(o) => {
+                Value::Object(o.iter().map(|(k, x)| (k.clone(), replace(x, id))).collect())
+            }
+            other => other.clone(),
+        }
+    }
+    let id = request.messages.iter().rev().find_map(|m| {
+        if m.role != "tool" {
+            return None;
+        }
+        let v: Value = serde_json::from_str(&m.content).ok()?;
+        v.get("agent_id")?.as_str().map(str::to_string)
+    });
+    match id {
+        Some(id) => replace(arguments, &id),
+        None => arguments.clone(),
     }
 }
 
@@ -215,10 +270,19 @@ impl Plugin for ScriptedModel {
             ScriptSource::Inline(replies) => replies.clone(),
             ScriptSource::File(path) => read_script(&host.resolve_path(path))?,
         };
+        let sub = match &config.subagent_script {
+            None => None,
+            Some(ScriptSource::Inline(r)) => Some(r.clone()),
+            Some(ScriptSource::File(path)) => Some(
+                read_script(&host.resolve_path(path))
+                    .map_err(|e| e.replacen("key `script`", "key `subagent_script`", 1))?,
+            ),
+        };
         let script = std::sync::Arc::new(Script {
             replies,
             next: AtomicUsize::new(0),
             record: config.record.map(|p| Mutex::new(host.resolve_path(p))),
+            sub: sub.map(|r| (r, AtomicUsize::new(0), Mutex::new(None))),
         });
         let streams = host.clone();
         host.provide_service(MODEL_SERVICE, move |method, args| {

@@ -6,11 +6,14 @@
 //!   what cannot be reproduced is the table in [`skips`].
 //! - [`bridge`]: one named test per bridge behaviour the loop must get
 //!   right (vetoes, delegation, rewrites, cwd, dispose, Stop loops, halts).
+//! - [`codex_subagent`]: Codex's sub-agents (`spawn_agent`, `wait_agent`)
+//!   and their SubagentStart/SubagentStop hooks through the loop.
 //! - [`support`], [`script`], [`unify`]: the host, the hook script, and
 //!   placeholder matching.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)] // tests fail loudly by design
 
 mod bridge;
+mod codex_subagent;
 mod handler_options;
 mod interrupt;
 #[path = "../agent_loop/probe.rs"]

@@ -97,8 +97,13 @@ fn model_script(v: &Vector) -> Value {
             // sessions (`codex_exec_command`), with the model's arguments.
             let args: Value =
                 serde_json::from_str(f["arguments"].as_str().unwrap_or("{}")).unwrap();
-            // An MCP tool has the same name in dsh (`mcp__<server>__<tool>`).
-            if f["name"].as_str().is_some_and(|n| n.starts_with("mcp__")) {
+            // An MCP tool has the same name in dsh (`mcp__<server>__<tool>`);
+            // Codex's `multi_agent_v1` calls are dsh's `spawn_agent` and
+            // `wait_agent` (`subagent_tools: codex`), a `"$AGENT_ID"`
+            // argument the id the spawn returned (C180-*).
+            if f["name"].as_str().is_some_and(|n| n.starts_with("mcp__"))
+                || f["namespace"] == "multi_agent_v1"
+            {
                 return json!({"tool_calls": [{"name": f["name"], "arguments": args}]});
             }
             assert!(
@@ -122,6 +127,12 @@ fn model_script(v: &Vector) -> Value {
         .iter()
         .map(reply)
         .collect();
+    // A sub-agent's own answers (a per-thread recording, C180-*): after the
+    // main thread's, under `subagent`, for `model-scripted`'s
+    // `subagent_script`.
+    let sub: Option<Vec<Value>> = v.json["model_script_subagent"]
+        .as_array()
+        .map(|a| a.iter().map(reply).collect());
     let default = reply(&v.json["model_script_default"]);
     replies.extend(std::iter::repeat_n(default, 16));
     // What the recorder's Codex mock reported of every answer, when the
@@ -156,7 +167,16 @@ fn model_script(v: &Vector) -> Value {
             }
         }
     }
-    Value::Array(replies)
+    match sub {
+        Some(mut sub) => {
+            sub.extend(std::iter::repeat_n(
+                reply(&v.json["model_script_default"]),
+                16,
+            ));
+            json!({"main": replies, "subagent": sub})
+        }
+        None => Value::Array(replies),
+    }
 }
 
 /// A numeric top-level setting of the run's Codex `config.toml`.
@@ -314,6 +334,11 @@ fn bridge_config(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Val
             if argv.contains(&"--trust") {
                 c["trusted_prefixes"] = json!([sb.run().join("proj")]);
             }
+            // A run whose model spawned sub-agents: dsh offers
+            // `spawn_agent` (`subagent_tools: codex`, which sets this).
+            if v.json.get("model_script_subagent").is_some() {
+                c["spawn_agent"] = json!(true);
+            }
             c
         }
     }
@@ -465,11 +490,16 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
         Dialect::Codex => perms::codex_exec(),
     };
     let record = sb.run().join("requests.jsonl");
-    let model = Load::builtin(
-        "model",
-        "model-scripted",
-        json!({"script": sb.subst_value(&model_script(v)), "record": record}),
-    );
+    let script = sb.subst_value(&model_script(v));
+    let subagents = script.get("subagent").is_some();
+    let model_config = match script {
+        Value::Object(lanes) => {
+            json!({"script": lanes["main"], "subagent_script": lanes["subagent"],
+            "record": record})
+        }
+        script => json!({"script": script, "record": record}),
+    };
+    let model = Load::builtin("model", "model-scripted", model_config);
     // Codex shows the model an MCP result framed as exec output.
     let mcp_framing = match dialect {
         Dialect::Claude => dsh_host::mcp::McpFraming::Plain,
@@ -479,6 +509,8 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
         permissions,
         mcp_framing,
         compaction: compaction(v, dialect),
+        // A recording whose model spawned sub-agents (C180-*).
+        codex_subagents: subagents,
         ..AgentOptions::default()
     };
     let host = AgentHost::with_options(sb.run(), bash, loads, model, options);
@@ -594,10 +626,22 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
             &end_reason(invocations.len().saturating_sub(1)),
         )
         .await;
+    // With sub-agents that run beside it (C180-*): the main session's
+    // requests first, then theirs, each in order (their interleaving is a
+    // race, in the CLI as in dsh; the recorder orders a recording's
+    // requests the same way). Other runs keep the order they were made in
+    // (a Claude compaction's summary agent asks in its turn).
+    let mut requests = host.requests();
+    if subagents {
+        let (main, others): (Vec<Value>, Vec<Value>) = requests
+            .into_iter()
+            .partition(|r| r["session_id"] == session.id.as_str());
+        requests = main.into_iter().chain(others).collect();
+    }
     Produced {
         outcomes,
         events: events_of(&session),
-        requests: host.requests(),
+        requests,
         calls: script::calls(sb.run()),
         log_dir,
         state: host.state.clone(),
@@ -676,6 +720,7 @@ async fn check(
     let mut b = Bindings::new(&v.json);
     check_calls(&v, &sb, dialect, &skips, &p, &mut b, &mut fails);
     check_requests(&v, &sb, dialect, &skips, &p, &mut b, &mut fails);
+    check_notifications(&v, &sb, &p, &mut b, &mut fails);
     check_saved_files(&v, &sb, &skips, &p, &mut b, &mut fails);
     check_files_after_run(&v, &sb, &mut fails);
     check_tools(&v, &sb, &skips, &p, &mut b, &mut fails);
@@ -726,6 +771,16 @@ fn check_calls(
                     .is_none()
         })
         .collect();
+    // A sub-agent's hooks run beside its parent's: each thread's calls in
+    // order, the main thread's first (C180-*).
+    let (want, got) = if v.json.get("model_script_subagent").is_some() {
+        (by_thread(want, |c| c["stdin_json"].clone()), {
+            let parsed = |c: &&script::Call| serde_json::from_str(&c.stdin).unwrap_or(Value::Null);
+            by_thread(got, parsed)
+        })
+    } else {
+        (want, got)
+    };
     let got = concurrent_order(&want, got);
     let wl: Vec<String> = want.iter().map(|c| s(c, "label")).collect();
     let gl: Vec<String> = got.iter().map(|c| c.label.clone()).collect();
@@ -748,7 +803,24 @@ fn check_calls(
         }
         if let Some(o) = expect.as_object_mut() {
             if o.contains_key("transcript_path") && skips.has(Aspect::Mapped("transcript_path")) {
-                o["transcript_path"] = json!(format!("{log}/$SESSION_ID.jsonl"));
+                // A Codex sub-agent's rollout is its own session's log
+                // (C180-*): its transcript, and the agent_transcript_path
+                // of its SubagentStop.
+                let whose = |p: &Value| {
+                    if p.as_str().is_some_and(|p| p.ends_with("-$AGENT_ID.jsonl")) {
+                        "$AGENT_ID"
+                    } else {
+                        "$SESSION_ID"
+                    }
+                };
+                o["transcript_path"] =
+                    json!(format!("{log}/{}.jsonl", whose(&o["transcript_path"])));
+                if dialect == Dialect::Codex && o.contains_key("agent_transcript_path") {
+                    o["agent_transcript_path"] = json!(format!(
+                        "{log}/{}.jsonl",
+                        whose(&o["agent_transcript_path"])
+                    ));
+                }
             }
             if o.contains_key("agent_transcript_path")
                 && skips.has(Aspect::Mapped("agent_transcript_path"))
@@ -840,6 +912,19 @@ fn check_calls(
         }
         check_env(v, sb, skips, p, w, g, b, &at, fails);
     }
+}
+
+/// `calls` with the main thread's first and a sub-agent's after them, each
+/// in order: a sub-agent's payload names it (`agent_id`; its
+/// PreModelRequest a `thread_id` of its own).
+fn by_thread<T>(calls: Vec<T>, payload: impl Fn(&T) -> Value) -> Vec<T> {
+    let (mut main, sub): (Vec<T>, Vec<T>) = calls.into_iter().partition(|c| {
+        let p = payload(c);
+        p.get("agent_id").is_none()
+            && (p["thread_id"].is_null() || p["thread_id"] == p["session_id"])
+    });
+    main.extend(sub);
+    main
 }
 
 /// `got` with each run of calls of one event put in the recorded order
@@ -1116,12 +1201,84 @@ fn sourced(requests: &[Value]) -> Vec<(usize, String, Value)> {
             .max()
             .unwrap_or(0);
         for m in &msgs[shared..] {
-            if let Some(src) = m.get("source") {
+            if let Some(src) = m.get("source")
+                && !is_subagent_notification(m)
+            {
                 out.push((r, s(m, "content"), src.clone()));
             }
         }
     }
     out
+}
+
+/// dsh's `<subagent_notification>` message (the agent's own, not a
+/// hook's; compared in [`check_notifications`]).
+fn is_subagent_notification(m: &Value) -> bool {
+    m["source"] == json!({"kind": "plugin", "plugin": "dsh"})
+        && s(m, "content").starts_with("<subagent_notification>")
+}
+
+/// Each `<subagent_notification>` the recording's parent read (C180-*):
+/// in that request, a user message of dsh's own, right after the tool
+/// results of the step it came in, and no other.
+fn check_notifications(
+    v: &Vector,
+    sb: &Sandbox,
+    p: &Produced,
+    b: &mut Bindings,
+    fails: &mut Vec<String>,
+) {
+    let want = v.json["outcome"]["subagent_notifications"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let mut seen = 0;
+    for (r, req) in p.requests.iter().enumerate() {
+        let msgs = req["messages"].as_array().cloned().unwrap_or_default();
+        for (j, m) in msgs.iter().enumerate() {
+            if !is_subagent_notification(m) {
+                continue;
+            }
+            let earlier = p.requests[..r].iter().any(|q| {
+                q["messages"]
+                    .as_array()
+                    .is_some_and(|ms| ms.iter().any(|x| x == m))
+            });
+            if earlier {
+                continue;
+            }
+            let Some(w) = want.get(seen) else {
+                fails.push(format!(
+                    "request {r}: a notification the CLI never sent: {m}"
+                ));
+                continue;
+            };
+            seen += 1;
+            let text = sb.subst(&s(w, "text"));
+            if w["request"] != json!(r) || !b.match_str(&text, &s(m, "content")) {
+                fails.push(format!(
+                    "request {r}: notification want {w} got {}",
+                    m["content"]
+                ));
+            }
+            let placed = m["role"] == "user"
+                && j.checked_sub(1).is_some_and(|k| msgs[k]["role"] == "tool")
+                && j + 1 == msgs.len();
+            if s(w, "placement")
+                != "user message, after the function_call_output item, last input item"
+                || !placed
+            {
+                fails.push(format!(
+                    "request {r}: notification not placed as `{}`: {}",
+                    s(w, "placement"),
+                    Value::Array(msgs.clone())
+                ));
+            }
+        }
+    }
+    if seen != want.len() {
+        fails.push(format!("notifications: want {} got {seen}", want.len()));
+    }
 }
 
 /// A recorded text: a string, or content blocks of text (an MCP tool's

@@ -99,6 +99,13 @@ pub trait HookHost: Send + Sync + 'static {
         let _ = (session_id, script);
         Err("this host keeps no shell prelude".into())
     }
+    /// The live session `session_id` as the host sees it now (its open
+    /// turn's id, its log), if the host keeps sessions. The default knows
+    /// none.
+    fn session(&self, session_id: &str) -> Option<dsh_plugin_api::SessionRef> {
+        let _ = session_id;
+        None
+    }
     /// Starts one hook process in the background and does not wait for it
     /// (Claude Code's `async` hooks; plugin API 1.4's `process-runner`
     /// method `spawn`). The default refuses.
@@ -176,6 +183,13 @@ impl HookHost for PluginHost {
 
     fn halt_turn(&self, session_id: &str, reason: &str) -> Result<(), String> {
         self.host.halt_turn(session_id, reason)
+    }
+
+    fn session(&self, session_id: &str) -> Option<dsh_plugin_api::SessionRef> {
+        self.host
+            .sessions()
+            .into_iter()
+            .find(|s| s.session_id.as_str() == session_id)
     }
 
     fn warn(&self, message: &str) {

@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Every Codex event the bridge runs hooks for.
-pub const SUPPORTED_EVENTS: [&str; 10] = [
+pub const SUPPORTED_EVENTS: [&str; 12] = [
     "SessionStart",
     "UserPromptSubmit",
     "PreModelRequest",
@@ -40,6 +40,8 @@ pub const SUPPORTED_EVENTS: [&str; 10] = [
     "Stop",
     "SessionEnd",
     "Interrupt",
+    "SubagentStart",
+    "SubagentStop",
 ];
 
 /// The order in which Codex walks the events of one file when it numbers
@@ -110,6 +112,11 @@ pub struct Config {
     /// `--dangerously-bypass-hook-trust` does. A project must still be
     /// trusted. See [`crate::discover`].
     pub bypass_hook_trust: bool,
+    /// Whether the host offers Codex's `spawn_agent` (the manifest's
+    /// `subagent_tools: codex`, which sets this on every `hooks-codex`
+    /// entry): only then do SubagentStart and SubagentStop hooks run; off,
+    /// they are reported as hooks that never run.
+    pub spawn_agent: bool,
 }
 
 impl Default for Config {
@@ -127,6 +134,7 @@ impl Default for Config {
             trusted_prefixes: Vec::new(),
             hooks: None,
             bypass_hook_trust: false,
+            spawn_agent: false,
         }
     }
 }

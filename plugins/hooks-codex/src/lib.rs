@@ -13,6 +13,8 @@
 //! | PreCompact / PostCompact | `agent/compact` / `agent/compacted` (API 1.5) |
 //! | SessionEnd | `agent/session-end` |
 //! | Interrupt | `agent/turn-end` (reason `aborted`) |
+//! | SubagentStart | `subagent/start` |
+//! | SubagentStop | a sub-agent's `agent/turn-continuation` (instead of Stop) |
 //!
 //! The bridge is config parse ([`config`]) + payload build + outcome map
 //! (one module per event in [`events`], Codex's strict output schemas in
@@ -47,7 +49,7 @@ use dsh_plugin_api::abi_stable::std_types::RArc;
 use dsh_plugin_api::{
     CompactInput, CompactedInput, ContinuationDecision, ContinuationInput, Host, ModelRequestInput,
     Next, Plugin, PostExecuteInput, PostToolDecision, PreToolDecision, PromptDecision,
-    PromptSubmitInput, SessionEndInput, SessionStartInput, ToolCall, TurnEndInput,
+    PromptSubmitInput, SessionEndInput, SessionStartInput, SubagentInfo, ToolCall, TurnEndInput,
 };
 
 pub use config::{CodexHook, Config, ConfigPaths};
@@ -70,6 +72,11 @@ pub struct CodexBridge {
     hook_outputs_dir: std::path::PathBuf,
     /// Codex's tool-output budget, for block messages.
     tool_output_tokens: usize,
+    /// Each running sub-agent's main-session transcript, by its session id
+    /// (from `subagent/start` to `subagent/end`).
+    subagents: Mutex<HashMap<String, serde_json::Value>>,
+    /// The host offers `spawn_agent`: SubagentStart/SubagentStop run.
+    spawn_agent: bool,
 }
 
 impl CodexBridge {
@@ -94,6 +101,11 @@ impl CodexBridge {
         for problem in problems {
             host.report_problem(problem);
         }
+        if !config.spawn_agent {
+            for problem in events::subagent::unfired(&first.hooks) {
+                host.report_problem(problem);
+            }
+        }
         CodexBridge {
             host,
             initial: first.hooks.clone(),
@@ -107,6 +119,8 @@ impl CodexBridge {
                 .map(std::path::PathBuf::from)
                 .unwrap_or_else(spill::default_dir),
             tool_output_tokens: config.tool_output_tokens,
+            subagents: Mutex::new(HashMap::new()),
+            spawn_agent: config.spawn_agent,
         }
     }
 
@@ -311,6 +325,19 @@ impl Plugin for CodexBridge {
         input: RArc<ContinuationInput>,
         next: Next<ContinuationDecision>,
     ) -> Result<ContinuationDecision, String> {
+        if input.session.parent_session_id.is_some() {
+            return self.on_subagent_stop(&input, || next.run()).await;
+        }
         self.on_stop(&input, || next.run()).await
+    }
+
+    async fn subagent_start(self: Arc<Self>, input: RArc<SubagentInfo>) -> Result<(), String> {
+        self.on_subagent_start(&input).await;
+        Ok(())
+    }
+
+    async fn subagent_end(self: Arc<Self>, input: RArc<SubagentInfo>) -> Result<(), String> {
+        self.on_subagent_end(&input).await;
+        Ok(())
     }
 }

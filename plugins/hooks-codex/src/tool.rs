@@ -45,7 +45,13 @@ fn script(value: &Value) -> Option<String> {
 pub fn codex_tool(call: &ToolCall) -> CodexTool {
     let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
     let passthrough = || CodexTool {
-        name: call.name.to_string(),
+        // Codex names its `wait_agent` call with its namespace glued on
+        // (vector `C180-spawn-wait`); `spawn_agent` keeps its own name.
+        name: if call.name.as_str() == "wait_agent" {
+            "multi_agent_v1wait_agent".to_string()
+        } else {
+            call.name.to_string()
+        },
         input: if args.is_null() {
             Value::String(call.arguments.to_string())
         } else {

@@ -21,7 +21,7 @@ use dsh_hook_protocol::vectors::{
 };
 use dsh_hooks_codex::events::{
     self, compact, interrupt, post_tool_use, pre_tool_use, session_end, session_start, stop,
-    user_prompt_submit,
+    subagent, user_prompt_submit,
 };
 use dsh_hooks_codex::{CodexBridge, Config, ConfigPaths};
 use dsh_plugin_api::abi_stable::std_types::{RArc, ROption, RString, RVec};
@@ -57,16 +57,51 @@ fn s(v: &Value, key: &str) -> String {
 
 /// The session of a call: the hook ran in the session's cwd (`call.cwd`),
 /// which the payload may override with a tool's workdir.
+/// A sub-agent's payload (`agent_id`, C180-*) is its own session's, whose
+/// parent is the `session_id` it names.
 fn session(call_cwd: &str, j: &Value) -> SessionRef {
+    let agent = j["agent_id"].as_str();
     SessionRef {
-        session_id: s(j, "session_id").into(),
+        session_id: agent
+            .unwrap_or(j["session_id"].as_str().unwrap_or_default())
+            .into(),
         cwd: call_cwd.into(),
         log_path: s(j, "transcript_path").into(),
         permission_mode: s(j, "permission_mode").into(),
         turn_id: s(j, "turn_id").into(),
         prompt_id: RString::new(),
-        parent_session_id: ROption::RNone,
-        agent_type: ROption::RNone,
+        parent_session_id: match agent {
+            Some(_) => ROption::RSome(s(j, "session_id").into()),
+            None => ROption::RNone,
+        },
+        agent_type: match agent {
+            Some(_) => ROption::RSome(s(j, "agent_type").into()),
+            None => ROption::RNone,
+        },
+    }
+}
+
+/// SubagentStart's snapshot: the parent's session, the child's id, log
+/// and type.
+fn subagent_info(cwd: &str, j: &Value) -> SubagentInfo {
+    SubagentInfo {
+        parent: SessionRef {
+            session_id: s(j, "session_id").into(),
+            cwd: cwd.into(),
+            log_path: RString::new(),
+            permission_mode: s(j, "permission_mode").into(),
+            turn_id: RString::new(),
+            prompt_id: RString::new(),
+            parent_session_id: ROption::RNone,
+            agent_type: ROption::RNone,
+        },
+        child_session_id: s(j, "agent_id").into(),
+        child_log_path: s(j, "transcript_path").into(),
+        agent_type: s(j, "agent_type").into(),
+        description: RString::new(),
+        prompt: RString::new(),
+        call_id: RString::new(),
+        result: ROption::RNone,
     }
 }
 
@@ -83,15 +118,20 @@ fn aborted(call_cwd: &str, j: &Value) -> TurnEndInput {
 /// own arguments; after a rewrite, with the rewritten command.
 fn tool_call(v: &Vector, call_cwd: &str, j: &Value) -> ToolCall {
     let id = s(j, "tool_use_id");
-    let recorded = v.json["outcome"]["tool_calls"]
-        .as_array()
-        .and_then(|t| t.iter().find(|t| t["tool_use_id"] == id.as_str()))
+    // A sub-agent's calls are apart (C180-child-tool).
+    let recorded = ["tool_calls", "subagent_tool_calls"]
+        .iter()
+        .filter_map(|k| v.json["outcome"][*k].as_array())
+        .flatten()
+        .find(|t| t["tool_use_id"] == id.as_str())
         .unwrap_or_else(|| panic!("{}: no tool call {id}", v.name));
     let mut args: Map<String, Value> =
         serde_json::from_str(recorded["arguments"].as_str().unwrap()).unwrap();
-    // An MCP tool's arguments are its own; the shell's command is `cmd`.
-    let mcp = s(recorded, "name").starts_with("mcp__");
-    if j["hook_event_name"] == "PostToolUse" && !mcp {
+    // An MCP tool's and a `multi_agent_v1` call's arguments are their own;
+    // the shell's command is `cmd`.
+    let own = s(recorded, "name").starts_with("mcp__")
+        || ["spawn_agent", "wait_agent"].contains(&s(recorded, "name").as_str());
+    if j["hook_event_name"] == "PostToolUse" && !own {
         args.insert("cmd".into(), j["tool_input"]["command"].clone());
     }
     ToolCall {
@@ -204,6 +244,15 @@ fn built_payload(v: &Vector, call: &Value) -> Option<Value> {
             reason: s(j, "reason").into(),
         }),
         "Interrupt" => interrupt::payload(&aborted(&cwd, j), MODEL),
+        "SubagentStart" => {
+            subagent::start_payload(&subagent_info(&cwd, j), &s(j, "turn_id"), MODEL)
+        }
+        "SubagentStop" => {
+            // The continuation of the child's turn: its own log.
+            let mut input = continuation(&cwd, j, u32::from(j["stop_hook_active"] == true));
+            input.session.log_path = s(j, "agent_transcript_path").into();
+            subagent::stop_payload(&input, &j["transcript_path"], MODEL)
+        }
         _ => return None,
     })
 }
@@ -436,14 +485,16 @@ fn unified(want: &[String], got: &[String]) -> Vec<String> {
 }
 
 /// Vectors only the loop-level test (`host/tests/hooks`) replays: several
-/// hooks of one point answering at once (`C50-*`); this harness drives one
+/// hooks of one point answering at once (`C50-*`), a sub-agent's hooks
+/// beside its parent's (`C180-*`–`C183-*`); this harness drives one
 /// recorded call at a time.
-fn loop_only(name: &str) -> bool {
-    name.starts_with("C50-")
+fn loop_only(v: &Vector) -> bool {
+    // And a sub-agent beside its parent (C180-*): two threads at once.
+    v.name.starts_with("C50-") || v.json.get("model_script_subagent").is_some()
 }
 
 async fn replay(v: &Vector) {
-    if loop_only(&v.name) {
+    if loop_only(v) {
         return;
     }
     let sb = Sandbox::new();

@@ -12,6 +12,9 @@
 //!   startup hooks' files (recorded S160);
 //! - [`codex_compaction`]: Codex's compaction (`compaction.style: codex`)
 //!   and its PreCompact/PostCompact hooks through `hooks-codex`;
+//! - [`codex_subagent`]: Codex's `spawn_agent`/`wait_agent`
+//!   (`subagent_tools: codex`) and its SubagentStart/SubagentStop hooks
+//!   over the binary; `dsh check`'s warning while they are off;
 //! - [`abi_evolution`]: a plugin built against the frozen 1.0 API works in
 //!   this host, what 1.1 added works from a `.so`, a newer minor is refused;
 //! - [`discovery`]: per-project hook discovery, trust, and files re-read
@@ -36,6 +39,7 @@
 mod abi_evolution;
 mod cli;
 mod codex_compaction;
+mod codex_subagent;
 mod compaction;
 mod continue_last;
 mod discovery;

@@ -18,6 +18,7 @@ pub mod pre_tool_use;
 pub mod session_end;
 pub mod session_start;
 pub mod stop;
+pub mod subagent;
 pub mod user_prompt_submit;
 
 use dsh_hook_protocol::Dialect;
@@ -52,14 +53,42 @@ pub(crate) fn turn_head(
     model: &str,
 ) -> Map<String, Value> {
     let mut m = Map::new();
-    m.insert("session_id".into(), session.session_id.as_str().into());
+    m.insert("session_id".into(), root_session(session).into());
     m.insert("turn_id".into(), session.turn_id.as_str().into());
+    // A sub-agent's events name the main session and carry the agent
+    // after `turn_id` (vector `C180-child-tool`).
+    agent_fields(&mut m, session);
     m.insert("transcript_path".into(), transcript(session));
     m.insert("cwd".into(), cwd.into());
     m.insert("hook_event_name".into(), event.into());
     m.insert("model".into(), model.into());
     m.insert("permission_mode".into(), permission_mode(session).into());
     m
+}
+
+/// `session_id` as Codex gives it: a sub-agent's events carry the main
+/// session's id.
+pub(crate) fn root_session(session: &SessionRef) -> &str {
+    session
+        .parent_session_id
+        .as_ref()
+        .map(|p| p.as_str())
+        .into_option()
+        .unwrap_or(session.session_id.as_str())
+}
+
+/// For a sub-agent's session: `agent_id` (its own id) and `agent_type`.
+pub(crate) fn agent_fields(m: &mut Map<String, Value>, session: &SessionRef) {
+    if session.parent_session_id.is_some() {
+        m.insert("agent_id".into(), session.session_id.as_str().into());
+        let agent_type = session
+            .agent_type
+            .as_ref()
+            .map(|t| t.as_str())
+            .into_option()
+            .unwrap_or("default");
+        m.insert("agent_type".into(), agent_type.into());
+    }
 }
 
 /// The session's permission mode, `default` when the host has none.

@@ -13,7 +13,7 @@
 use dsh_plugin_api::ModelRequestInput;
 use serde_json::{Map, Value};
 
-use super::{read, transcript};
+use super::{agent_fields, read, root_session, transcript};
 use crate::CodexBridge;
 
 /// The event name.
@@ -26,12 +26,15 @@ pub fn payload(input: &ModelRequestInput, model: &str) -> Value {
     m.insert("kind".into(), "sampling".into());
     m.insert("request_id".into(), input.request_id.as_str().into());
     m.insert("attempt_number".into(), input.attempt.into());
-    m.insert("session_id".into(), s.session_id.as_str().into());
+    m.insert("session_id".into(), root_session(s).into());
     m.insert("thread_id".into(), s.session_id.as_str().into());
     m.insert("turn_id".into(), s.turn_id.as_str().into());
     m.insert("cwd".into(), s.cwd.as_str().into());
     m.insert("transcript_path".into(), transcript(s));
     m.insert("model".into(), model.into());
+    // A sub-agent's request: the main session's id, its own as
+    // `thread_id`, the agent after `model` (vector `C180-child-tool`).
+    agent_fields(&mut m, s);
     m.insert("hook_event_name".into(), EVENT.into());
     Value::Object(m)
 }

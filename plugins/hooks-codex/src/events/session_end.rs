@@ -27,7 +27,9 @@ pub fn payload(input: &SessionEndInput) -> Value {
 impl CodexBridge {
     /// Runs the SessionEnd hooks.
     pub async fn on_session_end(&self, input: &SessionEndInput) {
-        if !self.has_hooks(&input.session, EVENT) {
+        // A sub-agent's end runs no SessionEnd (vectors `C180-*`: one
+        // SessionEnd, the main session's).
+        if input.session.parent_session_id.is_some() || !self.has_hooks(&input.session, EVENT) {
             return;
         }
         let mut runs = self

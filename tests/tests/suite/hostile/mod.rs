@@ -56,6 +56,9 @@
 //! - [`hooks`]: hook decisions read whole, oversized hook text replaced as
 //!   each CLI does, hook-file problems in `dsh check`, secrets kept from
 //!   tools.
+//! - [`codex_subagent`]: an unknown `subagent_tools` is refused by name;
+//!   `spawn_agent` without a task and `wait_agent` for no agent are error
+//!   results, and no child is made.
 //! - [`subagent`]: a SubagentStop hook blocking every time gives way after
 //!   8 blocks, as Claude Code's does; the subagent's 9th answer is returned.
 //! - [`store`]: a bad store URL, a wrong password, an unreachable database,
@@ -64,6 +67,7 @@
 
 mod audit;
 mod codex_compaction;
+mod codex_subagent;
 mod compact_transcript;
 mod compaction;
 mod daemon;
