@@ -9,14 +9,14 @@
 //! | PreToolUse | `tools/pre-execute` |
 //! | PostToolUse / PostToolUseFailure | `tools/post-execute` (ok / `is_error`) |
 //! | Stop | `agent/turn-continuation` |
-//! | SubagentStart / SubagentStop | `subagent/start` / the subagent's `agent/turn-continuation` (`subagent/end` if its turn never got there) |
+//! | SubagentStart / SubagentStop | `subagent/start` / the subagent's `agent/turn-continuation` |
 //! | SessionEnd | `agent/session-end` |
 //! | CwdChanged | `agent/cwd-changed` |
 //! | PostToolBatch, MessageDisplay | `agent/turn-continuation`, before Stop ([`events::batch`]) |
 //! | PermissionRequest | `tools/permission-request` (API 1.4) |
 //! | PreCompact / PostCompact | `agent/compact` / `agent/compacted` (API 1.5); each run's line for `/compact`'s output as a `command/display` record (API 1.7) |
 //! | SessionStart `compact` | `agent/session-start` with source `compact` |
-//! | StopFailure (with MessageDisplay) | `agent/turn-end` ending `error` on a model error |
+//! | StopFailure (with MessageDisplay) | `agent/turn-end` ending `error` on a model error (a subagent's: without MessageDisplay) |
 //!
 //! The bridge is config parse ([`config`]) + payload build + outcome map
 //! (one module per event in [`events`]); running hooks, the exit-code
@@ -103,6 +103,9 @@ pub struct ClaudeBridge {
     /// Each running subagent, by its session id: what its SubagentStop
     /// hooks are told when its turn is about to end ([`events::subagent`]).
     subagents: Mutex<HashMap<String, events::subagent::Running>>,
+    /// Claude Code's text for the model error that ended a subagent's
+    /// turn, by its Agent call's id, until that call's post-execute.
+    failed_agents: Mutex<HashMap<String, String>>,
 }
 
 impl ClaudeBridge {
@@ -156,6 +159,7 @@ impl ClaudeBridge {
             batches: Mutex::new(HashMap::new()),
             async_rewake: config.async_rewake,
             subagents: Mutex::new(HashMap::new()),
+            failed_agents: Mutex::new(HashMap::new()),
         }
     }
 

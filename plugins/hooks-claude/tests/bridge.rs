@@ -587,18 +587,16 @@ async fn subagent_stop_blocks_keep_the_subagent_going_and_fire_once_per_stop() {
             .collect::<Vec<_>>(),
         [json!(false), json!(true), json!(true)]
     );
-    // Another subagent whose turn ended another way (an error, a cancel)
-    // gets its SubagentStop once at its end, observe only.
+    // Another subagent whose turn ended another way (a failed model
+    // request, a cancel) gets no SubagentStop at its end (recorded
+    // S180-*, S181-sigint-in-child-tool).
     let mut other = subagent(&f.cwd);
     other.child_session_id = "child-2".into();
     f.bridge.on_subagent_start(&other).await;
     other.result = ROption::RSome("partial".into());
     f.bridge.on_subagent_stop(&other).await;
     let seen = stdins(&log);
-    assert_eq!(seen.len(), 4, "{seen:?}");
-    assert_eq!(seen[3]["agent_id"], "child-2");
-    assert_eq!(seen[3]["last_assistant_message"], "partial");
-    assert_eq!(seen[3]["stop_hook_active"], false);
+    assert_eq!(seen.len(), 3, "{seen:?}");
 }
 
 #[tokio::test]

@@ -1026,8 +1026,16 @@ async fn replay(v: &Vector) {
             }
             "StopFailure" => {
                 // The model's failure as the loop reports it at the turn's
-                // end: the scripted HTTP error (S92).
-                let e = &v.json["model_script_default"]["error"];
+                // end: the scripted HTTP error (S92's default answer, or
+                // the subagent's step of S180-*).
+                let e = v.json["model_script"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .chain([&v.json["model_script_default"]])
+                    .map(|r| &r["error"])
+                    .find(|e| e.is_object())
+                    .unwrap_or(&Value::Null);
                 let error = dsh_plugin_api::services::model::ModelError::new(
                     dsh_plugin_api::services::model::ModelErrorKind::Status {
                         code: e["status"].as_u64().unwrap_or(0) as u16,

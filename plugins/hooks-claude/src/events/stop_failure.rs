@@ -10,7 +10,10 @@
 //! <message>`, for a server error followed by Claude Code's advice naming
 //! its inference gateway, the bridge's `api_gateway`). What the hooks
 //! answer changes nothing (`S92-stop-output`). A turn that ends on anything
-//! else (a step limit, a listener) fires neither; nor does a subagent's.
+//! else (a step limit, a listener) fires neither. A subagent's failed
+//! request fires its StopFailure (as the subagent's: the main session's
+//! ids, `agent_id` and `agent_type`) without MessageDisplay, and no
+//! SubagentStop (vectors `S180-*`).
 
 use dsh_plugin_api::TurnEndInput;
 use dsh_plugin_api::services::model::{ModelError, ModelErrorKind};
@@ -70,7 +73,7 @@ impl ClaudeBridge {
     /// failed it.
     pub async fn on_turn_end(&self, input: &TurnEndInput) {
         let session = &input.session;
-        if input.reason.as_str() != "error" || super::is_subagent(session) {
+        if input.reason.as_str() != "error" {
             return;
         }
         let Some(error) = input
@@ -82,7 +85,11 @@ impl ClaudeBridge {
             return;
         };
         let text = error_text(&error, self.api_gateway.as_deref());
-        if self.has_hooks(session, DISPLAY) {
+        let subagent = super::is_subagent(session);
+        if subagent {
+            self.note_subagent_failure(&session.session_id, &text);
+        }
+        if !subagent && self.has_hooks(session, DISPLAY) {
             let message_id = format!("msg_{}", uuid::Uuid::new_v4().simple());
             let mut runs = self
                 .fire(
