@@ -73,22 +73,20 @@ impl ClaudeBridge {
     /// failed it.
     pub async fn on_turn_end(&self, input: &TurnEndInput) {
         let session = &input.session;
-        if input.reason.as_str() != "error" {
-            return;
-        }
-        let Some(error) = input
-            .message
+        let error = (input.reason.as_str() == "error")
+            .then(|| input.message.as_ref().into_option())
+            .flatten()
+            .and_then(|m| ModelError::from_display(m.as_str()));
+        let text = error
             .as_ref()
-            .into_option()
-            .and_then(|m| ModelError::from_display(m.as_str()))
-        else {
-            return;
-        };
-        let text = error_text(&error, self.api_gateway.as_deref());
+            .map(|e| error_text(e, self.api_gateway.as_deref()));
         let subagent = super::is_subagent(session);
         if subagent {
-            self.note_subagent_failure(&session.session_id, &text);
+            self.note_subagent_end(&session.session_id, text.clone());
         }
+        let (Some(error), Some(text)) = (error, text) else {
+            return;
+        };
         if !subagent && self.has_hooks(session, DISPLAY) {
             let message_id = format!("msg_{}", uuid::Uuid::new_v4().simple());
             let mut runs = self

@@ -24,6 +24,7 @@
 //! subagent cancelled with its parent's turn fires nothing more
 //! (`S181-sigint-in-child-tool`).
 
+use dsh_hook_protocol::point::Outcome;
 use dsh_plugin_api::{ContinuationDecision, ContinuationInput, ROption, RString, SubagentInfo};
 use serde_json::{Value, json};
 
@@ -42,6 +43,10 @@ pub const STOP: &str = "SubagentStop";
 #[derive(Clone, Debug)]
 pub struct Running {
     info: SubagentInfo,
+    /// Whether SubagentStop is settled for it: its hooks fired (its turn
+    /// came to a natural end), or its turn ended another way (a failed
+    /// model request, a cancel), which fires none.
+    settled: bool,
     /// The text Claude Code shows for the model error that ended its
     /// turn, if one did: the Agent call's answer ([`ClaudeBridge::failed_agent_answer`]).
     failed: Option<String>,
@@ -137,6 +142,7 @@ impl ClaudeBridge {
                 info.child_session_id.to_string(),
                 Running {
                     info: info.clone(),
+                    settled: false,
                     failed: None,
                 },
             );
@@ -180,8 +186,10 @@ impl ClaudeBridge {
         input: &ContinuationInput,
     ) -> Option<ContinuationDecision> {
         let mut info = {
-            let m = self.subagents.lock().ok()?;
-            m.get(input.session.session_id.as_str())?.info.clone()
+            let mut m = self.subagents.lock().ok()?;
+            let running = m.get_mut(input.session.session_id.as_str())?;
+            running.settled = true;
+            running.info.clone()
         };
         if !self.has_hooks(&info.parent, STOP) {
             return None;
@@ -197,34 +205,55 @@ impl ClaudeBridge {
         self.stop_decision(STOP, &info.parent, runs, input.consecutive_continues)
     }
 
-    /// A subagent's turn ended on a failed model request, which Claude
-    /// Code shows as `text`: its Agent call answers that.
-    pub(crate) fn note_subagent_failure(&self, session_id: &str, text: &str) {
+    /// A subagent's turn has ended (`agent/turn-end`): no SubagentStop
+    /// fires for it after this. `failed` is Claude Code's text for the
+    /// model error that ended it, if one did: its Agent call answers that.
+    pub(crate) fn note_subagent_end(&self, session_id: &str, failed: Option<String>) {
         if let Ok(mut m) = self.subagents.lock()
             && let Some(running) = m.get_mut(session_id)
         {
-            running.failed = Some(text.to_string());
+            running.settled = true;
+            running.failed = failed;
         }
     }
 
-    /// The subagent has ended. Nothing fires here: a subagent whose turn
-    /// came to its end had its SubagentStop at its `agent/turn-continuation`;
-    /// one a failed model request ended had StopFailure instead
-    /// (`S180-*`); one cancelled with its parent's turn has nothing
-    /// (`S181-sigint-in-child-tool`). The text of a failure is kept for its
-    /// Agent call's post-execute.
+    /// The subagent has ended. Its SubagentStop hooks ran at its
+    /// `agent/turn-continuation` when its turn came to its end; a turn a
+    /// failed model request ended had StopFailure instead (`S180-*`), one
+    /// cancelled with its parent's has nothing (`S181-sigint-in-child-tool`).
+    /// Only a subagent that ran no turn of its own (the forked agent that
+    /// writes a compaction's summary, `S90-*`) has its SubagentStop here,
+    /// observe only. The text of a failure is kept for its Agent call's
+    /// post-execute.
     pub async fn on_subagent_stop(&self, info: &SubagentInfo) {
-        let failed = self
+        // The compaction's agent had no `subagent/start`: nothing is kept
+        // of it, and it is not settled.
+        let running = self
             .subagents
             .lock()
             .ok()
-            .and_then(|mut m| m.remove(info.child_session_id.as_str()))
-            .and_then(|r| r.failed);
-        if let Some(text) = failed
+            .and_then(|mut m| m.remove(info.child_session_id.as_str()));
+        let settled = running.as_ref().is_some_and(|r| r.settled);
+        if let Some(text) = running.and_then(|r| r.failed)
             && let Ok(mut m) = self.failed_agents.lock()
         {
             m.insert(info.call_id.to_string(), text);
         }
+        if settled || !self.has_hooks(&info.parent, STOP) {
+            return;
+        }
+        let subject = info.agent_type.as_str();
+        let payload = stop_payload(info, self.effort.as_deref(), false);
+        let mut runs = self.fire(STOP, &info.parent, &[subject], &payload).await;
+        for run in &mut runs {
+            let reading = read(run, STOP);
+            if reading.blocked || reading.decision() == Some("block") {
+                run.detail =
+                    Some("SubagentStop block ignored: the subagent has already ended".into());
+                run.outcome = Outcome::NonBlockingError;
+            }
+        }
+        self.record(&info.parent, STOP, &runs);
     }
 
     /// What the Agent call `call_id` answers, if its subagent's turn ended
