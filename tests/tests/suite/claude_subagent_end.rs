@@ -75,7 +75,10 @@ fn a_subagent_whose_model_request_fails_completes_its_agent_call_with_the_error(
     let response = &post["tool_response"];
     assert_eq!(response["status"], "completed", "{response}");
     assert_eq!(response["agentId"], failure["agent_id"], "{response}");
-    assert_eq!(response["content"], json!([{"type": "text", "text": SHOWN}]));
+    assert_eq!(
+        response["content"],
+        json!([{"type": "text", "text": SHOWN}])
+    );
     assert_eq!(response["totalTokens"], 0, "{response}");
     assert_eq!(response["usage"]["service_tier"], json!(null), "{response}");
     assert_eq!(response["usage"]["iterations"], json!(null), "{response}");

@@ -123,7 +123,10 @@ impl ClaudeBridge {
         }
         let text = input.last_assistant_message.as_str();
         let last = input.default_decision() == Some(ContinuationDecision::Stop);
-        if last && !text.is_empty() && !super::is_subagent(session) && self.has_hooks(session, DISPLAY)
+        if last
+            && !text.is_empty()
+            && !super::is_subagent(session)
+            && self.has_hooks(session, DISPLAY)
         {
             let message_id = format!("msg_{}", uuid::Uuid::new_v4().simple());
             let payload = display_payload(session, &message_id, text);
