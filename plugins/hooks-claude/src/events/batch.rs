@@ -23,7 +23,6 @@ use dsh_plugin_api::{
 };
 use serde_json::{Map, Value, json};
 
-use super::pre_tool_use::tool_input;
 use super::{effort, head, permission_mode, prompt_id, read};
 use crate::ClaudeBridge;
 
@@ -37,7 +36,7 @@ pub fn batch_entry(input: &PostExecuteInput) -> Value {
     let call = &input.call;
     json!({
         "tool_name": call.name.as_str(),
-        "tool_input": tool_input(call),
+        "tool_input": super::tool_input::for_batch(&call.name, &call.arguments),
         "tool_use_id": call.call_id.as_str(),
         "tool_response": read_by_model(&input.result),
     })

@@ -38,20 +38,10 @@ use crate::ClaudeBridge;
 /// The event name.
 pub const EVENT: &str = "PreToolUse";
 
-/// The call's arguments as JSON (a string when they are not JSON).
+/// The call's arguments as hooks get them ([`super::tool_input`]; a
+/// string when they are not JSON).
 pub(crate) fn tool_input(call: &ToolCall) -> Value {
-    let mut input: Value = serde_json::from_str(&call.arguments)
-        .unwrap_or_else(|_| Value::String(call.arguments.to_string()));
-    // Claude Code hands hooks `Edit`'s input with its schema's default
-    // filled in: `replace_all: false` last when the model left it out
-    // (vector `S183-child-tool-stats`, PreToolUse and PostToolUse).
-    if call.name.as_str() == "Edit"
-        && let Some(m) = input.as_object_mut()
-        && !m.contains_key("replace_all")
-    {
-        m.insert("replace_all".into(), false.into());
-    }
-    input
+    super::tool_input::for_hooks(&call.name, &call.arguments)
 }
 
 /// The stdin payload.
