@@ -15,9 +15,10 @@
 //! `prompt_tokens`/`completion_tokens` counts as input/output), and
 //! `toolStats` when the child called tools ([`super::subagent_stats`]).
 //!
-//! A child whose turn a failed model request ended still completes the
-//! call, as Claude Code's does (vectors `S180-*`): the answer is the turn's
-//! error text (the Claude bridge shows it as Claude Code words it), the
+//! A child whose turn ended in error (a failed model request) still
+//! completes the call, as Claude Code's does (vectors `S180-*`): the answer
+//! is the turn's error text (the Claude bridge shows a model error as
+//! Claude Code words it), the
 //! usage that of a failed request, the model its parent's when the child
 //! got no answer. A child cancelled with its parent's turn is dropped with
 //! the call: nothing more of it runs or fires (`S181-sigint-in-child-tool`).
