@@ -12,6 +12,7 @@
 //! | SubagentStart / SubagentStop | `subagent/start` / the subagent's `agent/turn-continuation` |
 //! | SessionEnd | `agent/session-end` |
 //! | CwdChanged | `agent/cwd-changed` |
+//! | ConfigChange | `tools/post-execute`, before PostToolUse, when a settings file changed ([`events::config_change`]) |
 //! | PostToolBatch, MessageDisplay | `agent/turn-continuation`, before Stop ([`events::batch`]) |
 //! | PermissionRequest | `tools/permission-request` (API 1.4) |
 //! | PreCompact / PostCompact | `agent/compact` / `agent/compacted` (API 1.5); each run's line for `/compact`'s output as a `command/display` record (API 1.7) |
@@ -106,6 +107,9 @@ pub struct ClaudeBridge {
     /// Claude Code's text for the model error that ended a subagent's
     /// turn, by its Agent call's id, until that call's post-execute.
     failed_agents: Mutex<HashMap<String, String>>,
+    /// What each session's settings files held when last looked at
+    /// ([`events::config_change`]).
+    settings_seen: Mutex<HashMap<String, Vec<events::config_change::Seen>>>,
 }
 
 impl ClaudeBridge {
@@ -160,6 +164,7 @@ impl ClaudeBridge {
             async_rewake: config.async_rewake,
             subagents: Mutex::new(HashMap::new()),
             failed_agents: Mutex::new(HashMap::new()),
+            settings_seen: Mutex::new(HashMap::new()),
         }
     }
 

@@ -23,8 +23,8 @@ use dsh_hook_protocol::vectors::{
     Sandbox, Vector, behavior, foreign_to, load_dir, matches_with_uuids, set_launch_env,
 };
 use dsh_hooks_claude::events::{
-    self, compact, cwd_changed, permission_request, post_tool_use, pre_tool_use, session_end,
-    session_start, stop, stop_failure, subagent, user_prompt_submit,
+    self, compact, config_change, cwd_changed, permission_request, post_tool_use, pre_tool_use,
+    session_end, session_start, stop, stop_failure, subagent, user_prompt_submit,
 };
 use dsh_hooks_claude::{ClaudeBridge, Config, ConfigPaths};
 use dsh_plugin_api::abi_stable::std_types::{RArc, ROption, RString, RVec};
@@ -253,6 +253,7 @@ fn session_payload(j: &Value) -> Option<Value> {
             None,
         ),
         "CwdChanged" => cwd_changed::payload(&cwd_input(j)),
+        "ConfigChange" => config_change::payload(&session(j), &s(j, "source"), &s(j, "file_path")),
         "PermissionRequest" => permission_request::payload(&permission_input(j), effort),
         "StopFailure" => stop_failure::payload(
             &TurnEndInput {
@@ -947,6 +948,15 @@ async fn replay(v: &Vector) {
                     .await
             }
             "CwdChanged" => bridge.on_cwd_changed(&cwd_input(&j)).await,
+            // A tool call changed the settings file (S184): as the bridge
+            // finds it after that call.
+            "ConfigChange" => {
+                let file = s(&j, "file_path");
+                std::fs::create_dir_all(Path::new(&file).parent().unwrap()).unwrap();
+                let before = std::fs::read(&file).unwrap_or_default();
+                std::fs::write(&file, [before.as_slice(), b"{}\n"].concat()).unwrap();
+                bridge.on_settings_maybe_changed(&session(&j)).await;
+            }
             "PermissionRequest" => {
                 let input = permission_input(&j);
                 let d = bridge

@@ -19,6 +19,7 @@
 
 pub mod batch;
 pub mod compact;
+pub mod config_change;
 pub mod cwd_changed;
 pub mod permission_request;
 pub mod post_tool_use;

@@ -179,6 +179,11 @@ impl ClaudeBridge {
         Fut: Future<Output = Result<PostToolDecision, String>>,
     {
         let duration_ms = self.take_duration_ms(&input.call.call_id);
+        // A settings file the call changed fires ConfigChange first
+        // (vector `S184-config-change-bypass`).
+        if !input.denied {
+            self.on_settings_maybe_changed(&input.call.session).await;
+        }
         // An Agent call whose subagent a failed model request ended answers
         // Claude Code's text for the error (vectors `S180-*`): the hooks,
         // PostToolBatch and the model all read that.

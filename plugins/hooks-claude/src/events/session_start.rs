@@ -46,6 +46,7 @@ impl ClaudeBridge {
         // Where the session starts stays its `CLAUDE_PROJECT_DIR`.
         self.note_project_dir(&input.session, &input.session.cwd);
         self.refresh(&input.session);
+        self.note_settings(&input.session);
         if !self.has_hooks(&input.session, EVENT) {
             self.refresh_shell_prelude(&input.session);
             return;
