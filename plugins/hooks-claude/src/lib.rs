@@ -13,6 +13,7 @@
 //! | SessionEnd | `agent/session-end` |
 //! | CwdChanged | `agent/cwd-changed` |
 //! | ConfigChange | `tools/post-execute`, before PostToolUse, when a settings file changed ([`events::config_change`]) |
+//! | FileChanged | `tools/post-execute`, before PostToolUse, when a file SessionStart's `watchPaths` named changed ([`events::file_changed`]) |
 //! | PostToolBatch, MessageDisplay | `agent/turn-continuation`, before Stop ([`events::batch`]) |
 //! | PermissionRequest | `tools/permission-request` (API 1.4) |
 //! | PreCompact / PostCompact | `agent/compact` / `agent/compacted` (API 1.5); each run's line for `/compact`'s output as a `command/display` record (API 1.7) |
@@ -110,6 +111,9 @@ pub struct ClaudeBridge {
     /// What each session's settings files held when last looked at
     /// ([`events::config_change`]).
     settings_seen: Mutex<HashMap<String, Vec<events::config_change::Seen>>>,
+    /// The files each session's SessionStart hooks asked to watch, with
+    /// what they held when last looked at ([`events::file_changed`]).
+    watched_files: Mutex<HashMap<String, Vec<(std::path::PathBuf, Option<u64>)>>>,
 }
 
 impl ClaudeBridge {
@@ -165,6 +169,7 @@ impl ClaudeBridge {
             subagents: Mutex::new(HashMap::new()),
             failed_agents: Mutex::new(HashMap::new()),
             settings_seen: Mutex::new(HashMap::new()),
+            watched_files: Mutex::new(HashMap::new()),
         }
     }
 

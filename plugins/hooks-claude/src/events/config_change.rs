@@ -36,7 +36,8 @@ pub struct Seen {
     held: Option<u64>,
 }
 
-fn held(path: &Path) -> Option<u64> {
+/// A hash of what `path` holds, `None` when it cannot be read.
+pub(crate) fn held(path: &Path) -> Option<u64> {
     let bytes = std::fs::read(path).ok()?;
     let mut h = DefaultHasher::new();
     bytes.hash(&mut h);

@@ -183,6 +183,8 @@ impl ClaudeBridge {
         // (vector `S184-config-change-bypass`).
         if !input.denied {
             self.on_settings_maybe_changed(&input.call.session).await;
+            // A watched file it changed, FileChanged (`S184-file-changed`).
+            self.on_watched_maybe_changed(&input.call.session).await;
         }
         // An Agent call whose subagent a failed model request ended answers
         // Claude Code's text for the error (vectors `S180-*`): the hooks,
