@@ -113,7 +113,7 @@ pub struct ClaudeBridge {
     settings_seen: Mutex<HashMap<String, Vec<events::config_change::Seen>>>,
     /// The files each session's SessionStart hooks asked to watch, with
     /// what they held when last looked at ([`events::file_changed`]).
-    watched_files: Mutex<HashMap<String, Vec<(std::path::PathBuf, Option<u64>)>>>,
+    watched_files: Mutex<HashMap<String, events::file_changed::Watched>>,
 }
 
 impl ClaudeBridge {

@@ -26,6 +26,10 @@ use crate::ClaudeBridge;
 /// The event name.
 pub const EVENT: &str = "FileChanged";
 
+/// A session's watched files, each with what it held when last looked at
+/// (a hash of its bytes; `None`: absent).
+pub type Watched = Vec<(PathBuf, Option<u64>)>;
+
 /// The stdin payload.
 pub fn payload(session: &SessionRef, file_path: &str) -> Value {
     let mut m = head(session);
