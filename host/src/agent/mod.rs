@@ -23,6 +23,7 @@ mod session;
 mod settings_rules;
 mod signal;
 mod subagent;
+mod subagent_stats;
 mod turn;
 
 pub use feed::{EventStream, FEED_CAPACITY};

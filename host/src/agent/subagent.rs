@@ -12,7 +12,16 @@
 //! reported for the child's last request ([`dsh_plugin_api::services::model::ModelReply`]'s
 //! `model` and `usage`), the usage laid over Claude Code's empty usage
 //! record as Claude Code lays an API's over it (an OpenAI-style
-//! `prompt_tokens`/`completion_tokens` counts as input/output).
+//! `prompt_tokens`/`completion_tokens` counts as input/output), and
+//! `toolStats` when the child called tools ([`super::subagent_stats`]).
+//!
+//! A child whose turn ended in error (a failed model request) still
+//! completes the call, as Claude Code's does (vectors `S180-*`): the answer
+//! is the turn's error text (the Claude bridge shows a model error as
+//! Claude Code words it), the
+//! usage that of a failed request, the model its parent's when the child
+//! got no answer. A child cancelled with its parent's turn is dropped with
+//! the call: nothing more of it runs or fires (`S181-sigint-in-child-tool`).
 
 use std::sync::{Arc, Weak};
 use std::time::Instant;
@@ -173,8 +182,24 @@ async fn run_subagent(agent: &Arc<Agent>, call: &ToolCall, signal: AbortSignalBo
         let state = child.state();
         (state.last_model.clone(), state.last_usage.clone())
     };
+    // A child that never got an answer reports the model it asked for: its
+    // parent's (Claude Code's subagent runs on its parent's model).
+    let model = model.or_else(|| parent.state().last_model.clone());
     agent.close_session(&child.id, "other").await;
-    let usage = claude_usage(usage.as_ref());
+    // A model request that failed the child's turn: Claude Code's Agent
+    // tool still completes, answering the error's text, with the usage of
+    // the failed request (vectors `S180-*`).
+    let failed = outcome.reason == TurnEndReason::Error;
+    let last_text = if failed {
+        outcome.message.clone().unwrap_or_default()
+    } else {
+        last_text
+    };
+    let usage = if failed {
+        failed_usage()
+    } else {
+        claude_usage(usage.as_ref())
+    };
     let total_tokens = [
         "input_tokens",
         "cache_creation_input_tokens",
@@ -186,7 +211,11 @@ async fn run_subagent(agent: &Arc<Agent>, call: &ToolCall, signal: AbortSignalBo
     .sum::<u64>();
     let duration_ms = started.elapsed().as_millis() as u64;
     let mut structured = serde_json::Map::new();
-    let status = if outcome.reason == TurnEndReason::Completed {
+    let answered = matches!(
+        outcome.reason,
+        TurnEndReason::Completed | TurnEndReason::Error
+    );
+    let status = if answered {
         "completed"
     } else {
         outcome.reason.as_str()
@@ -206,8 +235,11 @@ async fn run_subagent(agent: &Arc<Agent>, call: &ToolCall, signal: AbortSignalBo
     structured.insert("totalTokens".into(), total_tokens.into());
     structured.insert("totalToolUseCount".into(), tool_uses.into());
     structured.insert("usage".into(), usage);
+    if let Some(stats) = super::subagent_stats::tool_stats(&outcome.events) {
+        structured.insert("toolStats".into(), stats);
+    }
     let structured = Value::Object(structured);
-    let mut result = if outcome.reason == TurnEndReason::Completed {
+    let mut result = if answered {
         let answer = if last_text.is_empty() {
             "(Subagent completed but returned no output.)".to_string()
         } else {
@@ -232,6 +264,24 @@ async fn run_subagent(agent: &Arc<Agent>, call: &ToolCall, signal: AbortSignalBo
     };
     result.structured = ROption::RSome(RString::from(structured.to_string()));
     result
+}
+
+/// Claude Code's usage record of a request that failed (vectors
+/// `S180-*`): every count 0, in this order, and `null` where a reply would
+/// have named its service tier, region, iterations and speed.
+fn failed_usage() -> Value {
+    json!({
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
+        "service_tier": null,
+        "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 0},
+        "inference_geo": null,
+        "iterations": null,
+        "speed": null
+    })
 }
 
 /// Claude Code's usage record of one request: its empty record (every

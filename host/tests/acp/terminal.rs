@@ -352,7 +352,10 @@ async fn a_timed_out_command_is_killed_in_its_terminal_and_reported_with_its_out
             "terminal/release"
         ]
     );
-    assert_eq!(tool_results(&host), ["Command timed out after 1s\nstarted"]);
+    assert_eq!(
+        tool_results(&host),
+        ["Exit code 143\nCommand timed out after 1s\nstarted"]
+    );
     client.close().await;
 }
 

@@ -591,9 +591,9 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
         let style = compaction(v, dialect).style;
         let typed = Prompt::typed(prompt, style);
         let outcome = match inv["interrupted_when_file"].as_str() {
-            // `codex exec` given SIGINT (a Ctrl-C) once its tool had made
-            // this file in the project (C173, C174): the turn is cancelled
-            // there.
+            // `codex exec` or `claude -p` given SIGINT (a Ctrl-C) once its
+            // tool (a subagent's too: S181) had made this file in the
+            // project (C173, C174, S181, S182): the turn is cancelled there.
             Some(file) => {
                 let marker = project.join(file);
                 let turn = tokio::spawn({
@@ -1540,10 +1540,13 @@ fn check_requests(
         }
         if tool_result_placement {
             let is_error = placement.contains("is_error=true");
+            // Durations vary (vectors README): the `Agent` result's
+            // `<usage>` note is compared without them.
+            let text = without_durations(&text);
             let found = msgs.iter().any(|m| {
+                let content = without_durations(m["content"].as_str().unwrap_or_default());
                 m["role"] == "tool"
-                    && (m["content"] == text.as_str()
-                        || b.match_str(&text, m["content"].as_str().unwrap_or_default()))
+                    && (content == text || b.match_str(&text, &content))
                     && (dialect == Dialect::Codex
                         || m.get("is_error").and_then(Value::as_bool).unwrap_or(false) == is_error)
             });
@@ -1993,7 +1996,12 @@ fn check_turn_ends(
             let te = &outcome["turn_end"];
             let result = sb.subst(&s(te, "result"));
             let typed = typed_prompts(v);
-            if !typed.is_empty() {
+            if v.json["invocations"][0]["interrupted_when_file"].is_string() {
+                // SIGINT mid-tool (S181, S182): `claude -p` ends the run
+                // `error_during_execution` (`aborted_tools`); dsh's
+                // cancelled turn ends aborted.
+                vec![(TurnEndReason::Aborted, None, None)]
+            } else if !typed.is_empty() {
                 // An interactive run: the first turn, then one per prompt
                 // typed; the TUI reports no result.
                 (0..=typed.len())

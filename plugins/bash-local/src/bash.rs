@@ -13,9 +13,11 @@
 //! - past `max_output_bytes` the **tail** of the output is kept (the end of
 //!   a log is where the error is), behind a `[... N bytes ... truncated ...]`
 //!   line; Claude keeps the head;
-//! - a timeout is an error result `Command timed out after ...` with
-//!   `interrupted: true`; an abort is `Command was aborted ...`, also
-//!   `interrupted: true`;
+//! - a timeout is an error result `Exit code 143\nCommand timed out after
+//!   ...` (Claude Code's text when the command printed nothing, S186) with
+//!   `interrupted: true`, the output after it; Claude Code moves a command
+//!   that printed something before its timeout to the background instead
+//!   (S186); an abort is `Command was aborted ...`, also `interrupted: true`;
 //! - `run_in_background` is refused.
 //!
 //! As in Claude Code, the working directory persists: the command runs
@@ -406,7 +408,12 @@ pub fn to_tool_result(
     let failure = if outcome.interrupted {
         Some("Command was aborted before completion".to_string())
     } else if outcome.timed_out {
-        Some(format!("Command timed out after {}", human_ms(timeout_ms)))
+        // Claude Code's words, the shell's exit status after its SIGTERM
+        // first (recorded S186-timeout).
+        Some(format!(
+            "Exit code 143\nCommand timed out after {}",
+            human_ms(timeout_ms)
+        ))
     } else {
         match (outcome.exit_code, outcome.signal) {
             (Some(0), _) => None,

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Every Claude Code event the bridge runs hooks for.
-pub const SUPPORTED_EVENTS: [&str; 16] = [
+pub const SUPPORTED_EVENTS: [&str; 18] = [
     "PostToolBatch",
     "MessageDisplay",
     "SessionStart",
@@ -40,6 +40,8 @@ pub const SUPPORTED_EVENTS: [&str; 16] = [
     "PreCompact",
     "PostCompact",
     "StopFailure",
+    "ConfigChange",
+    "FileChanged",
 ];
 
 /// Every hook event Claude Code 2.1 knows (vector `S1-all-events`); a name

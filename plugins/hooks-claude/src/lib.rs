@@ -9,14 +9,16 @@
 //! | PreToolUse | `tools/pre-execute` |
 //! | PostToolUse / PostToolUseFailure | `tools/post-execute` (ok / `is_error`) |
 //! | Stop | `agent/turn-continuation` |
-//! | SubagentStart / SubagentStop | `subagent/start` / the subagent's `agent/turn-continuation` (`subagent/end` if its turn never got there) |
+//! | SubagentStart / SubagentStop | `subagent/start` / the subagent's `agent/turn-continuation` |
 //! | SessionEnd | `agent/session-end` |
 //! | CwdChanged | `agent/cwd-changed` |
+//! | ConfigChange | `tools/post-execute`, before PostToolUse, when a settings file changed ([`events::config_change`]) |
+//! | FileChanged | `tools/post-execute`, before PostToolUse, when a file SessionStart's `watchPaths` named changed ([`events::file_changed`]) |
 //! | PostToolBatch, MessageDisplay | `agent/turn-continuation`, before Stop ([`events::batch`]) |
 //! | PermissionRequest | `tools/permission-request` (API 1.4) |
 //! | PreCompact / PostCompact | `agent/compact` / `agent/compacted` (API 1.5); each run's line for `/compact`'s output as a `command/display` record (API 1.7) |
 //! | SessionStart `compact` | `agent/session-start` with source `compact` |
-//! | StopFailure (with MessageDisplay) | `agent/turn-end` ending `error` on a model error |
+//! | StopFailure (with MessageDisplay) | `agent/turn-end` ending `error` on a model error (a subagent's: without MessageDisplay) |
 //!
 //! The bridge is config parse ([`config`]) + payload build + outcome map
 //! (one module per event in [`events`]); running hooks, the exit-code
@@ -103,6 +105,15 @@ pub struct ClaudeBridge {
     /// Each running subagent, by its session id: what its SubagentStop
     /// hooks are told when its turn is about to end ([`events::subagent`]).
     subagents: Mutex<HashMap<String, events::subagent::Running>>,
+    /// Claude Code's text for the model error that ended a subagent's
+    /// turn, by its Agent call's id, until that call's post-execute.
+    failed_agents: Mutex<HashMap<String, String>>,
+    /// What each session's settings files held when last looked at
+    /// ([`events::config_change`]).
+    settings_seen: Mutex<HashMap<String, Vec<events::config_change::Seen>>>,
+    /// The files each session's SessionStart hooks asked to watch, with
+    /// what they held when last looked at ([`events::file_changed`]).
+    watched_files: Mutex<HashMap<String, events::file_changed::Watched>>,
 }
 
 impl ClaudeBridge {
@@ -156,6 +167,9 @@ impl ClaudeBridge {
             batches: Mutex::new(HashMap::new()),
             async_rewake: config.async_rewake,
             subagents: Mutex::new(HashMap::new()),
+            failed_agents: Mutex::new(HashMap::new()),
+            settings_seen: Mutex::new(HashMap::new()),
+            watched_files: Mutex::new(HashMap::new()),
         }
     }
 

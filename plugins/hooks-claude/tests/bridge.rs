@@ -587,8 +587,8 @@ async fn subagent_stop_blocks_keep_the_subagent_going_and_fire_once_per_stop() {
             .collect::<Vec<_>>(),
         [json!(false), json!(true), json!(true)]
     );
-    // Another subagent whose turn ended another way (an error, a cancel)
-    // gets its SubagentStop once at its end, observe only.
+    // A subagent that ran no turn of its own (a compaction's forked
+    // agent, S90-*) gets its SubagentStop once at its end, observe only.
     let mut other = subagent(&f.cwd);
     other.child_session_id = "child-2".into();
     f.bridge.on_subagent_start(&other).await;
@@ -599,6 +599,28 @@ async fn subagent_stop_blocks_keep_the_subagent_going_and_fire_once_per_stop() {
     assert_eq!(seen[3]["agent_id"], "child-2");
     assert_eq!(seen[3]["last_assistant_message"], "partial");
     assert_eq!(seen[3]["stop_hook_active"], false);
+    // One whose turn ended another way (a failed model request, a cancel)
+    // gets none (recorded S180-*, S181-sigint-in-child-tool).
+    for (id, reason, message) in [
+        ("child-3", "error", "model request refused: HTTP 500: down"),
+        ("child-4", "aborted", "cancelled"),
+    ] {
+        let mut ended = subagent(&f.cwd);
+        ended.child_session_id = id.into();
+        f.bridge.on_subagent_start(&ended).await;
+        let mut session = child_session(&f.cwd);
+        session.session_id = id.into();
+        f.bridge
+            .on_turn_end(&TurnEndInput {
+                session,
+                reason: reason.into(),
+                message: ROption::RSome(message.into()),
+            })
+            .await;
+        f.bridge.on_subagent_stop(&ended).await;
+    }
+    let seen = stdins(&log);
+    assert_eq!(seen.len(), 4, "{seen:?}");
 }
 
 #[tokio::test]

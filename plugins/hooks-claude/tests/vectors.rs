@@ -23,8 +23,8 @@ use dsh_hook_protocol::vectors::{
     Sandbox, Vector, behavior, foreign_to, load_dir, matches_with_uuids, set_launch_env,
 };
 use dsh_hooks_claude::events::{
-    self, compact, cwd_changed, permission_request, post_tool_use, pre_tool_use, session_end,
-    session_start, stop, stop_failure, subagent, user_prompt_submit,
+    self, compact, config_change, cwd_changed, file_changed, permission_request, post_tool_use,
+    pre_tool_use, session_end, session_start, stop, stop_failure, subagent, user_prompt_submit,
 };
 use dsh_hooks_claude::{ClaudeBridge, Config, ConfigPaths};
 use dsh_plugin_api::abi_stable::std_types::{RArc, ROption, RString, RVec};
@@ -253,6 +253,8 @@ fn session_payload(j: &Value) -> Option<Value> {
             None,
         ),
         "CwdChanged" => cwd_changed::payload(&cwd_input(j)),
+        "ConfigChange" => config_change::payload(&session(j), &s(j, "source"), &s(j, "file_path")),
+        "FileChanged" => file_changed::payload(&session(j), &s(j, "file_path")),
         "PermissionRequest" => permission_request::payload(&permission_input(j), effort),
         "StopFailure" => stop_failure::payload(
             &TurnEndInput {
@@ -601,6 +603,15 @@ async fn replay(v: &Vector) {
         return;
     }
     let sb = Sandbox::new();
+    // The project's text files from before the run (S184-file-changed's
+    // watched file); the loop test writes images too.
+    for (rel, text) in v.json["project_files"].as_object().into_iter().flatten() {
+        if let Some(text) = text.as_str() {
+            let path = sb.run().join("proj").join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, sb.subst(text)).unwrap();
+        }
+    }
     let host = Arc::new(LocalHost::new());
     let bridge = bridge_for(v, &sb, host.clone());
     let texts = hook_texts(v, &sb);
@@ -647,7 +658,8 @@ async fn replay(v: &Vector) {
             .and_modify(|n| *n += 1)
             .or_insert(1);
         let (code, out, err) = behavior(v, &label, *n, &s(call, "stdin"));
-        sb.set_behavior(&label, code, &out, &err);
+        // An answer naming the run's paths (S184-file-changed's watchPaths).
+        sb.set_behavior(&label, code, &sb.subst(&out), &err);
         let j = sb.subst_value(&call["stdin_json"]);
         // The model may have moved the session (`cd sub`, S12-cwd-after-cd).
         if Path::new(&s(&j, "cwd")).starts_with(sb.run()) {
@@ -959,6 +971,23 @@ async fn replay(v: &Vector) {
                     .await
             }
             "CwdChanged" => bridge.on_cwd_changed(&cwd_input(&j)).await,
+            // A tool call changed the settings file (S184): as the bridge
+            // finds it after that call.
+            "ConfigChange" => {
+                let file = s(&j, "file_path");
+                std::fs::create_dir_all(Path::new(&file).parent().unwrap()).unwrap();
+                let before = std::fs::read(&file).unwrap_or_default();
+                std::fs::write(&file, [before.as_slice(), b"{}\n"].concat()).unwrap();
+                bridge.on_settings_maybe_changed(&session(&j)).await;
+            }
+            // A tool call changed a watched file (S184).
+            "FileChanged" => {
+                let file = s(&j, "file_path");
+                let before = std::fs::read(&file).unwrap_or_default();
+                assert!(!before.is_empty(), "{}: {file} was not there", v.name);
+                std::fs::write(&file, [before.as_slice(), b"changed\n"].concat()).unwrap();
+                bridge.on_watched_maybe_changed(&session(&j)).await;
+            }
             "PermissionRequest" => {
                 let input = permission_input(&j);
                 let d = bridge
@@ -1038,8 +1067,16 @@ async fn replay(v: &Vector) {
             }
             "StopFailure" => {
                 // The model's failure as the loop reports it at the turn's
-                // end: the scripted HTTP error (S92).
-                let e = &v.json["model_script_default"]["error"];
+                // end: the scripted HTTP error (S92's default answer, or
+                // the subagent's step of S180-*).
+                let e = v.json["model_script"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .chain([&v.json["model_script_default"]])
+                    .map(|r| &r["error"])
+                    .find(|e| e.is_object())
+                    .unwrap_or(&Value::Null);
                 let error = dsh_plugin_api::services::model::ModelError::new(
                     dsh_plugin_api::services::model::ModelErrorKind::Status {
                         code: e["status"].as_u64().unwrap_or(0) as u16,

@@ -4,6 +4,9 @@
 //! - [`plugin_host`]: refusals (non-library, no root module, writable, ABI
 //!   changed, API major 2), panics in apply and in listeners, missing
 //!   services, drop-in folders, dispose;
+//! - [`claude_subagent_end`]: a subagent whose model request fails:
+//!   StopFailure as the subagent's, the `Agent` call completed with the
+//!   error's text (recorded S180);
 //! - [`cli`]: `dsh check` and `dsh plugins` over the real binary;
 //! - [`compaction`]: `/compact` and automatic compaction of a real
 //!   session, its log and the next model request; StopFailure;
@@ -37,6 +40,7 @@
 //!   endpoint scraped.
 
 mod abi_evolution;
+mod claude_subagent_end;
 mod cli;
 mod codex_compaction;
 mod codex_subagent;

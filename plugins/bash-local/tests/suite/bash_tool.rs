@@ -135,7 +135,7 @@ async fn timeout_is_an_interrupted_error() {
     assert!(result.is_error);
     assert_eq!(
         result.text_content(),
-        "Command timed out after 0.3s\nbefore"
+        "Exit code 143\nCommand timed out after 0.3s\nbefore"
     );
     assert_eq!(structured(&result)["interrupted"], true);
 }

@@ -12,7 +12,9 @@
 //!   shows it in `-p` mode: one call, `index: 0`, `final: true`, `delta` the
 //!   whole text, a `message_id` of its own.
 //!
-//! A subagent's steps fire neither (`S1-all-events`). What these hooks
+//! A subagent's steps fire PostToolBatch as the subagent's (the main
+//! session's ids, `agent_id` and `agent_type`: `S180-child-err-after-tool`)
+//! and never MessageDisplay (`S1-all-events`). What these hooks
 //! answer changes nothing here (MessageDisplay's `displayContent` only
 //! changes what a terminal shows).
 
@@ -21,7 +23,6 @@ use dsh_plugin_api::{
 };
 use serde_json::{Map, Value, json};
 
-use super::pre_tool_use::tool_input;
 use super::{effort, head, permission_mode, prompt_id, read};
 use crate::ClaudeBridge;
 
@@ -35,7 +36,7 @@ pub fn batch_entry(input: &PostExecuteInput) -> Value {
     let call = &input.call;
     json!({
         "tool_name": call.name.as_str(),
-        "tool_input": tool_input(call),
+        "tool_input": super::tool_input::for_batch(&call.name, &call.arguments),
         "tool_use_id": call.call_id.as_str(),
         "tool_response": read_by_model(&input.result),
     })
@@ -91,7 +92,7 @@ pub fn display_payload(session: &SessionRef, message_id: &str, text: &str) -> Va
 impl ClaudeBridge {
     /// Remembers a finished call for its step's PostToolBatch.
     pub(crate) fn note_batch_call(&self, input: &PostExecuteInput) {
-        if !self.has_hooks(&input.call.session, BATCH) || super::is_subagent(&input.call.session) {
+        if !self.has_hooks(&input.call.session, BATCH) {
             return;
         }
         if let Ok(mut m) = self.batches.lock() {
@@ -105,9 +106,6 @@ impl ClaudeBridge {
     /// for a final answer.
     pub async fn on_step_end(&self, input: &ContinuationInput) {
         let session = &input.session;
-        if super::is_subagent(session) {
-            return;
-        }
         let calls = self
             .batches
             .lock()
@@ -124,7 +122,11 @@ impl ClaudeBridge {
         }
         let text = input.last_assistant_message.as_str();
         let last = input.default_decision() == Some(ContinuationDecision::Stop);
-        if last && !text.is_empty() && self.has_hooks(session, DISPLAY) {
+        if last
+            && !text.is_empty()
+            && !super::is_subagent(session)
+            && self.has_hooks(session, DISPLAY)
+        {
             let message_id = format!("msg_{}", uuid::Uuid::new_v4().simple());
             let payload = display_payload(session, &message_id, text);
             let mut runs = self.fire(DISPLAY, session, &[], &payload).await;

@@ -11,7 +11,7 @@
 //! Code's identity variables by default: `AI_AGENT`,
 //! `CLAUDE_CODE_CHILD_SESSION`, `CLAUDE_CODE_ENTRYPOINT`,
 //! `COREPACK_ENABLE_AUTO_PIN`, `NoDefaultCurrentDirectoryInExePath`), and
-//! `CLAUDE_EFFORT`, `CLAUDE_ENV_FILE` (SessionStart, CwdChanged) and plugin folders
+//! `CLAUDE_EFFORT`, `CLAUDE_ENV_FILE` (SessionStart, CwdChanged, FileChanged) and plugin folders
 //! where Claude Code sets them. Identical command strings on one
 //! point run once. Nothing in the command is substituted: the shell expands
 //! `${CLAUDE_PROJECT_DIR}`; a non-plugin hook that mentions
@@ -19,7 +19,9 @@
 
 pub mod batch;
 pub mod compact;
+pub mod config_change;
 pub mod cwd_changed;
+pub mod file_changed;
 pub mod permission_request;
 pub mod post_tool_use;
 pub mod pre_tool_use;
@@ -28,6 +30,7 @@ pub mod session_start;
 pub mod stop;
 pub mod stop_failure;
 pub mod subagent;
+pub mod tool_input;
 pub mod user_prompt_submit;
 
 use dsh_hook_protocol::Dialect;
@@ -406,7 +409,7 @@ impl ClaudeBridge {
                 if let (true, Some(level)) = (with_effort, self.effort.as_deref()) {
                     req = req.with_env("CLAUDE_EFFORT", level);
                 }
-                if matches!(event, "SessionStart" | "CwdChanged")
+                if matches!(event, "SessionStart" | "CwdChanged" | "FileChanged")
                     && let Some(file) = self.env_file(&env_owner, event, nth)
                 {
                     req = req.with_env("CLAUDE_ENV_FILE", &file);
@@ -501,8 +504,8 @@ impl ClaudeBridge {
         }
     }
 
-    /// `CLAUDE_ENV_FILE` of the `nth` (0-based) SessionStart or CwdChanged
-    /// hook: `<session_env_dir>/<owner>/<event lowercased>-hook-<nth>.sh`,
+    /// `CLAUDE_ENV_FILE` of the `nth` (0-based) SessionStart, CwdChanged or
+    /// FileChanged hook (`S184-file-changed`): `<session_env_dir>/<owner>/<event lowercased>-hook-<nth>.sh`,
     /// as Claude Code names it under `~/.claude/session-env` (`owner`: see
     /// [`env_file_owner`]). The folder is made (0700) so the hook can write
     /// the file; `None` (no variable) when the id is not a plain file name.

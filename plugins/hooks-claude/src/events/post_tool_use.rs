@@ -113,6 +113,29 @@ fn replaced(decision: PostToolDecision, content: Vec<ContentBlock_NE>) -> PostTo
     }
 }
 
+/// `input` with its result's answer (the first text block, and the
+/// structured response's `content`) replaced by `text`.
+fn failed_answer(input: &PostExecuteInput, text: &str) -> PostExecuteInput {
+    let mut out = input.clone();
+    let mut content: Vec<ContentBlock_NE> = out.result.content.iter().cloned().collect();
+    match content.first_mut() {
+        Some(first) => *first = ContentBlock::text(text),
+        None => content.push(ContentBlock::text(text)),
+    }
+    out.result.content = RVec::from(content);
+    let structured: Option<Value> = out
+        .result
+        .structured
+        .as_ref()
+        .into_option()
+        .and_then(|s| serde_json::from_str(s).ok());
+    if let Some(mut v) = structured {
+        v["content"] = serde_json::json!([{"type": "text", "text": text}]);
+        out.result.structured = ROption::RSome(v.to_string().into());
+    }
+    out
+}
+
 /// The stdin payload of `event` ([`EVENT`] or [`FAILURE`]).
 pub fn payload(
     input: &PostExecuteInput,
@@ -156,9 +179,32 @@ impl ClaudeBridge {
         Fut: Future<Output = Result<PostToolDecision, String>>,
     {
         let duration_ms = self.take_duration_ms(&input.call.call_id);
+        // A settings file the call changed fires ConfigChange first
+        // (vector `S184-config-change-bypass`).
+        if !input.denied {
+            self.on_settings_maybe_changed(&input.call.session).await;
+            // A watched file it changed, FileChanged (`S184-file-changed`).
+            self.on_watched_maybe_changed(&input.call.session).await;
+        }
+        // An Agent call whose subagent a failed model request ended answers
+        // Claude Code's text for the error (vectors `S180-*`): the hooks,
+        // PostToolBatch and the model all read that.
+        let failed = self.failed_agent_answer(&input.call.call_id);
+        let answered;
+        let input = match &failed {
+            Some(text) => {
+                answered = failed_answer(input, text);
+                &answered
+            }
+            None => input,
+        };
+        let with_answer = |decision: PostToolDecision| match &failed {
+            Some(_) => replaced(decision, input.result.content.iter().cloned().collect()),
+            None => decision,
+        };
         self.note_batch_call(input);
         let Some(event) = event_of(input).filter(|e| self.has_hooks(&input.call.session, e)) else {
-            return next().await;
+            return next().await.map(with_answer);
         };
         let call = &input.call;
         let tool = claude_tool_name(&call.name);
@@ -220,7 +266,7 @@ impl ClaudeBridge {
         if let Some(reason) = halt {
             self.halt(&call.session.session_id, &reason);
         }
-        let mut decision = next().await?;
+        let mut decision = with_answer(next().await?);
         if let Some(content) = mcp_replacement {
             decision = replaced(decision, content);
         }

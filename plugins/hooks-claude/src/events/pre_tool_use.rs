@@ -38,10 +38,10 @@ use crate::ClaudeBridge;
 /// The event name.
 pub const EVENT: &str = "PreToolUse";
 
-/// The call's arguments as JSON (a string when they are not JSON).
+/// The call's arguments as hooks get them ([`super::tool_input`]; a
+/// string when they are not JSON).
 pub(crate) fn tool_input(call: &ToolCall) -> Value {
-    serde_json::from_str(&call.arguments)
-        .unwrap_or_else(|_| Value::String(call.arguments.to_string()))
+    super::tool_input::for_hooks(&call.name, &call.arguments)
 }
 
 /// The stdin payload.

@@ -46,6 +46,7 @@ impl ClaudeBridge {
         // Where the session starts stays its `CLAUDE_PROJECT_DIR`.
         self.note_project_dir(&input.session, &input.session.cwd);
         self.refresh(&input.session);
+        self.note_settings(&input.session);
         if !self.has_hooks(&input.session, EVENT) {
             self.refresh_shell_prelude(&input.session);
             return;
@@ -66,10 +67,13 @@ impl ClaudeBridge {
         let batch = fresh_id();
         let spill = self.spill(&input.session.session_id, &input.session.log_path, &batch);
         let mut answers = JsonCount::default();
+        let mut watch = Vec::new();
         for i in completion(&runs) {
             let run = &mut runs[i];
             let reading = read(run, EVENT);
             let nth = answers.count(&reading);
+            // Files to watch for FileChanged (vector `S184-file-changed`).
+            watch.extend(super::file_changed::watch_paths(reading.json.as_ref()));
             if let Some(text) = capped_plain(&spill, &reading) {
                 plain.push(format!("{EVENT}:{source} hook success: {text}"));
             }
@@ -80,6 +84,7 @@ impl ClaudeBridge {
         plain.extend(contexts);
         let contexts = plain;
         self.record(&input.session, EVENT, &runs);
+        self.watch_files(&input.session, watch);
         // What the hooks wrote into their `CLAUDE_ENV_FILE`s reaches the
         // session's `Bash` commands from now on.
         self.refresh_shell_prelude(&input.session);

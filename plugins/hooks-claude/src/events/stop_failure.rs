@@ -10,7 +10,10 @@
 //! <message>`, for a server error followed by Claude Code's advice naming
 //! its inference gateway, the bridge's `api_gateway`). What the hooks
 //! answer changes nothing (`S92-stop-output`). A turn that ends on anything
-//! else (a step limit, a listener) fires neither; nor does a subagent's.
+//! else (a step limit, a listener) fires neither. A subagent's failed
+//! request fires its StopFailure (as the subagent's: the main session's
+//! ids, `agent_id` and `agent_type`) without MessageDisplay, and no
+//! SubagentStop (vectors `S180-*`).
 
 use dsh_plugin_api::TurnEndInput;
 use dsh_plugin_api::services::model::{ModelError, ModelErrorKind};
@@ -70,19 +73,21 @@ impl ClaudeBridge {
     /// failed it.
     pub async fn on_turn_end(&self, input: &TurnEndInput) {
         let session = &input.session;
-        if input.reason.as_str() != "error" || super::is_subagent(session) {
-            return;
-        }
-        let Some(error) = input
-            .message
+        let error = (input.reason.as_str() == "error")
+            .then(|| input.message.as_ref().into_option())
+            .flatten()
+            .and_then(|m| ModelError::from_display(m.as_str()));
+        let text = error
             .as_ref()
-            .into_option()
-            .and_then(|m| ModelError::from_display(m.as_str()))
-        else {
+            .map(|e| error_text(e, self.api_gateway.as_deref()));
+        let subagent = super::is_subagent(session);
+        if subagent {
+            self.note_subagent_end(&session.session_id, text.clone());
+        }
+        let (Some(error), Some(text)) = (error, text) else {
             return;
         };
-        let text = error_text(&error, self.api_gateway.as_deref());
-        if self.has_hooks(session, DISPLAY) {
+        if !subagent && self.has_hooks(session, DISPLAY) {
             let message_id = format!("msg_{}", uuid::Uuid::new_v4().simple());
             let mut runs = self
                 .fire(

@@ -14,10 +14,15 @@
 //! `[command]: stderr`), and the next firing says `stop_hook_active: true`;
 //! the Agent tool then returns the subagent's later answer (vectors
 //! `S171-block-once`, `S171-exit2-once`). Plain stdout and `continue:
-//! false` change nothing (`S171-plain-stdout`, `S171-continue-false`). A
-//! subagent whose turn ended another way (an error, a cancel) gets its
-//! SubagentStop at `subagent/end`, observe only. Matcher subject: the
-//! agent type.
+//! false` change nothing (`S171-plain-stdout`, `S171-continue-false`).
+//! Matcher subject: the agent type.
+//!
+//! A subagent whose model request fails gets no SubagentStop: its
+//! StopFailure hooks run (payload as the subagent's own, no MessageDisplay)
+//! and the Agent call completes with Claude Code's text for the error as
+//! its answer (vectors `S180-*`, [`ClaudeBridge::failed_agent_answer`]). A
+//! subagent cancelled with its parent's turn fires nothing more
+//! (`S181-sigint-in-child-tool`).
 
 use dsh_hook_protocol::point::Outcome;
 use dsh_plugin_api::{ContinuationDecision, ContinuationInput, ROption, RString, SubagentInfo};
@@ -38,15 +43,20 @@ pub const STOP: &str = "SubagentStop";
 #[derive(Clone, Debug)]
 pub struct Running {
     info: SubagentInfo,
-    /// Whether its SubagentStop hooks have fired (its turn came to a
-    /// natural end at least once).
-    fired: bool,
+    /// Whether SubagentStop is settled for it: its hooks fired (its turn
+    /// came to a natural end), or its turn ended another way (a failed
+    /// model request, a cancel), which fires none.
+    settled: bool,
+    /// The text Claude Code shows for the model error that ended its
+    /// turn, if one did: the Agent call's answer ([`ClaudeBridge::failed_agent_answer`]).
+    failed: Option<String>,
 }
 
 /// `payload`, built for a subagent's own session, as Claude Code gives it
 /// to that subagent's hooks: `session_id`, `transcript_path` and
 /// `prompt_id` the main session's, then `agent_id` and `agent_type` after
-/// `permission_mode` (vector `S174-failure-in-subagent`).
+/// `permission_mode` (vector `S174-failure-in-subagent`), or before
+/// `effort` in a payload without it (`S180-child-err500`'s StopFailure).
 pub fn as_subagents(payload: &Value, info: &SubagentInfo) -> Value {
     let Some(fields) = payload.as_object() else {
         return payload.clone();
@@ -65,7 +75,9 @@ pub fn as_subagents(payload: &Value, info: &SubagentInfo) -> Value {
             "prompt_id" if !parent.prompt_id.is_empty() => parent.prompt_id.as_str().into(),
             _ => value.clone(),
         };
-        if !placed && key == "hook_event_name" {
+        // Where `permission_mode` is or would be: before `effort` when a
+        // payload has none (StopFailure, vector `S180-child-err500`).
+        if !placed && (key == "hook_event_name" || key == "effort") {
             agent(&mut m);
             placed = true;
         }
@@ -130,7 +142,8 @@ impl ClaudeBridge {
                 info.child_session_id.to_string(),
                 Running {
                     info: info.clone(),
-                    fired: false,
+                    settled: false,
+                    failed: None,
                 },
             );
         }
@@ -175,7 +188,7 @@ impl ClaudeBridge {
         let mut info = {
             let mut m = self.subagents.lock().ok()?;
             let running = m.get_mut(input.session.session_id.as_str())?;
-            running.fired = true;
+            running.settled = true;
             running.info.clone()
         };
         if !self.has_hooks(&info.parent, STOP) {
@@ -192,17 +205,41 @@ impl ClaudeBridge {
         self.stop_decision(STOP, &info.parent, runs, input.consecutive_continues)
     }
 
-    /// The subagent has ended: its SubagentStop hooks run here only if its
-    /// turn never came to a natural end (observe only: nothing can keep it
-    /// going now).
+    /// A subagent's turn has ended (`agent/turn-end`): no SubagentStop
+    /// fires for it after this. `failed` is Claude Code's text for the
+    /// model error that ended it, if one did: its Agent call answers that.
+    pub(crate) fn note_subagent_end(&self, session_id: &str, failed: Option<String>) {
+        if let Ok(mut m) = self.subagents.lock()
+            && let Some(running) = m.get_mut(session_id)
+        {
+            running.settled = true;
+            running.failed = failed;
+        }
+    }
+
+    /// The subagent has ended. Its SubagentStop hooks ran at its
+    /// `agent/turn-continuation` when its turn came to its end; a turn a
+    /// failed model request ended had StopFailure instead (`S180-*`), one
+    /// cancelled with its parent's has nothing (`S181-sigint-in-child-tool`).
+    /// Only a subagent that ran no turn of its own (the forked agent that
+    /// writes a compaction's summary, `S90-*`) has its SubagentStop here,
+    /// observe only. The text of a failure is kept for its Agent call's
+    /// post-execute.
     pub async fn on_subagent_stop(&self, info: &SubagentInfo) {
-        let fired = self
+        // The compaction's agent had no `subagent/start`: nothing is kept
+        // of it, and it is not settled.
+        let running = self
             .subagents
             .lock()
             .ok()
-            .and_then(|mut m| m.remove(info.child_session_id.as_str()))
-            .is_some_and(|r| r.fired);
-        if fired || !self.has_hooks(&info.parent, STOP) {
+            .and_then(|mut m| m.remove(info.child_session_id.as_str()));
+        let settled = running.as_ref().is_some_and(|r| r.settled);
+        if let Some(text) = running.and_then(|r| r.failed)
+            && let Ok(mut m) = self.failed_agents.lock()
+        {
+            m.insert(info.call_id.to_string(), text);
+        }
+        if settled || !self.has_hooks(&info.parent, STOP) {
             return;
         }
         let subject = info.agent_type.as_str();
@@ -217,5 +254,11 @@ impl ClaudeBridge {
             }
         }
         self.record(&info.parent, STOP, &runs);
+    }
+
+    /// What the Agent call `call_id` answers, if its subagent's turn ended
+    /// on a failed model request: Claude Code's text for that error.
+    pub(crate) fn failed_agent_answer(&self, call_id: &str) -> Option<String> {
+        self.failed_agents.lock().ok()?.remove(call_id)
     }
 }

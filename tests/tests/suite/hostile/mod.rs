@@ -61,6 +61,9 @@
 //!   results, and no child is made.
 //! - [`subagent`]: a SubagentStop hook blocking every time gives way after
 //!   8 blocks, as Claude Code's does; the subagent's 9th answer is returned.
+//! - [`subagent_failure`]: a subagent failing with a large error full of
+//!   quoting while its StopFailure hook hangs: cut off by its `timeout`, the
+//!   `Agent` call completes with the whole text.
 //! - [`store`]: a bad store URL, a wrong password, an unreachable database,
 //!   `DSH_STORE_URL`: refused at start naming the database, never the
 //!   password.
@@ -86,4 +89,5 @@ mod session_support;
 mod sessions;
 mod store;
 mod subagent;
+mod subagent_failure;
 mod trust;
