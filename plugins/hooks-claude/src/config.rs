@@ -317,6 +317,54 @@ pub struct SettingsFile {
     pub enabled_plugins: Vec<(String, bool)>,
     /// The `permissions` block, when there is one.
     pub permissions: Option<crate::permissions::PermissionRules>,
+    /// `env`: variables Claude Code sets for its hooks (recorded S191), in
+    /// file order; numbers and booleans as their JSON text.
+    pub env: Vec<(String, String)>,
+}
+
+/// The `env` object of a settings file; a value that is not a string,
+/// number or boolean is left out with a warning naming it.
+fn parse_env(
+    map: &serde_json::Map<String, Value>,
+    source: &str,
+    problems: &mut Vec<ConfigProblem>,
+) -> Vec<(String, String)> {
+    let Some(env) = map.get("env") else {
+        return Vec::new();
+    };
+    let Some(env) = env.as_object() else {
+        problems.push(ConfigProblem::warning(
+            source,
+            "env",
+            "`env` is not an object; ignored",
+        ));
+        return Vec::new();
+    };
+    env.iter()
+        .filter_map(|(name, value)| {
+            let text = match value {
+                Value::String(s) => s.clone(),
+                Value::Number(_) | Value::Bool(_) => value.to_string(),
+                _ => {
+                    problems.push(ConfigProblem::warning(
+                        source,
+                        format!("env.{name}"),
+                        "not a string, number or boolean; ignored",
+                    ));
+                    return None;
+                }
+            };
+            if name.is_empty() || name.contains(['=', '\0']) || text.contains('\0') {
+                problems.push(ConfigProblem::warning(
+                    source,
+                    format!("env.{name}"),
+                    "a name or value no environment can hold; ignored",
+                ));
+                return None;
+            }
+            Some((name.clone(), text))
+        })
+        .collect()
 }
 
 /// Parses one settings file, plugin `hooks/hooks.json` or bare event map
@@ -346,7 +394,9 @@ pub fn parse_settings(
             .unwrap_or_default(),
         permissions: crate::permissions::parse(&map, &source, &mut problems),
         hooks: Vec::new(),
+        env: Vec::new(),
     };
+    file.env = parse_env(&map, &source, &mut problems);
     let events = match map.get("hooks") {
         Some(Value::Object(events)) => Some((events, "hooks")),
         Some(_) => {
@@ -579,6 +629,39 @@ mod tests {
             ..Config::default()
         };
         assert_eq!(load(&config).hooks[0].hook.timeout_s, 7);
+    }
+
+    #[test]
+    fn settings_env_takes_scalars_as_text_and_warns_about_the_rest() {
+        let text =
+            json!({"env": {"A": "x", "N": 7, "B": true, "O": {"k": 1}, "Z": null, "E=Q": "v"}});
+        let parsed =
+            parse_settings(Path::new("s.json"), text.to_string().as_bytes(), 600, None).unwrap();
+        let env: Vec<(&str, &str)> = parsed
+            .value
+            .env
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(env, [("A", "x"), ("N", "7"), ("B", "true")]);
+        let lines: Vec<String> = parsed.problems.iter().map(|p| p.to_string()).collect();
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("env.O") && l.contains("ignored")),
+            "{lines:?}"
+        );
+        assert!(lines.iter().any(|l| l.contains("env.Z")), "{lines:?}");
+        assert!(lines.iter().any(|l| l.contains("env.E=Q")), "{lines:?}");
+        let not_object =
+            parse_settings(Path::new("s.json"), br#"{"env": [1]}"#, 600, None).unwrap();
+        assert!(not_object.value.env.is_empty());
+        assert!(
+            not_object.problems[0]
+                .to_string()
+                .contains("`env` is not an object")
+        );
     }
 
     #[test]

@@ -101,6 +101,9 @@ pub struct Resolution {
     pub project: PathBuf,
     /// Project files with hooks that did not run for want of trust.
     pub skipped: Vec<Skipped>,
+    /// The settings files' `env`, merged in layer order (a later layer's
+    /// value wins), trusted files only: every hook gets it (recorded S191).
+    pub env: Vec<(String, String)>,
 }
 
 impl Resolution {
@@ -321,7 +324,10 @@ impl Discovery {
                 || match store.status(&layer.path, hash, &self.trusted_prefixes) {
                     Trust::Trusted => true,
                     trust => {
-                        if !value.hooks.is_empty() || !value.enabled_plugins.is_empty() {
+                        if !value.hooks.is_empty()
+                            || !value.enabled_plugins.is_empty()
+                            || !value.env.is_empty()
+                        {
                             skipped.push(Skipped {
                                 file: layer.path.clone(),
                                 trust,
@@ -357,10 +363,19 @@ impl Discovery {
                 .flat_map(|v| v.hooks.iter().cloned())
                 .collect()
         };
+        // `env` applies whatever the hooks' switches say.
+        let mut env: Vec<(String, String)> = Vec::new();
+        for (name, value) in used.iter().flat_map(|(_, v)| v.env.iter()) {
+            match env.iter_mut().find(|(k, _)| k == name) {
+                Some(entry) => entry.1 = value.clone(),
+                None => env.push((name.clone(), value.clone())),
+            }
+        }
         let resolution = |hooks| Resolution {
             hooks,
             project: project.to_path_buf(),
             skipped: skipped.clone(),
+            env: env.clone(),
         };
         if managed_flag(|s| s.disable_all_hooks) {
             return resolution(Vec::new());

@@ -399,7 +399,13 @@ impl ClaudeBridge {
                     (None, None) => vec!["/bin/sh".into(), "-c".into(), h.command.clone()],
                 };
                 let mut req = hook_request(program, &session.cwd, stdin.clone(), h.timeout_s)
-                    .without_env_prefix(REMOVED_ENV_PREFIX)
+                    .without_env_prefix(REMOVED_ENV_PREFIX);
+                // The settings files' `env` is Claude Code's own
+                // environment, under what it sets per hook (S191).
+                for (k, v) in &resolution.env {
+                    req = req.with_env(k, v);
+                }
+                let mut req = req
                     .with_env("CLAUDE_PROJECT_DIR", &project_dir)
                     .with_env("CLAUDECODE", "1")
                     .with_env("CLAUDE_CODE_SESSION_ID", hook_session_id);
