@@ -19,7 +19,7 @@
 
 use abi_stable::{
     StableAbi, sabi_trait,
-    std_types::{RArc, RBox, ROption, RResult, RStr, RString, RVec},
+    std_types::{RArc, RBox, ROption, RResult, RStr, RString, RVec, Tuple2},
 };
 use async_ffi::FfiFuture;
 
@@ -255,6 +255,33 @@ pub trait HostContext: Clone + Send + Sync {
         RResult::RErr(RString::from(
             "this host cannot change a plugin's context role (plugin API 1.8)",
         ))
+    }
+    /// Sets this plugin's environment for a session's shell tool (since
+    /// 1.9): `(name, value)` pairs a shell tool's commands of that session
+    /// and of its subagents get on top of their own environment, as Claude
+    /// Code's commands get its settings files' `env`. An empty list clears
+    /// it. Each plugin has its own; [`Self::session_env`] merges them in
+    /// plugin id order. A name that is empty or holds `=` or NUL, or a value
+    /// holding NUL, is refused by name. The default refuses: every host
+    /// that speaks 1.9 implements it.
+    fn set_session_env(
+        &self,
+        session_id: RString,
+        env: RVec<Tuple2<RString, RString>>,
+    ) -> RResult<(), RString> {
+        let _ = (session_id, env);
+        RResult::RErr(RString::from(
+            "this host keeps no session environment (plugin API 1.9)",
+        ))
+    }
+    /// The environment a shell tool gives a session's commands (since
+    /// 1.9): every plugin's pairs, in plugin id order, a later plugin's
+    /// value for a name replacing an earlier one's; a subagent's session
+    /// has its root session's. Empty when there is none (and in a host
+    /// older than 1.9).
+    fn session_env(&self, session_id: RString) -> RVec<Tuple2<RString, RString>> {
+        let _ = session_id;
+        RVec::new()
     }
 }
 

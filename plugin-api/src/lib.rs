@@ -191,6 +191,14 @@
 //!   `role` is then `developer` (or `system`) with a `source`. Codex's
 //!   hook context is `developer`-role. Plugins built against an older
 //!   minor keep the user role.
+//! - **1.9.0**: a session's environment for its shell tool:
+//!   [`ffi::HostContext::set_session_env`] and
+//!   [`ffi::HostContext::session_env`] with [`Host::set_session_env`] and
+//!   [`Host::session_env`]: each plugin's `(name, value)` pairs, merged in
+//!   plugin id order, reach the `Bash` tool's commands of the session and
+//!   its subagents (Claude Code's settings `env`). A shell tool built
+//!   against an older minor does not read it; a plugin built against one
+//!   never sets it.
 #![deny(missing_docs)]
 
 pub mod compat;
@@ -238,7 +246,7 @@ pub const API_VERSION: &str = "2.0.0";
 /// by the fixture that proves a plugin from a newer minor is
 /// refused. Bump it with the crate's minor.
 #[doc(hidden)]
-pub const FIXTURE_FUTURE_API_VERSION: &str = "1.9.0";
+pub const FIXTURE_FUTURE_API_VERSION: &str = "1.10.0";
 
 /// The API version the future-minor fixture claims.
 #[cfg(feature = "__fixture-future-minor")]

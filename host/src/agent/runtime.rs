@@ -165,6 +165,23 @@ impl SessionControl for Control {
         super::prelude::of_session(&agent, session_id)
     }
 
+    fn set_session_env(
+        &self,
+        plugin: &str,
+        session_id: &str,
+        env: Vec<(String, String)>,
+    ) -> Result<(), String> {
+        self.session(session_id)?.set_session_env(plugin, env);
+        Ok(())
+    }
+
+    fn session_env(&self, session_id: &str) -> Vec<(String, String)> {
+        let Some(agent) = self.0.upgrade() else {
+            return Vec::new();
+        };
+        super::prelude::env_of_session(&agent, session_id)
+    }
+
     fn stream_event(&self, session_id: &str, event: serde_json::Value) -> Result<(), String> {
         let event = SessionEvent::from_value(event);
         if event.kind().is_empty() {

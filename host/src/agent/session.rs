@@ -167,6 +167,8 @@ pub struct Session {
     pub(crate) span: tracing::Span,
     /// Each plugin's shell prelude, by plugin id ([`super::prelude`]).
     pub(crate) preludes: Mutex<std::collections::BTreeMap<String, String>>,
+    /// Each plugin's shell-tool environment (plugin API 1.9), by plugin id.
+    pub(crate) envs: Mutex<std::collections::BTreeMap<String, Vec<(String, String)>>>,
     /// The MCP servers this session is connected to (shared with its
     /// subagents).
     pub(crate) mcp: Mutex<Option<Arc<crate::mcp::McpTools>>>,
@@ -231,6 +233,7 @@ impl Session {
             feed: EventFeed::new(FEED_CAPACITY),
             span: tracing::trace_span!(parent: None, "session", session = %header.session_id),
             preludes: Mutex::new(std::collections::BTreeMap::new()),
+            envs: Mutex::new(std::collections::BTreeMap::new()),
             mcp: Mutex::new(None),
             subagent_start: Mutex::new(None),
         })

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use abi_stable::std_types::{ROption, RResult, RStr, RString, RVec};
+use abi_stable::std_types::{ROption, RResult, RStr, RString, RVec, Tuple2};
 use async_ffi::{FfiFuture, FutureExt as _};
 use dsh_plugin_api::ffi::{GuardBox, HostContext, ListenerBox, ServiceBox, ToolBodyBox};
 use dsh_plugin_api::{ConfigProblem, LogLevel, ProblemSeverity, Seam, SessionRef, ToolSpec};
@@ -70,6 +70,23 @@ pub trait SessionControl: Send + Sync {
     fn shell_prelude(&self, session_id: &str) -> String {
         let _ = session_id;
         String::new()
+    }
+    /// Sets `plugin`'s shell-tool environment for a session (empty clears
+    /// it).
+    fn set_session_env(
+        &self,
+        plugin: &str,
+        session_id: &str,
+        env: Vec<(String, String)>,
+    ) -> Result<(), String> {
+        let _ = (plugin, session_id, env);
+        Err("this agent keeps no session environment".into())
+    }
+    /// The shell-tool environment of a session: every plugin's, merged in
+    /// id order.
+    fn session_env(&self, session_id: &str) -> Vec<(String, String)> {
+        let _ = session_id;
+        Vec::new()
     }
 }
 
@@ -492,6 +509,44 @@ impl HostContext for PluginContext {
             .into()
     }
 
+    fn set_session_env(
+        &self,
+        session_id: RString,
+        env: RVec<Tuple2<RString, RString>>,
+    ) -> RResult<(), RString> {
+        let mut pairs = Vec::with_capacity(env.len());
+        for Tuple2(name, value) in env {
+            if name.is_empty() || name.contains(['=', '\0']) {
+                return RResult::RErr(
+                    format!(
+                        "`{}` cannot be an environment variable's name",
+                        name.escape_debug()
+                    )
+                    .into(),
+                );
+            }
+            if value.contains('\0') {
+                return RResult::RErr(format!("the value of `{name}` holds a NUL byte").into());
+            }
+            pairs.push((name.into_string(), value.into_string()));
+        }
+        let result = self
+            .core
+            .session_control()
+            .and_then(|s| s.set_session_env(&self.owner.id, &session_id, pairs));
+        unit(result)
+    }
+
+    fn session_env(&self, session_id: RString) -> RVec<Tuple2<RString, RString>> {
+        self.core
+            .session_control()
+            .map(|s| s.session_env(&session_id))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, v)| Tuple2(k.into(), v.into()))
+            .collect()
+    }
+
     fn report_problem(&self, problem: ConfigProblem) {
         let mut inbox = self.problems.lock().unwrap_or_else(|p| p.into_inner());
         match inbox.as_mut() {
@@ -619,5 +674,99 @@ mod tests {
         assert_eq!(core.context_role("other"), ContextRole::User);
         assert_eq!(codex.set_context_role("user".into()), RResult::ROk(()));
         assert_eq!(core.context_role("codex"), ContextRole::User);
+    }
+
+    /// One `set_session_env` call: plugin, session, pairs.
+    type EnvCall = (String, String, Vec<(String, String)>);
+
+    /// Keeps what plugins set as a session's shell-tool environment.
+    #[derive(Default)]
+    struct Envs(Mutex<Vec<EnvCall>>);
+
+    impl SessionControl for Envs {
+        fn inject_context(
+            &self,
+            _: &str,
+            _: &str,
+            _: String,
+            _: ContextRole,
+        ) -> Result<(), String> {
+            Ok(())
+        }
+        fn append_record(&self, _: &str, _: serde_json::Value) -> Result<(), String> {
+            Ok(())
+        }
+        fn halt_turn(&self, _: &str, _: &str, _: String) -> Result<(), String> {
+            Ok(())
+        }
+        fn stream_event(&self, _: &str, _: serde_json::Value) -> Result<(), String> {
+            Ok(())
+        }
+        fn set_session_env(
+            &self,
+            plugin: &str,
+            session_id: &str,
+            env: Vec<(String, String)>,
+        ) -> Result<(), String> {
+            let mut set = self.0.lock().unwrap_or_else(|p| p.into_inner());
+            set.push((plugin.to_string(), session_id.to_string(), env));
+            Ok(())
+        }
+        fn session_env(&self, session_id: &str) -> Vec<(String, String)> {
+            let set = self.0.lock().unwrap_or_else(|p| p.into_inner());
+            set.iter()
+                .filter(|(_, s, _)| s == session_id)
+                .flat_map(|(_, _, env)| env.clone())
+                .collect()
+        }
+    }
+
+    #[test]
+    fn a_plugins_session_env_reaches_the_agent_and_a_name_no_environment_holds_is_refused() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a runtime");
+        let core = HostCore::new(PathBuf::from("/nonexistent"), runtime.handle().clone());
+        let envs = Arc::new(Envs::default());
+        core.set_session_control(envs.clone());
+        let ctx = PluginContext {
+            core: core.clone(),
+            owner: Owner::new("bridge", 0),
+            config_dir: PathBuf::new(),
+            problems: ProblemInbox::default(),
+            draft: Arc::new(Mutex::new(None)),
+        };
+        let pair = |k: &str, v: &str| Tuple2(RString::from(k), RString::from(v));
+        let set = |env: Vec<Tuple2<RString, RString>>| ctx.set_session_env("s1".into(), env.into());
+        assert_eq!(
+            set(vec![pair("A", "1"), pair("B", "two words")]),
+            RResult::ROk(())
+        );
+        for (bad, says) in [
+            (pair("", "x"), "``"),
+            (pair("A=B", "x"), "`A=B`"),
+            (pair("N", "a\0b"), "`N`"),
+        ] {
+            let RResult::RErr(e) = set(vec![pair("OK", "1"), bad]) else {
+                panic!("a bad pair was taken");
+            };
+            assert!(e.contains(says), "{e}");
+        }
+        // Refused whole: nothing of a refused list reached the agent.
+        let got: Vec<(String, String)> = ctx
+            .session_env("s1".into())
+            .into_iter()
+            .map(|t| (t.0.into_string(), t.1.into_string()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("A".to_string(), "1".to_string()),
+                ("B".to_string(), "two words".to_string())
+            ]
+        );
+        let calls = envs.0.lock().unwrap_or_else(|p| p.into_inner());
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].0, "bridge");
     }
 }

@@ -2,7 +2,7 @@
 
 use std::future::Future;
 
-use abi_stable::std_types::{RArc, ROption, RResult, RStr, RString};
+use abi_stable::std_types::{RArc, ROption, RResult, RStr, RString, Tuple2};
 use async_ffi::{FfiFuture, FutureExt};
 use serde_json::Value;
 
@@ -173,6 +173,32 @@ impl Host {
             self.ctx
                 .inject_system_context(session_id.into(), RString::from(text.into())),
         )
+    }
+
+    /// Sets this plugin's environment for `session_id`'s shell tool
+    /// (since 1.9; see [`crate::ffi::HostContext::set_session_env`]); an
+    /// empty list clears it.
+    pub fn set_session_env(
+        &self,
+        session_id: &str,
+        env: &[(String, String)],
+    ) -> Result<(), String> {
+        let env = env
+            .iter()
+            .map(|(k, v)| Tuple2(RString::from(k.as_str()), RString::from(v.as_str())))
+            .collect();
+        into_result(self.ctx.set_session_env(RString::from(session_id), env))
+    }
+
+    /// The environment a shell tool gives `session_id`'s commands (since
+    /// 1.9; see [`crate::ffi::HostContext::session_env`]): every plugin's,
+    /// merged in plugin id order; empty in an older host.
+    pub fn session_env(&self, session_id: &str) -> Vec<(String, String)> {
+        self.ctx
+            .session_env(RString::from(session_id))
+            .into_iter()
+            .map(|t| (t.0.into_string(), t.1.into_string()))
+            .collect()
     }
 
     /// Sets the role the model reads this plugin's context in: `user` (the

@@ -222,16 +222,18 @@ pub async fn bash_run_with_prelude(
     prelude: Option<&str>,
     cancel: impl Future<Output = ()>,
 ) -> BashRun {
-    bash_run_in(args, cwd, config, prelude, None, cancel).await
+    bash_run_in(args, cwd, config, prelude, &[], None, cancel).await
 }
 
 /// The tool body: in the session's editor when it offers terminals
-/// (`editor`, [`crate::terminal`]), else locally.
+/// (`editor`, [`crate::terminal`]), else locally; `session_env` (plugin API
+/// 1.9: Claude Code's settings `env`) is set for the command either way.
 async fn bash_run_in(
     args: &Value,
     cwd: &Path,
     config: &Config,
     prelude: Option<&str>,
+    session_env: &[(String, String)],
     editor: Option<EditorTerminal<'_>>,
     cancel: impl Future<Output = ()>,
 ) -> BashRun {
@@ -269,7 +271,14 @@ async fn bash_run_in(
     let ran = match editor.as_ref().filter(|_| sandbox.is_none()) {
         Some(editor) => {
             editor
-                .run(&script, cwd, input.timeout_ms, config, cancel.as_mut())
+                .run(
+                    &script,
+                    cwd,
+                    input.timeout_ms,
+                    config,
+                    session_env,
+                    cancel.as_mut(),
+                )
                 .await
         }
         None => EditorRun::Local,
@@ -302,6 +311,7 @@ async fn bash_run_in(
             let mut spec = RunRequest::new(program, cwd);
             spec.timeout_ms = Some(input.timeout_ms);
             spec.allow_env = config.env_allow.clone();
+            spec.env.extend(session_env.iter().cloned());
             runner::run_cancellable(spec, cancel).await
         }
     };
@@ -347,6 +357,7 @@ pub async fn run_call(
         }
     };
     let prelude = host.session_shell_prelude(call.session.session_id.as_str());
+    let session_env = host.session_env(call.session.session_id.as_str());
     let editor = EditorTerminal {
         host,
         session_id: call.session.session_id.as_str(),
@@ -357,6 +368,7 @@ pub async fn run_call(
         Path::new(call.session.cwd.as_str()),
         config,
         prelude.as_deref(),
+        &session_env,
         Some(editor),
         abort_future(signal),
     )

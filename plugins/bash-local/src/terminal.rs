@@ -52,6 +52,7 @@ impl EditorTerminal<'_> {
         cwd: &Path,
         timeout_ms: u64,
         config: &Config,
+        session_env: &[(String, String)],
         mut cancel: Pin<&mut F>,
     ) -> EditorRun {
         if !self.host.has_service(SERVICE) {
@@ -66,7 +67,10 @@ impl EditorTerminal<'_> {
             call_id: self.call_id.to_string(),
             command: config.shell.clone(),
             args: vec!["-c".to_string(), script],
-            env: local_env(&config.env_allow),
+            env: local_env(&config.env_allow)
+                .into_iter()
+                .chain(session_env.iter().cloned())
+                .collect(),
             cwd: cwd.to_string_lossy().into_owned(),
             output_byte_limit: u64::try_from(config.max_output_bytes).ok(),
             timeout_ms: Some(timeout_ms),

@@ -99,6 +99,13 @@ pub trait HookHost: Send + Sync + 'static {
         let _ = (session_id, script);
         Err("this host keeps no shell prelude".into())
     }
+    /// Sets the bridge's shell-tool environment for a session (plugin API
+    /// 1.9): variables the shell tool's commands get; empty clears it. The
+    /// default refuses (a host that keeps none).
+    fn set_session_env(&self, session_id: &str, env: &[(String, String)]) -> Result<(), String> {
+        let _ = (session_id, env);
+        Err("this host keeps no session environment".into())
+    }
     /// The live session `session_id` as the host sees it now (its open
     /// turn's id, its log), if the host keeps sessions. The default knows
     /// none.
@@ -202,6 +209,10 @@ impl HookHost for PluginHost {
 
     fn set_shell_prelude(&self, session_id: &str, script: &str) -> Result<(), String> {
         self.host.set_session_shell_prelude(session_id, script)
+    }
+
+    fn set_session_env(&self, session_id: &str, env: &[(String, String)]) -> Result<(), String> {
+        self.host.set_session_env(session_id, env)
     }
 
     fn spawn(&self, request: RunRequest) -> BoxFuture<Result<(), String>> {

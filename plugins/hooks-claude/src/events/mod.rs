@@ -592,6 +592,17 @@ impl ClaudeBridge {
                 session.session_id
             ));
         }
+        // The settings files' `env` reaches the `Bash` tool's commands as
+        // Claude Code's own environment reaches them (`S191-*`).
+        let env = self.hooks_for(session).env.clone();
+        if let Err(e) = self.host.set_session_env(&session.session_id, &env)
+            && !env.is_empty()
+        {
+            self.host.warn(&format!(
+                "hooks-claude: the settings files' env does not reach session {}'s shell tool: {e}",
+                session.session_id
+            ));
+        }
     }
 
     /// Empties the session's CwdChanged hook files before those hooks run
