@@ -143,6 +143,13 @@ pub struct Config {
     /// plugins (default `$HOME`): the daemon's user may not be the
     /// projects' owner.
     pub home: Option<String>,
+    /// Load Claude Code's memory files (`~/.claude/CLAUDE.md`, and from `/`
+    /// down to the session's folder `CLAUDE.md`, `.claude/CLAUDE.md`,
+    /// `CLAUDE.local.md`, with their `@imports`) when a session starts:
+    /// their text reaches the model before the first prompt and each is told
+    /// to the InstructionsLoaded hooks ([`crate::memory`]). Unset: as
+    /// `discover`.
+    pub memory: Option<bool>,
     /// Claude Code's managed settings file (default
     /// `/etc/claude-code/managed-settings.json`).
     pub managed_settings: Option<String>,
@@ -253,6 +260,7 @@ impl Default for Config {
             env: default_env(),
             discover: false,
             home: None,
+            memory: None,
             managed_settings: None,
             trusted_prefixes: Vec::new(),
             model: None,
