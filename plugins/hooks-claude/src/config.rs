@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Every Claude Code event the bridge runs hooks for.
-pub const SUPPORTED_EVENTS: [&str; 18] = [
+pub const SUPPORTED_EVENTS: [&str; 19] = [
     "PostToolBatch",
     "MessageDisplay",
     "SessionStart",
@@ -42,6 +42,7 @@ pub const SUPPORTED_EVENTS: [&str; 18] = [
     "StopFailure",
     "ConfigChange",
     "FileChanged",
+    "InstructionsLoaded",
 ];
 
 /// Every hook event Claude Code 2.1 knows (vector `S1-all-events`); a name
