@@ -2,7 +2,7 @@
 //! session starts, in what order, and the text the model reads of them.
 //!
 //! Recorded from Claude Code 2.1.197 (vectors `S187-*`,
-//! `tools/recorder-scenarios/FINDINGS-memory.md`): the user's
+//! `tools/recorder-scenarios/FINDINGS-csub2.md` §4): the user's
 //! `<home>/.claude/CLAUDE.md` first, then for every folder from `/` down to
 //! the session's folder its `CLAUDE.md`, `.claude/CLAUDE.md` (both
 //! "Project") and `CLAUDE.local.md` ("Local"). A file is read whole (none

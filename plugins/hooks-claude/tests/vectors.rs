@@ -44,11 +44,14 @@ const NOT_REPRODUCED: [&str; 2] = ["PostToolBatch", "MessageDisplay"];
 /// recorded call at a time through a host that runs nothing in the
 /// background.
 fn loop_only(name: &str) -> bool {
-    // The memory files (S187-*): one session start loads them all and
+    // The memory files (S187-*, S185-instructionsloaded-*): one session
+    // start loads them all and
     // runs InstructionsLoaded once per file, with the model's text; the
     // host-level loop test drives that whole (its payloads are checked
     // here too).
-    name.starts_with("S53-") || name == "S52-async-deny" || name.starts_with("S187-")
+    name.starts_with("S53-") || name == "S52-async-deny"
+        || name.starts_with("S187-")
+        || name.starts_with("S185-instructionsloaded-")
 }
 
 fn vectors() -> Vec<Vector> {
