@@ -1749,8 +1749,7 @@ fn check_requests(
 
 /// Claude Code's context reminder around the memory files' section (its
 /// `# currentDate` section, which dsh does not send, left out).
-const MEMORY_HEAD: &str =
-    "<system-reminder>\nAs you answer the user's questions, you can use the following context:\n# claudeMd\n";
+const MEMORY_HEAD: &str = "<system-reminder>\nAs you answer the user's questions, you can use the following context:\n# claudeMd\n";
 const MEMORY_TAIL: &str = "\n\n      IMPORTANT: this context may or may not be relevant to your tasks. \
 You should not respond to this context unless it is highly relevant to your task.\n</system-reminder>\n";
 

@@ -42,8 +42,8 @@
 
 pub mod config;
 pub mod discover;
-pub mod memory;
 pub mod events;
+pub mod memory;
 pub mod options;
 pub mod permissions;
 pub mod persist;

@@ -23,9 +23,9 @@ use dsh_hook_protocol::vectors::{
     Sandbox, Vector, behavior, foreign_to, load_dir, matches_with_uuids, set_launch_env,
 };
 use dsh_hooks_claude::events::{
-    self, compact, config_change, cwd_changed, file_changed, instructions_loaded, permission_request,
-    post_tool_use,
-    pre_tool_use, session_end, session_start, stop, stop_failure, subagent, user_prompt_submit,
+    self, compact, config_change, cwd_changed, file_changed, instructions_loaded,
+    permission_request, post_tool_use, pre_tool_use, session_end, session_start, stop,
+    stop_failure, subagent, user_prompt_submit,
 };
 use dsh_hooks_claude::{ClaudeBridge, Config, ConfigPaths};
 use dsh_plugin_api::abi_stable::std_types::{RArc, ROption, RString, RVec};
@@ -49,7 +49,8 @@ fn loop_only(name: &str) -> bool {
     // runs InstructionsLoaded once per file, with the model's text; the
     // host-level loop test drives that whole (its payloads are checked
     // here too).
-    name.starts_with("S53-") || name == "S52-async-deny"
+    name.starts_with("S53-")
+        || name == "S52-async-deny"
         || name.starts_with("S187-")
         || name.starts_with("S185-instructionsloaded-")
 }

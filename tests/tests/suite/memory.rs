@@ -86,7 +86,10 @@ fn a_discovering_bridge_shows_the_memory_files_before_the_prompt_and_tells_instr
         serde_json::json!({"kind": "plugin", "plugin": "hooks-claude"})
     );
     let next = &messages[at + 1];
-    assert_eq!((&next["role"], &next["content"]), (&"user".into(), &"hi".into()));
+    assert_eq!(
+        (&next["role"], &next["content"]),
+        (&"user".into(), &"hi".into())
+    );
     assert!(next.get("source").is_none(), "{next}");
     let told: Vec<(String, String, String)> = calls
         .iter()

@@ -59,8 +59,7 @@ impl ClaudeBridge {
     pub async fn on_instructions_loaded(&self, input: &SessionStartInput) {
         use dsh_plugin_api::SessionStartSource as Source;
         let fresh = input.source == Source::Startup || input.source == Source::Clear;
-        if !self.memory || !fresh || super::is_subagent(&input.session)
-        {
+        if !self.memory || !fresh || super::is_subagent(&input.session) {
             return;
         }
         let cwd = std::path::PathBuf::from(input.session.cwd.as_str());
