@@ -537,6 +537,56 @@ mod tests {
     }
 
     #[test]
+    fn hostile_files_cycles_depth_size_folders_and_bytes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let proj = root.join("proj");
+        // A cycle, and a chain deeper than Claude Code follows.
+        write(root, "proj/CLAUDE.md", "top @a.md @b1.md\n");
+        write(root, "proj/a.md", "a @CLAUDE.md @a.md\n");
+        for k in 1..8 {
+            write(
+                root,
+                &format!("proj/b{k}.md"),
+                &format!("b{k} @b{}.md\n", k + 1),
+            );
+        }
+        // A folder where a file is looked for; a file over the size cap;
+        // bytes that are not UTF-8.
+        std::fs::create_dir_all(proj.join(".claude/CLAUDE.md")).unwrap();
+        let big = root.join("home/.claude/CLAUDE.md");
+        std::fs::create_dir_all(big.parent().unwrap()).unwrap();
+        let f = std::fs::File::create(&big).unwrap();
+        f.set_len(MAX_FILE_BYTES + 1).unwrap();
+        std::fs::write(proj.join("CLAUDE.local.md"), b"bytes \xff end\n").unwrap();
+        let mut warnings = Vec::new();
+        let files = load(&root.join("home"), &proj, &mut |w| warnings.push(w));
+        let names: Vec<String> = files
+            .iter()
+            .filter(|f| f.path.starts_with(root))
+            .map(|f| f.path.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "CLAUDE.md",
+                "a.md",
+                "b1.md",
+                "b2.md",
+                "b3.md",
+                "b4.md",
+                "CLAUDE.local.md"
+            ]
+        );
+        assert_eq!(files.last().unwrap().content, "bytes \u{fffd} end\n");
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].contains(&big.display().to_string()),
+            "{warnings:?}"
+        );
+    }
+
+    #[test]
     fn nothing_loaded_is_no_reminder() {
         assert_eq!(reminder(&[]), None);
     }
