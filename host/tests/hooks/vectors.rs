@@ -301,6 +301,10 @@ fn bridge_config(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Val
             // The gateway a server error's text names: the CLI's
             // `ANTHROPIC_BASE_URL`, the mock's loopback port (S92).
             c["api_gateway"] = json!("127.0.0.1:$PORT");
+            // Claude Code loads its memory files (`CLAUDE.md`, S187) from
+            // the run's HOME and the project's folders.
+            c["memory"] = json!(true);
+            c["home"] = json!(sb.home());
             c
         }
         Dialect::Codex => {
@@ -413,6 +417,15 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
                 sb.subst(text.as_str().unwrap_or_default()).into_bytes()
             };
             std::fs::write(&path, bytes).unwrap();
+        }
+    }
+    // Files the recording put in the CLI's HOME (`~/.claude/CLAUDE.md`,
+    // S187-four-files).
+    if let Some(files) = v.json["home_files"].as_object() {
+        for (rel, text) in files {
+            let path = sb.home().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, sb.subst(text.as_str().unwrap_or_default())).unwrap();
         }
     }
     // Folders the session moves into (`cd sub`) must exist.
@@ -781,7 +794,7 @@ fn check_calls(
     } else {
         (want, got)
     };
-    let got = concurrent_order(&want, got);
+    let got = concurrent_order(sb, &want, got);
     let wl: Vec<String> = want.iter().map(|c| s(c, "label")).collect();
     let gl: Vec<String> = got.iter().map(|c| c.label.clone()).collect();
     if wl != gl {
@@ -931,8 +944,19 @@ fn by_thread<T>(calls: Vec<T>, payload: impl Fn(&T) -> Value) -> Vec<T> {
 /// of their labels: the hooks of one point start concurrently, so their
 /// start order is a race in the CLI as in dsh (vectors README, step 4).
 /// Which hooks ran, and that each event's batch is where it was, stays
-/// strict.
-fn concurrent_order<'a>(want: &[&Value], got: Vec<&'a script::Call>) -> Vec<&'a script::Call> {
+/// strict. A call that names a `file_path` takes the call of that label
+/// for that file: Claude Code starts the InstructionsLoaded hooks of all
+/// its memory files at once, in no fixed order (S187-four-files).
+fn concurrent_order<'a>(
+    sb: &Sandbox,
+    want: &[&Value],
+    got: Vec<&'a script::Call>,
+) -> Vec<&'a script::Call> {
+    let file_of = |c: &script::Call| -> String {
+        serde_json::from_str::<Value>(&c.stdin)
+            .map(|v| s(&v, "file_path"))
+            .unwrap_or_default()
+    };
     let event = |c: &script::Call| -> String {
         serde_json::from_str::<Value>(&c.stdin)
             .map(|v| s(&v, "hook_event_name"))
@@ -951,10 +975,10 @@ fn concurrent_order<'a>(want: &[&Value], got: Vec<&'a script::Call>) -> Vec<&'a 
         // takes the first call of that label not taken yet.
         for w in want.get(i..j.min(want.len())).unwrap_or_default() {
             let label = s(w, "label");
-            if let Some(slot) = batch
-                .iter_mut()
-                .find(|c| c.is_some_and(|c| c.label == label))
-            {
+            let file = sb.subst(&s(&w["stdin_json"], "file_path"));
+            if let Some(slot) = batch.iter_mut().find(|c| {
+                c.is_some_and(|c| c.label == label && (file.is_empty() || file_of(c) == file))
+            }) {
                 out.extend(slot.take());
             }
         }
@@ -1319,6 +1343,9 @@ fn check_requests(
     }
     let bridge = dialect.bridge();
     let mut want_sourced = Vec::new();
+    if dialect == Dialect::Claude {
+        check_memory(v, sb, p, &mut want_sourced, fails);
+    }
     // Several text blocks of one user message (two Stop blocks, vector
     // S53-two-stop-blocks) and Codex's several `<hook_prompt>` items of one
     // user message after the answer (C50-two-stop-blocks) are one message
@@ -1717,6 +1744,69 @@ fn check_requests(
         .collect();
     if got != want_sourced {
         fails.push(format!("hook messages: want {want_sourced:?} got {got:?}"));
+    }
+}
+
+/// Claude Code's context reminder around the memory files' section (its
+/// `# currentDate` section, which dsh does not send, left out).
+const MEMORY_HEAD: &str = "<system-reminder>\nAs you answer the user's questions, you can use the following context:\n# claudeMd\n";
+const MEMORY_TAIL: &str = "\n\n      IMPORTANT: this context may or may not be relevant to your tasks. \
+You should not respond to this context unless it is highly relevant to your task.\n</system-reminder>\n";
+
+/// The memory files the model read (`claude_md`: the `# claudeMd` section
+/// of Claude Code's context reminder at the head of a user message,
+/// S187-*): in that request, a user-role message from the bridge holding
+/// the reminder with that section, right before the request's first
+/// prompt, and no such message where the recording has none.
+fn check_memory(
+    v: &Vector,
+    sb: &Sandbox,
+    p: &Produced,
+    want_sourced: &mut Vec<(usize, String)>,
+    fails: &mut Vec<String>,
+) {
+    for e in v.json["model_request_excerpts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        let r = e["request"].as_u64().unwrap_or(0) as usize;
+        let sections = e["new_messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+            .filter_map(|b| b["claude_md"].as_str().map(String::from));
+        for md in sections {
+            let text = format!("{MEMORY_HEAD}{}{MEMORY_TAIL}", p.map_paths(sb, &md));
+            want_sourced.push((r, text.clone()));
+            let msgs = p
+                .requests
+                .get(r)
+                .and_then(|q| q["messages"].as_array().cloned())
+                .unwrap_or_default();
+            let Some(j) = msgs
+                .iter()
+                .position(|m| m.get("source").is_some() && m["content"] == text.as_str())
+            else {
+                fails.push(format!(
+                    "request {r}: no memory message {text:?}; messages {}",
+                    Value::Array(msgs)
+                ));
+                continue;
+            };
+            let m = &msgs[j];
+            let first_prompt = msgs.iter().position(is_user_prompt);
+            let ok = m["role"] == "user"
+                && m["source"] == json!({"kind": "plugin", "plugin": "hooks-claude"})
+                && first_prompt == Some(j + 1);
+            if !ok {
+                fails.push(format!(
+                    "request {r}: the memory message is not the bridge's user message right before the first prompt: messages {}",
+                    Value::Array(msgs)
+                ));
+            }
+        }
     }
 }
 

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Every Claude Code event the bridge runs hooks for.
-pub const SUPPORTED_EVENTS: [&str; 18] = [
+pub const SUPPORTED_EVENTS: [&str; 19] = [
     "PostToolBatch",
     "MessageDisplay",
     "SessionStart",
@@ -42,6 +42,7 @@ pub const SUPPORTED_EVENTS: [&str; 18] = [
     "StopFailure",
     "ConfigChange",
     "FileChanged",
+    "InstructionsLoaded",
 ];
 
 /// Every hook event Claude Code 2.1 knows (vector `S1-all-events`); a name
@@ -143,6 +144,13 @@ pub struct Config {
     /// plugins (default `$HOME`): the daemon's user may not be the
     /// projects' owner.
     pub home: Option<String>,
+    /// Load Claude Code's memory files (`~/.claude/CLAUDE.md`, and from `/`
+    /// down to the session's folder `CLAUDE.md`, `.claude/CLAUDE.md`,
+    /// `CLAUDE.local.md`, with their `@imports`) when a session starts:
+    /// their text reaches the model before the first prompt and each is told
+    /// to the InstructionsLoaded hooks ([`crate::memory`]). Unset: as
+    /// `discover`.
+    pub memory: Option<bool>,
     /// Claude Code's managed settings file (default
     /// `/etc/claude-code/managed-settings.json`).
     pub managed_settings: Option<String>,
@@ -253,6 +261,7 @@ impl Default for Config {
             env: default_env(),
             discover: false,
             home: None,
+            memory: None,
             managed_settings: None,
             trusted_prefixes: Vec::new(),
             model: None,

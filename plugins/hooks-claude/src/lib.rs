@@ -12,6 +12,7 @@
 //! | SubagentStart / SubagentStop | `subagent/start` / the subagent's `agent/turn-continuation` |
 //! | SessionEnd | `agent/session-end` |
 //! | CwdChanged | `agent/cwd-changed` |
+//! | InstructionsLoaded (the memory files) | `agent/session-start`, after SessionStart ([`events::instructions_loaded`]) |
 //! | ConfigChange | `tools/post-execute`, before PostToolUse, when a settings file changed ([`events::config_change`]) |
 //! | FileChanged | `tools/post-execute`, before PostToolUse, when a file SessionStart's `watchPaths` named changed ([`events::file_changed`]) |
 //! | PostToolBatch, MessageDisplay | `agent/turn-continuation`, before Stop ([`events::batch`]) |
@@ -42,6 +43,7 @@
 pub mod config;
 pub mod discover;
 pub mod events;
+pub mod memory;
 pub mod options;
 pub mod permissions;
 pub mod persist;
@@ -114,6 +116,10 @@ pub struct ClaudeBridge {
     /// The files each session's SessionStart hooks asked to watch, with
     /// what they held when last looked at ([`events::file_changed`]).
     watched_files: Mutex<HashMap<String, events::file_changed::Watched>>,
+    /// Whether sessions load Claude Code's memory files ([`memory`]).
+    memory: bool,
+    /// The home whose `.claude/CLAUDE.md` is the user's memory file.
+    home: std::path::PathBuf,
 }
 
 impl ClaudeBridge {
@@ -134,6 +140,13 @@ impl ClaudeBridge {
         state_dir: Option<std::path::PathBuf>,
     ) -> Self {
         let discovery = discover::Discovery::new(&config, state_dir);
+        let home = config
+            .home
+            .clone()
+            .or_else(|| std::env::var("HOME").ok())
+            .map(std::path::PathBuf::from)
+            .unwrap_or_default();
+        let memory = config.memory.unwrap_or(config.discover);
         let here = config
             .project_dir
             .clone()
@@ -170,6 +183,8 @@ impl ClaudeBridge {
             failed_agents: Mutex::new(HashMap::new()),
             settings_seen: Mutex::new(HashMap::new()),
             watched_files: Mutex::new(HashMap::new()),
+            memory,
+            home,
         }
     }
 
@@ -367,6 +382,7 @@ impl Plugin for ClaudeBridge {
 
     async fn session_start(self: Arc<Self>, input: RArc<SessionStartInput>) -> Result<(), String> {
         self.on_session_start(&input).await;
+        self.on_instructions_loaded(&input).await;
         Ok(())
     }
 

@@ -23,8 +23,9 @@ use dsh_hook_protocol::vectors::{
     Sandbox, Vector, behavior, foreign_to, load_dir, matches_with_uuids, set_launch_env,
 };
 use dsh_hooks_claude::events::{
-    self, compact, config_change, cwd_changed, file_changed, permission_request, post_tool_use,
-    pre_tool_use, session_end, session_start, stop, stop_failure, subagent, user_prompt_submit,
+    self, compact, config_change, cwd_changed, file_changed, instructions_loaded,
+    permission_request, post_tool_use, pre_tool_use, session_end, session_start, stop,
+    stop_failure, subagent, user_prompt_submit,
 };
 use dsh_hooks_claude::{ClaudeBridge, Config, ConfigPaths};
 use dsh_plugin_api::abi_stable::std_types::{RArc, ROption, RString, RVec};
@@ -43,7 +44,15 @@ const NOT_REPRODUCED: [&str; 2] = ["PostToolBatch", "MessageDisplay"];
 /// recorded call at a time through a host that runs nothing in the
 /// background.
 fn loop_only(name: &str) -> bool {
-    name.starts_with("S53-") || name == "S52-async-deny"
+    // The memory files (S187-*, S185-instructionsloaded-*): one session
+    // start loads them all and
+    // runs InstructionsLoaded once per file, with the model's text; the
+    // host-level loop test drives that whole (its payloads are checked
+    // here too).
+    name.starts_with("S53-")
+        || name == "S52-async-deny"
+        || name.starts_with("S187-")
+        || name.starts_with("S185-instructionsloaded-")
 }
 
 fn vectors() -> Vec<Vector> {
@@ -209,6 +218,22 @@ fn permission_input(j: &Value) -> PermissionRequestInput {
     }
 }
 
+/// The memory file an InstructionsLoaded payload names.
+fn memory_file(j: &Value) -> dsh_hooks_claude::memory::MemoryFile {
+    use dsh_hooks_claude::memory::MemoryType;
+    let kind = match s(j, "memory_type").as_str() {
+        "User" => MemoryType::User,
+        "Local" => MemoryType::Local,
+        _ => MemoryType::Project,
+    };
+    dsh_hooks_claude::memory::MemoryFile {
+        path: s(j, "file_path").into(),
+        kind,
+        content: String::new(),
+        parent: j["parent_file_path"].as_str().map(PathBuf::from),
+    }
+}
+
 fn built_payload(j: &Value) -> Option<Value> {
     let built = session_payload(j)?;
     // A subagent's own hook: the bridge names the main session and the agent.
@@ -255,6 +280,13 @@ fn session_payload(j: &Value) -> Option<Value> {
         "CwdChanged" => cwd_changed::payload(&cwd_input(j)),
         "ConfigChange" => config_change::payload(&session(j), &s(j, "source"), &s(j, "file_path")),
         "FileChanged" => file_changed::payload(&session(j), &s(j, "file_path")),
+        "InstructionsLoaded" => instructions_loaded::payload(
+            &SessionStartInput {
+                session: session(j),
+                source: SessionStartSource::Startup,
+            },
+            &memory_file(j),
+        ),
         "PermissionRequest" => permission_request::payload(&permission_input(j), effort),
         "StopFailure" => stop_failure::payload(
             &TurnEndInput {

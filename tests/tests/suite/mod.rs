@@ -53,6 +53,7 @@ mod hook_servers;
 mod hostile;
 mod http_hooks;
 mod idle_sessions;
+mod memory;
 mod native_seams;
 mod permissions;
 mod plugin_host;

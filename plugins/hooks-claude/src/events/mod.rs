@@ -22,6 +22,7 @@ pub mod compact;
 pub mod config_change;
 pub mod cwd_changed;
 pub mod file_changed;
+pub mod instructions_loaded;
 pub mod permission_request;
 pub mod post_tool_use;
 pub mod pre_tool_use;
