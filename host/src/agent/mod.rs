@@ -12,7 +12,9 @@
 //! It may call: the seam bus, the tool and service registries (through
 //! [`crate::plugins::HostCore`]), the session log, and the `model` service.
 
+mod codex_nicknames;
 mod codex_subagent;
+mod codex_subagent_manage;
 mod compact;
 mod feed;
 mod permission_step;

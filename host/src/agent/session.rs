@@ -409,6 +409,11 @@ impl Session {
         self.state().inbox.push_back(prompt);
     }
 
+    /// Whether prompts wait for a turn.
+    pub(crate) fn has_queued(&self) -> bool {
+        !self.state().inbox.is_empty()
+    }
+
     /// Cancels the running turn: its model request and tool calls stop and
     /// it ends `aborted`. With no turn running but one asked for (a
     /// `prompt` or `run_turn` waiting to start, or prompts queued), that
