@@ -159,6 +159,15 @@ fn send(agent: &Arc<Agent>, children: &Children, args: &Value) -> ToolResult {
     if args.get("interrupt").and_then(Value::as_bool) == Some(true) {
         session.cancel();
     }
+    // The submission id is the id of the turn that takes the message, as
+    // in Codex (C185-*).
+    let submission = {
+        let mut state = session.state();
+        state
+            .next_turn_id
+            .get_or_insert_with(|| new_id("turn"))
+            .clone()
+    };
     session.enqueue(prompt_from(&child.parent_id, text));
     // Queued first, then a round is started unless one runs (which then
     // takes the prompt).
@@ -173,7 +182,7 @@ fn send(agent: &Arc<Agent>, children: &Children, args: &Value) -> ToolResult {
         child.status.send_replace(json!("running"));
         run_round(agent, child, session);
     }
-    answer("submission_id", new_id("sub").into())
+    answer("submission_id", submission.into())
 }
 
 async fn close(agent: &Arc<Agent>, children: &Children, args: &Value) -> ToolResult {

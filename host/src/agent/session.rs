@@ -82,6 +82,9 @@ pub(crate) enum Buffered {
 
 pub(crate) struct SessionState {
     pub(crate) inbox: VecDeque<Prompt>,
+    /// The id the next turn takes, when one was promised (a Codex
+    /// `send_input`'s `submission_id` is the turn it starts, C185-*).
+    pub(crate) next_turn_id: Option<String>,
     pub(crate) phase: Phase,
     pub(crate) buffered: Vec<Buffered>,
     pub(crate) halt: Option<(String, String)>,
@@ -207,6 +210,7 @@ impl Session {
             log: Mutex::new(log),
             state: Mutex::new(SessionState {
                 inbox: VecDeque::new(),
+                next_turn_id: None,
                 phase: Phase::Idle,
                 buffered: Vec::new(),
                 halt: None,

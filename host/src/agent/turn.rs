@@ -138,11 +138,11 @@ impl Session {
         _one_at_a_time: tokio::sync::MutexGuard<'_, ()>,
         waiting: Waiting<'_>,
     ) -> TurnOutcome {
-        let turn_id = new_id("turn");
         let first = self.log().events().len();
         let cancel = CancellationToken::new();
-        {
+        let turn_id = {
             let mut state = self.state();
+            let turn_id = state.next_turn_id.take().unwrap_or_else(|| new_id("turn"));
             waiting.started(&mut state);
             if std::mem::take(&mut state.cancel_next) {
                 cancel.cancel();
@@ -153,7 +153,8 @@ impl Session {
             state.halt = None;
             state.cancel = cancel.clone();
             state.view = Some(self.core.view());
-        }
+            turn_id
+        };
         let kind = if self.queued_compaction().is_some() {
             TurnKind::Compact
         } else {
