@@ -27,6 +27,7 @@ mod signal;
 mod subagent;
 mod turn;
 
+pub use codex_nicknames::NICKNAMES as CODEX_NICKNAMES;
 pub use feed::{EventStream, FEED_CAPACITY};
 pub use pipeline::APPROVAL_SERVICE;
 pub use runtime::{Agent, AgentOptions};

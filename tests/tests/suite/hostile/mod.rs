@@ -59,6 +59,9 @@
 //! - [`codex_subagent`]: an unknown `subagent_tools` is refused by name;
 //!   `spawn_agent` without a task and `wait_agent` for no agent are error
 //!   results, and no child is made.
+//! - [`codex_subagent_manage`]: `send_input`, `close_agent` and
+//!   `resume_agent` without a target or a message, for an agent never
+//!   spawned, closed twice: results the model reads.
 //! - [`subagent`]: a SubagentStop hook blocking every time gives way after
 //!   8 blocks, as Claude Code's does; the subagent's 9th answer is returned.
 //! - [`store`]: a bad store URL, a wrong password, an unreachable database,
@@ -68,6 +71,7 @@
 mod audit;
 mod codex_compaction;
 mod codex_subagent;
+mod codex_subagent_manage;
 mod compact_transcript;
 mod compaction;
 mod daemon;
