@@ -288,11 +288,15 @@ async fn spawn(agent: &Arc<Agent>, children: &Arc<Children>, call: &ToolCall) ->
     ToolResult::text(Value::Object(answer).to_string())
 }
 
-/// Links a child session to its parent: its MCP tools and the call that
-/// made it.
+/// Links a child session to its parent: its MCP tools, the call that
+/// made it, and its taking messages in a running turn.
 pub(super) fn link(parent: &Session, child: &Session, call_id: &str) {
     *child.mcp.lock().unwrap_or_else(|p| p.into_inner()) = parent.mcp();
     let _ = child.parent_call.set(format!("{}/{}", parent.id, call_id));
+    // A send_input while it runs joins its running turn (C185d).
+    child
+        .joins_running_turn
+        .store(true, std::sync::atomic::Ordering::SeqCst);
 }
 
 /// Runs the child's queued prompts, a turn each, in a task of its own

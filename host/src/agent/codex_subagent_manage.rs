@@ -6,9 +6,10 @@
 //! - `send_input {target, message | items, interrupt}` returns
 //!   `{"submission_id":<id>}`. A child that is done runs the message as a
 //!   turn of its own (UserPromptSubmit fires, no second SubagentStart;
-//!   SubagentStop at its end; no notification, C185a). A running child
-//!   takes it once its turn ends (Codex hands it to the running turn after
-//!   the pending tool call, C185d: `NOT_REPRODUCED.md`). `interrupt: true`
+//!   SubagentStop at its end; no notification, C185a); the submission id
+//!   is that turn's id. A running child takes it in its running turn, after
+//!   the pending tool calls (UserPromptSubmit fires then; one SubagentStop,
+//!   C185d); the submission id is then one of its own. `interrupt: true`
 //!   cancels the running turn first.
 //! - `close_agent {target}` returns `{"previous_status":<status>}` and
 //!   shuts the child down: a running one stops where it is (no
@@ -159,15 +160,10 @@ fn send(agent: &Arc<Agent>, children: &Children, args: &Value) -> ToolResult {
     if args.get("interrupt").and_then(Value::as_bool) == Some(true) {
         session.cancel();
     }
-    // The submission id is the id of the turn that takes the message, as
-    // in Codex (C185-*).
-    let submission = {
-        let mut state = session.state();
-        state
-            .next_turn_id
-            .get_or_insert_with(|| new_id("turn"))
-            .clone()
-    };
+    // The submission id is the id of the turn the message starts, as in
+    // Codex (C185a, C185b); a running child takes it in its running turn
+    // (C185d), and the id is one of its own.
+    let submission = new_id("turn");
     session.enqueue(prompt_from(&child.parent_id, text));
     // Queued first, then a round is started unless one runs (which then
     // takes the prompt).
@@ -179,6 +175,7 @@ fn send(agent: &Arc<Agent>, children: &Children, args: &Value) -> ToolResult {
         true
     });
     if start {
+        session.state().next_turn_id = Some(submission.clone());
         child.status.send_replace(json!("running"));
         run_round(agent, child, session);
     }

@@ -176,6 +176,10 @@ pub struct Session {
     /// A Codex-shaped subagent's `subagent/start`, fired inside its first
     /// turn before its prompt ([`super::codex_subagent`]).
     pub(crate) subagent_start: Mutex<Option<dsh_plugin_api::SubagentInfo>>,
+    /// A prompt queued while a turn runs joins that turn after its step's
+    /// tool calls, as a Codex sub-agent takes a `send_input` (C185d);
+    /// otherwise it waits for a turn of its own.
+    pub(crate) joins_running_turn: std::sync::atomic::AtomicBool,
 }
 
 impl Drop for Session {
@@ -237,6 +241,7 @@ impl Session {
             preludes: Mutex::new(std::collections::BTreeMap::new()),
             mcp: Mutex::new(None),
             subagent_start: Mutex::new(None),
+            joins_running_turn: std::sync::atomic::AtomicBool::new(false),
         })
     }
 

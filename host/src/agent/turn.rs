@@ -533,6 +533,23 @@ impl Session {
             if let Some(ending) = halted(&self.state().halt) {
                 return ending;
             }
+            // A Codex sub-agent takes a message sent to it while it ran
+            // here, after the step's tool calls, in this turn (C185d).
+            if !reply.tool_calls.is_empty()
+                && self
+                    .joins_running_turn
+                    .load(std::sync::atomic::Ordering::SeqCst)
+            {
+                let queued: Vec<Prompt> = self.state().inbox.drain(..).collect();
+                for prompt in &queued {
+                    match unless_cancelled(cancel, self.submit_prompt(prompt)).await {
+                        None => return cancelled(),
+                        Some(Err(e)) => return (TurnEndReason::Error, Some(e)),
+                        Some(Ok(_)) => {}
+                    }
+                }
+                self.flush_buffered();
+            }
             // Codex compacts before it asks the model again after a tool
             // step (`C90-mid-turn`); a listener may halt the turn there.
             if !reply.tool_calls.is_empty() && self.compacts_like_codex() {
