@@ -20,7 +20,8 @@
 //! `<subagent_notification>\n{"agent_path":<id>,"status":<status>}\n</subagent_notification>`,
 //! added as the parent's context where it stands (after the tool results
 //! of a step in progress); a completion after a `send_input` is not
-//! notified (C185a). `wait_agent {targets, timeout_ms}` waits for the
+//! notified (C185a). `fork_context: true` starts the child with its
+//! parent's history before its task (C186a). `wait_agent {targets, timeout_ms}` waits for the
 //! first of its targets to reach a final status and returns
 //! `{"status":{<id>:<status>},"timed_out":false}`, or
 //! `{"status":{},"timed_out":true}` when the time runs out (Codex's own
@@ -254,6 +255,9 @@ async fn spawn(agent: &Arc<Agent>, children: &Arc<Children>, call: &ToolCall) ->
         .subagent_start
         .lock()
         .unwrap_or_else(|p| p.into_inner()) = Some(info.clone());
+    if args.get("fork_context").and_then(Value::as_bool) == Some(true) {
+        fork_history(&parent, &child, &call.call_id);
+    }
     child.enqueue(prompt_from(&parent.id, task));
     let nickname = {
         let open = children.open.lock().unwrap_or_else(|p| p.into_inner());
@@ -286,6 +290,43 @@ async fn spawn(agent: &Arc<Agent>, children: &Arc<Children>, call: &ToolCall) ->
     answer.insert("nickname".into(), nickname.into());
     run_round(agent, entry, child);
     ToolResult::text(Value::Object(answer).to_string())
+}
+
+/// Copies the parent's conversation so far into the child's log, for
+/// `fork_context: true` (C186a: the child's first request holds the
+/// parent's history, then its task): every message the parent's model has
+/// read, up to the step whose call spawns, which is left out.
+fn fork_history(parent: &Session, child: &Session, call_id: &str) {
+    let events = parent.log().events().to_vec();
+    let cut = events
+        .iter()
+        .position(|e| {
+            matches!(&e.event, SessionEvent::AssistantMessage { tool_calls, .. }
+                if tool_calls.iter().any(|c| c.id == call_id))
+        })
+        .unwrap_or(events.len());
+    // In a turn of its own, as the log keeps messages only in turns.
+    let turn_id = super::session::new_id("turn");
+    child.append(child.turn_start(&turn_id, crate::session::TurnKind::Injection));
+    for logged in &events[..cut] {
+        if matches!(
+            logged.event,
+            SessionEvent::UserMessage { .. }
+                | SessionEvent::ContextMessage { .. }
+                | SessionEvent::SteeringMessage { .. }
+                | SessionEvent::AssistantMessage { .. }
+                | SessionEvent::ToolResult { .. }
+                | SessionEvent::Compacted { .. }
+                | SessionEvent::CommandOutput { .. }
+        ) {
+            child.append(logged.event.clone());
+        }
+    }
+    child.append(SessionEvent::turn_end(
+        &turn_id,
+        TurnEndReason::Completed,
+        None,
+    ));
 }
 
 /// Links a child session to its parent: its MCP tools, the call that

@@ -13,7 +13,8 @@
 //!   SubagentStart, a SubagentStop per turn, a notification for the spawn's
 //!   completion and the resume's but not for the `send_input`'s;
 //! - a child whose model request is refused: `errored` with the server's
-//!   answer, notified, and no SubagentStop.
+//!   answer, notified, and no SubagentStop;
+//! - `fork_context: true`: the child starts with its parent's history.
 
 use std::path::Path;
 use std::process::Command;
@@ -290,4 +291,54 @@ fn a_child_whose_model_request_is_refused_is_errored_without_subagent_stop() {
             json!({"agent_path": child, "status": status})
         )]
     );
+}
+
+#[test]
+fn a_forked_child_starts_with_its_parents_history_and_a_plain_one_without() {
+    let dir = temp_dir();
+    let root = dir.path();
+    let model = json!({
+        "script": [
+            call("exec_command", json!({"cmd": "echo parent-step"})),
+            call("spawn_agent", json!({"message": "forked task", "fork_context": true})),
+            call("wait_agent", json!({"targets": ["$AGENT_ID"]})),
+            call("spawn_agent", json!({"message": "plain task"})),
+            call("wait_agent", json!({"targets": ["$AGENT_ID"]})),
+            {"text": "main done"}
+        ],
+        "subagent_script": [{"text": "forked done"}, {"text": "plain done"}],
+        "record": "requests.jsonl"
+    });
+    let (results, requests) = run_main(root, &model);
+    assert_eq!(results.len(), 5, "{results:?}");
+    let first_of = |k: usize| {
+        let spawned: Value = serde_json::from_str(&results[k]).unwrap();
+        let child = spawned["agent_id"].as_str().unwrap().to_string();
+        requests
+            .iter()
+            .find(|r| r["session_id"] == child.as_str())
+            .unwrap()
+            .clone()
+    };
+    // The forked child read the parent's prompt, its step (the call and
+    // its result), not the step that spawned it, then its task.
+    let forked = messages(&first_of(1));
+    let said: Vec<(&str, &str)> = forked
+        .iter()
+        .filter(|(role, _)| role != "system" && role != "developer")
+        .map(|(r, t)| (r.as_str(), t.as_str()))
+        .collect();
+    assert_eq!(said.len(), 4, "{forked:?}");
+    assert_eq!(said[0], ("user", "spawn a helper"));
+    assert_eq!(said[1].0, "assistant");
+    assert_eq!(said[2].0, "tool");
+    assert!(said[2].1.contains("parent-step"), "{forked:?}");
+    assert_eq!(said[3], ("user", "forked task"));
+    let plain = messages(&first_of(3));
+    let said: Vec<(&str, &str)> = plain
+        .iter()
+        .filter(|(role, _)| role != "system" && role != "developer")
+        .map(|(r, t)| (r.as_str(), t.as_str()))
+        .collect();
+    assert_eq!(said, [("user", "plain task")]);
 }
