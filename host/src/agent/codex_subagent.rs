@@ -5,7 +5,7 @@
 //! rounds, the notification); `send_input`, `close_agent` and
 //! `resume_agent` are in [`super::codex_subagent_manage`].
 //!
-//! As recorded from Codex 0.171.0 (vectors `C180-*`–`C185-*`): `spawn_agent
+//! As recorded from Codex 0.171.0 (vectors `C180-*`–`C186-*`): `spawn_agent
 //! {message}` returns at once with `{"agent_id":…,"nickname":…}` while the
 //! child runs on in a session of its own linked to the parent (agent type
 //! `default`, offered no sub-agent tools of its own); `subagent/start`
@@ -21,8 +21,9 @@
 //! added as the parent's context where it stands (after the tool results
 //! of a step in progress); a completion after a `send_input` is not
 //! notified (C185a). `fork_context: true` starts the child with its
-//! parent's history before its task (C186a). `wait_agent {targets, timeout_ms}` waits for the
-//! first of its targets to reach a final status and returns
+//! parent's history before its task (C186a). `wait_agent {targets,
+//! timeout_ms}` waits for the first of its targets to reach a final
+//! status and returns
 //! `{"status":{<id>:<status>},"timed_out":false}`, or
 //! `{"status":{},"timed_out":true}` when the time runs out (Codex's own
 //! description; its default 30 s, clamped to 10 s–1 h).
