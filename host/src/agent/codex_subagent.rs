@@ -1,9 +1,10 @@
 //! Codex's sub-agent tools (Codex's `multi_agent_v1` namespace), offered
 //! when the manifest says `subagent_tools: codex`; the Claude-shaped
-//! `Agent` tool stays as it is. This file holds `spawn_agent`,
-//! `wait_agent` and what the five tools share (the spawned agents, their
-//! rounds, the notification); `send_input`, `close_agent` and
-//! `resume_agent` are in [`super::codex_subagent_manage`].
+//! `Agent` tool stays as it is. This file holds `spawn_agent` and what
+//! the five tools share (the spawned agents, their rounds, the
+//! notification); `wait_agent` is in [`super::codex_subagent_wait`],
+//! `send_input`, `close_agent` and `resume_agent` in
+//! [`super::codex_subagent_manage`].
 //!
 //! As recorded from Codex 0.171.0 (vectors `C180-*`–`C186-*`): `spawn_agent
 //! {message}` returns at once with `{"agent_id":…,"nickname":…}` while the
@@ -31,7 +32,6 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::Duration;
 
 use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::std_types::{RArc, ROption, RString, RVec};
@@ -92,7 +92,7 @@ impl Children {
             .cloned()
     }
 
-    fn is_closed(&self, id: &str) -> bool {
+    pub(super) fn is_closed(&self, id: &str) -> bool {
         self.closed
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -107,10 +107,6 @@ pub(super) fn is_final(status: &Value) -> bool {
 
 struct SpawnTool {
     agent: Weak<Agent>,
-    children: Arc<Children>,
-}
-
-struct WaitTool {
     children: Arc<Children>,
 }
 
@@ -162,7 +158,7 @@ pub(crate) fn register_tools(agent: &Arc<Agent>) {
         TD_Opaque,
     );
     let wait_body = ToolBody_TO::from_value(
-        WaitTool {
+        super::codex_subagent_wait::WaitTool {
             children: children.clone(),
         },
         TD_Opaque,
@@ -425,92 +421,6 @@ pub fn notification(agent_id: &str, status: &Value) -> String {
         "<subagent_notification>\n{}\n</subagent_notification>",
         Value::Object(m)
     )
-}
-
-impl ToolBody for WaitTool {
-    fn run(&self, call: RArc<ToolCall>, signal: AbortSignalBox) -> FfiFuture<ToolResult> {
-        let children = self.children.clone();
-        async move { wait(&children, &call, signal).await }.into_ffi()
-    }
-}
-
-/// `timeout_ms` as Codex takes it: 30 s when absent, within 10 s–1 h.
-fn timeout(args: &Value) -> Duration {
-    let ms = args
-        .get("timeout_ms")
-        .and_then(Value::as_f64)
-        .unwrap_or(30_000.0)
-        .clamp(10_000.0, 3_600_000.0);
-    Duration::from_millis(ms as u64)
-}
-
-async fn wait(children: &Children, call: &ToolCall, signal: AbortSignalBox) -> ToolResult {
-    let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
-    let Some(targets) = args.get("targets").and_then(Value::as_array) else {
-        return ToolResult::error("wait_agent needs `targets`, a list of agent ids");
-    };
-    // Each target's status as it stands; a closed agent is "not_found".
-    let mut watched: Vec<(String, Option<watch::Receiver<Value>>)> = Vec::new();
-    for t in targets {
-        let Some(id) = t.as_str() else {
-            return ToolResult::error("wait_agent: every target must be an agent id (a string)");
-        };
-        match children.open(id) {
-            Some(child) => watched.push((id.to_string(), Some(child.status.subscribe()))),
-            None if children.is_closed(id) => watched.push((id.to_string(), None)),
-            None => return ToolResult::error(format!("wait_agent: no agent with id {id}")),
-        }
-    }
-    if watched.is_empty() {
-        return ToolResult::error("wait_agent needs at least one target");
-    }
-    let finals = |watched: &[(String, Option<watch::Receiver<Value>>)]| {
-        let mut status = Map::new();
-        for (id, rx) in watched {
-            match rx {
-                None => {
-                    status.insert(id.clone(), json!("not_found"));
-                }
-                Some(rx) => {
-                    let s = rx.borrow().clone();
-                    if is_final(&s) {
-                        status.insert(id.clone(), s);
-                    }
-                }
-            }
-        }
-        status
-    };
-    let any_done = async {
-        let waits = watched
-            .iter()
-            .filter_map(|(_, rx)| rx.clone())
-            .map(|mut rx| {
-                Box::pin(async move {
-                    let _ = rx.wait_for(is_final).await;
-                })
-            });
-        let waits: Vec<_> = waits.collect();
-        if waits.is_empty() {
-            return;
-        }
-        futures::future::select_all(waits).await;
-    };
-    let timed_out = if finals(&watched).is_empty() {
-        tokio::select! {
-            _ = any_done => false,
-            _ = tokio::time::sleep(timeout(&args)) => true,
-            _ = signal.aborted() => return ToolResult::error("wait_agent was interrupted"),
-        }
-    } else {
-        false
-    };
-    let status = finals(&watched);
-    let mut answer = Map::new();
-    let timed_out = timed_out && status.is_empty();
-    answer.insert("status".into(), Value::Object(status));
-    answer.insert("timed_out".into(), timed_out.into());
-    ToolResult::text(Value::Object(answer).to_string())
 }
 
 #[cfg(test)]

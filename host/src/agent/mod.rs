@@ -15,6 +15,7 @@
 mod codex_nicknames;
 mod codex_subagent;
 mod codex_subagent_manage;
+mod codex_subagent_wait;
 mod compact;
 mod feed;
 mod permission_step;
