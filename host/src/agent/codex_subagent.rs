@@ -1,24 +1,37 @@
-//! Codex's sub-agent tools, `spawn_agent` and `wait_agent` (Codex's
-//! `multi_agent_v1` namespace), offered when the manifest says
-//! `subagent_tools: codex`; the Claude-shaped `Agent` tool stays as it is.
+//! Codex's sub-agent tools (Codex's `multi_agent_v1` namespace), offered
+//! when the manifest says `subagent_tools: codex`; the Claude-shaped
+//! `Agent` tool stays as it is. This file holds `spawn_agent` and what
+//! the five tools share (the spawned agents, their rounds, the
+//! notification); `wait_agent` is in [`super::codex_subagent_wait`],
+//! `send_input`, `close_agent` and `resume_agent` in
+//! [`super::codex_subagent_manage`].
 //!
-//! As recorded from Codex 0.171.0 (vectors `C180-*`): `spawn_agent
+//! As recorded from Codex 0.171.0 (vectors `C180-*`–`C186-*`): `spawn_agent
 //! {message}` returns at once with `{"agent_id":…,"nickname":…}` while the
 //! child runs on in a session of its own linked to the parent (agent type
-//! `default`, offered no sub-agent tools of its own); `subagent/start` fires inside
-//! the child's first turn, before its prompt, and `subagent/end` when it is
-//! done. Its completion reaches the parent as a user message
-//! `<subagent_notification>\n{"agent_path":<id>,"status":{"completed":<answer>}}\n</subagent_notification>`,
-//! added as the parent's context where it stands (after the tool results of
-//! a step in progress). `wait_agent {targets, timeout_ms}` waits for the
-//! first of its targets to finish and returns
-//! `{"status":{<id>:{"completed":<answer>}},"timed_out":false}`, or
+//! `default`, offered no sub-agent tools of its own); `subagent/start`
+//! fires inside the child's first turn, before its prompt, and
+//! `subagent/end` after each of its turns. The child stays open (a later
+//! `send_input` runs it again) until `close_agent` or its parent's close.
+//! Its status is `"pending_init"`, `"running"`, then final:
+//! `{"completed":<answer>}`, `{"errored":<the provider's error>}` (C184a),
+//! `"shutdown"` (closed while running, C185c), `"not_found"` (closed).
+//! The first final status after a spawn (or a resume) reaches the parent
+//! as a user message
+//! `<subagent_notification>\n{"agent_path":<id>,"status":<status>}\n</subagent_notification>`,
+//! added as the parent's context where it stands (after the tool results
+//! of a step in progress); a completion after a `send_input` is not
+//! notified (C185a). `fork_context: true` starts the child with its
+//! parent's history before its task (C186a). `wait_agent {targets,
+//! timeout_ms}` waits for the first of its targets to reach a final
+//! status and returns
+//! `{"status":{<id>:<status>},"timed_out":false}`, or
 //! `{"status":{},"timed_out":true}` when the time runs out (Codex's own
 //! description; its default 30 s, clamped to 10 s–1 h).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::Duration;
 
 use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::std_types::{RArc, ROption, RString, RVec};
@@ -30,8 +43,10 @@ use dsh_plugin_api::{
 use serde_json::{Map, Value, json};
 use tokio::sync::watch;
 
+use super::codex_nicknames;
+use super::codex_subagent_manage as manage;
 use super::runtime::Agent;
-use super::session::Prompt;
+use super::session::{Prompt, Session};
 use super::subagent::CORE_OWNER;
 use crate::session::{ContextRole, SessionEvent, TurnEndReason};
 
@@ -39,22 +54,55 @@ use crate::session::{ContextRole, SessionEvent, TurnEndReason};
 pub const SPAWN: &str = "spawn_agent";
 /// The tool that waits for sub-agents.
 pub const WAIT: &str = "wait_agent";
-/// Both, which a sub-agent is not offered.
-pub const TOOLS: [&str; 2] = [SPAWN, WAIT];
+/// All of Codex's sub-agent tools, which a sub-agent is not offered.
+pub const TOOLS: [&str; 5] = [SPAWN, WAIT, manage::SEND, manage::CLOSE, manage::RESUME];
 /// The agent type Codex gives a spawned agent.
 pub const AGENT_TYPE: &str = "default";
 
-/// Names given to spawned agents in turn (Codex picks one of its own list).
-const NICKNAMES: [&str; 8] = [
-    "Peirce", "Raman", "Kuhn", "Rawls", "Noether", "Turing", "Hopper", "Euler",
-];
+/// One spawned agent, open or closed.
+pub(super) struct Child {
+    pub(super) id: String,
+    pub(super) parent_id: String,
+    pub(super) nickname: &'static str,
+    /// What `subagent/start` and `subagent/end` are told.
+    info: SubagentInfo,
+    /// Its status (see the module doc).
+    pub(super) status: watch::Sender<Value>,
+    /// Whether a round (the task running its turns) is on.
+    pub(super) running: watch::Sender<bool>,
+    /// The parent is owed a notification of the next final status (set by
+    /// a spawn and a resume).
+    pub(super) notify_owed: AtomicBool,
+    pub(super) closed: AtomicBool,
+}
 
-/// What the tools share: each spawned agent's final status (`None` while
-/// it runs), by agent id.
+/// What the tools share: the spawned agents, open and closed, by id.
 #[derive(Default)]
-struct Children {
-    status: Mutex<HashMap<String, watch::Receiver<Option<Value>>>>,
-    spawned: std::sync::atomic::AtomicUsize,
+pub(super) struct Children {
+    pub(super) open: Mutex<HashMap<String, Arc<Child>>>,
+    pub(super) closed: Mutex<HashMap<String, Arc<Child>>>,
+}
+
+impl Children {
+    pub(super) fn open(&self, id: &str) -> Option<Arc<Child>> {
+        self.open
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(id)
+            .cloned()
+    }
+
+    pub(super) fn is_closed(&self, id: &str) -> bool {
+        self.closed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains_key(id)
+    }
+}
+
+/// Whether `status` is final (wait_agent returns on it).
+pub(super) fn is_final(status: &Value) -> bool {
+    status.is_object() || status == "shutdown" || status == "not_found"
 }
 
 struct SpawnTool {
@@ -62,11 +110,7 @@ struct SpawnTool {
     children: Arc<Children>,
 }
 
-struct WaitTool {
-    children: Arc<Children>,
-}
-
-fn spec(name: &str, description: &str, schema: Value) -> ToolSpec {
+pub(super) fn spec(name: &str, description: &str, schema: Value) -> ToolSpec {
     ToolSpec {
         name: RString::from(name),
         description: RString::from(description),
@@ -75,7 +119,7 @@ fn spec(name: &str, description: &str, schema: Value) -> ToolSpec {
     }
 }
 
-/// Mounts `spawn_agent` and `wait_agent`.
+/// Mounts Codex's five sub-agent tools.
 pub(crate) fn register_tools(agent: &Arc<Agent>) {
     let children = Arc::new(Children::default());
     let spawn = spec(
@@ -95,11 +139,11 @@ pub(crate) fn register_tools(agent: &Arc<Agent>) {
     );
     let wait = spec(
         WAIT,
-        "Wait for agents to reach a final status. Completed statuses may include the agent's final message. Returns empty status when timed out.",
+        "Wait for agents to reach a final status. Completed statuses may include the agent's final message. Returns empty status when timed out. Once the agent reaches a final status, a notification message will be received containing the same completed status.",
         json!({
             "type": "object",
             "properties": {
-                "targets": {"type": "array", "items": {"type": "string"}, "description": "Agent ids to wait on."},
+                "targets": {"type": "array", "items": {"type": "string"}, "description": "Agent ids to wait on. Pass multiple ids to wait for whichever finishes first."},
                 "timeout_ms": {"type": "number", "description": "Timeout in milliseconds. Defaults to 30000, min 10000, max 3600000."}
             },
             "required": ["targets"],
@@ -113,8 +157,15 @@ pub(crate) fn register_tools(agent: &Arc<Agent>) {
         },
         TD_Opaque,
     );
-    let wait_body = ToolBody_TO::from_value(WaitTool { children }, TD_Opaque);
-    for (spec, body) in [(spawn, spawn_body), (wait, wait_body)] {
+    let wait_body = ToolBody_TO::from_value(
+        super::codex_subagent_wait::WaitTool {
+            children: children.clone(),
+        },
+        TD_Opaque,
+    );
+    let mut tools = vec![(spawn, spawn_body), (wait, wait_body)];
+    tools.extend(manage::tools(agent, &children));
+    for (spec, body) in tools {
         let name = spec.name.to_string();
         if let Err(e) = agent.core.mount_tool(CORE_OWNER, spec, body) {
             tracing::warn!("the {name} tool is not available: {e}");
@@ -136,9 +187,8 @@ impl ToolBody for SpawnTool {
     }
 }
 
-/// The task `spawn_agent` was given: `message`, or the text of its
-/// `items`.
-fn task_text(args: &Value) -> Option<String> {
+/// The text of a `message` or of `items` (their `text`s, a line each).
+pub(super) fn task_text(args: &Value) -> Option<String> {
     if let Some(m) = args.get("message").and_then(Value::as_str) {
         return Some(m.to_string());
     }
@@ -148,6 +198,17 @@ fn task_text(args: &Value) -> Option<String> {
         .filter_map(|i| i.get("text").and_then(Value::as_str))
         .collect();
     (!texts.is_empty()).then(|| texts.join("\n"))
+}
+
+/// A prompt from the parent to its child.
+pub(super) fn prompt_from(parent_id: &str, text: String) -> Prompt {
+    Prompt {
+        content: vec![ContentBlock::text(text)],
+        source: MessageSource::Agent {
+            session_id: RString::from(parent_id),
+        },
+        commands: false,
+    }
 }
 
 async fn spawn(agent: &Arc<Agent>, children: &Arc<Children>, call: &ToolCall) -> ToolResult {
@@ -176,11 +237,8 @@ async fn spawn(agent: &Arc<Agent>, children: &Arc<Children>, call: &ToolCall) ->
         Ok(child) => child,
         Err(e) => return ToolResult::error(format!("cannot start the sub-agent: {e}")),
     };
-    *child.mcp.lock().unwrap_or_else(|p| p.into_inner()) = parent.mcp();
-    let _ = child
-        .parent_call
-        .set(format!("{}/{}", parent.id, call.call_id));
-    let mut info = SubagentInfo {
+    link(&parent, &child, &call.call_id);
+    let info = SubagentInfo {
         parent: call.session.clone(),
         child_session_id: RString::from(child.id.as_str()),
         child_log_path: RString::from(child.log_path().to_string_lossy().as_ref()),
@@ -194,72 +252,164 @@ async fn spawn(agent: &Arc<Agent>, children: &Arc<Children>, call: &ToolCall) ->
         .subagent_start
         .lock()
         .unwrap_or_else(|p| p.into_inner()) = Some(info.clone());
-    child.enqueue(Prompt {
-        content: vec![ContentBlock::text(task)],
-        source: MessageSource::Agent {
-            session_id: RString::from(parent.id.as_str()),
-        },
-        commands: false,
+    if args.get("fork_context").and_then(Value::as_bool) == Some(true) {
+        fork_history(&parent, &child, &call.call_id);
+    }
+    child.enqueue(prompt_from(&parent.id, task));
+    let nickname = {
+        let open = children.open.lock().unwrap_or_else(|p| p.into_inner());
+        let taken: Vec<&str> = open
+            .values()
+            .filter(|c| c.parent_id == parent.id)
+            .map(|c| c.nickname)
+            .collect();
+        codex_nicknames::pick(&taken)
+    };
+    let entry = Arc::new(Child {
+        id: child.id.clone(),
+        parent_id: parent.id.clone(),
+        nickname,
+        info,
+        status: watch::channel(json!("running")).0,
+        running: watch::channel(true).0,
+        notify_owed: AtomicBool::new(true),
+        closed: AtomicBool::new(false),
     });
-    let (done, status) = watch::channel(None);
     children
-        .status
+        .open
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .insert(child.id.clone(), status);
-    let n = children
-        .spawned
-        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let nickname = NICKNAMES[n % NICKNAMES.len()];
-    let runner = agent.clone();
-    let child_id = child.id.clone();
+        .insert(child.id.clone(), entry.clone());
     // The parent by id only: a closed parent is not kept alive by its child.
-    let parent_id = parent.id.clone();
     drop(parent);
     let mut answer = Map::new();
-    answer.insert("agent_id".into(), child_id.as_str().into());
+    answer.insert("agent_id".into(), entry.id.as_str().into());
     answer.insert("nickname".into(), nickname.into());
-    tokio::spawn(async move {
-        let outcome = child.run_turn().await;
-        let last_text = outcome
-            .events
-            .iter()
-            .rev()
-            .find_map(|e| match &e.event {
-                SessionEvent::AssistantMessage { content, .. } => Some(content.clone()),
-                _ => None,
-            })
-            .unwrap_or_default();
-        info.result = ROption::RSome(RString::from(last_text.as_str()));
-        for f in runner
-            .core
-            .view()
-            .bus
-            .notify(SeamInput::SubagentEnd(RArc::new(info)))
-            .await
-        {
-            tracing::warn!(plugin = %f.plugin, "subagent/end listener failed: {}", f.message);
-        }
-        let status = if outcome.reason == TurnEndReason::Completed {
-            json!({"completed": last_text})
-        } else {
-            json!({"errored": format!(
-                "the sub-agent's turn ended {}: {}",
-                outcome.reason.as_str(),
-                outcome.message.unwrap_or_default()
-            )})
-        };
-        runner.close_session(&child_id, "other").await;
-        if let Some(parent) = runner.get(&parent_id) {
-            parent.inject(
-                CORE_OWNER,
-                notification(&child_id, &status),
-                ContextRole::User,
-            );
-        }
-        let _ = done.send(Some(status));
-    });
+    run_round(agent, entry, child);
     ToolResult::text(Value::Object(answer).to_string())
+}
+
+/// Copies the parent's conversation so far into the child's log, for
+/// `fork_context: true` (C186a: the child's first request holds the
+/// parent's history, then its task): every message the parent's model has
+/// read, up to the step whose call spawns, which is left out.
+fn fork_history(parent: &Session, child: &Session, call_id: &str) {
+    let events = parent.log().events().to_vec();
+    let cut = events
+        .iter()
+        .position(|e| {
+            matches!(&e.event, SessionEvent::AssistantMessage { tool_calls, .. }
+                if tool_calls.iter().any(|c| c.id == call_id))
+        })
+        .unwrap_or(events.len());
+    // In a turn of its own, as the log keeps messages only in turns.
+    let turn_id = super::session::new_id("turn");
+    child.append(child.turn_start(&turn_id, crate::session::TurnKind::Injection));
+    for logged in &events[..cut] {
+        if matches!(
+            logged.event,
+            SessionEvent::UserMessage { .. }
+                | SessionEvent::ContextMessage { .. }
+                | SessionEvent::SteeringMessage { .. }
+                | SessionEvent::AssistantMessage { .. }
+                | SessionEvent::ToolResult { .. }
+                | SessionEvent::Compacted { .. }
+                | SessionEvent::CommandOutput { .. }
+        ) {
+            child.append(logged.event.clone());
+        }
+    }
+    child.append(SessionEvent::turn_end(
+        &turn_id,
+        TurnEndReason::Completed,
+        None,
+    ));
+}
+
+/// Links a child session to its parent: its MCP tools, the call that
+/// made it, and its taking messages in a running turn.
+pub(super) fn link(parent: &Session, child: &Session, call_id: &str) {
+    *child.mcp.lock().unwrap_or_else(|p| p.into_inner()) = parent.mcp();
+    let _ = child.parent_call.set(format!("{}/{}", parent.id, call_id));
+    // A send_input while it runs joins its running turn (C185d).
+    child
+        .joins_running_turn
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Runs the child's queued prompts, a turn each, in a task of its own
+/// (`running` is already on); at the end publishes its final status and,
+/// when owed, the parent's notification (a child closed meanwhile has had
+/// both from `close_agent`).
+pub(super) fn run_round(agent: &Arc<Agent>, child: Arc<Child>, session: Arc<Session>) {
+    let runner = agent.clone();
+    tokio::spawn(async move {
+        loop {
+            let outcome = session.run_turn().await;
+            let last_text = outcome
+                .events
+                .iter()
+                .rev()
+                .find_map(|e| match &e.event {
+                    SessionEvent::AssistantMessage { content, .. } => Some(content.clone()),
+                    _ => None,
+                })
+                .unwrap_or_default();
+            let mut info = child.info.clone();
+            info.result = ROption::RSome(RString::from(last_text.as_str()));
+            for f in runner
+                .core
+                .view()
+                .bus
+                .notify(SeamInput::SubagentEnd(RArc::new(info)))
+                .await
+            {
+                tracing::warn!(plugin = %f.plugin, "subagent/end listener failed: {}", f.message);
+            }
+            let status = if outcome.reason == TurnEndReason::Completed {
+                json!({"completed": last_text})
+            } else {
+                json!({"errored": provider_text(outcome.message.as_deref().unwrap_or_default())})
+            };
+            // Decided under `running`'s lock: a send_input queues before it
+            // looks at `running`, so its prompt is either run here or starts
+            // a round of its own. A closed child is `close_agent`'s.
+            let mut more = false;
+            child.running.send_if_modified(|running| {
+                let closed = child.closed.load(Ordering::SeqCst);
+                if !closed && session.has_queued() {
+                    more = true;
+                    return false;
+                }
+                if !closed {
+                    if child.notify_owed.swap(false, Ordering::SeqCst)
+                        && let Some(parent) = runner.get(&child.parent_id)
+                    {
+                        parent.inject(
+                            CORE_OWNER,
+                            notification(&child.id, &status),
+                            ContextRole::User,
+                        );
+                    }
+                    child.status.send_replace(status.clone());
+                }
+                *running = false;
+                true
+            });
+            if !more {
+                return;
+            }
+        }
+    });
+}
+
+/// The provider's own words in a failed turn's message: Codex reports a
+/// refused model request as the body the server answered (C184a).
+fn provider_text(message: &str) -> String {
+    message
+        .strip_prefix("model request refused: HTTP ")
+        .and_then(|rest| rest.split_once(": "))
+        .map_or_else(|| message.to_string(), |(_, body)| body.to_string())
 }
 
 /// The `<subagent_notification>` user message Codex adds to the parent.
@@ -273,76 +423,16 @@ pub fn notification(agent_id: &str, status: &Value) -> String {
     )
 }
 
-impl ToolBody for WaitTool {
-    fn run(&self, call: RArc<ToolCall>, signal: AbortSignalBox) -> FfiFuture<ToolResult> {
-        let children = self.children.clone();
-        async move { wait(&children, &call, signal).await }.into_ffi()
-    }
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// `timeout_ms` as Codex takes it: 30 s when absent, within 10 s–1 h.
-fn timeout(args: &Value) -> Duration {
-    let ms = args
-        .get("timeout_ms")
-        .and_then(Value::as_f64)
-        .unwrap_or(30_000.0)
-        .clamp(10_000.0, 3_600_000.0);
-    Duration::from_millis(ms as u64)
-}
-
-async fn wait(children: &Children, call: &ToolCall, signal: AbortSignalBox) -> ToolResult {
-    let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
-    let Some(targets) = args.get("targets").and_then(Value::as_array) else {
-        return ToolResult::error("wait_agent needs `targets`, a list of agent ids");
-    };
-    let mut watched = Vec::new();
-    for t in targets {
-        let Some(id) = t.as_str() else {
-            return ToolResult::error("wait_agent: every target must be an agent id (a string)");
-        };
-        let found = children
-            .status
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(id)
-            .cloned();
-        match found {
-            Some(rx) => watched.push((id.to_string(), rx)),
-            None => return ToolResult::error(format!("wait_agent: no agent with id {id}")),
-        }
+    #[test]
+    fn a_refused_request_is_reported_as_the_servers_answer() {
+        assert_eq!(
+            provider_text("model request refused: HTTP 400: {\"error\": {\"message\": \"no\"}}"),
+            "{\"error\": {\"message\": \"no\"}}"
+        );
+        assert_eq!(provider_text("cancelled"), "cancelled");
     }
-    if watched.is_empty() {
-        return ToolResult::error("wait_agent needs at least one target");
-    }
-    let any_done = async {
-        let waits = watched.iter().map(|(_, rx)| {
-            let mut rx = rx.clone();
-            Box::pin(async move {
-                let _ = rx.wait_for(Option::is_some).await;
-            })
-        });
-        futures::future::select_all(waits).await;
-    };
-    let timed_out = tokio::select! {
-        _ = any_done => false,
-        _ = tokio::time::sleep(timeout(&args)) => true,
-        _ = signal.aborted() => return ToolResult::error("wait_agent was interrupted"),
-    };
-    let mut status = Map::new();
-    for (id, rx) in &watched {
-        if let Some(s) = rx.borrow().clone() {
-            status.insert(id.clone(), s);
-        }
-    }
-    let mut answer = Map::new();
-    answer.insert("status".into(), Value::Object(status));
-    answer.insert(
-        "timed_out".into(),
-        (timed_out && answer_empty(&watched)).into(),
-    );
-    ToolResult::text(Value::Object(answer).to_string())
-}
-
-fn answer_empty(watched: &[(String, watch::Receiver<Option<Value>>)]) -> bool {
-    watched.iter().all(|(_, rx)| rx.borrow().is_none())
 }

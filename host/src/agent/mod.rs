@@ -12,7 +12,10 @@
 //! It may call: the seam bus, the tool and service registries (through
 //! [`crate::plugins::HostCore`]), the session log, and the `model` service.
 
+mod codex_nicknames;
 mod codex_subagent;
+mod codex_subagent_manage;
+mod codex_subagent_wait;
 mod compact;
 mod feed;
 mod permission_step;
@@ -26,6 +29,7 @@ mod subagent;
 mod subagent_stats;
 mod turn;
 
+pub use codex_nicknames::NICKNAMES as CODEX_NICKNAMES;
 pub use feed::{EventStream, FEED_CAPACITY};
 pub use pipeline::APPROVAL_SERVICE;
 pub use runtime::{Agent, AgentOptions};

@@ -515,6 +515,19 @@ impl Agent {
         };
         // Its MCP servers end with it (their subagents' too).
         session.mcp.lock().unwrap_or_else(|p| p.into_inner()).take();
+        // So do the children it left open (Codex's spawned agents).
+        let children: Vec<Arc<Session>> = self
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .filter(|s| s.parent.as_deref() == Some(id))
+            .cloned()
+            .collect();
+        for child in children {
+            child.cancel();
+            Box::pin(self.close_session(&child.id, reason)).await;
+        }
         session.written().await;
         let input = SessionEndInput {
             session: session.session_ref(),

@@ -82,6 +82,9 @@ pub(crate) enum Buffered {
 
 pub(crate) struct SessionState {
     pub(crate) inbox: VecDeque<Prompt>,
+    /// The id the next turn takes, when one was promised (a Codex
+    /// `send_input`'s `submission_id` is the turn it starts, C185-*).
+    pub(crate) next_turn_id: Option<String>,
     pub(crate) phase: Phase,
     pub(crate) buffered: Vec<Buffered>,
     pub(crate) halt: Option<(String, String)>,
@@ -175,6 +178,10 @@ pub struct Session {
     /// A Codex-shaped subagent's `subagent/start`, fired inside its first
     /// turn before its prompt ([`super::codex_subagent`]).
     pub(crate) subagent_start: Mutex<Option<dsh_plugin_api::SubagentInfo>>,
+    /// A prompt queued while a turn runs joins that turn after its step's
+    /// tool calls, as a Codex sub-agent takes a `send_input` (C185d);
+    /// otherwise it waits for a turn of its own.
+    pub(crate) joins_running_turn: std::sync::atomic::AtomicBool,
 }
 
 impl Drop for Session {
@@ -209,6 +216,7 @@ impl Session {
             log: Mutex::new(log),
             state: Mutex::new(SessionState {
                 inbox: VecDeque::new(),
+                next_turn_id: None,
                 phase: Phase::Idle,
                 buffered: Vec::new(),
                 halt: None,
@@ -236,6 +244,7 @@ impl Session {
             envs: Mutex::new(std::collections::BTreeMap::new()),
             mcp: Mutex::new(None),
             subagent_start: Mutex::new(None),
+            joins_running_turn: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -410,6 +419,11 @@ impl Session {
     /// Queues a prompt for the next turn.
     pub fn enqueue(&self, prompt: Prompt) {
         self.state().inbox.push_back(prompt);
+    }
+
+    /// Whether prompts wait for a turn.
+    pub(crate) fn has_queued(&self) -> bool {
+        !self.state().inbox.is_empty()
     }
 
     /// Cancels the running turn: its model request and tool calls stop and

@@ -138,11 +138,11 @@ impl Session {
         _one_at_a_time: tokio::sync::MutexGuard<'_, ()>,
         waiting: Waiting<'_>,
     ) -> TurnOutcome {
-        let turn_id = new_id("turn");
         let first = self.log().events().len();
         let cancel = CancellationToken::new();
-        {
+        let turn_id = {
             let mut state = self.state();
+            let turn_id = state.next_turn_id.take().unwrap_or_else(|| new_id("turn"));
             waiting.started(&mut state);
             if std::mem::take(&mut state.cancel_next) {
                 cancel.cancel();
@@ -153,7 +153,8 @@ impl Session {
             state.halt = None;
             state.cancel = cancel.clone();
             state.view = Some(self.core.view());
-        }
+            turn_id
+        };
         let kind = if self.queued_compaction().is_some() {
             TurnKind::Compact
         } else {
@@ -531,6 +532,23 @@ impl Session {
             }
             if let Some(ending) = halted(&self.state().halt) {
                 return ending;
+            }
+            // A Codex sub-agent takes a message sent to it while it ran
+            // here, after the step's tool calls, in this turn (C185d).
+            if !reply.tool_calls.is_empty()
+                && self
+                    .joins_running_turn
+                    .load(std::sync::atomic::Ordering::SeqCst)
+            {
+                let queued: Vec<Prompt> = self.state().inbox.drain(..).collect();
+                for prompt in &queued {
+                    match unless_cancelled(cancel, self.submit_prompt(prompt)).await {
+                        None => return cancelled(),
+                        Some(Err(e)) => return (TurnEndReason::Error, Some(e)),
+                        Some(Ok(_)) => {}
+                    }
+                }
+                self.flush_buffered();
             }
             // Codex compacts before it asks the model again after a tool
             // step (`C90-mid-turn`); a listener may halt the turn there.

@@ -115,9 +115,14 @@ fn model_script(v: &Vector) -> Value {
             return json!({"tool_calls": [{"name": "exec_command", "arguments": args}]});
         }
         // An HTTP error answer (S92): the provider's refusal with the
-        // server's message.
+        // server's message; a Codex recording's (C184a) with the whole body
+        // the mock sent, which `model-openai` reports as its refusal.
         if let Some(e) = r.get("error") {
-            return json!({"error": {"status": e["status"], "message": e["body"]["error"]["message"]}});
+            let message = match e["body_text"].as_str() {
+                Some(body) => json!(body),
+                None => e["body"]["error"]["message"].clone(),
+            };
+            return json!({"error": {"status": e["status"], "message": message}});
         }
         json!({"text": r["text"]})
     };

@@ -41,14 +41,18 @@ fn script(value: &Value) -> Option<String> {
     }
 }
 
+/// Codex's sub-agent tools whose hook `tool_name` carries their namespace.
+const GLUED: [&str; 4] = ["wait_agent", "send_input", "close_agent", "resume_agent"];
+
 /// Maps a dsh call to what a Codex hook sees.
 pub fn codex_tool(call: &ToolCall) -> CodexTool {
     let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
     let passthrough = || CodexTool {
-        // Codex names its `wait_agent` call with its namespace glued on
-        // (vector `C180-spawn-wait`); `spawn_agent` keeps its own name.
-        name: if call.name.as_str() == "wait_agent" {
-            "multi_agent_v1wait_agent".to_string()
+        // Codex names its `multi_agent_v1` calls with the namespace glued
+        // on (vectors `C180-spawn-wait`, `C185-*`); `spawn_agent` keeps its
+        // own name.
+        name: if GLUED.contains(&call.name.as_str()) {
+            format!("multi_agent_v1{}", call.name)
         } else {
             call.name.to_string()
         },

@@ -130,7 +130,14 @@ fn tool_call(v: &Vector, call_cwd: &str, j: &Value) -> ToolCall {
     // An MCP tool's and a `multi_agent_v1` call's arguments are their own;
     // the shell's command is `cmd`.
     let own = s(recorded, "name").starts_with("mcp__")
-        || ["spawn_agent", "wait_agent"].contains(&s(recorded, "name").as_str());
+        || [
+            "spawn_agent",
+            "wait_agent",
+            "send_input",
+            "close_agent",
+            "resume_agent",
+        ]
+        .contains(&s(recorded, "name").as_str());
     if j["hook_event_name"] == "PostToolUse" && !own {
         args.insert("cmd".into(), j["tool_input"]["command"].clone());
     }

@@ -18,6 +18,8 @@
 //! - [`codex_subagent`]: Codex's `spawn_agent`/`wait_agent`
 //!   (`subagent_tools: codex`) and its SubagentStart/SubagentStop hooks
 //!   over the binary; `dsh check`'s warning while they are off;
+//! - [`codex_subagent_manage`]: Codex's `send_input`, `close_agent`,
+//!   `resume_agent` and a child whose model request fails, over the binary;
 //! - [`abi_evolution`]: a plugin built against the frozen 1.0 API works in
 //!   this host, what 1.1 added works from a `.so`, a newer minor is refused;
 //! - [`discovery`]: per-project hook discovery, trust, and files re-read
@@ -44,6 +46,7 @@ mod claude_subagent_end;
 mod cli;
 mod codex_compaction;
 mod codex_subagent;
+mod codex_subagent_manage;
 mod compaction;
 mod continue_last;
 mod discovery;

@@ -6,7 +6,8 @@
 //! `transcript_path`, `cwd`, `hook_event_name`, `model`,
 //! `permission_mode`. No matcher subject. Observe only: exit 2, `decision:
 //! "block"`, `continue: false` and plain stdout change nothing
-//! (vectors `C174-*`).
+//! (vectors `C174-*`). A sub-agent's stopped turn fires none (its parent
+//! interrupted, `C184-sigint-child-tool`; closed, `C185-close-running`).
 
 use dsh_plugin_api::TurnEndInput;
 use serde_json::Value;
@@ -26,7 +27,12 @@ pub fn payload(input: &TurnEndInput, model: &str) -> Value {
 impl CodexBridge {
     /// Runs the Interrupt hooks when a turn ended cancelled.
     pub async fn on_turn_end(&self, input: &TurnEndInput) {
-        if input.reason.as_str() != "aborted" || !self.has_hooks(&input.session, EVENT) {
+        // A sub-agent's turn stopped (its parent interrupted, or
+        // close_agent) fires none: C184-sigint-child-tool, C185-close-running.
+        if input.reason.as_str() != "aborted"
+            || input.session.parent_session_id.is_some()
+            || !self.has_hooks(&input.session, EVENT)
+        {
             return;
         }
         let mut runs = self

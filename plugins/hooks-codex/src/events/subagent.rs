@@ -192,6 +192,13 @@ impl CodexBridge {
             .lock()
             .ok()
             .and_then(|m| m.get(input.session.session_id.as_str()).cloned())
+            // A child run again after its first turn (`send_input`,
+            // `resume_agent`, C185-*): its parent's transcript, asked of
+            // the host.
+            .or_else(|| {
+                let parent = input.session.parent_session_id.as_ref().into_option()?;
+                self.host.session(parent.as_str()).map(|p| transcript(&p))
+            })
             .unwrap_or(Value::Null);
         let payload = stop_payload(input, &parent_log, &self.model);
         let subject = input

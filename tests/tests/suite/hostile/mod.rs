@@ -59,6 +59,9 @@
 //! - [`codex_subagent`]: an unknown `subagent_tools` is refused by name;
 //!   `spawn_agent` without a task and `wait_agent` for no agent are error
 //!   results, and no child is made.
+//! - [`codex_subagent_manage`]: `send_input`, `close_agent` and
+//!   `resume_agent` without a target or a message, for an agent never
+//!   spawned, closed twice: results the model reads.
 //! - [`subagent`]: a SubagentStop hook blocking every time gives way after
 //!   8 blocks, as Claude Code's does; the subagent's 9th answer is returned.
 //! - [`subagent_failure`]: a subagent failing with a large error full of
@@ -71,6 +74,7 @@
 mod audit;
 mod codex_compaction;
 mod codex_subagent;
+mod codex_subagent_manage;
 mod compact_transcript;
 mod compaction;
 mod daemon;
