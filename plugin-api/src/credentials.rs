@@ -65,10 +65,7 @@ pub fn is_credential(name: &str, value: &str) -> bool {
     if is_credential_name(name) {
         return true;
     }
-    URL_SUFFIXES
-        .iter()
-        .any(|s| has_suffix(name.as_bytes(), s))
-        && has_userinfo(value)
+    URL_SUFFIXES.iter().any(|s| has_suffix(name.as_bytes(), s)) && has_userinfo(value)
 }
 
 #[cfg(test)]
@@ -92,14 +89,60 @@ mod tests {
     #[test]
     fn the_rule_reads_as_upper_casing_the_name_would() {
         let names = [
-            "", "K", "KE", "KEY", "key", "kEy", "MONKEY", "monkeys", "A_SECRET_B", "Token",
-            "x_tOkEn_y", "PASSWORD", "passwd", "PassWD_FILE", "WEBHOOK", "web_hook", "PAT",
-            "pat", "_PAT", "X_pat", "XPAT", "PATH", "PAT_X", "DSN", "x_dsn", "XDSN", "DSN_HOST",
-            "URL", "url", "A_URL", "AURL", "A_URI", "a_uri", "URI_X", "_", "__", "K\u{e9}Y",
-            "\u{e9}key", "SE\u{c7}RET", "\u{130}KEY", "\u{df}_PAT", "T\u{f8}KEN", "TOKE",
-            "OKEN", "SECRE", "ECRET",
+            "",
+            "K",
+            "KE",
+            "KEY",
+            "key",
+            "kEy",
+            "MONKEY",
+            "monkeys",
+            "A_SECRET_B",
+            "Token",
+            "x_tOkEn_y",
+            "PASSWORD",
+            "passwd",
+            "PassWD_FILE",
+            "WEBHOOK",
+            "web_hook",
+            "PAT",
+            "pat",
+            "_PAT",
+            "X_pat",
+            "XPAT",
+            "PATH",
+            "PAT_X",
+            "DSN",
+            "x_dsn",
+            "XDSN",
+            "DSN_HOST",
+            "URL",
+            "url",
+            "A_URL",
+            "AURL",
+            "A_URI",
+            "a_uri",
+            "URI_X",
+            "_",
+            "__",
+            "K\u{e9}Y",
+            "\u{e9}key",
+            "SE\u{c7}RET",
+            "\u{130}KEY",
+            "\u{df}_PAT",
+            "T\u{f8}KEN",
+            "TOKE",
+            "OKEN",
+            "SECRE",
+            "ECRET",
         ];
-        let values = ["", "x", "postgres://app:pw@db/app", "https://host/path", "://@"];
+        let values = [
+            "",
+            "x",
+            "postgres://app:pw@db/app",
+            "https://host/path",
+            "://@",
+        ];
         for name in names {
             for value in values {
                 assert_eq!(
