@@ -52,12 +52,18 @@ impl ServedDaemon {
     /// `DSH_*` variables; its notify socket and stderr file live in `dir`.
     /// Does not wait for readiness.
     pub fn spawn(config: &Path, dir: &Path, log: &str) -> ServedDaemon {
+        ServedDaemon::spawn_binary(&crate::artifacts::workspace().dsh, config, dir, log)
+    }
+
+    /// [`ServedDaemon::spawn`] of the `dsh` binary at `dsh` (a bench runs
+    /// an older build against the current one with it).
+    pub fn spawn_binary(dsh: &Path, config: &Path, dir: &Path, log: &str) -> ServedDaemon {
         let notify_path = dir.join("notify.sock");
         let _ = std::fs::remove_file(&notify_path);
         let notify = UnixDatagram::bind(&notify_path).expect("bind the notify socket");
         let stderr = dir.join("serve.stderr");
         let stderr_file = std::fs::File::create(&stderr).expect("create the stderr file");
-        let mut command = Command::new(&crate::artifacts::workspace().dsh);
+        let mut command = Command::new(dsh);
         command
             .arg("serve")
             .arg("--config")
@@ -89,6 +95,13 @@ impl ServedDaemon {
     /// [`ServedDaemon::spawn`], then waits for `READY=1`.
     pub fn start(config: &Path, dir: &Path, log: &str) -> ServedDaemon {
         let daemon = ServedDaemon::spawn(config, dir, log);
+        daemon.expect_notify("READY=1");
+        daemon
+    }
+
+    /// [`ServedDaemon::spawn_binary`], then waits for `READY=1`.
+    pub fn start_binary(dsh: &Path, config: &Path, dir: &Path, log: &str) -> ServedDaemon {
+        let daemon = ServedDaemon::spawn_binary(dsh, config, dir, log);
         daemon.expect_notify("READY=1");
         daemon
     }

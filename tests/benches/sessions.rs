@@ -25,7 +25,11 @@
 //! Exits non-zero when a target is missed or a turn failed. The machine is
 //! shared: run it more than once.
 //!
-//! Run: `cargo bench -p dsh-tests --bench sessions`.
+//! Run: `cargo bench -p dsh-tests --bench sessions`. With
+//! `SESSIONS_BENCH_DSH=<path>` it serves with that `dsh` binary instead of
+//! the workspace's (an A/B of two builds with one bench executable); with
+//! `SESSIONS_BENCH_PID=<file>` it writes the daemon's pid there as the
+//! bursts start (to attach a profiler to the bursts and the steady run).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -353,7 +357,10 @@ fn main() {
     let project = dir.path().join("project");
     std::fs::create_dir_all(&project).unwrap();
     let config = setup(dir.path(), &model);
-    let daemon = ServedDaemon::start(&config, dir.path(), "warn");
+    let daemon = match std::env::var_os("SESSIONS_BENCH_DSH") {
+        Some(dsh) => ServedDaemon::start_binary(Path::new(&dsh), &config, dir.path(), "warn"),
+        None => ServedDaemon::start(&config, dir.path(), "warn"),
+    };
     let pid = daemon.pid();
     let socket = dir.path().join("dsh.sock");
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -400,6 +407,9 @@ fn main() {
 
         // Bursts: one turn in every session, all started at once.
         let mut bursts = Vec::new();
+        if let Some(file) = std::env::var_os("SESSIONS_BENCH_PID") {
+            std::fs::write(file, pid.to_string()).unwrap();
+        }
         let ticks_before = Ticks::now(pid);
         for _ in 0..BURSTS {
             let start = Instant::now();

@@ -21,10 +21,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::compact::{NotCompacted, Trigger};
 use super::session::{Phase, Prompt, Session, TurnOutcome, content_text, new_id, rvec};
-use crate::model::{
-    MODEL_SERVICE, ModelError, ModelErrorKind, ModelReply, ModelRequest, StopReason,
-    wire::ModelTool,
-};
+use crate::model::request_text::{RequestText, ToolText};
+use crate::model::{MODEL_SERVICE, ModelError, ModelErrorKind, ModelReply, StopReason};
 use crate::seams::{ListenerFailure, TerminalFn, TraceEntry, Traced};
 use crate::session::{EventSource, SessionEvent, TurnEndReason, TurnKind, history};
 use dsh_plugin_api::services::model::METHOD_COMPLETE;
@@ -652,17 +650,13 @@ impl Session {
         // A sub-agent is offered no sub-agent tools of its own, as Codex
         // offers its child no `multi_agent_v1` (vector `C180-spawn-wait`).
         let child = self.parent.is_some();
-        let tools = self
+        // Each schema's text as the model reads it, made once per distinct
+        // schema (`request_text`), not typed and written again per request.
+        let tools: Vec<ToolText> = self
             .tools(&view)
-            .specs()
-            .into_iter()
+            .iter_specs()
             .filter(|s| !(child && super::codex_subagent::TOOLS.contains(&s.name.as_str())))
-            .map(|s| ModelTool {
-                name: s.name.to_string(),
-                description: s.description.to_string(),
-                input_schema: serde_json::from_str(&s.input_schema)
-                    .unwrap_or(serde_json::json!({"type": "object"})),
-            })
+            .map(|s| ToolText::new(&s.name, &s.description, &s.input_schema))
             .collect();
         let messages = history::derive(self.log().events());
         self.complete(messages, tools).await
@@ -672,18 +666,20 @@ impl Session {
     pub(crate) async fn complete(
         self: &Arc<Self>,
         messages: Vec<crate::model::ChatMessage>,
-        tools: Vec<ModelTool>,
+        tools: Vec<ToolText>,
     ) -> Result<ModelReply, String> {
         let view = self.view();
         let service = view.services.get(MODEL_SERVICE).ok_or_else(|| {
             "no model is mounted: add a model plugin (e.g. `name: model-scripted`) to the manifest".to_string()
         })?;
-        let request = ModelRequest {
-            session_id: self.id.clone(),
-            messages,
-            tools,
+        // The text of a `ModelRequest` of these parts (`request_text`).
+        let request = RequestText {
+            session_id: &self.id,
+            messages: &messages,
+            tools: &tools,
         };
         let body = serde_json::to_string(&request).map_err(|e| e.to_string())?;
+        drop((messages, tools));
         // The provider's error is the contract's typed `ModelError`; its
         // kind decides the wording, never the text it carries.
         let answer = service

@@ -9,6 +9,7 @@
 //! endpoint).
 
 pub mod openai;
+pub mod request_text;
 mod scripted;
 mod service;
 pub mod wire;

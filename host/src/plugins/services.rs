@@ -120,6 +120,11 @@ impl ToolsView {
         self.0.iter().map(|t| t.spec.clone()).collect()
     }
 
+    /// Every tool's spec, in registry order, without copying them.
+    pub fn iter_specs(&self) -> impl Iterator<Item = &ToolSpec> {
+        self.0.iter().map(|t| &t.spec)
+    }
+
     /// This table followed by `extra` (a session's MCP tools); a name this
     /// table already answers to keeps its tool.
     pub fn with_extra(&self, extra: Vec<ToolEntry>) -> ToolsView {

@@ -22,6 +22,7 @@ use super::OpenAiConfig;
 use super::convert;
 use super::error::{ApiKey, OpenAiError, excerpt};
 use super::stream::{Live, StreamReply, reply_from_json};
+use crate::model::request_text::ToolText;
 use crate::model::{ModelReply, ModelRequest};
 
 /// The longest exponential backoff between two attempts.
@@ -94,11 +95,23 @@ impl OpenAiClient {
         &self,
         key: &ApiKey,
         request: &ModelRequest,
+        on_delta: impl FnMut(Live<'_>),
+    ) -> Result<ModelReply, OpenAiError> {
+        self.complete_with(key, request, &[], on_delta).await
+    }
+
+    /// [`OpenAiClient::complete`] offering `tools` too (each schema already
+    /// text: the `model` service's way).
+    pub async fn complete_with(
+        &self,
+        key: &ApiKey,
+        request: &ModelRequest,
+        tools: &[ToolText],
         mut on_delta: impl FnMut(Live<'_>),
     ) -> Result<ModelReply, OpenAiError> {
         // Serialized once, straight from the request; a retry resends the
         // same bytes.
-        let body = serde_json::to_vec(&convert::request_body(&self.config, request))
+        let body = serde_json::to_vec(&convert::request_body_with(&self.config, request, tools))
             .map_err(|e| OpenAiError::Encode(e.to_string()))?;
         let response = self.send(key, &body).await?;
         read_reply(response, key, &mut on_delta).await

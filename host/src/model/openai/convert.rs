@@ -21,17 +21,40 @@ use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value;
 
 use super::{DeveloperRole, OpenAiConfig};
-use crate::model::wire::{ChatMessage, ModelRequest, ModelTool};
+use crate::model::request_text::ToolText;
+use crate::model::wire::{ChatMessage, ModelRequest};
 
 /// The JSON body POSTed to `/chat/completions` (serialize it).
 pub struct Body<'a> {
     config: &'a OpenAiConfig,
     request: &'a ModelRequest,
+    tools: std::borrow::Cow<'a, [ToolText]>,
 }
 
-/// The body for `request`.
+/// The body for `request` (its `tools` included).
 pub fn request_body<'a>(config: &'a OpenAiConfig, request: &'a ModelRequest) -> Body<'a> {
-    Body { config, request }
+    let tools = request.tools.iter().cloned().map(ToolText::from_tool);
+    Body {
+        config,
+        request,
+        tools: std::borrow::Cow::Owned(tools.collect()),
+    }
+}
+
+/// The body for `request` with `tools` (the `model` service's way: the
+/// request's own `tools` are empty, each schema already text).
+pub fn request_body_with<'a>(
+    config: &'a OpenAiConfig,
+    request: &'a ModelRequest,
+    tools: &'a [ToolText],
+) -> Body<'a> {
+    let mut body = request_body(config, request);
+    if !tools.is_empty() {
+        let mut all = body.tools.into_owned();
+        all.extend_from_slice(tools);
+        body.tools = std::borrow::Cow::Owned(all);
+    }
+    body
 }
 
 impl Serialize for Body<'_> {
@@ -42,8 +65,8 @@ impl Serialize for Body<'_> {
             "messages",
             &Messages(&self.request.messages, self.config.developer_role),
         )?;
-        if !self.request.tools.is_empty() {
-            body.serialize_entry("tools", &Tools(&self.request.tools))?;
+        if !self.tools.is_empty() {
+            body.serialize_entry("tools", &Tools(&self.tools))?;
         }
         body.serialize_entry("stream", &true)?;
         body.serialize_entry("stream_options", &IncludeUsage)?;
@@ -322,7 +345,7 @@ fn label(source: &Value) -> String {
 }
 
 /// Tools as OpenAI `function` tools.
-struct Tools<'a>(&'a [ModelTool]);
+struct Tools<'a>(&'a [ToolText]);
 
 impl Serialize for Tools<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -335,17 +358,17 @@ impl Serialize for Tools<'_> {
 }
 
 /// `{"type": "function", "function": {"name", "description", "parameters"}}`.
-struct Tool<'a>(&'a ModelTool);
+struct Tool<'a>(&'a ToolText);
 
 impl Serialize for Tool<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        struct Spec<'a>(&'a ModelTool);
+        struct Spec<'a>(&'a ToolText);
         impl Serialize for Spec<'_> {
             fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
                 let mut map = serializer.serialize_map(Some(3))?;
-                map.serialize_entry("name", &self.0.name)?;
-                map.serialize_entry("description", &self.0.description)?;
-                map.serialize_entry("parameters", &self.0.input_schema)?;
+                map.serialize_entry("name", self.0.name())?;
+                map.serialize_entry("description", self.0.description())?;
+                map.serialize_entry("parameters", self.0.input_schema())?;
                 map.end()
             }
         }
@@ -359,7 +382,7 @@ impl Serialize for Tool<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::ModelToolCall;
+    use crate::model::{ModelTool, ModelToolCall};
     use serde_json::json;
 
     /// What goes on the wire, byte for byte.
@@ -535,6 +558,21 @@ mod tests {
             })
             .to_string()
         );
+        // The service's way, the tools beside the request: the same text.
+        let tools: Vec<ToolText> = std::mem::take(&mut request.tools)
+            .into_iter()
+            .map(ToolText::from_tool)
+            .collect();
+        let typed = wire(&request_body(&config, &{
+            let mut typed = request.clone();
+            typed.tools = vec![ModelTool {
+                name: "Bash".into(),
+                description: "runs".into(),
+                input_schema: json!({"type": "object"}),
+            }];
+            typed
+        }));
+        assert_eq!(wire(&request_body_with(&config, &request, &tools)), typed);
         request.tools.clear();
         let body = serde_json::to_value(request_body(&OpenAiConfig::default(), &request)).unwrap();
         assert!(body.get("tools").is_none() && body.get("max_tokens").is_none());

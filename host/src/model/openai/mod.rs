@@ -160,7 +160,7 @@ impl Plugin for OpenAiModel {
         let context_window = config.context_window;
         let client = Arc::new(OpenAiClient::new(config).map_err(|e| e.to_string())?);
         let streams = host.clone();
-        super::service::provide(host, move |request| {
+        super::service::provide(host, move |request, tools| {
             let client = client.clone();
             let host = streams.clone();
             async move {
@@ -190,7 +190,7 @@ impl Plugin for OpenAiModel {
                     }
                 };
                 client
-                    .complete(&key, &request, on_delta)
+                    .complete_with(&key, &request, &tools, on_delta)
                     .await
                     .map_err(|e| ModelError::from(e).to_wire())
             }
