@@ -83,20 +83,43 @@ pub(super) struct Children {
     pub(super) closed: Mutex<HashMap<String, Arc<Child>>>,
 }
 
+/// Every lookup is by the calling session: a session reaches only the
+/// agents it spawned (Codex's parent knows no other thread's children), so
+/// one session of a daemon cannot wait on, message, close or resume
+/// another's.
 impl Children {
-    pub(super) fn open(&self, id: &str) -> Option<Arc<Child>> {
+    /// `parent`'s open agent `id`.
+    pub(super) fn open(&self, id: &str, parent: &str) -> Option<Arc<Child>> {
         self.open
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(id)
+            .filter(|c| c.parent_id == parent)
             .cloned()
     }
 
-    pub(super) fn is_closed(&self, id: &str) -> bool {
+    /// Removes `parent`'s open agent `id`.
+    pub(super) fn take_open(&self, id: &str, parent: &str) -> Option<Arc<Child>> {
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        if open.get(id).is_some_and(|c| c.parent_id == parent) {
+            open.remove(id)
+        } else {
+            None
+        }
+    }
+
+    /// `parent`'s closed agent `id`.
+    pub(super) fn closed(&self, id: &str, parent: &str) -> Option<Arc<Child>> {
         self.closed
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .contains_key(id)
+            .get(id)
+            .filter(|c| c.parent_id == parent)
+            .cloned()
+    }
+
+    pub(super) fn is_closed(&self, id: &str, parent: &str) -> bool {
+        self.closed(id, parent).is_some()
     }
 }
 
@@ -426,6 +449,76 @@ pub fn notification(agent_id: &str, status: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn child(id: &str, parent: &str) -> Arc<Child> {
+        let session = |id: &str| dsh_plugin_api::SessionRef {
+            session_id: id.into(),
+            cwd: RString::new(),
+            log_path: RString::new(),
+            permission_mode: RString::new(),
+            turn_id: RString::new(),
+            prompt_id: RString::new(),
+            parent_session_id: ROption::RNone,
+            agent_type: ROption::RNone,
+        };
+        Arc::new(Child {
+            id: id.into(),
+            parent_id: parent.into(),
+            nickname: "Euclid",
+            info: SubagentInfo {
+                parent: session(parent),
+                child_session_id: id.into(),
+                child_log_path: RString::new(),
+                agent_type: AGENT_TYPE.into(),
+                description: RString::new(),
+                prompt: RString::new(),
+                call_id: RString::new(),
+                result: ROption::RNone,
+            },
+            status: watch::channel(json!("running")).0,
+            running: watch::channel(true).0,
+            notify_owed: AtomicBool::new(true),
+            closed: AtomicBool::new(false),
+        })
+    }
+
+    #[test]
+    fn a_session_reaches_only_the_agents_it_spawned() {
+        let children = Children::default();
+        for (id, parent) in [("a1", "A"), ("b1", "B")] {
+            let c = child(id, parent);
+            children.open.lock().unwrap().insert(id.into(), c);
+        }
+        children
+            .closed
+            .lock()
+            .unwrap()
+            .insert("a2".into(), child("a2", "A"));
+        assert!(children.open("a1", "A").is_some());
+        assert!(
+            children.open("a1", "B").is_none(),
+            "B reached A's open child"
+        );
+        assert!(
+            children.take_open("a1", "B").is_none(),
+            "B closed A's child"
+        );
+        assert!(
+            children.open("a1", "A").is_some(),
+            "a refused take removed it"
+        );
+        assert!(children.is_closed("a2", "A"));
+        assert!(!children.is_closed("a2", "B"), "B saw A's closed child");
+        assert!(
+            children.closed("a2", "B").is_none(),
+            "B could resume A's child"
+        );
+        assert_eq!(
+            children.take_open("b1", "B").map(|c| c.id.clone()),
+            Some("b1".to_string())
+        );
+        assert!(children.open("b1", "B").is_none());
+    }
 
     #[test]
     fn a_refused_request_is_reported_as_the_servers_answer() {

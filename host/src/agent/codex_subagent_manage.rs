@@ -132,8 +132,8 @@ impl ToolBody for ManageTool {
             };
             let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
             match which {
-                Which::Send => send(&agent, &children, &args),
-                Which::Close => close(&agent, &children, &args).await,
+                Which::Send => send(&agent, &children, &call, &args),
+                Which::Close => close(&agent, &children, &call, &args).await,
                 Which::Resume => resume(&agent, &children, &call, &args).await,
             }
         }
@@ -147,14 +147,15 @@ fn answer(key: &str, value: Value) -> ToolResult {
     ToolResult::text(Value::Object(m).to_string())
 }
 
-fn send(agent: &Arc<Agent>, children: &Children, args: &Value) -> ToolResult {
+fn send(agent: &Arc<Agent>, children: &Children, call: &ToolCall, args: &Value) -> ToolResult {
     let Some(target) = args.get("target").and_then(Value::as_str) else {
         return ToolResult::error("send_input needs `target`, an agent id");
     };
     let Some(text) = task_text(args) else {
         return ToolResult::error("send_input needs a string `message` (or `items` with text)");
     };
-    let (Some(child), Some(session)) = (children.open(target), agent.get(target)) else {
+    let parent = call.session.session_id.as_str();
+    let (Some(child), Some(session)) = (children.open(target, parent), agent.get(target)) else {
         return ToolResult::error(format!("send_input: no open agent with id {target}"));
     };
     if args.get("interrupt").and_then(Value::as_bool) == Some(true) {
@@ -182,16 +183,16 @@ fn send(agent: &Arc<Agent>, children: &Children, args: &Value) -> ToolResult {
     answer("submission_id", submission.into())
 }
 
-async fn close(agent: &Arc<Agent>, children: &Children, args: &Value) -> ToolResult {
+async fn close(
+    agent: &Arc<Agent>,
+    children: &Children,
+    call: &ToolCall,
+    args: &Value,
+) -> ToolResult {
     let Some(target) = args.get("target").and_then(Value::as_str) else {
         return ToolResult::error("close_agent needs `target`, an agent id");
     };
-    let removed = children
-        .open
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .remove(target);
-    let Some(child) = removed else {
+    let Some(child) = children.take_open(target, &call.session.session_id) else {
         return ToolResult::error(format!("close_agent: no open agent with id {target}"));
     };
     let previous = child.status.borrow().clone();
@@ -237,17 +238,12 @@ async fn resume(
     let Some(id) = args.get("id").and_then(Value::as_str) else {
         return ToolResult::error("resume_agent needs `id`, an agent id");
     };
-    if let Some(open) = children.open(id) {
+    let parent_id = call.session.session_id.as_str();
+    if let Some(open) = children.open(id, parent_id) {
         let status = open.status.borrow().clone();
         return answer("status", status);
     }
-    let found = children
-        .closed
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .get(id)
-        .cloned();
-    let Some(child) = found else {
+    let Some(child) = children.closed(id, parent_id) else {
         return ToolResult::error(format!("resume_agent: no closed agent with id {id}"));
     };
     let Some(parent) = agent.get(&call.session.session_id) else {

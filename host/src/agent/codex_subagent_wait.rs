@@ -50,9 +50,10 @@ async fn wait(children: &Children, call: &ToolCall, signal: AbortSignalBox) -> T
         let Some(id) = t.as_str() else {
             return ToolResult::error("wait_agent: every target must be an agent id (a string)");
         };
-        match children.open(id) {
+        let parent = call.session.session_id.as_str();
+        match children.open(id, parent) {
             Some(child) => watched.push((id.to_string(), Some(child.status.subscribe()))),
-            None if children.is_closed(id) => watched.push((id.to_string(), None)),
+            None if children.is_closed(id, parent) => watched.push((id.to_string(), None)),
             None => return ToolResult::error(format!("wait_agent: no agent with id {id}")),
         }
     }
