@@ -362,12 +362,16 @@ impl Agent {
         if let Some(live) = self.get(id) {
             return Ok(live);
         }
-        let session = Session::new(
-            self.core.clone(),
-            log,
-            &self.options,
-            self.default_permissions(),
-        );
+        // A subagent reloaded while its parent is live (Codex's
+        // `resume_agent`) starts from its parent's permissions, as it was
+        // created with them; its own logged changes are laid over them.
+        let base = log
+            .header()
+            .parent_session_id
+            .as_deref()
+            .and_then(|p| self.get(p))
+            .map_or_else(|| self.default_permissions(), |p| p.permissions());
+        let session = Session::new(self.core.clone(), log, &self.options, base);
         if session.parent.is_none() {
             self.add_settings_rules(&session);
         }

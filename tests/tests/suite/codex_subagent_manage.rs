@@ -80,6 +80,9 @@ fn run_main(root: &Path, model: &Value) -> (Vec<String>, Vec<Value>) {
         .arg(&config)
         .arg("--cwd")
         .arg(root.join("proj"))
+        // Not the default mode: a child, and a child resumed from its log,
+        // work in their parent's.
+        .args(["--permission-mode", "bypassPermissions"])
         .args(["--session", "main1", "--json", "spawn a helper"])
         .current_dir(root)
         .env("HOME", root.join("home"));
@@ -189,6 +192,9 @@ fn a_child_is_sent_input_closed_and_resumed_as_in_codex() {
     turn_of("first task");
     assert_eq!(second["submission_id"], turn_of("second task"));
     assert_eq!(third["submission_id"], turn_of("third task"));
+    // The parent's permission mode throughout, after the resume too.
+    let modes: Vec<&Value> = ups.iter().map(|u| &u["permission_mode"]).collect();
+    assert!(modes.iter().all(|m| *m == "bypassPermissions"), "{modes:?}");
     // One SubagentStart; a SubagentStop per turn, naming the main transcript.
     assert_eq!(captured(root, "start").len(), 1);
     let mut stops: Vec<String> = captured(root, "stop")
