@@ -57,6 +57,7 @@ mod hostile;
 mod http_hooks;
 mod idle_sessions;
 mod memory;
+mod slash_commands;
 mod native_seams;
 mod permissions;
 mod plugin_host;
