@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use crate::bridge::{Case, Cap, text};
+use crate::bridge::{Cap, Case, text};
 use dsh_host::session::TurnEndReason;
 
 const MARKER: &str = "<command-message>hello</command-message>\n<command-name>/hello</command-name>\n<command-args>world</command-args>\n";
@@ -76,11 +76,18 @@ async fn a_project_command_reaches_the_model_expanded_after_its_hooks() {
     let (users, systems) = users_and_systems(&requests[0]);
     let user = serde_json::to_string(&users).unwrap();
     assert!(
-        user.contains(&serde_json::to_string(MARKER).unwrap().trim_matches('"').to_string())
-            && user.contains("Say MARK world\\n"),
+        user.contains(
+            &serde_json::to_string(MARKER)
+                .unwrap()
+                .trim_matches('"')
+                .to_string()
+        ) && user.contains("Say MARK world\\n"),
         "{user}"
     );
-    assert!(!user.contains("$ARGUMENTS") && !user.contains("\"/hello world\""), "{user}");
+    assert!(
+        !user.contains("$ARGUMENTS") && !user.contains("\"/hello world\""),
+        "{user}"
+    );
     assert_eq!(
         systems.last().map(String::as_str),
         Some(
@@ -126,13 +133,22 @@ async fn an_expansion_hook_continue_false_stops_the_prompt() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_untrusted_command_file_is_not_run() {
-    let c = case(false, json!([text("ok")]), |cap| {
-        json!({"UserPromptExpansion": group(&cap.hook("upe.sh", "cat > $CAP/upe.json"))})
-    });
+    let c = case(
+        false,
+        json!([text("ok")]),
+        |cap| json!({"UserPromptExpansion": group(&cap.hook("upe.sh", "cat > $CAP/upe.json"))}),
+    );
     let (_, out) = c.run("/hello world").await;
     assert_eq!(out.reason, TurnEndReason::Completed);
-    assert_eq!(c.cap.read("upe.json"), "", "no expansion hook for an untrusted file");
+    assert_eq!(
+        c.cap.read("upe.json"),
+        "",
+        "no expansion hook for an untrusted file"
+    );
     let (users, _) = users_and_systems(&c.host.requests()[0]);
     let user = serde_json::to_string(&users).unwrap();
-    assert!(user.contains("/hello world") && !user.contains("Say MARK"), "{user}");
+    assert!(
+        user.contains("/hello world") && !user.contains("Say MARK"),
+        "{user}"
+    );
 }

@@ -133,10 +133,12 @@ pub fn read(path: &Path) -> Result<Option<Vec<u8>>, SlashError> {
             path: path.to_path_buf(),
         });
     }
-    std::fs::read(path).map(Some).map_err(|source| SlashError::Read {
-        path: path.to_path_buf(),
-        source,
-    })
+    std::fs::read(path)
+        .map(Some)
+        .map_err(|source| SlashError::Read {
+            path: path.to_path_buf(),
+            source,
+        })
 }
 
 /// The text the model reads for a command file's bytes and the arguments.

@@ -28,7 +28,10 @@ fn run(prompt: &str, trusted: bool) -> (Vec<Value>, Vec<Value>, Vec<Value>) {
             "state_dir: state\nplugins:\n  - name: bash-local\n  - id: model\n    name: model-scripted\n    config: {{script: script.yml, record: requests.jsonl}}\n  - name: hooks-claude\n    config: {{discover: true, memory: false, home: home, managed_settings: etc/managed.json, trusted_prefixes: {prefixes}}}\n"
         ),
     );
-    write("proj/.claude/commands/hello.md", "Say MARK_CMD $ARGUMENTS\n");
+    write(
+        "proj/.claude/commands/hello.md",
+        "Say MARK_CMD $ARGUMENTS\n",
+    );
     let hook = |log: &str| {
         serde_json::json!([{"hooks": [
             {"type": "command", "command": format!("cat >> '{}'; echo >> '{}'", path(log).display(), path(log).display())}]}])
@@ -111,5 +114,9 @@ fn a_project_command_prompt_reaches_the_model_expanded_and_fires_user_prompt_exp
 fn an_untrusted_project_command_is_sent_as_typed() {
     let (messages, upe, _) = run("/hello world", false);
     assert!(upe.is_empty(), "{upe:?}");
-    assert_eq!(users(&messages), [Value::from("/hello world")], "{messages:#?}");
+    assert_eq!(
+        users(&messages),
+        [Value::from("/hello world")],
+        "{messages:#?}"
+    );
 }

@@ -76,7 +76,9 @@ impl ClaudeBridge {
                 }
             }
         }
-        let decision = self.run_prompt_submit(input, &prompt, contexts, next).await?;
+        let decision = self
+            .run_prompt_submit(input, &prompt, contexts, next)
+            .await?;
         Ok(match command {
             Some(command) => expanded(decision, command.content),
             None => decision,
