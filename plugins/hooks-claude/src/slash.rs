@@ -11,10 +11,12 @@
 //! a command file runs only when `dsh trust` approved it (it is one of
 //! [`crate::discover::project_files`]) or it lies under a trusted prefix.
 //!
-//! Not recorded (so kept as the text is): what Claude Code does with a
-//! file without `$ARGUMENTS` given arguments, frontmatter
-//! (`description`/`argument-hint`), and an unknown `/nope` (dsh sends such a
-//! prompt to the model unchanged).
+//! Recorded S210 (`tools/recorder-scenarios/FINDINGS-slash.md`): a file
+//! without `$ARGUMENTS` given arguments gets `\n\nARGUMENTS: <args>`
+//! appended; a frontmatter block is taken out; no arguments: no
+//! `<command-args>` line. Claude Code answers an unknown `/nope` with
+//! `Unknown command: /nope` and no model call; dsh sends such a prompt to
+//! the model as typed (not built).
 
 use std::path::{Path, PathBuf};
 
@@ -141,20 +143,49 @@ pub fn read(path: &Path) -> Result<Option<Vec<u8>>, SlashError> {
         })
 }
 
-/// The text the model reads for a command file's bytes and the arguments.
+/// The text the model reads for a command file's bytes and the arguments
+/// (S185, S210): a leading frontmatter block (`---` lines) taken out,
+/// `$ARGUMENTS` replaced by the arguments; a text without `$ARGUMENTS`
+/// given arguments gets `\n\nARGUMENTS: <args>` after it.
 pub fn expand(path: &Path, bytes: &[u8], args: &str) -> Result<String, SlashError> {
     let text = std::str::from_utf8(bytes).map_err(|_| SlashError::NotUtf8 {
         path: path.to_path_buf(),
     })?;
-    Ok(text.replace("$ARGUMENTS", args))
+    let body = without_frontmatter(text);
+    Ok(if body.contains("$ARGUMENTS") {
+        body.replace("$ARGUMENTS", args)
+    } else if args.is_empty() {
+        body.to_string()
+    } else {
+        format!("{body}\n\nARGUMENTS: {args}")
+    })
 }
 
-/// Claude Code's block naming the command, before the expanded text.
+/// `text` after its frontmatter block, if it starts with one.
+fn without_frontmatter(text: &str) -> &str {
+    let Some(rest) = text.strip_prefix("---\n") else {
+        return text;
+    };
+    if let Some(rest) = rest.strip_prefix("---\n") {
+        return rest;
+    }
+    match rest.find("\n---\n") {
+        Some(at) => &rest[at + "\n---\n".len()..],
+        None => text,
+    }
+}
+
+/// Claude Code's block naming the command, before the expanded text; no
+/// `<command-args>` line without arguments (S210).
 pub fn message(inv: &Invocation) -> String {
-    format!(
-        "<command-message>{0}</command-message>\n<command-name>/{0}</command-name>\n<command-args>{1}</command-args>\n",
-        inv.name, inv.args
-    )
+    let mut out = format!(
+        "<command-message>{0}</command-message>\n<command-name>/{0}</command-name>\n",
+        inv.name
+    );
+    if !inv.args.is_empty() {
+        out.push_str(&format!("<command-args>{}</command-args>\n", inv.args));
+    }
+    out
 }
 
 /// The user message the model gets for a command.
@@ -207,6 +238,24 @@ mod tests {
         assert_eq!(
             bad.as_deref(),
             Some("the command file /p/.claude/commands/hello.md is not UTF-8")
+        );
+        assert_eq!(
+            expand(path, b"Say X\n", "world").ok(),
+            Some("Say X\n\n\nARGUMENTS: world".to_string())
+        );
+        assert_eq!(
+            expand(
+                path,
+                b"---\ndescription: Greets\nargument-hint: [name]\n---\nSay $ARGUMENTS\n",
+                "world"
+            )
+            .ok(),
+            Some("Say world\n".to_string())
+        );
+        let bare = invocation("/hello").unwrap_or_else(|| panic!("no invocation"));
+        assert_eq!(
+            message(&bare),
+            "<command-message>hello</command-message>\n<command-name>/hello</command-name>\n"
         );
         assert_eq!(
             file_of(Path::new("/p"), "ns:cmd"),
