@@ -152,3 +152,19 @@ async fn an_untrusted_command_file_is_not_run() {
         "{user}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_command_is_refused_with_claudes_text_and_no_hook() {
+    let c = case(
+        true,
+        json!([text("never")]),
+        |cap| json!({"UserPromptSubmit": group(&cap.hook("ups.sh", "cat > $CAP/ups.json"))}),
+    );
+    let (_, out) = c.run("/nope world").await;
+    assert_eq!(
+        (out.reason, out.message.as_deref()),
+        (TurnEndReason::Rejected, Some("Unknown command: /nope"))
+    );
+    assert!(c.host.requests().is_empty(), "the model must not be called");
+    assert_eq!(c.cap.read("ups.json"), "", "no UserPromptSubmit for it");
+}

@@ -15,8 +15,7 @@
 //! without `$ARGUMENTS` given arguments gets `\n\nARGUMENTS: <args>`
 //! appended; a frontmatter block is taken out; no arguments: no
 //! `<command-args>` line. Claude Code answers an unknown `/nope` with
-//! `Unknown command: /nope` and no model call; dsh sends such a prompt to
-//! the model as typed (not built).
+//! `Unknown command: /nope`, no hook and no model call ([`unknown`]).
 
 use std::path::{Path, PathBuf};
 
@@ -70,6 +69,17 @@ pub fn invocation(prompt: &str) -> Option<Invocation> {
         name: name.to_string(),
         args: rest[end..].trim().to_string(),
     })
+}
+
+/// Claude Code's answer to a prompt naming a command `project` has no
+/// file for (S210-unknown-command): `Unknown command: /<name>`. dsh's own
+/// `/compact` is not one.
+pub fn unknown(project: &Path, prompt: &str) -> Option<String> {
+    let inv = invocation(prompt)?;
+    if inv.name == "compact" || std::fs::symlink_metadata(file_of(project, &inv.name)).is_ok() {
+        return None;
+    }
+    Some(format!("Unknown command: /{}", inv.name))
 }
 
 /// The file of command `name` in `project` (a `:` names a subfolder, as

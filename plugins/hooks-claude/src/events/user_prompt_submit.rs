@@ -64,6 +64,14 @@ impl ClaudeBridge {
         let prompt = blocks_text(&input.content);
         // A project slash command: its UserPromptExpansion hooks first, and
         // the model reads the command's text instead of the prompt.
+        if !super::is_subagent(&input.session) {
+            let project = std::path::PathBuf::from(self.project_dir_of(&input.session));
+            if let Some(reason) = crate::slash::unknown(&project, &prompt) {
+                return Ok(PromptDecision::Block {
+                    reason: reason.into(),
+                });
+            }
+        }
         let command = self.slash_command(&input.session, &prompt);
         let mut contexts = Vec::new();
         if let Some(command) = &command {
