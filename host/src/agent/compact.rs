@@ -394,6 +394,7 @@ impl Session {
                 session_id: self.id.clone(),
             },
             original_content: None,
+            parts: Vec::new(),
         });
         let reply = child.complete(request, Vec::new()).await;
         let ended = match &reply {

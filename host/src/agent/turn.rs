@@ -425,12 +425,21 @@ impl Session {
                 | PromptDecision::AllowAuthored { content, .. }),
             ) => {
                 let rewritten = content.as_ref().map(|c| content_text(c)).into_option();
+                // A rewrite into several text blocks: one message with a
+                // part each (a Claude project command's, S185).
+                let parts = content
+                    .as_ref()
+                    .map(|c| text_parts(c))
+                    .into_option()
+                    .filter(|p| p.len() > 1)
+                    .unwrap_or_default();
                 let text = rewritten.clone().unwrap_or_else(|| original.clone());
                 let original = rewritten.is_some().then_some(original);
                 self.append(SessionEvent::UserMessage {
                     content: text,
                     source,
                     original_content: original,
+                    parts,
                 });
                 // Each piece as its author added it (stamped by the chain).
                 for (plugin, text) in authored(allowed.context()) {
@@ -725,4 +734,15 @@ impl Drop for Waiting<'_> {
             }
         }
     }
+}
+
+/// The text of each text block, in order.
+fn text_parts(blocks: &[dsh_plugin_api::ContentBlock_NE]) -> Vec<String> {
+    blocks
+        .iter()
+        .filter_map(|b| match b.as_enum() {
+            Ok(dsh_plugin_api::ContentBlock::Text { text }) => Some(text.to_string()),
+            _ => None,
+        })
+        .collect()
 }

@@ -215,6 +215,12 @@ pub enum SessionEvent {
         /// The prompt as submitted, when a plugin rewrote it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         original_content: Option<String>,
+        /// The text as several parts of one message, in order, when a
+        /// plugin rewrote the prompt into several text blocks (Claude
+        /// Code's project slash command, S185): `content` is them joined by
+        /// [`dsh_plugin_api::STEERING_PART_SEPARATOR`]; empty: one part.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        parts: Vec<String>,
     },
     /// `prompt/blocked`: a prompt that never reached the model.
     #[serde(rename = "prompt/blocked")]

@@ -135,9 +135,11 @@ pub fn derive(events: &[LoggedEvent]) -> Vec<ChatMessage> {
                     early.push(m);
                     continue;
                 }
-                SessionEvent::UserMessage { content, .. } => {
+                SessionEvent::UserMessage { content, parts, .. } => {
                     answer_pending(&mut messages, &mut pending);
-                    messages.push(ChatMessage::new("user", content.clone()));
+                    let mut m = ChatMessage::new("user", content.clone());
+                    m.parts.clone_from(parts);
+                    messages.push(m);
                     messages.append(early);
                     leading = None;
                     continue;
@@ -182,7 +184,13 @@ pub fn derive(events: &[LoggedEvent]) -> Vec<ChatMessage> {
                 }
                 match output.take() {
                     Some(text) => messages.push(slash::merged(vec![text, content.clone()])),
-                    None => messages.push(ChatMessage::new("user", content.clone())),
+                    None => {
+                        let mut m = ChatMessage::new("user", content.clone());
+                        if let SessionEvent::UserMessage { parts, .. } = &logged.event {
+                            m.parts.clone_from(parts);
+                        }
+                        messages.push(m);
+                    }
                 }
             }
             SessionEvent::CommandOutput {

@@ -485,6 +485,7 @@ mod tests {
                 content: "hi".into(),
                 source: crate::session::events::EventSource::User,
                 original_content: None,
+                parts: Vec::new(),
             })
             .unwrap();
             log.path().to_path_buf()

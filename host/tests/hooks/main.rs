@@ -22,6 +22,7 @@ mod rewake;
 mod script;
 mod skips;
 mod slash;
+mod slash_commands;
 mod socket_transport;
 mod support;
 mod unify;

@@ -42,6 +42,8 @@ fn texts(m: &Value) -> Option<Vec<String>> {
 /// CLI's command transcript, or a prompt among the parts.
 pub fn is_users(parts: &[String], prompts: &[String]) -> bool {
     parts[0].starts_with("<local-command-")
+        // A project slash command's message and expanded text (S185).
+        || parts[0].starts_with("<command-message>")
         || parts.iter().any(|p| {
             prompts
                 .iter()

@@ -310,6 +310,14 @@ fn bridge_config(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Val
             // the run's HOME and the project's folders.
             c["memory"] = json!(true);
             c["home"] = json!(sb.home());
+            // `claude -p` runs the project's slash commands with no trust
+            // dialog (S185): the recorded project is trusted.
+            if v.json["project_files"]
+                .as_object()
+                .is_some_and(|f| f.keys().any(|k| k.starts_with(".claude/commands/")))
+            {
+                c["trusted_prefixes"] = json!([sb.run().join("proj")]);
+            }
             c
         }
         Dialect::Codex => {
@@ -1366,12 +1374,16 @@ fn check_requests(
             .and_then(|(k, n)| Some((k.parse::<usize>().ok()?, n.parse::<usize>().ok()?)));
         let codex_prompt =
             placement == "user message, after the assistant message, last input item";
+        // A group's first block (a project command's message starts at
+        // block 2, after the CLI's date reminder dsh does not send).
         let group = |prev: &Value| {
+            let first = prev["first_block"].as_u64().unwrap_or(1) as usize;
             prev["request"] == t["request"]
                 && prev["parts"]
                     .as_array()
-                    .is_some_and(|p| block.is_none_or(|(k, _)| p.len() + 1 == k))
+                    .is_some_and(|p| block.is_none_or(|(k, _)| p.len() + first == k))
         };
+        let command = s(t, "text").starts_with("<command-message>");
         match (block, texts.last_mut()) {
             (Some((k, n)), Some(prev)) if k > 1 && n > 1 && group(prev) => {
                 if let Some(parts) = prev["parts"].as_array_mut() {
@@ -1384,6 +1396,16 @@ fn check_requests(
                 if let Some(parts) = prev["parts"].as_array_mut() {
                     parts.push(t["text"].clone());
                 }
+            }
+            // A project slash command's message and its expanded text
+            // (S185): one user message of dsh's, its blocks from here on.
+            (Some((k, n)), _) if k > 1 && n >= k && command => {
+                let mut t = t.clone();
+                t["placement"] = json!("text block 1 of 1 in a user message");
+                t["parts"] = json!([t["text"].clone()]);
+                t["blocks"] = json!(n - k + 1);
+                t["first_block"] = json!(k);
+                texts.push(t);
             }
             (Some((1, n)), _) if n > 1 => {
                 let mut t = t.clone();

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Every Claude Code event the bridge runs hooks for.
-pub const SUPPORTED_EVENTS: [&str; 19] = [
+pub const SUPPORTED_EVENTS: [&str; 20] = [
     "PostToolBatch",
     "MessageDisplay",
     "SessionStart",
@@ -43,6 +43,7 @@ pub const SUPPORTED_EVENTS: [&str; 19] = [
     "ConfigChange",
     "FileChanged",
     "InstructionsLoaded",
+    "UserPromptExpansion",
 ];
 
 /// Every hook event Claude Code 2.1 knows (vector `S1-all-events`); a name

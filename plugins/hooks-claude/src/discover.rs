@@ -113,15 +113,18 @@ impl Resolution {
     }
 }
 
-/// The project-level settings files of `project` that exist (what `dsh
-/// trust` approves for Claude Code).
+/// The project-level settings files of `project` that exist, then its
+/// command files ([`crate::slash`]): what `dsh trust` approves for Claude
+/// Code.
 pub fn project_files(project: &Path) -> Vec<PathBuf> {
     let dir = project.join(".claude");
-    ["settings.json", "settings.local.json"]
+    let mut files: Vec<PathBuf> = ["settings.json", "settings.local.json"]
         .iter()
         .map(|f| dir.join(f))
         .filter(|p| std::fs::symlink_metadata(p).is_ok())
-        .collect()
+        .collect();
+    files.extend(crate::slash::command_files(project));
+    files
 }
 
 /// Discovery state of one bridge: where to look, and the cache of every
@@ -271,6 +274,24 @@ impl Discovery {
             layers.push(layer(LayerSource::Managed, self.managed.clone()));
         }
         layers
+    }
+
+    /// The trust of a project file holding `bytes` (a command file), as
+    /// a project settings file's: approved by `dsh trust` for these exact
+    /// bytes, or under a trusted prefix; without `discover`, prefixes only.
+    pub fn trust_of(
+        &self,
+        path: &Path,
+        bytes: &[u8],
+        report: &mut dyn FnMut(ConfigProblem),
+    ) -> Trust {
+        let store = if self.discover {
+            self.trust_store(report)
+        } else {
+            TrustStore::default()
+        };
+        let hash = dsh_hook_protocol::discovery::sha256(bytes);
+        store.status(path, &hash, &self.trusted_prefixes)
     }
 
     fn trust_store(&self, report: &mut dyn FnMut(ConfigProblem)) -> TrustStore {

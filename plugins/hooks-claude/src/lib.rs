@@ -18,6 +18,7 @@
 //! | PostToolBatch, MessageDisplay | `agent/turn-continuation`, before Stop ([`events::batch`]) |
 //! | PermissionRequest | `tools/permission-request` (API 1.4) |
 //! | PreCompact / PostCompact | `agent/compact` / `agent/compacted` (API 1.5); each run's line for `/compact`'s output as a `command/display` record (API 1.7) |
+//! | UserPromptExpansion (project slash commands, [`slash`]) | `agent/prompt-submit`, before UserPromptSubmit ([`events::user_prompt_expansion`]) |
 //! | SessionStart `compact` | `agent/session-start` with source `compact` |
 //! | StopFailure (with MessageDisplay) | `agent/turn-end` ending `error` on a model error (a subagent's: without MessageDisplay) |
 //!
@@ -49,6 +50,7 @@ pub mod permissions;
 pub mod persist;
 pub mod rewake;
 pub mod session_env;
+pub mod slash;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -25,7 +25,7 @@ use dsh_hook_protocol::vectors::{
 use dsh_hooks_claude::events::{
     self, compact, config_change, cwd_changed, file_changed, instructions_loaded,
     permission_request, post_tool_use, pre_tool_use, session_end, session_start, stop,
-    stop_failure, subagent, user_prompt_submit,
+    stop_failure, subagent, user_prompt_expansion, user_prompt_submit,
 };
 use dsh_hooks_claude::{ClaudeBridge, Config, ConfigPaths};
 use dsh_plugin_api::abi_stable::std_types::{RArc, ROption, RString, RVec};
@@ -255,6 +255,13 @@ fn session_payload(j: &Value) -> Option<Value> {
             j["model"].as_str(),
         ),
         "UserPromptSubmit" => user_prompt_submit::payload(&prompt_input(j)),
+        "UserPromptExpansion" => user_prompt_expansion::payload(
+            &prompt_input(j),
+            &dsh_hooks_claude::slash::Invocation {
+                name: s(j, "command_name"),
+                args: s(j, "command_args"),
+            },
+        ),
         "PreToolUse" => pre_tool_use::payload(&tool_call(j), effort),
         e @ ("PostToolUse" | "PostToolUseFailure") => post_tool_use::payload(
             &post_input(j),
@@ -760,6 +767,29 @@ async fn replay(v: &Vector) {
                     .map(|(t, g)| unified(t, g))
                     .collect();
                 assert_eq!(got, want, "{}: SessionStart context", v.name);
+            }
+            // A project slash command's hooks (S185): stopped with the
+            // run's result text, else the context Claude Code showed.
+            "UserPromptExpansion" => {
+                let inv = dsh_hooks_claude::slash::Invocation {
+                    name: s(&j, "command_name"),
+                    args: s(&j, "command_args"),
+                };
+                let got = bridge.on_prompt_expansion(&prompt_input(&j), &inv).await;
+                let result = sb.subst(&s(&outcome["turn_end"], "result"));
+                let want = if outcome["model_requests"] == 0 {
+                    Err(result)
+                } else {
+                    Ok(texts
+                        .iter()
+                        .filter(|(t, p)| {
+                            p.starts_with("end of the role:'system'")
+                                && t.contains("UserPromptExpansion")
+                        })
+                        .map(|(t, _)| t.trim_start_matches("\n\n").to_string())
+                        .collect::<Vec<_>>())
+                };
+                assert_eq!(got, want, "{}", v.name);
             }
             "UserPromptSubmit" => {
                 let d = bridge

@@ -62,5 +62,6 @@ mod permissions;
 mod plugin_host;
 mod reload_atomic;
 mod sandbox;
+mod slash_commands;
 mod store_pg;
 mod telemetry;

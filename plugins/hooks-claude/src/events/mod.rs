@@ -32,6 +32,7 @@ pub mod stop;
 pub mod stop_failure;
 pub mod subagent;
 pub mod tool_input;
+pub mod user_prompt_expansion;
 pub mod user_prompt_submit;
 
 use dsh_hook_protocol::Dialect;

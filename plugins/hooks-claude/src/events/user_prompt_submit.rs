@@ -19,7 +19,8 @@
 use std::future::Future;
 
 use dsh_hook_protocol::point::Outcome;
-use dsh_plugin_api::{PromptDecision, PromptSubmitInput, blocks_text};
+use dsh_plugin_api::abi_stable::std_types::{RNone, ROption, RVec};
+use dsh_plugin_api::{ContentBlock_NE, PromptDecision, PromptSubmitInput, blocks_text};
 use serde_json::Value;
 
 use super::{
@@ -60,14 +61,61 @@ impl ClaudeBridge {
             let resolution = self.refresh(&input.session);
             self.notice_untrusted(&input.session, &resolution);
         }
-        if !self.has_hooks(&input.session, EVENT) || super::is_subagent(&input.session) {
-            return next().await;
-        }
         let prompt = blocks_text(&input.content);
+        // A project slash command: its UserPromptExpansion hooks first, and
+        // the model reads the command's text instead of the prompt.
+        if !super::is_subagent(&input.session) {
+            let project = std::path::PathBuf::from(self.project_dir_of(&input.session));
+            if let Some(reason) = crate::slash::unknown(&project, &prompt) {
+                return Ok(PromptDecision::Block {
+                    reason: reason.into(),
+                });
+            }
+        }
+        let command = self.slash_command(&input.session, &prompt);
+        let mut contexts = Vec::new();
+        if let Some(command) = &command {
+            match self.on_prompt_expansion(input, &command.invocation).await {
+                Ok(added) => contexts = added,
+                Err(reason) => {
+                    return Ok(PromptDecision::Block {
+                        reason: reason.into(),
+                    });
+                }
+            }
+        }
+        let decision = self
+            .run_prompt_submit(input, &prompt, contexts, next)
+            .await?;
+        Ok(match command {
+            Some(command) => expanded(decision, command.content),
+            None => decision,
+        })
+    }
+
+    /// The UserPromptSubmit hooks, then the rest of the waterfall; `contexts`
+    /// (UserPromptExpansion's) go first in the system message.
+    async fn run_prompt_submit<F, Fut>(
+        &self,
+        input: &PromptSubmitInput,
+        prompt: &str,
+        mut contexts: Vec<String>,
+        next: F,
+    ) -> Result<PromptDecision, String>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<PromptDecision, String>>,
+    {
+        if !self.has_hooks(&input.session, EVENT) || super::is_subagent(&input.session) {
+            let decision = next().await?;
+            if !contexts.is_empty() && !matches!(decision, PromptDecision::Block { .. }) {
+                self.inject_system(&input.session.session_id, &contexts.join("\n\n"));
+            }
+            return Ok(decision);
+        }
         let mut runs = self.fire(EVENT, &input.session, &[], &payload(input)).await;
         let mut blocks = Vec::new();
         let mut stop: Option<String> = None;
-        let mut contexts = Vec::new();
         let batch = fresh_id();
         let spill = self.spill(&input.session.session_id, &input.session.log_path, &batch);
         let mut answers = JsonCount::default();
@@ -121,5 +169,27 @@ impl ClaudeBridge {
             self.inject_system(&input.session.session_id, &contexts.join("\n\n"));
         }
         Ok(decision)
+    }
+}
+
+/// `decision` with the command's content as the prompt, unless a later
+/// plugin already rewrote it or vetoed it.
+fn expanded(decision: PromptDecision, content: Vec<ContentBlock_NE>) -> PromptDecision {
+    match decision {
+        PromptDecision::Allow {
+            content: RNone,
+            additional_context,
+        } => PromptDecision::Allow {
+            content: ROption::RSome(RVec::from(content)),
+            additional_context,
+        },
+        PromptDecision::AllowAuthored {
+            content: RNone,
+            context,
+        } => PromptDecision::AllowAuthored {
+            content: ROption::RSome(RVec::from(content)),
+            context,
+        },
+        other => other,
     }
 }

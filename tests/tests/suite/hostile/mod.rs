@@ -91,6 +91,7 @@ mod sandbox;
 mod session_processes;
 mod session_support;
 mod sessions;
+mod slash_commands;
 mod store;
 mod subagent;
 mod subagent_failure;
