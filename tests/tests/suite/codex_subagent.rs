@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 /// A hook that saves its stdin in a file of its own, `<name>.<random>`
 /// under `cap` (the parent's and the child's hooks run at once), then runs
 /// `then`.
-fn capture(root: &Path, name: &str, then: &str) -> Value {
+pub(crate) fn capture(root: &Path, name: &str, then: &str) -> Value {
     let script = format!(
         "cat > \"$(mktemp {root}/cap/{name}.XXXXXX)\"; {then}",
         root = root.display()
@@ -32,7 +32,7 @@ fn capture(root: &Path, name: &str, then: &str) -> Value {
 }
 
 /// Every payload the hooks named `name` saved, in no order.
-fn captured(root: &Path, name: &str) -> Vec<Value> {
+pub(crate) fn captured(root: &Path, name: &str) -> Vec<Value> {
     let prefix = format!("{name}.");
     std::fs::read_dir(root.join("cap"))
         .unwrap()

@@ -25,28 +25,12 @@ use dsh_tests::artifacts::workspace;
 use dsh_tests::{run, temp_dir};
 use serde_json::{Value, json};
 
-/// A hook that saves its stdin in a file of its own, `<name>.<random>`
-/// under `cap` (the parent's and the child's hooks run at once).
-fn capture(root: &Path, name: &str) -> Value {
-    let script = format!(
-        "cat > \"$(mktemp {root}/cap/{name}.XXXXXX)\"",
-        root = root.display()
-    );
-    json!([{"hooks": [{"type": "command", "command": script}]}])
-}
+use super::codex_subagent::captured;
 
-/// Every payload the hooks named `name` saved, in no order.
-fn captured(root: &Path, name: &str) -> Vec<Value> {
-    let prefix = format!("{name}.");
-    std::fs::read_dir(root.join("cap"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with(&prefix))
-        })
-        .map(|p| serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap())
-        .collect()
+/// A hook that saves its stdin in a file of its own under `cap`
+/// ([`super::codex_subagent::capture`]).
+fn capture(root: &Path, name: &str) -> Value {
+    super::codex_subagent::capture(root, name, "")
 }
 
 /// Runs `dsh prompt` as session `main1` with Codex hooks on every event

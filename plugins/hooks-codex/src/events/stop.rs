@@ -12,8 +12,9 @@
 
 use std::future::Future;
 
+use dsh_hook_protocol::point::HookRun;
 use dsh_hook_protocol::point::Outcome;
-use dsh_plugin_api::{ContinuationDecision, ContinuationInput};
+use dsh_plugin_api::{ContinuationDecision, ContinuationInput, SessionRef};
 use serde_json::Value;
 
 use super::{invalid, read, turn_head};
@@ -69,10 +70,34 @@ impl CodexBridge {
         let mut runs = self
             .fire(EVENT, &input.session, None, &payload(input, &self.model))
             .await;
-        let mut continuation: Vec<String> = Vec::new();
-        let mut halted = false;
-        let resolution = self.hooks_for(&input.session);
-        for run in &mut runs {
+        let read = self.read_stop_runs(&input.session, EVENT, &mut runs);
+        self.record(&input.session, EVENT, &runs);
+        if read.halted {
+            return Ok(ContinuationDecision::Stop);
+        }
+        // Every block is a `<hook_prompt>` of its own, in config order
+        // (vector `C50-two-stop-blocks`: an `input_text` item each of one
+        // user message): the steering's parts.
+        if !read.continuation.is_empty() {
+            return Ok(ContinuationDecision::steer(read.continuation));
+        }
+        next().await
+    }
+
+    /// Reads Stop-shaped runs (Stop, SubagentStop) in config order: each
+    /// block (exit 2 with stderr, or `decision` with a non-empty reason) as
+    /// its `<hook_prompt>`, capped; a reason-less `decision` is invalid;
+    /// `halted` when a hook said `continue: false` (what the caller makes
+    /// of it is its own: SubagentStop ignores it, C182-*).
+    pub(super) fn read_stop_runs(
+        &self,
+        session: &SessionRef,
+        event: &str,
+        runs: &mut [HookRun],
+    ) -> StopReading {
+        let mut reading_all = StopReading::default();
+        let resolution = self.hooks_for(session);
+        for run in runs {
             let reading = read(run);
             let run_id = resolution
                 .hooks
@@ -80,8 +105,8 @@ impl CodexBridge {
                 .map(|h| h.run_id())
                 .unwrap_or_default();
             if let Some(reason) = reading.block {
-                let reason = self.cap(&input.session.session_id, reason);
-                continuation.push(hook_prompt(&run_id, &reason));
+                let reason = self.cap(&session.session_id, reason);
+                reading_all.continuation.push(hook_prompt(&run_id, &reason));
                 continue;
             }
             let Some(json) = reading.json else { continue };
@@ -93,32 +118,31 @@ impl CodexBridge {
                 }
             };
             if !out.proceed {
-                halted = true;
+                reading_all.halted = true;
             }
             if out.decision.is_some() {
                 match trimmed(out.reason.as_deref()) {
                     Some(reason) => {
                         run.outcome = Outcome::Blocked;
-                        let reason = self.cap(&input.session.session_id, reason);
-                        continuation.push(hook_prompt(&run_id, &reason));
+                        let reason = self.cap(&session.session_id, reason);
+                        reading_all.continuation.push(hook_prompt(&run_id, &reason));
                     }
                     None => invalid(
                         run,
-                        "Stop hook returned decision:block without a non-empty reason".into(),
+                        format!("{event} hook returned decision:block without a non-empty reason"),
                     ),
                 }
             }
         }
-        self.record(&input.session, EVENT, &runs);
-        if halted {
-            return Ok(ContinuationDecision::Stop);
-        }
-        // Every block is a `<hook_prompt>` of its own, in config order
-        // (vector `C50-two-stop-blocks`: an `input_text` item each of one
-        // user message): the steering's parts.
-        if !continuation.is_empty() {
-            return Ok(ContinuationDecision::steer(continuation));
-        }
-        next().await
+        reading_all
     }
+}
+
+/// What Stop-shaped runs said ([`CodexBridge::read_stop_runs`]).
+#[derive(Default)]
+pub(super) struct StopReading {
+    /// Each block's `<hook_prompt>`, in config order.
+    pub(super) continuation: Vec<String>,
+    /// A hook said `continue: false`.
+    pub(super) halted: bool,
 }

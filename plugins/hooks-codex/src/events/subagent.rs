@@ -24,14 +24,12 @@
 
 use std::future::Future;
 
-use dsh_hook_protocol::point::Outcome;
 use dsh_plugin_api::{ConfigProblem, ContinuationDecision, ContinuationInput, SubagentInfo};
 use serde_json::{Map, Value};
 
-use super::stop::hook_prompt;
 use super::{invalid, permission_mode, read, transcript};
 use crate::CodexBridge;
-use crate::output::{StopOutput, decode, trimmed};
+use crate::output::decode;
 
 /// The start event name.
 pub const START: &str = "SubagentStart";
@@ -211,43 +209,10 @@ impl CodexBridge {
         let mut runs = self
             .fire(STOP, &input.session, Some(&subject), &payload)
             .await;
-        let resolution = self.hooks_for(&input.session);
-        let mut continuation = Vec::new();
-        for run in &mut runs {
-            let reading = read(run);
-            let run_id = resolution
-                .hooks
-                .get(run.index)
-                .map(|h| h.run_id())
-                .unwrap_or_default();
-            if let Some(reason) = reading.block {
-                let reason = self.cap(&input.session.session_id, reason);
-                continuation.push(hook_prompt(&run_id, &reason));
-                continue;
-            }
-            let Some(json) = reading.json else { continue };
-            let out = match decode::<StopOutput>(&json) {
-                Ok(out) => out,
-                Err(e) => {
-                    invalid(run, e);
-                    continue;
-                }
-            };
-            if out.decision.is_some() {
-                match trimmed(out.reason.as_deref()) {
-                    Some(reason) => {
-                        run.outcome = Outcome::Blocked;
-                        let reason = self.cap(&input.session.session_id, reason);
-                        continuation.push(hook_prompt(&run_id, &reason));
-                    }
-                    None => invalid(
-                        run,
-                        "SubagentStop hook returned decision:block without a non-empty reason"
-                            .into(),
-                    ),
-                }
-            }
-        }
+        // `continue: false` changes nothing for a sub-agent (C182-*).
+        let continuation = self
+            .read_stop_runs(&input.session, STOP, &mut runs)
+            .continuation;
         self.record(&input.session, STOP, &runs);
         if !continuation.is_empty() {
             return Ok(ContinuationDecision::steer(continuation));
