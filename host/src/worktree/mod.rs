@@ -265,23 +265,27 @@ impl Tools {
         // The last line the hooks printed, trimmed (`S231-create-two-lines`,
         // `S231-create-spaces`).
         let line = printed.trim().lines().last().unwrap_or("").trim().to_string();
+        // Claude Code moves into the folder as given (from the session's
+        // folder), then resolves it once more from there: a relative folder
+        // that exists is looked for inside itself (`S231-create-relative`).
+        if line.is_empty() {
+            return Some(ToolResult::error(format!(
+                "{ENTER}: the worktree-hooks service named no folder"
+            )));
+        }
         let given = Path::new(&line);
-        let path = if given.is_absolute() {
-            match std::fs::metadata(given) {
-                Err(_) => return Some(ToolResult::error(texts::hook_path_missing(cwd, &line))),
-                Ok(m) if !m.is_dir() => {
-                    return Some(ToolResult::error(texts::hook_path_not_dir(cwd, &line)));
-                }
-                Ok(_) => given.to_path_buf(),
+        let first = lexical(&cwd.join(given));
+        match std::fs::metadata(&first) {
+            Err(_) => return Some(ToolResult::error(texts::hook_path_missing(cwd, &line))),
+            Ok(m) if !m.is_dir() => {
+                return Some(ToolResult::error(texts::hook_path_not_dir(cwd, &line)));
             }
-        } else {
-            // Resolved against the session's folder twice, as recorded.
-            let twice = lexical(&cwd.join(given).join(given));
-            if !twice.is_dir() {
-                return Some(ToolResult::error(texts::hook_path_relative(&twice)));
-            }
-            twice
-        };
+            Ok(_) => {}
+        }
+        let path = lexical(&first.join(given));
+        if !path.is_dir() {
+            return Some(ToolResult::error(texts::hook_path_relative(&path)));
+        }
         let active = Active {
             original: cwd.to_path_buf(),
             path: path.clone(),

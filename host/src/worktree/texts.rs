@@ -173,8 +173,8 @@ pub fn hook_path_not_dir(cwd: &Path, path: &str) -> String {
     format!("ENOTDIR: not a directory, chdir '{}' -> '{path}'", d(cwd))
 }
 
-/// Failed: the hooks named a relative folder, which Claude Code resolves
-/// against the session's folder twice (`S231-create-relative`).
+/// Failed: the folder the hooks named, resolved a second time from itself,
+/// is not there (a relative one, `S231-create-relative`).
 pub fn hook_path_relative(resolved: &Path) -> String {
     format!("Path \"{}\" does not exist", d(resolved))
 }
