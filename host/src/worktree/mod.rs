@@ -328,8 +328,16 @@ impl Tools {
             Err(e) => return ToolResult::error(e.to_string()),
         };
         let target = path.to_string_lossy().into_owned();
-        if let Err(e) = git::git(&self.host, &root, &["worktree", "add", "-b", &branch, &target]).await {
-            return ToolResult::error(texts::cannot_reuse(name, &path, &e.to_string()));
+        if let Err(e) =
+            git::git(&self.host, &root, &["worktree", "add", "-b", &branch, &target]).await
+        {
+            // A folder in the way (`S235-name-dir-exists`), or anything else
+            // git refused (`S236-name-git-refuses`).
+            return ToolResult::error(if path.exists() {
+                texts::cannot_reuse(name, &path, &e.to_string())
+            } else {
+                texts::create_failed(&e.to_string())
+            });
         }
         let active = Active {
             original: cwd.to_path_buf(),
@@ -455,6 +463,17 @@ impl Tools {
     /// commits it had.
     async fn remove(&self, session: &str, active: &Active) -> (bool, u64, u64) {
         match &active.made {
+            Made::Git { .. } if !active.path.exists() => {
+                // Deleted under the session (`S236-deleted-under-session`):
+                // its registration is pruned and its branch deleted.
+                if let Err(e) = git::git(&self.host, &active.original, &["worktree", "prune"]).await
+                {
+                    tracing::warn!(session, "git worktree prune: {e}");
+                    return (false, 0, 0);
+                }
+                self.delete_branch(session, active).await;
+                (true, 0, 0)
+            }
             Made::Git { base } => {
                 let (files, commits) = git::changes(&self.host, &active.path, Some(base))
                     .await
@@ -470,12 +489,7 @@ impl Tools {
                     tracing::warn!(session, "git worktree remove {target}: {e}");
                     return (false, files, commits);
                 }
-                if let Some(branch) = &active.branch
-                    && let Err(e) =
-                        git::git(&self.host, &active.original, &["branch", "-D", branch]).await
-                {
-                    tracing::warn!(session, "git branch -D {branch}: {e}");
-                }
+                self.delete_branch(session, active).await;
                 (true, files, commits)
             }
             Made::Hook => {
@@ -497,6 +511,17 @@ impl Tools {
                 }
             }
             Made::Entered => (false, 0, 0),
+        }
+    }
+}
+
+impl Tools {
+    /// Deletes the branch git made for `active`'s worktree.
+    async fn delete_branch(&self, session: &str, active: &Active) {
+        if let Some(branch) = &active.branch
+            && let Err(e) = git::git(&self.host, &active.original, &["branch", "-D", branch]).await
+        {
+            tracing::warn!(session, "git branch -D {branch}: {e}");
         }
     }
 }

@@ -137,6 +137,12 @@ pub fn cannot_reuse(name: &str, path: &Path, git_said: &str) -> String {
     )
 }
 
+/// Failed: git refused to make the worktree (a name it takes for no
+/// branch name, `S236-name-git-refuses`).
+pub fn create_failed(git_said: &str) -> String {
+    format!("Failed to create worktree: {git_said}")
+}
+
 /// Failed: `path` is the main working tree.
 pub fn main_tree(given: &str) -> String {
     format!("Cannot enter worktree: {given} is the main working tree, not a linked worktree.")

@@ -96,3 +96,4 @@ mod store;
 mod subagent;
 mod subagent_failure;
 mod trust;
+mod worktree;
