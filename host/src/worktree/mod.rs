@@ -463,17 +463,8 @@ impl Tools {
     /// commits it had.
     async fn remove(&self, session: &str, active: &Active) -> (bool, u64, u64) {
         match &active.made {
-            Made::Git { .. } if !active.path.exists() => {
-                // Deleted under the session (`S236-deleted-under-session`):
-                // its registration is pruned and its branch deleted.
-                if let Err(e) = git::git(&self.host, &active.original, &["worktree", "prune"]).await
-                {
-                    tracing::warn!(session, "git worktree prune: {e}");
-                    return (false, 0, 0);
-                }
-                self.delete_branch(session, active).await;
-                (true, 0, 0)
-            }
+            // Git removes a worktree deleted under the session too
+            // (`S236-deleted-under-session`).
             Made::Git { base } => {
                 let (files, commits) = git::changes(&self.host, &active.path, Some(base))
                     .await
