@@ -33,8 +33,9 @@ pub struct Exit {
 fn wrap(tool: &str, issue: Issue) -> String {
     let body = match issue {
         Issue::Line(line) => format!("{tool} failed due to the following issue:\n{line}"),
-        Issue::Listed(list) => serde_json::to_string_pretty(&Value::Array(vec![list]))
-            .unwrap_or_else(|_| "[]".into()),
+        Issue::Listed(list) => {
+            serde_json::to_string_pretty(&Value::Array(vec![list])).unwrap_or_else(|_| "[]".into())
+        }
     };
     format!("<tool_use_error>InputValidationError: {body}</tool_use_error>")
 }
@@ -136,8 +137,11 @@ pub fn enter(args: &Value) -> Result<Enter, String> {
 /// `ExitWorktree`'s arguments, or the text that refuses them.
 pub fn exit(args: &Value) -> Result<Exit, String> {
     const TOOL: &str = "ExitWorktree";
-    let map = shape(args, &[("action", "string"), ("discard_changes", "boolean")])
-        .map_err(|i| wrap(TOOL, i))?;
+    let map = shape(
+        args,
+        &[("action", "string"), ("discard_changes", "boolean")],
+    )
+    .map_err(|i| wrap(TOOL, i))?;
     let remove = match map.get("action").and_then(Value::as_str) {
         Some("keep") => false,
         Some("remove") => true,
@@ -145,9 +149,11 @@ pub fn exit(args: &Value) -> Result<Exit, String> {
         _ => {
             return Err(wrap(
                 TOOL,
-                Issue::Listed(json!({"code": "invalid_value", "values": ["keep", "remove"],
+                Issue::Listed(
+                    json!({"code": "invalid_value", "values": ["keep", "remove"],
                     "path": ["action"],
-                    "message": "Invalid option: expected one of \"keep\"|\"remove\""})),
+                    "message": "Invalid option: expected one of \"keep\"|\"remove\""}),
+                ),
             ));
         }
     };
@@ -170,7 +176,14 @@ const VERBS: &[&str] = &[
     "spinning", "drifting", "humming", "leaping", "glowing", "rolling", "singing", "wading",
 ];
 const NOUNS: &[&str] = &[
-    "lightning", "otter", "harbor", "meadow", "comet", "pebble", "lantern", "falcon",
+    "lightning",
+    "otter",
+    "harbor",
+    "meadow",
+    "comet",
+    "pebble",
+    "lantern",
+    "falcon",
 ];
 
 /// A name for a worktree the model did not name: adjective, verb, noun
@@ -195,13 +208,24 @@ mod tests {
     fn names_are_checked_in_claude_code_s_words() {
         let e = enter(&json!({"name": "a b"})).unwrap_err();
         assert!(e.starts_with("<tool_use_error>InputValidationError: [\n  {\n    \"code\": \"custom\",\n    \"message\": \"Invalid worktree name \\\"a b\\\": each"), "{e}");
-        assert!(enter(&json!({"name": "../x"})).unwrap_err().contains("path segments"));
-        assert!(enter(&json!({"name": "a".repeat(65)})).unwrap_err().contains("(got 65)"));
+        assert!(
+            enter(&json!({"name": "../x"}))
+                .unwrap_err()
+                .contains("path segments")
+        );
+        assert!(
+            enter(&json!({"name": "a".repeat(65)}))
+                .unwrap_err()
+                .contains("(got 65)")
+        );
         assert_eq!(
             enter(&json!({"name": 5})).unwrap_err(),
             "<tool_use_error>InputValidationError: EnterWorktree failed due to the following issue:\nThe parameter `name` type is expected as `string` but provided as `number`</tool_use_error>"
         );
-        assert_eq!(enter(&json!({"name": "x/y"})).unwrap(), Enter::Create(Some("x/y".into())));
+        assert_eq!(
+            enter(&json!({"name": "x/y"})).unwrap(),
+            Enter::Create(Some("x/y".into()))
+        );
         assert_eq!(enter(&json!({})).unwrap(), Enter::Create(None));
         assert_eq!(flat("x/y"), "x+y");
         let r = random_name();
@@ -211,10 +235,17 @@ mod tests {
 
     #[test]
     fn exit_needs_a_known_action() {
-        assert!(exit(&json!({})).unwrap_err().contains("expected one of \\\"keep\\\"|\\\"remove\\\""));
+        assert!(
+            exit(&json!({}))
+                .unwrap_err()
+                .contains("expected one of \\\"keep\\\"|\\\"remove\\\"")
+        );
         assert_eq!(
             exit(&json!({"action": "remove", "discard_changes": true})).unwrap(),
-            Exit { remove: true, discard: true }
+            Exit {
+                remove: true,
+                discard: true
+            }
         );
     }
 }

@@ -82,11 +82,15 @@ pub async fn changes(host: &Host, path: &Path, base: Option<&str>) -> Result<(u6
     let status = git(host, path, &["status", "--porcelain"]).await?;
     let files = status.lines().filter(|l| !l.trim().is_empty()).count() as u64;
     let commits = match base {
-        Some(base) => git(host, path, &["rev-list", "--count", &format!("{base}..HEAD")])
-            .await?
-            .trim()
-            .parse::<u64>()
-            .unwrap_or(0),
+        Some(base) => git(
+            host,
+            path,
+            &["rev-list", "--count", &format!("{base}..HEAD")],
+        )
+        .await?
+        .trim()
+        .parse::<u64>()
+        .unwrap_or(0),
         None => 0,
     };
     Ok((files, commits))

@@ -264,7 +264,13 @@ impl Tools {
         };
         // The last line the hooks printed, trimmed (`S231-create-two-lines`,
         // `S231-create-spaces`).
-        let line = printed.trim().lines().last().unwrap_or("").trim().to_string();
+        let line = printed
+            .trim()
+            .lines()
+            .last()
+            .unwrap_or("")
+            .trim()
+            .to_string();
         // Claude Code moves into the folder as given (from the session's
         // folder), then resolves it once more from there: a relative folder
         // that exists is looked for inside itself (`S231-create-relative`).
@@ -292,7 +298,10 @@ impl Tools {
             branch: None,
             made: Made::Hook,
         };
-        Some(self.entered(session, active, texts::created(&path, None)).await)
+        Some(
+            self.entered(session, active, texts::created(&path, None))
+                .await,
+        )
     }
 
     /// The worktree git makes.
@@ -328,8 +337,12 @@ impl Tools {
             Err(e) => return ToolResult::error(e.to_string()),
         };
         let target = path.to_string_lossy().into_owned();
-        if let Err(e) =
-            git::git(&self.host, &root, &["worktree", "add", "-b", &branch, &target]).await
+        if let Err(e) = git::git(
+            &self.host,
+            &root,
+            &["worktree", "add", "-b", &branch, &target],
+        )
+        .await
         {
             // A folder in the way (`S235-name-dir-exists`), or anything else
             // git refused (`S236-name-git-refuses`).
@@ -418,7 +431,10 @@ impl Tools {
             return ToolResult::error(texts::NOTHING_TO_EXIT);
         };
         let mut response = serde_json::Map::new();
-        response.insert("action".into(), if exit.remove { "remove" } else { "keep" }.into());
+        response.insert(
+            "action".into(),
+            if exit.remove { "remove" } else { "keep" }.into(),
+        );
         response.insert(
             "originalCwd".into(),
             active.original.to_string_lossy().as_ref().into(),
@@ -492,7 +508,9 @@ impl Tools {
                     .host
                     .call_service(hooks::SERVICE, hooks::METHOD_REMOVE, &json!(req))
                     .await
-                    .and_then(|v| serde_json::from_value::<RemoveAnswer>(v).map_err(|e| e.to_string()));
+                    .and_then(|v| {
+                        serde_json::from_value::<RemoveAnswer>(v).map_err(|e| e.to_string())
+                    });
                 match answer {
                     Ok(a) => (a.removed, 0, 0),
                     Err(e) => {
@@ -538,16 +556,19 @@ impl Plugin for WorktreeTools {
         };
         for (spec, tool) in [(enter_spec(), ENTER), (exit_spec(), EXIT)] {
             let t = tools.clone();
-            host.register_tool(spec, move |call: RArc<ToolCall>, _signal: AbortSignalBox| {
-                let t = t.clone();
-                async move {
-                    if tool == ENTER {
-                        t.enter(&call).await
-                    } else {
-                        t.exit(&call).await
+            host.register_tool(
+                spec,
+                move |call: RArc<ToolCall>, _signal: AbortSignalBox| {
+                    let t = t.clone();
+                    async move {
+                        if tool == ENTER {
+                            t.enter(&call).await
+                        } else {
+                            t.exit(&call).await
+                        }
                     }
-                }
-            })?;
+                },
+            )?;
             let t = tools.clone();
             host.provide_service(
                 &input_check::service_name(tool),
@@ -587,7 +608,11 @@ mod tests {
         assert_eq!(enter["additionalProperties"], false);
         let exit: Value = serde_json::from_str(&exit_spec().input_schema).unwrap();
         assert_eq!(exit["required"], json!(["action"]));
-        assert!(enter_spec().description.starts_with("Use this tool ONLY when explicitly"));
+        assert!(
+            enter_spec()
+                .description
+                .starts_with("Use this tool ONLY when explicitly")
+        );
     }
 
     #[test]

@@ -31,12 +31,17 @@ pub fn created(path: &Path, branch: Option<&str>) -> String {
 
 /// `EnterWorktree` with `path` entered a worktree that was there.
 pub fn entered(path: &Path, branch: &str) -> String {
-    format!("Entered worktree at {} on branch {branch}. {NOW_IN}", d(path))
+    format!(
+        "Entered worktree at {} on branch {branch}. {NOW_IN}",
+        d(path)
+    )
 }
 
 /// `ExitWorktree keep`.
 pub fn kept(path: &Path, branch: Option<&str>, original: &Path) -> String {
-    let on = branch.map(|b| format!(" on branch {b}")).unwrap_or_default();
+    let on = branch
+        .map(|b| format!(" on branch {b}"))
+        .unwrap_or_default();
     format!(
         "Exited worktree. Your work is preserved at {}{on}. Session is now back in {}.",
         d(path),

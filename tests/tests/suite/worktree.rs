@@ -117,9 +117,7 @@ pub fn payloads(site: &Path, log: &str) -> Vec<Value> {
 
 /// The tool results (`role: tool`) of the last request, in order.
 pub fn results(requests: &[Value]) -> Vec<String> {
-    requests
-        .last()
-        .unwrap()["messages"]
+    requests.last().unwrap()["messages"]
         .as_array()
         .unwrap()
         .iter()
@@ -182,7 +180,9 @@ fn enter_worktree_makes_a_git_worktree_the_session_works_in_and_exit_removes_it(
     // Removed for real: folder, registration and branch.
     assert!(!wt.exists());
     assert_eq!(
-        git(&proj, &["worktree", "list", "--porcelain"]).matches("worktree ").count(),
+        git(&proj, &["worktree", "list", "--porcelain"])
+            .matches("worktree ")
+            .count(),
         1
     );
     assert!(!git(&proj, &["branch", "--list"]).contains("worktree-e2e"));
@@ -195,7 +195,12 @@ fn enter_worktree_makes_a_git_worktree_the_session_works_in_and_exit_removes_it(
     let (w, p) = (wt.to_str().unwrap(), proj.to_str().unwrap());
     assert_eq!(
         cwds,
-        [("EnterWorktree", w), ("Bash", w), ("ExitWorktree", p), ("Bash", p)]
+        [
+            ("EnterWorktree", w),
+            ("Bash", w),
+            ("ExitWorktree", p),
+            ("Bash", p)
+        ]
     );
     assert_eq!(
         post[0]["tool_response"]["worktreeBranch"], "worktree-e2e",
@@ -211,8 +216,5 @@ fn a_manifest_without_tools_worktree_offers_neither_tool() {
     let requests = prompt(site.path(), &proj, &manifest);
     let names = tool_names(&requests[0]);
     assert!(names.contains(&"Bash".to_string()), "{names:?}");
-    assert!(
-        !names.iter().any(|n| n.contains("Worktree")),
-        "{names:?}"
-    );
+    assert!(!names.iter().any(|n| n.contains("Worktree")), "{names:?}");
 }

@@ -33,8 +33,7 @@ impl ClaudeBridge {
         self.note_project_dir(&input.session, &input.old_cwd);
         // `EnterWorktree` / `ExitWorktree` moves fire no CwdChanged
         // (recorded, `S230-*`; [`super::worktree`]).
-        let worktree = self
-            .is_worktree_move(&input.session.session_id, &input.new_cwd);
+        let worktree = self.is_worktree_move(&input.session.session_id, &input.new_cwd);
         if !worktree && self.has_hooks(&input.session, EVENT) {
             // What these hooks wrote on the last move is dropped first
             // (vector `S50-cwd-changed-cleared`).

@@ -105,7 +105,9 @@ pub(crate) async fn serve(
             bridge.note_worktree_move(&req.session_id, &req.to);
             Ok(json!({}))
         }
-        other => Err(format!("hooks-claude: worktree-hooks has no method `{other}`")),
+        other => Err(format!(
+            "hooks-claude: worktree-hooks has no method `{other}`"
+        )),
     }
 }
 
