@@ -93,12 +93,16 @@ pub(crate) async fn serve(
     match method.as_str() {
         METHOD_CREATE => {
             let req: CreateRequest = serde_json::from_value(args).map_err(bad)?;
-            let answer = bridge.on_worktree_create(&req).await?;
-            Ok(json!(answer))
+            let session = bridge.live(&req.session_id)?;
+            Ok(json!(bridge.on_worktree_create(&session, &req.name).await?))
         }
         METHOD_REMOVE => {
             let req: RemoveRequest = serde_json::from_value(args).map_err(bad)?;
-            Ok(json!(bridge.on_worktree_remove(&req).await?))
+            let session = bridge.live(&req.session_id)?;
+            let answer = bridge
+                .on_worktree_remove(&session, &req.worktree_path)
+                .await;
+            Ok(json!(answer))
         }
         METHOD_MOVING => {
             let req: MovingRequest = serde_json::from_value(args).map_err(bad)?;
@@ -118,9 +122,14 @@ impl ClaudeBridge {
             .ok_or_else(|| format!("hooks-claude: no live session `{session_id}`"))
     }
 
-    /// Runs the WorktreeCreate hooks of a session that has them.
-    pub async fn on_worktree_create(&self, req: &CreateRequest) -> Result<CreateAnswer, String> {
-        let session = self.live(&req.session_id)?;
+    /// Runs the WorktreeCreate hooks of a session that has them: the
+    /// folder they printed, or the call's error text.
+    pub async fn on_worktree_create(
+        &self,
+        session: &SessionRef,
+        name: &str,
+    ) -> Result<CreateAnswer, String> {
+        let session = session.clone();
         if !self.has_hooks(&session, CREATE) {
             return Ok(CreateAnswer {
                 handled: false,
@@ -128,7 +137,7 @@ impl ClaudeBridge {
             });
         }
         let runs = self
-            .fire(CREATE, &session, &[], &create_payload(&session, &req.name))
+            .fire(CREATE, &session, &[], &create_payload(&session, name))
             .await;
         self.record(&session, CREATE, &runs);
         let Some(first) = runs.first() else {
@@ -145,22 +154,25 @@ impl ClaudeBridge {
 
     /// Runs the WorktreeRemove hooks: removed when there were some and
     /// every one exited 0.
-    pub async fn on_worktree_remove(&self, req: &RemoveRequest) -> Result<RemoveAnswer, String> {
-        let session = self.live(&req.session_id)?;
-        if !self.has_hooks(&session, REMOVE) {
-            return Ok(RemoveAnswer { removed: false });
+    pub async fn on_worktree_remove(
+        &self,
+        session: &SessionRef,
+        worktree_path: &str,
+    ) -> RemoveAnswer {
+        if !self.has_hooks(session, REMOVE) {
+            return RemoveAnswer { removed: false };
         }
         let runs = self
             .fire(
                 REMOVE,
-                &session,
+                session,
                 &[],
-                &remove_payload(&session, &req.worktree_path),
+                &remove_payload(session, worktree_path),
             )
             .await;
-        self.record(&session, REMOVE, &runs);
+        self.record(session, REMOVE, &runs);
         let removed = !runs.is_empty() && runs.iter().all(|r| r.answer.exit_code == Some(0));
-        Ok(RemoveAnswer { removed })
+        RemoveAnswer { removed }
     }
 
     /// Notes that `session`'s next move, to `to`, is a worktree tool's.
