@@ -10,6 +10,7 @@
 //! - [`telemetry`]: OpenTelemetry spans and Prometheus metrics (opt-in).
 //! - [`mcp`]: MCP servers whose tools join a session's tools;
 //! - [`todo`]: the `tools-todo` built-in (`TodoWrite`, the model's plan).
+//! - [`worktree`]: the `tools-worktree` built-in (`EnterWorktree`, `ExitWorktree`).
 
 pub mod acp;
 pub mod agent;
@@ -24,3 +25,4 @@ pub mod seams;
 pub mod session;
 pub mod telemetry;
 pub mod todo;
+pub mod worktree;

@@ -18,6 +18,7 @@ mod codex_subagent_manage;
 mod codex_subagent_wait;
 mod compact;
 mod feed;
+mod input_check;
 mod permission_step;
 mod pipeline;
 mod prelude;

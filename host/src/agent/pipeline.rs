@@ -130,7 +130,11 @@ impl Session {
         // binary extension, is refused while its input is checked, before
         // any listener hears of it (Claude Code's order, vectors
         // `S31-read-deny-glob`, `S81-*`, `S120-binary`).
-        let early = self.refusal_on_input(&sealed);
+        let early = match self.refusal_on_input(&sealed) {
+            Some(refused) => Some(refused),
+            // The tool's own input check (`input_check.rs`).
+            None => self.input_check(&view, &sealed).await,
+        };
         // Phase 1: the pre-execute waterfall.
         let terminal = default_terminal(SeamOutput::PreTool(PreToolDecision::allow()));
         let Traced {

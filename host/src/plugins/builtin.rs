@@ -34,4 +34,8 @@ const BUILTINS: &[(&str, Make)] = &[
     ),
     ("tools-fs", plugin_module::<dsh_tools_fs::ToolsFs>),
     ("tools-todo", plugin_module::<crate::todo::TodoTools>),
+    (
+        "tools-worktree",
+        plugin_module::<crate::worktree::WorktreeTools>,
+    ),
 ];

@@ -27,3 +27,4 @@ mod socket_transport;
 mod support;
 mod unify;
 mod vectors;
+mod worktree_vectors;

@@ -432,6 +432,8 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
             std::fs::write(&path, bytes).unwrap();
         }
     }
+    // The recorded git repository and run files (worktree vectors).
+    crate::worktree_vectors::setup(v, sb);
     // Files the recording put in the CLI's HOME (`~/.claude/CLAUDE.md`,
     // S187-four-files).
     if let Some(files) = v.json["home_files"].as_object() {
@@ -471,6 +473,7 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
         }
         loads.push(Load::builtin("tools-fs", "tools-fs", fs));
     }
+    loads.extend(crate::worktree_vectors::tools(v));
     let bash = match dialect {
         Dialect::Claude => json!({}),
         // Codex ran with an empty HOME: its login shell read no profile;
@@ -2261,9 +2264,16 @@ async fn run_dialect(dialect: Dialect) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../tests/fixtures/vectors")
         .join(dialect.dir());
-    let all = load_dir(&dir);
+    let mut all = load_dir(&dir);
+    // `DSH_VECTORS=S230` runs only the vectors whose name starts so (a
+    // quick look while working; the table's unused rows are then not
+    // reported).
+    let only = std::env::var("DSH_VECTORS").ok();
+    if let Some(prefix) = &only {
+        all.retain(|v| v.name.starts_with(prefix.as_str()));
+    }
     assert!(
-        all.len() > 40,
+        only.is_some() || all.len() > 40,
         "found only {} vectors in {}",
         all.len(),
         dir.display()
@@ -2313,7 +2323,7 @@ async fn run_dialect(dialect: Dialect) {
     let stale: Vec<String> = ROWS
         .iter()
         .enumerate()
-        .filter(|(i, r)| r.dialect == dialect && !used.contains(i))
+        .filter(|(i, r)| only.is_none() && r.dialect == dialect && !used.contains(i))
         .map(|(_, r)| format!("unused table row: {} {:?}", r.vector, r.aspect))
         .collect();
     println!(

@@ -13,7 +13,11 @@
 //!   tools call it);
 //! - [`editor_terminal`]: a command run in a terminal of the session's
 //!   editor (the ACP server provides it when the editor offers terminals;
-//!   the `Bash` tool calls it).
+//!   the `Bash` tool calls it);
+//! - [`input_check`]: a tool's own check of a call's input, before any
+//!   listener hears of it (`tools-worktree` provides one per tool);
+//! - [`worktree_hooks`]: who makes and removes a non-git worktree (the
+//!   Claude bridge, for WorktreeCreate / WorktreeRemove hooks).
 //!
 //! Services travel as JSON strings over the ABI (a `call_service` takes
 //! and returns text), so these types are plain serde types, not ABI-stable
@@ -41,5 +45,7 @@
 pub mod approval;
 pub mod editor_fs;
 pub mod editor_terminal;
+pub mod input_check;
 pub mod model;
 pub mod process_runner;
+pub mod worktree_hooks;

@@ -20,6 +20,7 @@
 //! | PreCompact / PostCompact | `agent/compact` / `agent/compacted` (API 1.5); each run's line for `/compact`'s output as a `command/display` record (API 1.7) |
 //! | UserPromptExpansion (project slash commands, [`slash`]) | `agent/prompt-submit`, before UserPromptSubmit ([`events::user_prompt_expansion`]) |
 //! | SessionStart `compact` | `agent/session-start` with source `compact` |
+//! | WorktreeCreate / WorktreeRemove | inside `EnterWorktree` / `ExitWorktree remove` (the `tools-worktree` built-in), through the `worktree-hooks` service ([`events::worktree`]) |
 //! | StopFailure (with MessageDisplay) | `agent/turn-end` ending `error` on a model error (a subagent's: without MessageDisplay) |
 //!
 //! The bridge is config parse ([`config`]) + payload build + outcome map
@@ -53,7 +54,7 @@ pub mod session_env;
 pub mod slash;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Instant;
 
 use dsh_hook_protocol::trust::Skipped;
@@ -122,6 +123,12 @@ pub struct ClaudeBridge {
     memory: bool,
     /// The home whose `.claude/CLAUDE.md` is the user's memory file.
     home: std::path::PathBuf,
+    /// The move each session's worktree tool announced last, not yet
+    /// seen on `agent/cwd-changed` ([`events::worktree`]).
+    worktree_moves: Mutex<HashMap<String, String>>,
+    /// The bridge itself, for the `worktree-hooks` service (set when a seam
+    /// first hands the bridge its `Arc`).
+    me: Arc<OnceLock<Weak<ClaudeBridge>>>,
 }
 
 impl ClaudeBridge {
@@ -187,6 +194,8 @@ impl ClaudeBridge {
             watched_files: Mutex::new(HashMap::new()),
             memory,
             home,
+            worktree_moves: Mutex::new(HashMap::new()),
+            me: Arc::new(OnceLock::new()),
         }
     }
 
@@ -375,14 +384,29 @@ impl Plugin for ClaudeBridge {
         });
 
         let state_dir = std::path::PathBuf::from(host.state_dir());
-        Ok(ClaudeBridge::with_state_dir(
+        let bridge = ClaudeBridge::with_state_dir(
             config,
             Arc::new(PluginHost::new(host.clone())),
             Some(state_dir),
-        ))
+        );
+        // WorktreeCreate / WorktreeRemove for the worktree tools. A second
+        // bridge in one manifest runs without it (the first one serves).
+        let me = bridge.me.clone();
+        let served = host.provide_service(
+            dsh_plugin_api::services::worktree_hooks::SERVICE,
+            move |method: String, args: serde_json::Value| {
+                let weak = me.get().cloned().unwrap_or_default();
+                events::worktree::serve(weak, method, args)
+            },
+        );
+        if let Err(e) = served {
+            host.warn(format!("hooks-claude: no worktree-hooks service: {e}"));
+        }
+        Ok(bridge)
     }
 
     async fn session_start(self: Arc<Self>, input: RArc<SessionStartInput>) -> Result<(), String> {
+        let _ = self.me.set(Arc::downgrade(&self));
         self.on_session_start(&input).await;
         self.on_instructions_loaded(&input).await;
         Ok(())
@@ -412,6 +436,7 @@ impl Plugin for ClaudeBridge {
         call: RArc<ToolCall>,
         next: Next<PreToolDecision>,
     ) -> Result<PreToolDecision, String> {
+        let _ = self.me.set(Arc::downgrade(&self));
         self.on_pre_tool_use(&call, || next.run()).await
     }
 

@@ -25,7 +25,7 @@ use dsh_hook_protocol::vectors::{
 use dsh_hooks_claude::events::{
     self, compact, config_change, cwd_changed, file_changed, instructions_loaded,
     permission_request, post_tool_use, pre_tool_use, session_end, session_start, stop,
-    stop_failure, subagent, user_prompt_expansion, user_prompt_submit,
+    stop_failure, subagent, user_prompt_expansion, user_prompt_submit, worktree,
 };
 use dsh_hooks_claude::{ClaudeBridge, Config, ConfigPaths};
 use dsh_plugin_api::abi_stable::std_types::{RArc, ROption, RString, RVec};
@@ -286,6 +286,8 @@ fn session_payload(j: &Value) -> Option<Value> {
         ),
         "CwdChanged" => cwd_changed::payload(&cwd_input(j)),
         "ConfigChange" => config_change::payload(&session(j), &s(j, "source"), &s(j, "file_path")),
+        "WorktreeCreate" => worktree::create_payload(&session(j), &s(j, "name")),
+        "WorktreeRemove" => worktree::remove_payload(&session(j), &s(j, "worktree_path")),
         "FileChanged" => file_changed::payload(&session(j), &s(j, "file_path")),
         "InstructionsLoaded" => instructions_loaded::payload(
             &SessionStartInput {
@@ -1033,6 +1035,34 @@ async fn replay(v: &Vector) {
                     .await
             }
             "CwdChanged" => bridge.on_cwd_changed(&cwd_input(&j)).await,
+            // Inside `EnterWorktree` (S231, S232): what the hook printed is
+            // the folder, or its failure is the call's error, as recorded.
+            "WorktreeCreate" => {
+                let made = bridge
+                    .on_worktree_create(&session(&j), &s(&j, "name"))
+                    .await;
+                let result = outcome["tool_calls"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|c| c["name"] == "EnterWorktree")
+                    .unwrap();
+                let shown = sb.subst(&s(result, "result_seen_by_model"));
+                match made {
+                    Err(text) => assert_eq!(text, shown, "{}", v.name),
+                    Ok(answer) => {
+                        assert!(answer.handled, "{}", v.name);
+                        assert!(answer.path.is_some(), "{}", v.name);
+                    }
+                }
+            }
+            // Inside `ExitWorktree remove` (S231): exit 0 removed it.
+            "WorktreeRemove" => {
+                let answer = bridge
+                    .on_worktree_remove(&session(&j), &s(&j, "worktree_path"))
+                    .await;
+                assert_eq!(answer.removed, code == 0, "{}", v.name);
+            }
             // A tool call changed the settings file (S184): as the bridge
             // finds it after that call.
             "ConfigChange" => {

@@ -40,6 +40,8 @@
 //! - [`store_pg`]: sessions in a real PostgreSQL shared by two daemons.
 //! - [`telemetry`]: one turn's spans at an OTLP receiver, the metrics
 //!   endpoint scraped.
+//! - [`worktree`]: Claude Code's `EnterWorktree`/`ExitWorktree`
+//!   (`tools-worktree`) making and removing real git worktrees.
 
 mod abi_evolution;
 mod claude_subagent_end;
@@ -65,3 +67,4 @@ mod sandbox;
 mod slash_commands;
 mod store_pg;
 mod telemetry;
+mod worktree;

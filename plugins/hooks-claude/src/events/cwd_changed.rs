@@ -31,7 +31,10 @@ impl ClaudeBridge {
     /// `CLAUDE_PROJECT_DIR` from here on.
     pub async fn on_cwd_changed(&self, input: &CwdChangedInput) {
         self.note_project_dir(&input.session, &input.old_cwd);
-        if self.has_hooks(&input.session, EVENT) {
+        // `EnterWorktree` / `ExitWorktree` moves fire no CwdChanged
+        // (recorded, `S230-*`; [`super::worktree`]).
+        let worktree = self.is_worktree_move(&input.session.session_id, &input.new_cwd);
+        if !worktree && self.has_hooks(&input.session, EVENT) {
             // What these hooks wrote on the last move is dropped first
             // (vector `S50-cwd-changed-cleared`).
             self.clear_cwd_env_files(&input.session);

@@ -34,6 +34,7 @@ pub mod subagent;
 pub mod tool_input;
 pub mod user_prompt_expansion;
 pub mod user_prompt_submit;
+pub mod worktree;
 
 use dsh_hook_protocol::Dialect;
 use dsh_hook_protocol::codec::{self, Exit, Stdout};

@@ -50,6 +50,9 @@
 //! - [`trust`]: Codex's own hook-review record (`$CODEX_HOME/config.toml`)
 //!   broken, misshapen, a FIFO or a symlink: named, never hangs, reviews
 //!   nothing it does not say, and is written only whole and in place.
+//! - [`worktree`]: a worktree name git refuses as a branch, a worktree
+//!   deleted under the session: Claude Code's texts (recorded S236), no
+//!   worktree, folder or branch left behind, the project untouched.
 //! - [`hook_servers`]: socket hook servers and http endpoints that send
 //!   garbage, too much, or hang up: each read as the command hook it stands
 //!   for would be.
@@ -96,3 +99,4 @@ mod store;
 mod subagent;
 mod subagent_failure;
 mod trust;
+mod worktree;
