@@ -2,11 +2,14 @@
 //!
 //! Input `{command, timeout?, description?, run_in_background?}`; the
 //! command runs as `<shell> -c <command>` in the session's cwd through
-//! [`crate::runner`], with stdin closed. The result mirrors Claude Code:
-//! the model reads stdout then stderr (blank edge lines stripped), prefixed
-//! with `Exit code N` and flagged `is_error` when the command failed; the
+//! [`crate::runner`], with stdin closed and stdout and stderr on one pipe
+//! ([`crate::runner::run_merged`]), as Claude Code runs its commands. The
+//! result mirrors Claude Code: the model reads the output as the command
+//! interleaved its two streams (blank edge lines stripped), prefixed with
+//! `Exit code N` and flagged `is_error` when the command failed; the
 //! structured response is Claude's `tool_response`
-//! `{stdout, stderr, interrupted, isImage, noOutputExpected}`
+//! `{stdout, stderr, interrupted, isImage, noOutputExpected}`, all of the
+//! output in `stdout` and `stderr` empty (recorded S237)
 //! (`noOutputExpected` as Claude Code guesses it: [`crate::silent`]).
 //!
 //! Where this tool departs from Claude Code (on purpose):
@@ -312,7 +315,9 @@ async fn bash_run_in(
             spec.timeout_ms = Some(input.timeout_ms);
             spec.allow_env = config.env_allow.clone();
             spec.env.extend(session_env.iter().cloned());
-            runner::run_cancellable(spec, cancel).await
+            // One pipe for both streams, as Claude Code runs its commands:
+            // the model reads them interleaved (recorded S237).
+            runner::run_merged(spec, cancel).await
         }
     };
     let moved_to = cwd_file

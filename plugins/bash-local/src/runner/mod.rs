@@ -9,6 +9,9 @@
 //! [`RunAnswer`]. It never fails for process problems: a program that
 //! cannot be started is a [`RunAnswer::spawn_error`], not an `Err`.
 //! [`run_started`] spawns before it returns, for a run nobody awaits.
+//! [`run_merged`] gives the child one pipe for stdout and stderr, so the
+//! answer's `stdout` holds both as the child interleaved them (Claude Code's
+//! `Bash` reads its commands that way) and `stderr` stays empty.
 //!
 //! Termination: on timeout the group gets SIGTERM, then SIGKILL after
 //! `kill_grace_ms`; on cancellation it gets SIGKILL at once; with
@@ -24,6 +27,7 @@ mod caps;
 mod capture;
 pub mod env;
 mod group;
+mod merged;
 mod program;
 pub mod server;
 mod spec;
@@ -35,12 +39,13 @@ use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::unix::pipe::Sender;
-use tokio::process::{Child, ChildStderr, ChildStdout, Command};
+use tokio::process::{Child, ChildStderr, Command};
 use tokio::time::Instant;
 
 pub use caps::drop_at_startup as drop_capabilities_at_startup;
 use capture::TailBuffer;
 use group::ProcessGroup;
+use merged::Output;
 pub use spec::{DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_OUTPUT_BYTES, Overflow, RunAnswer, RunRequest};
 use spec::{elapsed_ms, spawn_failure};
 
@@ -59,7 +64,16 @@ pub async fn run(spec: RunRequest) -> RunAnswer {
 /// the outcome (with the output read so far) has `interrupted: true`.
 pub async fn run_cancellable(spec: RunRequest, cancel: impl Future<Output = ()>) -> RunAnswer {
     let started = Instant::now();
-    let spawned = spawn(&spec);
+    let spawned = spawn(&spec, false);
+    finish(spec, spawned, cancel, started).await
+}
+
+/// [`run_cancellable`] with stdout and stderr on one pipe: the answer's
+/// `stdout` is everything the child wrote, in the order it wrote it, and
+/// its `stderr` is empty. The cap applies to the one stream.
+pub async fn run_merged(spec: RunRequest, cancel: impl Future<Output = ()>) -> RunAnswer {
+    let started = Instant::now();
+    let spawned = spawn(&spec, true);
     finish(spec, spawned, cancel, started).await
 }
 
@@ -68,7 +82,7 @@ pub async fn run_cancellable(spec: RunRequest, cancel: impl Future<Output = ()>)
 /// hook), whose process must have started when the caller goes on.
 pub fn run_started(spec: RunRequest) -> impl Future<Output = RunAnswer> + Send + 'static {
     let started = Instant::now();
-    let spawned = spawn(&spec);
+    let spawned = spawn(&spec, false);
     async move { finish(spec, spawned, std::future::pending(), started).await }
 }
 
@@ -83,6 +97,7 @@ async fn finish(
         mut child,
         group,
         stdin,
+        merged,
     } = match spawned {
         Ok(spawned) => spawned,
         Err(message) => return spawn_failure(message, started),
@@ -90,7 +105,7 @@ async fn finish(
     tracing::debug!(pgid = group.id(), program = ?spec.program, cwd = %spec.cwd.display(), "process-runner: spawned");
     let pipes = Pipes {
         stdin: feed_stdin(stdin, spec.stdin.as_bytes()),
-        stdout: child.stdout.take(),
+        stdout: Output::of(&mut child, merged),
         stderr: child.stderr.take(),
     };
     supervise(&spec, child, group, pipes, cancel, started).await
@@ -102,6 +117,9 @@ struct Spawned {
     child: Child,
     group: ProcessGroup,
     stdin: std::io::PipeWriter,
+    /// The reading end of the one pipe stdout and stderr share, for a
+    /// merged run.
+    merged: Option<std::io::PipeReader>,
 }
 
 /// Writes `input` to the child's stdin and closes it, or hands back the
@@ -135,8 +153,9 @@ fn feed_stdin(mut pipe: std::io::PipeWriter, input: &[u8]) -> Option<Sender> {
     }
 }
 
-/// Spawns the child as the leader of a new process group.
-fn spawn(spec: &RunRequest) -> Result<Spawned, String> {
+/// Spawns the child as the leader of a new process group; with `merge`,
+/// its stdout and stderr are one pipe.
+fn spawn(spec: &RunRequest, merge: bool) -> Result<Spawned, String> {
     let Some((program, args)) = spec.program.split_first() else {
         return Err("no program given: `program` is empty".to_string());
     };
@@ -193,9 +212,20 @@ fn spawn(spec: &RunRequest) -> Result<Spawned, String> {
         .args(args)
         .current_dir(&spec.cwd)
         .stdin(stdin_read)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         .process_group(0);
+    let merged = if merge {
+        // Both ends the child gets are `command`'s, closed with it below.
+        let no_pipe =
+            |e: std::io::Error| format!("cannot run `{program}`: no pipe for its output: {e}");
+        let (read, write) = std::io::pipe().map_err(no_pipe)?;
+        command
+            .stdout(write.try_clone().map_err(no_pipe)?)
+            .stderr(write);
+        Some(read)
+    } else {
+        command.stdout(Stdio::piped()).stderr(Stdio::piped());
+        None
+    };
     match env {
         Some(env) => {
             command.env_clear().envs(env);
@@ -238,6 +268,7 @@ fn spawn(spec: &RunRequest) -> Result<Spawned, String> {
         child,
         group,
         stdin: stdin_write,
+        merged,
     })
 }
 
@@ -277,7 +308,7 @@ fn check_cwd(cwd: &Path) -> Result<(), String> {
 
 struct Pipes {
     stdin: Option<Sender>,
-    stdout: Option<ChildStdout>,
+    stdout: Option<Output>,
     stderr: Option<ChildStderr>,
 }
 

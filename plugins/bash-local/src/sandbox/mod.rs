@@ -271,9 +271,11 @@ pub fn refusal(outcome: &RunAnswer) -> Option<String> {
     if outcome.exit_code != Some(EXIT_NOT_RUN) {
         return None;
     }
+    // On stderr, or on stdout for a run whose streams were merged.
     let line = outcome
         .stderr
         .lines()
+        .chain(outcome.stdout.lines())
         .find(|l| l.starts_with(MESSAGE_PREFIX))?;
     Some(line.to_string())
 }

@@ -55,10 +55,34 @@ async fn failure_is_exit_code_then_output() {
     );
     let result = bash(json!({"command": "echo out; echo err >&2; exit 3"}), &dir).await;
     assert_eq!(result.text_content(), "Exit code 3\nout\nerr");
+    // One pipe for both streams, as Claude Code runs commands (S237).
     assert_eq!(
         structured(&result),
-        json!({"stdout": "out", "stderr": "err", "interrupted": false,
+        json!({"stdout": "out\nerr", "stderr": "", "interrupted": false,
         "isImage": false, "noOutputExpected": false})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stdout_and_stderr_are_read_as_the_command_interleaved_them() {
+    let (_d, dir) = temp_dir();
+    // Recorded S237-ok / S237-fail: Claude Code's model and PostToolUse
+    // read the two streams in the order they were written, all in `stdout`.
+    let mixed = "echo MARK_E1 >&2; echo MARK_O1; echo MARK_E2 >&2; echo MARK_O2";
+    let result = bash(json!({"command": mixed}), &dir).await;
+    assert_eq!(
+        (result.is_error, result.text_content().as_str()),
+        (false, "MARK_E1\nMARK_O1\nMARK_E2\nMARK_O2")
+    );
+    assert_eq!(
+        structured(&result),
+        json!({"stdout": "MARK_E1\nMARK_O1\nMARK_E2\nMARK_O2", "stderr": "",
+        "interrupted": false, "isImage": false, "noOutputExpected": false})
+    );
+    let result = bash(json!({"command": format!("{mixed}; exit 3")}), &dir).await;
+    assert_eq!(
+        (result.is_error, result.text_content().as_str()),
+        (true, "Exit code 3\nMARK_E1\nMARK_O1\nMARK_E2\nMARK_O2")
     );
 }
 
