@@ -524,11 +524,9 @@ impl TryFrom<SeamAnswer_NE> for SeamOutput {
                 "tools/permission-request",
                 SeamAnswer::Permission,
             )?),
-            SeamAnswer::Elicitation(d) => SeamOutput::Elicitation(decode(
-                d,
-                "mcp/elicitation",
-                SeamAnswer::Elicitation,
-            )?),
+            SeamAnswer::Elicitation(d) => {
+                SeamOutput::Elicitation(decode(d, "mcp/elicitation", SeamAnswer::Elicitation)?)
+            }
         })
     }
 }

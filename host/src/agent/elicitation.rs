@@ -90,7 +90,10 @@ fn answer_of(server: &str, decision: ElicitationDecision) -> ElicitAnswer {
         } => match serde_json::from_str::<serde_json::Value>(&text) {
             Ok(value) if value.is_object() => ElicitAnswer::Accept(Some(value)),
             _ => {
-                tracing::warn!(server, "an mcp/elicitation accept's content is not a JSON object: {text}; the server gets cancel");
+                tracing::warn!(
+                    server,
+                    "an mcp/elicitation accept's content is not a JSON object: {text}; the server gets cancel"
+                );
                 ElicitAnswer::Cancel
             }
         },

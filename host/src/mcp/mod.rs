@@ -136,9 +136,9 @@ impl McpTools {
         let attempts = unique.into_iter().map(|spec| {
             let elicitor = elicitor.clone();
             async move {
-            let server = Arc::new(McpServer::connect(spec, cwd, elicitor).await?);
-            let tools = server.tools().await?;
-            Ok::<_, McpError>((server, tools))
+                let server = Arc::new(McpServer::connect(spec, cwd, elicitor).await?);
+                let tools = server.tools().await?;
+                Ok::<_, McpError>((server, tools))
             }
         });
         let mut set = McpTools::default();

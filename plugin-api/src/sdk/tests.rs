@@ -323,7 +323,8 @@ impl Plugin for Everything {
     }
     async fn compacted(self: Arc<Self>, _i: RArc<CompactedInput>) -> Result<(), String> {
         Ok(())
-    }    async fn elicitation(
+    }
+    async fn elicitation(
         self: Arc<Self>,
         _i: RArc<ElicitationInput>,
         next: Next<ElicitationDecision>,
@@ -475,7 +476,8 @@ fn every_typed_answer_survives_the_boundary_unchanged() {
         SeamOutput::Permission(PermissionDecision::Deny {
             message: text(),
             interrupt: true,
-        }),        SeamOutput::Elicitation(ElicitationDecision::Accept {
+        }),
+        SeamOutput::Elicitation(ElicitationDecision::Accept {
             content: ROption::RSome(text()),
         }),
         SeamOutput::Elicitation(ElicitationDecision::Accept {
