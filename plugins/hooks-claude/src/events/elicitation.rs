@@ -90,13 +90,16 @@ fn parts(decision: &ElicitationDecision) -> (&'static str, Option<Value>) {
     }
 }
 
+/// One hook's answer: its action and content.
+type Answer = (String, Option<Map<String, Value>>);
+
 /// What the hooks of one point said together.
 #[derive(Debug, Default, PartialEq)]
 struct Said {
     /// A hook declined (exit 2, or `action: decline`).
     declined: bool,
     /// The last answer: action and content.
-    answer: Option<(String, Option<Map<String, Value>>)>,
+    answer: Option<Answer>,
 }
 
 /// One hook's answer, or why its output is no answer.
