@@ -103,9 +103,7 @@ struct Said {
 }
 
 /// One hook's answer, or why its output is no answer.
-fn answer_of(
-    json: &Map<String, Value>,
-) -> Result<Option<(String, Option<Map<String, Value>>)>, String> {
+fn answer_of(json: &Map<String, Value>) -> Result<Option<Answer>, String> {
     let Some(specific) = json.get("hookSpecificOutput").and_then(Value::as_object) else {
         return Ok(None);
     };
