@@ -51,6 +51,8 @@ pub(crate) struct ClientOffers {
     pub(crate) fs: FileSystemCapabilities,
     /// Its terminals (`terminal/*`).
     pub(crate) terminal: bool,
+    /// The elicitation modes it answers (`form`, `url`).
+    pub(crate) elicitation: Vec<&'static str>,
 }
 
 /// Session id → the connection that created or loaded it.
@@ -117,6 +119,18 @@ impl Routes {
         self.lock()
             .get(session)
             .map(|r| (r.client.clone(), r.offers.fs.clone()))
+    }
+
+    /// The client holding `session`, if it offered elicitation in `mode`.
+    pub(crate) fn client_with_elicitation(
+        &self,
+        session: &str,
+        mode: &str,
+    ) -> Option<ClientConnection> {
+        self.lock()
+            .get(session)
+            .filter(|r| r.offers.elicitation.contains(&mode))
+            .map(|r| r.client.clone())
     }
 
     /// The client holding `session`, if it offered terminals.

@@ -13,7 +13,10 @@
 //!   tools call it);
 //! - [`editor_terminal`]: a command run in a terminal of the session's
 //!   editor (the ACP server provides it when the editor offers terminals;
-//!   the `Bash` tool calls it).
+//!   the `Bash` tool calls it);
+//! - [`elicitation`]: an MCP server's request for input answered by the
+//!   session's editor (the ACP server provides it; the `mcp/elicitation`
+//!   seam's default calls it).
 //!
 //! Services travel as JSON strings over the ABI (a `call_service` takes
 //! and returns text), so these types are plain serde types, not ABI-stable
@@ -41,5 +44,6 @@
 pub mod approval;
 pub mod editor_fs;
 pub mod editor_terminal;
+pub mod elicitation;
 pub mod model;
 pub mod process_runner;
