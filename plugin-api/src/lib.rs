@@ -202,7 +202,8 @@
 //! - **1.10.0**: the `mcp/elicitation` waterfall ([`ElicitationInput`],
 //!   [`ElicitationDecision`], [`Plugin::elicitation`]): an MCP server asks
 //!   the user for input during a tool call (Claude Code's `Elicitation`
-//!   and `ElicitationResult`); its default answer is `Cancel`.
+//!   and `ElicitationResult`); the host's default asks the `elicitation`
+//!   service ([`services::elicitation`], an ACP editor), else `Cancel`.
 #![deny(missing_docs)]
 
 pub mod compat;

@@ -86,7 +86,8 @@ impl Seam {
     /// `mcp/elicitation`: waterfall when an MCP server asks the user for
     /// input during a tool call (`elicitation/create`), answered with an
     /// [`crate::ElicitationDecision`] (Claude Code's `Elicitation` and
-    /// `ElicitationResult`). The default is `Cancel`, as `claude -p`
+    /// `ElicitationResult`). The host's default asks the `elicitation`
+    /// service (an ACP editor) and without one is `Cancel`, as `claude -p`
     /// answers. Since 1.10.
     pub const Elicitation: Seam = Seam(17);
 }

@@ -315,7 +315,8 @@ pub trait Plugin: Sized + Send + Sync + 'static {
     }
     /// `mcp/elicitation` (since 1.10): an MCP server asks the user for
     /// input during a tool call. Answer `Accept`, `Decline` or `Cancel`, or
-    /// pass `next`'s answer on (by default `Cancel`: nobody was asked).
+    /// pass `next`'s answer on (the editor's, or `Cancel` when nobody could
+    /// be asked).
     fn elicitation(
         self: Arc<Self>,
         input: RArc<ElicitationInput>,

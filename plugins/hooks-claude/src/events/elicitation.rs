@@ -13,8 +13,9 @@
 //!   outside the three, `content` that is not an object. `continue: false`
 //!   is ignored. Of several hooks, a decline (or exit 2) wins; otherwise
 //!   the last to finish with an answer.
-//! - With no answer, the rest of the chain answers (by default `cancel`,
-//!   what `claude -p` answers), and **ElicitationResult** fires with
+//! - With no answer, the rest of the chain answers (by default an ACP
+//!   editor that offers elicitation, else `cancel`, what `claude -p`
+//!   answers), and **ElicitationResult** fires with
 //!   `mcp_server_name`, `elicitation_id` (url mode), `mode`, `action` and
 //!   `content` (when there is some). Its hooks may change the answer the
 //!   same way (`content` defaults to the answer's own); exit 2 or a
