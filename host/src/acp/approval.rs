@@ -51,8 +51,8 @@ pub(crate) struct ClientOffers {
     pub(crate) fs: FileSystemCapabilities,
     /// Its terminals (`terminal/*`).
     pub(crate) terminal: bool,
-    /// The elicitation modes it answers (`form`, `url`).
-    pub(crate) elicitation: Vec<&'static str>,
+    /// Whether it answers form elicitations (`elicitation.form`).
+    pub(crate) elicitation_form: bool,
 }
 
 /// Session id → the connection that created or loaded it.
@@ -121,15 +121,11 @@ impl Routes {
             .map(|r| (r.client.clone(), r.offers.fs.clone()))
     }
 
-    /// The client holding `session`, if it offered elicitation in `mode`.
-    pub(crate) fn client_with_elicitation(
-        &self,
-        session: &str,
-        mode: &str,
-    ) -> Option<ClientConnection> {
+    /// The client holding `session`, if it offered form elicitation.
+    pub(crate) fn client_with_elicitation(&self, session: &str) -> Option<ClientConnection> {
         self.lock()
             .get(session)
-            .filter(|r| r.offers.elicitation.contains(&mode))
+            .filter(|r| r.offers.elicitation_form)
             .map(|r| r.client.clone())
     }
 

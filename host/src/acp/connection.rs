@@ -99,18 +99,14 @@ impl Connection {
             .as_ref()
             .is_some_and(|s| s.notices.is_some());
         self.notices.store(notices, Ordering::SeqCst);
-        let elicitation = capabilities.elicitation.as_ref();
-        let modes = [
-            ("form", elicitation.is_some_and(|e| e.form.is_some())),
-            ("url", elicitation.is_some_and(|e| e.url.is_some())),
-        ];
+        let form = capabilities
+            .elicitation
+            .as_ref()
+            .is_some_and(|e| e.form.is_some());
         *self.offers.lock().unwrap_or_else(|p| p.into_inner()) = ClientOffers {
             fs: capabilities.fs.clone(),
             terminal: capabilities.terminal,
-            elicitation: modes
-                .into_iter()
-                .filter_map(|(mode, offered)| offered.then_some(mode))
-                .collect(),
+            elicitation_form: form,
         };
     }
 

@@ -1,11 +1,12 @@
 //! The `elicitation` service over ACP: an MCP server's request for input
 //! (`elicitation/create`, through the `mcp/elicitation` seam's default)
 //! asked of the session's editor as ACP's own `elicitation/create`, for
-//! clients that offered `elicitation` (`form`, `url`) at `initialize`.
+//! clients that offered `elicitation.form` at `initialize` (dsh's MCP
+//! client takes forms only, as Claude Code does).
 //!
 //! The request is session-scoped and carries the server's message and
-//! schema (form) or URL and id (url) as they came. A session whose client
-//! offers no elicitation of that mode, no client, a schema ACP cannot
+//! schema as they came. A session whose client
+//! offers no form elicitation, no client, a schema ACP cannot
 //! carry, a client that answers with an error and an action dsh does not
 //! know all answer `cancel`, what `claude -p` answers when nobody can be
 //! asked. Like a permission request, the editor's user may take as long as
@@ -39,7 +40,7 @@ impl ElicitationService {
 
     async fn request(&self, args: ElicitationRequest) -> ElicitationAnswer {
         let session = &args.session_id;
-        let Some(client) = self.routes.client_with_elicitation(session, &args.mode) else {
+        let Some(client) = self.routes.client_with_elicitation(session) else {
             tracing::debug!(session = %session, mode = %args.mode, "no client offers this elicitation: cancel");
             return ElicitationAnswer::Cancel;
         };
@@ -67,13 +68,6 @@ fn acp_request(args: &ElicitationRequest) -> Result<CreateElicitationRequest, St
             "mode": "form",
             "sessionId": args.session_id,
             "requestedSchema": args.requested_schema.clone().unwrap_or_else(|| json!({"type": "object", "properties": {}})),
-            "message": args.message,
-        }),
-        "url" => json!({
-            "mode": "url",
-            "sessionId": args.session_id,
-            "elicitationId": args.elicitation_id.clone().unwrap_or_default(),
-            "url": args.url.clone().unwrap_or_default(),
             "message": args.message,
         }),
         other => return Err(format!("unknown mode `{other}`")),

@@ -9,7 +9,10 @@
 //! answer is `cancel`, what `claude -p` answers when no hook does. A
 //! request the SDK cannot read (no `message`, a schema that is not an
 //! object of primitive fields) never reaches the elicitor: the server gets
-//! a JSON-RPC error back and its call goes on.
+//! a JSON-RPC error back and its call goes on. So does a URL-mode request,
+//! which the capability does not offer: refused with Claude Code's error,
+//! `-32602` `MCP error -32602: Client does not support URL-mode elicitation
+//! requests` (vector `S254-observe`), before any hook hears of it.
 
 use std::sync::Arc;
 
@@ -18,6 +21,11 @@ use rmcp::ClientHandler;
 use rmcp::model::{ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction};
 use rmcp::service::{RequestContext, RoleClient};
 use serde_json::Value;
+
+/// The error a URL-mode request gets: the capability offers forms only,
+/// and Claude Code 2.1.197 answers so (vector `S254-observe`).
+pub const URL_MODE_REFUSED: &str =
+    "MCP error -32602: Client does not support URL-mode elicitation requests";
 
 /// One elicitation request, as the server sent it.
 #[derive(Debug, Clone, PartialEq)]
@@ -116,6 +124,9 @@ impl ClientHandler for Client {
         request: ElicitRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, rmcp::ErrorData> {
+        if matches!(request, ElicitRequestParams::UrlElicitationParams { .. }) {
+            return Err(rmcp::ErrorData::invalid_params(URL_MODE_REFUSED, None));
+        }
         let Some(request) = ElicitRequest::from_params(request) else {
             return Ok(ElicitAnswer::Cancel.into());
         };

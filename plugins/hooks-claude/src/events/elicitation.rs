@@ -3,8 +3,10 @@
 //! `claude -p` (vectors `S250-*` to `S253-*`):
 //!
 //! - **Elicitation** fires first, matched against the server's name (not
-//!   the tool's), with `mcp_server_name`, `message`, `mode` (`form`),
-//!   `url` and `elicitation_id` (url mode only) and `requested_schema`. A
+//!   the tool's), with `mcp_server_name`, `message`, `mode` (`form`) and
+//!   `requested_schema` (`url` and `elicitation_id` in url mode, which the
+//!   MCP client refuses before any hook hears of it, vector
+//!   `S254-observe`). A
 //!   hook answers with `hookSpecificOutput: {hookEventName: "Elicitation",
 //!   action, content?}`: `accept` (with the form's values), `decline` or
 //!   `cancel` go to the server as they are, and then nothing else runs.
