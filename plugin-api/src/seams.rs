@@ -435,7 +435,9 @@ pub struct ElicitationInput {
     /// What the server tells the user.
     pub message: RString,
     /// `form` (answered with content matching `requested_schema`) or `url`
-    /// (the user goes to `url`).
+    /// (the user goes to `url`). dsh's MCP client offers forms only, as
+    /// Claude Code does, and refuses a url-mode request before this seam;
+    /// `url` and `elicitation_id` are for a host that accepts them.
     pub mode: RString,
     /// The form's JSON Schema as JSON text (form mode).
     pub requested_schema: ROption<RString>,
