@@ -330,6 +330,7 @@ into_non_exhaustive!(
     PostToolDecision => PostToolDecision_NE,
     ContinuationDecision => ContinuationDecision_NE,
     PermissionDecision => PermissionDecision_NE,
+    ElicitationDecision => ElicitationDecision_NE,
     SeamAnswer => SeamAnswer_NE,
 );
 
@@ -361,6 +362,27 @@ pub enum PermissionDecision {
     },
 }
 
+/// `mcp/elicitation` (since 1.10): the answer an MCP server gets to its
+/// `elicitation/create`.
+#[repr(u8)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
+#[sabi(kind(WithNonExhaustive(
+    size = [usize; 8],
+    traits(Clone, Debug, PartialEq, Eq)
+)))]
+pub enum ElicitationDecision {
+    /// The user answered; `content` is the form's values as a JSON object
+    /// (text), if any.
+    Accept {
+        /// The values, as JSON text.
+        content: ROption<RString>,
+    },
+    /// The user said no.
+    Decline,
+    /// The user dismissed it (the seam's default: nobody could be asked).
+    Cancel,
+}
+
 /// Any seam's answer, typed: what the host and the SDK work with.
 ///
 /// It never crosses the boundary itself: [`SeamAnswer_NE`] does.
@@ -380,6 +402,8 @@ pub enum SeamOutput {
     Continuation(ContinuationDecision),
     /// `tools/permission-request` (since 1.4).
     Permission(PermissionDecision),
+    /// `mcp/elicitation` (since 1.10).
+    Elicitation(ElicitationDecision),
 }
 
 /// Any seam's answer as it crosses the boundary, inside a
@@ -406,6 +430,8 @@ pub enum SeamAnswer {
     Continuation(ContinuationDecision_NE),
     /// `tools/permission-request` (since 1.4).
     Permission(PermissionDecision_NE),
+    /// `mcp/elicitation` (since 1.10).
+    Elicitation(ElicitationDecision_NE),
 }
 
 impl From<SeamOutput> for SeamAnswer_NE {
@@ -418,6 +444,7 @@ impl From<SeamOutput> for SeamAnswer_NE {
             SeamOutput::PostTool(d) => SeamAnswer::PostTool(d.into()),
             SeamOutput::Continuation(d) => SeamAnswer::Continuation(d.into()),
             SeamOutput::Permission(d) => SeamAnswer::Permission(d.into()),
+            SeamOutput::Elicitation(d) => SeamAnswer::Elicitation(d.into()),
         };
         NonExhaustive::new(answer)
     }
@@ -497,6 +524,9 @@ impl TryFrom<SeamAnswer_NE> for SeamOutput {
                 "tools/permission-request",
                 SeamAnswer::Permission,
             )?),
+            SeamAnswer::Elicitation(d) => {
+                SeamOutput::Elicitation(decode(d, "mcp/elicitation", SeamAnswer::Elicitation)?)
+            }
         })
     }
 }

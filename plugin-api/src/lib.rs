@@ -199,6 +199,11 @@
 //!   its subagents (Claude Code's settings `env`). A shell tool built
 //!   against an older minor does not read it; a plugin built against one
 //!   never sets it.
+//! - **1.10.0**: the `mcp/elicitation` waterfall ([`ElicitationInput`],
+//!   [`ElicitationDecision`], [`Plugin::elicitation`]): an MCP server asks
+//!   the user for input during a tool call (Claude Code's `Elicitation`
+//!   and `ElicitationResult`); the host's default asks the `elicitation`
+//!   service ([`services::elicitation`], an ACP editor), else `Cancel`.
 #![deny(missing_docs)]
 
 pub mod compat;
@@ -246,7 +251,7 @@ pub const API_VERSION: &str = "2.0.0";
 /// by the fixture that proves a plugin from a newer minor is
 /// refused. Bump it with the crate's minor.
 #[doc(hidden)]
-pub const FIXTURE_FUTURE_API_VERSION: &str = "1.10.0";
+pub const FIXTURE_FUTURE_API_VERSION: &str = "1.11.0";
 
 /// The API version the future-minor fixture claims.
 #[cfg(feature = "__fixture-future-minor")]

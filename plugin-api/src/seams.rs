@@ -83,6 +83,13 @@ impl Seam {
     /// `agent/compacted`: notification once a session's history was
     /// replaced by a summary (Claude Code's `PostCompact`). Since 1.5.
     pub const Compacted: Seam = Seam(16);
+    /// `mcp/elicitation`: waterfall when an MCP server asks the user for
+    /// input during a tool call (`elicitation/create`), answered with an
+    /// [`crate::ElicitationDecision`] (Claude Code's `Elicitation` and
+    /// `ElicitationResult`). The host's default asks the `elicitation`
+    /// service (an ACP editor) and without one is `Cancel`, as `claude -p`
+    /// answers. Since 1.10.
+    pub const Elicitation: Seam = Seam(17);
 }
 
 /// Every seam this build knows: its constant, its event name, whether it
@@ -105,6 +112,7 @@ const SEAMS: &[(Seam, &str, bool)] = &[
     (Seam::PermissionRequest, "tools/permission-request", false),
     (Seam::Compact, "agent/compact", false),
     (Seam::Compacted, "agent/compacted", true),
+    (Seam::Elicitation, "mcp/elicitation", false),
 ];
 
 impl Seam {
@@ -415,6 +423,30 @@ pub struct CompactedInput {
     pub summary: RString,
 }
 
+/// Snapshot for `mcp/elicitation` (since 1.10): an MCP server asks the
+/// user for input while one of its tools runs.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug)]
+pub struct ElicitationInput {
+    /// The session whose tool call the server is answering.
+    pub session: SessionRef,
+    /// The server's name (as in `mcp__<server>__<tool>`).
+    pub server: RString,
+    /// What the server tells the user.
+    pub message: RString,
+    /// `form` (answered with content matching `requested_schema`) or `url`
+    /// (the user goes to `url`). dsh's MCP client offers forms only, as
+    /// Claude Code does, and refuses a url-mode request before this seam;
+    /// `url` and `elicitation_id` are for a host that accepts them.
+    pub mode: RString,
+    /// The form's JSON Schema as JSON text (form mode).
+    pub requested_schema: ROption<RString>,
+    /// Where the user should go (url mode).
+    pub url: ROption<RString>,
+    /// The server's id for this elicitation (url mode).
+    pub elicitation_id: ROption<RString>,
+}
+
 /// Any seam's input. It crosses the boundary as a [`SeamInput_NE`]
 /// (`NonExhaustive`): a variant added in a later minor sits in the same
 /// storage, and a build that does not know it gets an error from
@@ -458,6 +490,8 @@ pub enum SeamInput {
     Compact(RArc<CompactInput>),
     /// `agent/compacted` (since 1.5).
     Compacted(RArc<CompactedInput>),
+    /// `mcp/elicitation` (since 1.10).
+    Elicitation(RArc<ElicitationInput>),
     /// Test-only: a seam from a minor this crate has not reached, for the
     /// fixture that proves a newer plugin is refused.
     #[cfg(feature = "__fixture-future-minor")]
@@ -485,6 +519,7 @@ impl SeamInput {
             SeamInput::PermissionRequest(_) => Seam::PermissionRequest,
             SeamInput::Compact(_) => Seam::Compact,
             SeamInput::Compacted(_) => Seam::Compacted,
+            SeamInput::Elicitation(_) => Seam::Elicitation,
             #[cfg(feature = "__fixture-future-minor")]
             SeamInput::FixtureFuture(_) => Seam(200),
         }

@@ -51,6 +51,8 @@ pub(crate) struct ClientOffers {
     pub(crate) fs: FileSystemCapabilities,
     /// Its terminals (`terminal/*`).
     pub(crate) terminal: bool,
+    /// Whether it answers form elicitations (`elicitation.form`).
+    pub(crate) elicitation_form: bool,
 }
 
 /// Session id → the connection that created or loaded it.
@@ -117,6 +119,14 @@ impl Routes {
         self.lock()
             .get(session)
             .map(|r| (r.client.clone(), r.offers.fs.clone()))
+    }
+
+    /// The client holding `session`, if it offered form elicitation.
+    pub(crate) fn client_with_elicitation(&self, session: &str) -> Option<ClientConnection> {
+        self.lock()
+            .get(session)
+            .filter(|r| r.offers.elicitation_form)
+            .map(|r| r.client.clone())
     }
 
     /// The client holding `session`, if it offered terminals.

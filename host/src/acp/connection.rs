@@ -99,9 +99,14 @@ impl Connection {
             .as_ref()
             .is_some_and(|s| s.notices.is_some());
         self.notices.store(notices, Ordering::SeqCst);
+        let form = capabilities
+            .elicitation
+            .as_ref()
+            .is_some_and(|e| e.form.is_some());
         *self.offers.lock().unwrap_or_else(|p| p.into_inner()) = ClientOffers {
             fs: capabilities.fs.clone(),
             terminal: capabilities.terminal,
+            elicitation_form: form,
         };
     }
 

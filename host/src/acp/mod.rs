@@ -28,6 +28,7 @@ mod approval;
 mod connection;
 mod editor_fs;
 mod editor_terminal;
+mod elicitation;
 mod error;
 mod frames;
 mod handlers;
@@ -99,6 +100,15 @@ impl AcpServer {
         ) {
             Ok(()) => mounted = true,
             Err(e) => tracing::warn!("editors' terminals are off: {e}"),
+        }
+        let elicit = elicitation::ElicitationService::boxed(routes.clone());
+        match agent.core().mount_service(
+            OWNER,
+            dsh_plugin_api::services::elicitation::SERVICE,
+            elicit,
+        ) {
+            Ok(()) => mounted = true,
+            Err(e) => tracing::warn!("editors' elicitation is off: {e}"),
         }
         Arc::new(AcpServer {
             agent,

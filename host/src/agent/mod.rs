@@ -17,6 +17,7 @@ mod codex_subagent;
 mod codex_subagent_manage;
 mod codex_subagent_wait;
 mod compact;
+mod elicitation;
 mod feed;
 mod input_check;
 mod permission_step;

@@ -505,9 +505,16 @@ impl Agent {
         if specs.is_empty() {
             return Vec::new();
         }
-        let (tools, failed) =
-            crate::mcp::McpTools::connect(&specs, &session.current_cwd(), self.options.mcp_framing)
-                .await;
+        // Their elicitation requests go to this session's plugins.
+        let elicitor: Arc<dyn crate::mcp::Elicitor> =
+            Arc::new(super::elicitation::SessionElicitor(Arc::downgrade(session)));
+        let (tools, failed) = crate::mcp::McpTools::connect(
+            &specs,
+            &session.current_cwd(),
+            self.options.mcp_framing,
+            Some(elicitor),
+        )
+        .await;
         *session.mcp.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(tools));
         failed
     }

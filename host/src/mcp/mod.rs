@@ -17,6 +17,7 @@
 //! It may call: `rmcp`, the plugin API's tool types. It knows nothing of
 //! sessions or ACP.
 
+mod elicit;
 mod server;
 mod spec;
 mod tool;
@@ -29,6 +30,7 @@ use abi_stable::std_types::{RString, RVec};
 use dsh_plugin_api::ToolSpec;
 use dsh_plugin_api::ffi::ToolBody_TO;
 
+pub use elicit::{ElicitAnswer, ElicitRequest, Elicitor};
 pub use server::{McpServer, START_TIMEOUT};
 pub use spec::{McpConfigError, McpServerSpec, McpTransport, normalize_name};
 pub use tool::{McpFraming, tool_name};
@@ -118,21 +120,26 @@ impl McpTools {
     /// Connects to every server of `specs` concurrently (a later spec of
     /// the same name replaces an earlier one); the ones that fail are
     /// returned beside the rest.
-    /// `framing` is how the model is shown every tool's results.
+    /// `framing` is how the model is shown every tool's results;
+    /// `elicitor` answers the servers' elicitation requests.
     pub async fn connect(
         specs: &[McpServerSpec],
         cwd: &Path,
         framing: McpFraming,
+        elicitor: Option<Arc<dyn Elicitor>>,
     ) -> (McpTools, Vec<McpError>) {
         let mut unique: Vec<&McpServerSpec> = Vec::new();
         for spec in specs {
             unique.retain(|s| s.name != spec.name);
             unique.push(spec);
         }
-        let attempts = unique.into_iter().map(|spec| async move {
-            let server = Arc::new(McpServer::connect(spec, cwd).await?);
-            let tools = server.tools().await?;
-            Ok::<_, McpError>((server, tools))
+        let attempts = unique.into_iter().map(|spec| {
+            let elicitor = elicitor.clone();
+            async move {
+                let server = Arc::new(McpServer::connect(spec, cwd, elicitor).await?);
+                let tools = server.tools().await?;
+                Ok::<_, McpError>((server, tools))
+            }
         });
         let mut set = McpTools::default();
         let mut failed = Vec::new();

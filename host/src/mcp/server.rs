@@ -16,7 +16,8 @@ use std::time::Duration;
 
 use rmcp::ServiceExt as _;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation, Tool,
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitationCapability,
+    Implementation, Tool,
 };
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -24,6 +25,7 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::AsyncBufReadExt as _;
 
 use super::McpError;
+use super::elicit::{Client, Elicitor};
 use super::spec::{McpServerSpec, McpTransport};
 
 /// How long a server may take to start and list its tools.
@@ -36,15 +38,24 @@ const STDERR_TAIL_BYTES: usize = 2048;
 pub struct McpServer {
     /// Its (normalized) name.
     pub name: String,
-    service: RunningService<RoleClient, ClientConfig>,
+    service: RunningService<RoleClient, Client>,
     stderr_tail: Arc<Mutex<String>>,
 }
 
-fn client_info() -> ClientConfig {
-    ClientConfig::new(
-        ClientCapabilities::default(),
-        Implementation::new("dsh", env!("CARGO_PKG_VERSION")),
-    )
+/// dsh's client for the server `name`: its identity and capabilities
+/// (elicitation, as Claude Code declares it), and who answers its
+/// elicitations.
+fn client(name: &str, elicitor: Option<Arc<dyn Elicitor>>) -> Client {
+    let mut capabilities = ClientCapabilities::default();
+    capabilities.elicitation = Some(ElicitationCapability::default());
+    Client {
+        info: ClientConfig::new(
+            capabilities,
+            Implementation::new("dsh", env!("CARGO_PKG_VERSION")),
+        ),
+        server: name.to_string(),
+        elicitor,
+    }
 }
 
 /// dsh's environment minus credentials, then `extra`.
@@ -79,8 +90,13 @@ fn keep_tail(tail: &Mutex<String>, line: &str) {
 
 impl McpServer {
     /// Starts or reaches the server of `spec` and completes the MCP
-    /// handshake, within [`START_TIMEOUT`].
-    pub async fn connect(spec: &McpServerSpec, cwd: &Path) -> Result<McpServer, McpError> {
+    /// handshake, within [`START_TIMEOUT`]. Its elicitation requests go to
+    /// `elicitor` (none: each is answered `cancel`).
+    pub async fn connect(
+        spec: &McpServerSpec,
+        cwd: &Path,
+        elicitor: Option<Arc<dyn Elicitor>>,
+    ) -> Result<McpServer, McpError> {
         let name = spec.name.clone();
         let stderr_tail = Arc::new(Mutex::new(String::new()));
         let started = async {
@@ -108,7 +124,7 @@ impl McpServer {
                             }
                         });
                     }
-                    client_info()
+                    client(&name, elicitor.clone())
                         .serve(transport)
                         .await
                         .map_err(|e| McpError::Handshake {
@@ -131,7 +147,7 @@ impl McpServer {
                     let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                         .custom_headers(custom);
                     let transport = StreamableHttpClientTransport::from_config(config);
-                    client_info()
+                    client(&name, elicitor.clone())
                         .serve(transport)
                         .await
                         .map_err(|e| McpError::Handshake {

@@ -18,6 +18,7 @@ mod editor;
 mod history;
 mod lifecycle;
 mod mcp;
+mod mcp_elicit;
 mod modes;
 mod notices;
 mod prompts;

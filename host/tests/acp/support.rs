@@ -15,6 +15,7 @@ use agent_client_protocol::v1::schema::{
     SelectedPermissionOutcome, SessionNotification, SessionUpdate, StopReason,
     WriteTextFileRequest, WriteTextFileResponse,
 };
+use agent_client_protocol::v1::schema::{CreateElicitationRequest, CreateElicitationResponse};
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, ByteStreams, Client, ConnectTo, Error as RpcError};
 use dsh_host::acp::{AcpError, AcpServer};
@@ -253,6 +254,10 @@ pub struct TestClient {
     pub permissions: mpsc::UnboundedReceiver<RequestPermissionRequest>,
     /// Every `available_commands_update` notification, whole.
     pub commands: mpsc::UnboundedReceiver<Value>,
+    /// Every `elicitation/create` request, whole. The client answers
+    /// `accept` with `{"name": "from-editor"}`, or `decline` when the
+    /// message mentions `editor-declines`.
+    pub elicitations: mpsc::UnboundedReceiver<Value>,
     /// The editor's open buffers (`fs/read_text_file` reads them,
     /// `fs/write_text_file` writes them), by absolute path.
     pub buffers: Buffers,
@@ -277,6 +282,7 @@ impl TestClient {
         let buffers: Buffers = Arc::default();
         let (reads, writes) = (buffers.clone(), buffers.clone());
         let (permission_tx, permissions) = mpsc::unbounded_channel();
+        let (elicitation_tx, elicitations) = mpsc::unbounded_channel();
         let (cx_tx, cx_rx) = oneshot::channel();
         let (close, close_rx) = oneshot::channel::<()>();
         let held: Arc<Mutex<Vec<Responder<RequestPermissionResponse>>>> = Arc::default();
@@ -347,6 +353,21 @@ impl TestClient {
                     },
                     agent_client_protocol::on_receive_request!(),
                 )
+                .on_receive_request(
+                    async move |request: CreateElicitationRequest, responder, _cx| {
+                        let wire = serde_json::to_value(&request).unwrap();
+                        let _ = elicitation_tx.send(wire);
+                        let answer = if request.message.contains("editor-declines") {
+                            json!({"action": "decline"})
+                        } else {
+                            json!({"action": "accept", "content": {"name": "from-editor"}})
+                        };
+                        responder.respond(
+                            serde_json::from_value::<CreateElicitationResponse>(answer).unwrap(),
+                        )
+                    },
+                    agent_client_protocol::on_receive_request!(),
+                )
                 .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
                     let _ = cx_tx.send(cx.clone());
                     tokio::select! {
@@ -362,6 +383,7 @@ impl TestClient {
             updates,
             permissions,
             commands,
+            elicitations,
             buffers,
             close: Some(close),
             driver,

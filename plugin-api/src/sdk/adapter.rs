@@ -16,8 +16,8 @@ use super::next::Passthrough;
 use super::now::{UnheardNow, immediate};
 use super::{ExecuteNext, FromSeamOutput, Host, Next, Plugin, Unheard};
 use crate::decisions::{
-    ContinuationDecision, PermissionDecision, PostToolDecision, PreToolDecision, PromptDecision,
-    SeamOutput, ToolResult,
+    ContinuationDecision, ElicitationDecision, PermissionDecision, PostToolDecision,
+    PreToolDecision, PromptDecision, SeamOutput, ToolResult,
 };
 use crate::ffi::{HostContextBox, Immediate, Listener, Listener_TO, NextBox, WireResult};
 use crate::root::{PluginDescriptor, PluginModule, PluginModuleRef};
@@ -143,6 +143,13 @@ pub fn listened<P: Plugin>() -> Vec<Seam> {
         (
             Seam::Compacted,
             unheard(returns2(&P::compacted), TypeId::of::<Unheard<()>>()),
+        ),
+        (
+            Seam::Elicitation,
+            unheard(
+                returns3(&P::elicitation),
+                TypeId::of::<Unheard<ElicitationDecision>>(),
+            ),
         ),
     ];
     rows.into_iter()
@@ -335,6 +342,11 @@ impl<P: Plugin> Listener for SeamAdapter<P> {
                 slot.clone(),
             ),
             SeamInput::Compacted(i) => boundary(|| p.compacted(i), observed, slot),
+            SeamInput::Elicitation(i) => boundary(
+                || p.elicitation(i, Next::with_passthrough(next, slot.clone())),
+                FromSeamOutput::into_output,
+                slot.clone(),
+            ),
             #[cfg(feature = "__fixture-future-minor")]
             SeamInput::FixtureFuture(_) => next.run(ROption::RNone),
         }

@@ -313,6 +313,18 @@ pub trait Plugin: Sized + Send + Sync + 'static {
         let _ = input;
         Unheard::observed()
     }
+    /// `mcp/elicitation` (since 1.10): an MCP server asks the user for
+    /// input during a tool call. Answer `Accept`, `Decline` or `Cancel`, or
+    /// pass `next`'s answer on (the editor's, or `Cancel` when nobody could
+    /// be asked).
+    fn elicitation(
+        self: Arc<Self>,
+        input: RArc<ElicitationInput>,
+        next: Next<ElicitationDecision>,
+    ) -> impl Future<Output = Result<ElicitationDecision, String>> + Send {
+        let _ = input;
+        Unheard::new(next.run())
+    }
 }
 
 /// Exports a [`Plugin`] as the root module of a `cdylib`.

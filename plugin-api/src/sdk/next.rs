@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex};
 use abi_stable::std_types::{ROption, RResult};
 
 use crate::decisions::{
-    ContinuationDecision, PermissionDecision, PostToolDecision, PreToolDecision, PromptDecision,
-    SeamAnswer_NE, SeamOutput, ToolResult,
+    ContinuationDecision, ElicitationDecision, PermissionDecision, PostToolDecision,
+    PreToolDecision, PromptDecision, SeamAnswer_NE, SeamOutput, ToolResult,
 };
 use crate::ffi::{AbortSignalBox, NextBox, WireResult};
 
@@ -50,6 +50,7 @@ seam_output!(ToolResult, Execute);
 seam_output!(PostToolDecision, PostTool);
 seam_output!(ContinuationDecision, Continuation);
 seam_output!(PermissionDecision, Permission);
+seam_output!(ElicitationDecision, Elicitation);
 
 /// Where an undecodable answer from `next` waits, shared by one listener
 /// call and its `next`.

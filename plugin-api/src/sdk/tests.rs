@@ -324,6 +324,13 @@ impl Plugin for Everything {
     async fn compacted(self: Arc<Self>, _i: RArc<CompactedInput>) -> Result<(), String> {
         Ok(())
     }
+    async fn elicitation(
+        self: Arc<Self>,
+        _i: RArc<ElicitationInput>,
+        next: Next<ElicitationDecision>,
+    ) -> Result<ElicitationDecision, String> {
+        next.run().await
+    }
 }
 
 #[test]
@@ -470,6 +477,14 @@ fn every_typed_answer_survives_the_boundary_unchanged() {
             message: text(),
             interrupt: true,
         }),
+        SeamOutput::Elicitation(ElicitationDecision::Accept {
+            content: ROption::RSome(text()),
+        }),
+        SeamOutput::Elicitation(ElicitationDecision::Accept {
+            content: ROption::RNone,
+        }),
+        SeamOutput::Elicitation(ElicitationDecision::Decline),
+        SeamOutput::Elicitation(ElicitationDecision::Cancel),
     ];
     for answer in answers {
         let wire = SeamAnswer_NE::from(answer.clone());
@@ -508,6 +523,7 @@ mod newer {
         PostTool(PostToolDecision_NE),
         Continuation(ContinuationDecision_NE),
         Permission(PermissionDecision_NE),
+        Elicitation(ElicitationDecision_NE),
         Later(RString),
     }
 
@@ -544,6 +560,7 @@ mod newer {
         PermissionRequest(RArc<PermissionRequestInput>),
         Compact(RArc<CompactInput>),
         Compacted(RArc<CompactedInput>),
+        Elicitation(RArc<ElicitationInput>),
         Later(RArc<SessionEndInput>),
     }
 }
@@ -579,10 +596,10 @@ fn later_decision() -> SeamAnswer_NE {
 #[test]
 fn an_answer_or_decision_from_a_newer_build_is_held_not_decoded() {
     let unknown = SeamOutput::try_from(later_answer()).unwrap_err();
-    assert_eq!(unknown.what, "answer #7");
+    assert_eq!(unknown.what, "answer #8");
     assert_eq!(*unknown.answer, later_answer(), "held unchanged");
     assert!(
-        unknown.to_string().ends_with("does not know: answer #7"),
+        unknown.to_string().ends_with("does not know: answer #8"),
         "{unknown}"
     );
     let unknown = SeamOutput::try_from(later_decision()).unwrap_err();

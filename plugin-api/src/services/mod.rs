@@ -17,7 +17,10 @@
 //! - [`input_check`]: a tool's own check of a call's input, before any
 //!   listener hears of it (`tools-worktree` provides one per tool);
 //! - [`worktree_hooks`]: who makes and removes a non-git worktree (the
-//!   Claude bridge, for WorktreeCreate / WorktreeRemove hooks).
+//!   Claude bridge, for WorktreeCreate / WorktreeRemove hooks);
+//! - [`elicitation`]: an MCP server's request for input answered by the
+//!   session's editor (the ACP server provides it; the `mcp/elicitation`
+//!   seam's default calls it).
 //!
 //! Services travel as JSON strings over the ABI (a `call_service` takes
 //! and returns text), so these types are plain serde types, not ABI-stable
@@ -45,6 +48,7 @@
 pub mod approval;
 pub mod editor_fs;
 pub mod editor_terminal;
+pub mod elicitation;
 pub mod input_check;
 pub mod model;
 pub mod process_runner;

@@ -47,6 +47,8 @@ pub const SUPPORTED_EVENTS: [&str; 22] = [
     // With the `tools-worktree` built-in (events/worktree.rs).
     "WorktreeCreate",
     "WorktreeRemove",
+    "Elicitation",
+    "ElicitationResult",
 ];
 
 /// Every hook event Claude Code 2.1 knows (vector `S1-all-events`); a name

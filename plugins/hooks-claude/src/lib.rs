@@ -21,6 +21,7 @@
 //! | UserPromptExpansion (project slash commands, [`slash`]) | `agent/prompt-submit`, before UserPromptSubmit ([`events::user_prompt_expansion`]) |
 //! | SessionStart `compact` | `agent/session-start` with source `compact` |
 //! | WorktreeCreate / WorktreeRemove | inside `EnterWorktree` / `ExitWorktree remove` (the `tools-worktree` built-in), through the `worktree-hooks` service ([`events::worktree`]) |
+//! | Elicitation / ElicitationResult | `mcp/elicitation` (API 1.10): Elicitation first; without its answer, the rest of the chain, then ElicitationResult ([`events::elicitation`]) |
 //! | StopFailure (with MessageDisplay) | `agent/turn-end` ending `error` on a model error (a subagent's: without MessageDisplay) |
 //!
 //! The bridge is config parse ([`config`]) + payload build + outcome map
@@ -61,10 +62,10 @@ use dsh_hook_protocol::trust::Skipped;
 use dsh_hook_protocol::{HookHost, PluginHost};
 use dsh_plugin_api::abi_stable::std_types::RArc;
 use dsh_plugin_api::{
-    CompactInput, CompactedInput, ContinuationDecision, ContinuationInput, CwdChangedInput, Host,
-    Next, PermissionDecision, PermissionRequestInput, Plugin, PostExecuteInput, PostToolDecision,
-    PreToolDecision, PromptDecision, PromptSubmitInput, SessionEndInput, SessionStartInput,
-    SubagentInfo, ToolCall, TurnEndInput,
+    CompactInput, CompactedInput, ContinuationDecision, ContinuationInput, CwdChangedInput,
+    ElicitationDecision, ElicitationInput, Host, Next, PermissionDecision, PermissionRequestInput,
+    Plugin, PostExecuteInput, PostToolDecision, PreToolDecision, PromptDecision, PromptSubmitInput,
+    SessionEndInput, SessionStartInput, SubagentInfo, ToolCall, TurnEndInput,
 };
 
 pub use config::{ClaudeHook, Config, ConfigPaths};
@@ -490,5 +491,12 @@ impl Plugin for ClaudeBridge {
     async fn turn_end(self: Arc<Self>, input: RArc<TurnEndInput>) -> Result<(), String> {
         self.on_turn_end(&input).await;
         Ok(())
+    }
+    async fn elicitation(
+        self: Arc<Self>,
+        input: RArc<ElicitationInput>,
+        next: Next<ElicitationDecision>,
+    ) -> Result<ElicitationDecision, String> {
+        self.on_elicitation(&input, || next.run()).await
     }
 }

@@ -23,7 +23,7 @@ use dsh_hook_protocol::vectors::{
     Sandbox, Vector, behavior, foreign_to, load_dir, matches_with_uuids, set_launch_env,
 };
 use dsh_hooks_claude::events::{
-    self, compact, config_change, cwd_changed, file_changed, instructions_loaded,
+    self, compact, config_change, cwd_changed, elicitation, file_changed, instructions_loaded,
     permission_request, post_tool_use, pre_tool_use, session_end, session_start, stop,
     stop_failure, subagent, user_prompt_expansion, user_prompt_submit, worktree,
 };
@@ -218,6 +218,38 @@ fn permission_input(j: &Value) -> PermissionRequestInput {
     }
 }
 
+/// An `mcp/elicitation` input from a recorded Elicitation or
+/// ElicitationResult payload.
+fn elicitation_input(j: &Value) -> ElicitationInput {
+    let opt = |k: &str| j[k].as_str().map(RString::from).into();
+    ElicitationInput {
+        session: session(j),
+        server: s(j, "mcp_server_name").into(),
+        message: s(j, "message").into(),
+        mode: s(j, "mode").into(),
+        requested_schema: j
+            .get("requested_schema")
+            .map(|v| RString::from(v.to_string()))
+            .into(),
+        url: opt("url"),
+        elicitation_id: opt("elicitation_id"),
+    }
+}
+
+/// The answer an ElicitationResult payload reports.
+fn elicitation_answer(j: &Value) -> ElicitationDecision {
+    match s(j, "action").as_str() {
+        "accept" => ElicitationDecision::Accept {
+            content: j
+                .get("content")
+                .map(|v| RString::from(v.to_string()))
+                .into(),
+        },
+        "decline" => ElicitationDecision::Decline,
+        _ => ElicitationDecision::Cancel,
+    }
+}
+
 /// The memory file an InstructionsLoaded payload names.
 fn memory_file(j: &Value) -> dsh_hooks_claude::memory::MemoryFile {
     use dsh_hooks_claude::memory::MemoryType;
@@ -297,6 +329,10 @@ fn session_payload(j: &Value) -> Option<Value> {
             &memory_file(j),
         ),
         "PermissionRequest" => permission_request::payload(&permission_input(j), effort),
+        "Elicitation" => elicitation::payload(&elicitation_input(j)),
+        "ElicitationResult" => {
+            elicitation::result_payload(&elicitation_input(j), &elicitation_answer(j))
+        }
         "StopFailure" => stop_failure::payload(
             &TurnEndInput {
                 session: session(j),
@@ -1183,6 +1219,18 @@ async fn replay(v: &Vector) {
                     })
                     .await;
             }
+            // Elicitation runs ElicitationResult itself when unanswered
+            // (with headless Claude's `cancel`), so that call's hook has
+            // already run when its turn comes (S250-S253).
+            "Elicitation" => {
+                bridge
+                    .on_elicitation(&elicitation_input(&j), || async {
+                        Ok(ElicitationDecision::Cancel)
+                    })
+                    .await
+                    .unwrap();
+            }
+            "ElicitationResult" => {}
             other => panic!("{}: unexpected event {other}", v.name),
         }
         let got = sb

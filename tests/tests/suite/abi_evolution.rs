@@ -143,7 +143,15 @@ impl AgentHost {
     fn turn_lines(&self) -> Vec<Value> {
         self.all_lines()
             .into_iter()
-            .filter(|l| l.get("model_request").is_none())
+            .filter(|l| l.get("model_request").is_none() && l.get("elicitation").is_none())
+            .collect()
+    }
+
+    /// The `mcp/elicitation` lines (1.10).
+    fn elicitation_lines(&self) -> Vec<Value> {
+        self.all_lines()
+            .into_iter()
+            .filter_map(|l| l.get("elicitation").cloned())
             .collect()
     }
 
@@ -209,7 +217,8 @@ fn a_plugin_built_against_the_frozen_1_0_api_loads_next_to_a_current_one() {
             "agent/model-request",
             "tools/permission-request",
             "agent/compact",
-            "agent/compacted"
+            "agent/compacted",
+            "mcp/elicitation"
         ]
     );
     assert_eq!(
@@ -582,6 +591,52 @@ fn a_current_plugin_decides_on_permission_request_before_anyone_is_asked() {
     );
     assert_eq!(lines[2]["reason"], "completed");
     assert_eq!(lines.len(), 3);
+}
+
+#[test]
+fn a_current_plugin_answers_an_mcp_servers_elicitation() {
+    let elicit = |text: &str| json!({"tool_calls": [{"name": "mcp__srv__elicit", "arguments": {"text": text}}]});
+    let h = AgentHost::boot(json!([
+        elicit("fixture-accepts"),
+        elicit("nobody answers"),
+        {"text": "done"}
+    ]));
+    let session = h.session();
+    let server = dsh_tests::workspace_root().join("tests/fixtures/vectors/mcp_server.py");
+    let spec = dsh_host::mcp::McpServerSpec::from_manifest(
+        "srv",
+        &json!({"command": "python3", "args": [server, "--elicit"]}),
+    )
+    .expect("a server spec");
+    let failed = h.block_on(h.agent.connect_mcp(&session, vec![spec]));
+    assert!(failed.is_empty(), "{failed:?}");
+    let turn = h.turn(&session, "go");
+    assert_eq!(turn.reason.as_str(), "completed");
+    let results: Vec<Value> = wire(&turn.events)
+        .into_iter()
+        .filter(|e| e["type"] == "tool/result")
+        .map(|e| e["content"].clone())
+        .collect();
+    // The server's tool says what it got back: the .so's answer, then the
+    // seam's default.
+    assert_eq!(
+        results,
+        [
+            json!(r#"elicitation result: {"action": "accept", "content": {"name": "from-so"}}"#),
+            json!(r#"elicitation result: {"action": "cancel"}"#),
+        ]
+    );
+    let lines = h.elicitation_lines();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(
+        lines[0],
+        json!({"session_id": session.id, "server": "srv",
+               "message": "MARK_ELICIT fixture-accepts", "mode": "form",
+               "requested_schema": {"type": "object", "properties": {
+                   "name": {"type": "string", "description": "Your name"},
+                   "ok": {"type": "boolean", "description": "Proceed?"}},
+                   "required": ["name"]}})
+    );
 }
 
 /// A host context that keeps what a plugin registers, for calling a `.so`'s

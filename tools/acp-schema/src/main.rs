@@ -27,6 +27,7 @@ fn main() {
         ("terminal/kill", json!(schema_for!(KillTerminalRequest))),
         ("terminal/release", json!(schema_for!(ReleaseTerminalRequest))),
         ("terminal/wait_for_exit", json!(schema_for!(WaitForTerminalExitRequest))),
+        ("elicitation/create", json!(schema_for!(CreateElicitationRequest))),
     ];
     let notifications: Vec<(&str, Value)> = vec![
         ("session/update", json!(schema_for!(SessionNotification))),

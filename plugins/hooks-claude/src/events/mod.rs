@@ -21,6 +21,7 @@ pub mod batch;
 pub mod compact;
 pub mod config_change;
 pub mod cwd_changed;
+pub mod elicitation;
 pub mod file_changed;
 pub mod instructions_loaded;
 pub mod permission_request;

@@ -82,6 +82,7 @@ mod compact_transcript;
 mod compaction;
 mod daemon;
 mod discovery;
+mod elicit;
 mod envfile;
 mod hook_servers;
 mod hooks;
