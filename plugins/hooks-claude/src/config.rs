@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Every Claude Code event the bridge runs hooks for.
-pub const SUPPORTED_EVENTS: [&str; 22] = [
+pub const SUPPORTED_EVENTS: [&str; 24] = [
     "PostToolBatch",
     "MessageDisplay",
     "SessionStart",
