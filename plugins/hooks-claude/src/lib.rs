@@ -12,7 +12,7 @@
 //! | SubagentStart / SubagentStop | `subagent/start` / the subagent's `agent/turn-continuation` |
 //! | SessionEnd | `agent/session-end` |
 //! | CwdChanged | `agent/cwd-changed` |
-//! | InstructionsLoaded (the memory files) | `agent/session-start`, after SessionStart ([`events::instructions_loaded`]) |
+//! | InstructionsLoaded (the memory files) | `agent/session-start`, after SessionStart ([`events::instructions_loaded`]); a `Read`'s nested memory: `agent/turn-continuation`, after PostToolBatch ([`events::nested_memory`]) |
 //! | ConfigChange | `tools/post-execute`, before PostToolUse, when a settings file changed ([`events::config_change`]) |
 //! | FileChanged | `tools/post-execute`, before PostToolUse, when a file SessionStart's `watchPaths` named changed ([`events::file_changed`]) |
 //! | PostToolBatch, MessageDisplay | `agent/turn-continuation`, before Stop ([`events::batch`]) |
@@ -49,6 +49,7 @@ pub mod options;
 pub mod permissions;
 pub mod persist;
 pub mod rewake;
+pub mod rules;
 pub mod session_env;
 pub mod slash;
 
@@ -122,6 +123,11 @@ pub struct ClaudeBridge {
     memory: bool,
     /// The home whose `.claude/CLAUDE.md` is the user's memory file.
     home: std::path::PathBuf,
+    /// The memory files each session has loaded or read
+    /// ([`events::nested_memory`]).
+    memory_loaded: Mutex<HashMap<String, std::collections::HashSet<std::path::PathBuf>>>,
+    /// InstructionsLoaded payloads waiting for their step's end.
+    nested_pending: Mutex<HashMap<String, Vec<serde_json::Value>>>,
 }
 
 impl ClaudeBridge {
@@ -187,6 +193,8 @@ impl ClaudeBridge {
             watched_files: Mutex::new(HashMap::new()),
             memory,
             home,
+            memory_loaded: Mutex::new(HashMap::new()),
+            nested_pending: Mutex::new(HashMap::new()),
         }
     }
 
@@ -391,6 +399,7 @@ impl Plugin for ClaudeBridge {
     async fn session_end(self: Arc<Self>, input: RArc<SessionEndInput>) -> Result<(), String> {
         self.on_session_end(&input).await;
         self.forget_project_dir(&input.session.session_id);
+        self.forget_memory(&input.session.session_id);
         Ok(())
     }
 

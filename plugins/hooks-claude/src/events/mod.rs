@@ -23,6 +23,7 @@ pub mod config_change;
 pub mod cwd_changed;
 pub mod file_changed;
 pub mod instructions_loaded;
+pub mod nested_memory;
 pub mod permission_request;
 pub mod post_tool_use;
 pub mod pre_tool_use;
