@@ -306,6 +306,15 @@ fn bridge_config(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Val
             // The gateway a server error's text names: the CLI's
             // `ANTHROPIC_BASE_URL`, the mock's loopback port (S92).
             c["api_gateway"] = json!("127.0.0.1:$PORT");
+            // `claude --init` / `--init-only` / `--maintenance` (S242):
+            // the bridge's Setup trigger, as `dsh prompt --init` sets it.
+            let argv = &v.json["invocations"][0]["argv"];
+            let has = |flag: &str| argv.as_array().is_some_and(|a| a.iter().any(|x| x == flag));
+            if has("--init") || has("--init-only") {
+                c["setup"] = json!("init");
+            } else if has("--maintenance") {
+                c["setup"] = json!("maintenance");
+            }
             // Claude Code loads its memory files (`CLAUDE.md`, S187) from
             // the run's HOME and the project's folders.
             c["memory"] = json!(true);
@@ -608,6 +617,11 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
             session = host.agent.resume_session(&id).await.unwrap();
             connect_mcp(v, sb, &host, &session).await;
         }
+        // `claude --init-only` (S242): the session starts and ends, no
+        // prompt, as `dsh prompt --init-only`.
+        if init_only(inv) {
+            continue;
+        }
         let prompt = inv["prompt"]
             .as_str()
             .map(String::from)
@@ -673,6 +687,13 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
         state: host.state.clone(),
         outs: outs.to_path_buf(),
     }
+}
+
+/// Whether the run was `claude --init-only`.
+fn init_only(inv: &Value) -> bool {
+    inv["argv"]
+        .as_array()
+        .is_some_and(|a| a.iter().any(|x| x == "--init-only"))
 }
 
 /// Whether the recording answered the interactive dialog "No" (`2`).
@@ -2149,7 +2170,10 @@ fn check_turn_ends(
             let te = &outcome["turn_end"];
             let result = sb.subst(&s(te, "result"));
             let typed = typed_prompts(v);
-            if v.json["invocations"][0]["interrupted_when_file"].is_string() {
+            if init_only(&v.json["invocations"][0]) {
+                // `--init-only` (S242): no turn.
+                Vec::new()
+            } else if v.json["invocations"][0]["interrupted_when_file"].is_string() {
                 // SIGINT mid-tool (S181, S182): `claude -p` ends the run
                 // `error_during_execution` (`aborted_tools`); dsh's
                 // cancelled turn ends aborted.

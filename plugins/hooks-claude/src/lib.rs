@@ -5,6 +5,7 @@
 //! | Claude Code event | dsh seam |
 //! |---|---|
 //! | SessionStart | `agent/session-start` |
+//! | Setup (`dsh prompt --init`, `--maintenance`) | `agent/session-start`, first, once per process ([`events::setup`]) |
 //! | UserPromptSubmit | `agent/prompt-submit` |
 //! | PreToolUse | `tools/pre-execute` |
 //! | PostToolUse / PostToolUseFailure | `tools/post-execute` (ok / `is_error`) |
@@ -128,6 +129,10 @@ pub struct ClaudeBridge {
     memory_loaded: Mutex<HashMap<String, std::collections::HashSet<std::path::PathBuf>>>,
     /// InstructionsLoaded payloads waiting for their step's end.
     nested_pending: Mutex<HashMap<String, Vec<serde_json::Value>>>,
+    /// The Setup trigger to run before the first SessionStart.
+    setup: Option<events::setup::SetupTrigger>,
+    /// Whether Setup has run in this process.
+    setup_fired: std::sync::atomic::AtomicBool,
 }
 
 impl ClaudeBridge {
@@ -195,6 +200,8 @@ impl ClaudeBridge {
             home,
             memory_loaded: Mutex::new(HashMap::new()),
             nested_pending: Mutex::new(HashMap::new()),
+            setup: config.setup,
+            setup_fired: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -391,6 +398,7 @@ impl Plugin for ClaudeBridge {
     }
 
     async fn session_start(self: Arc<Self>, input: RArc<SessionStartInput>) -> Result<(), String> {
+        self.on_setup(&input).await;
         self.on_session_start(&input).await;
         self.on_instructions_loaded(&input).await;
         Ok(())
