@@ -40,6 +40,8 @@
 //! - [`store_pg`]: sessions in a real PostgreSQL shared by two daemons.
 //! - [`telemetry`]: one turn's spans at an OTLP receiver, the metrics
 //!   endpoint scraped.
+//! - [`memory2`]: Claude Code's rules and nested memory, user slash
+//!   commands, Setup (`dsh prompt --init`) over the binary.
 
 mod abi_evolution;
 mod claude_subagent_end;
@@ -57,6 +59,7 @@ mod hostile;
 mod http_hooks;
 mod idle_sessions;
 mod memory;
+mod memory2;
 mod native_seams;
 mod permissions;
 mod plugin_host;
