@@ -90,10 +90,8 @@ pub fn invocation(prompt: &str) -> Option<Invocation> {
 pub fn unknown(home: &Path, project: &Path, prompt: &str) -> Option<String> {
     let inv = invocation(prompt)?;
     let exists = |p: PathBuf| std::fs::symlink_metadata(p).is_ok();
-    if inv.name == "compact"
-        || exists(file_of(project, &inv.name))
-        || exists(file_of(home, &inv.name))
-    {
+    let in_home = !home.as_os_str().is_empty() && exists(file_of(home, &inv.name));
+    if inv.name == "compact" || exists(file_of(project, &inv.name)) || in_home {
         return None;
     }
     Some(format!("Unknown command: /{}", inv.name))

@@ -88,6 +88,9 @@ impl ClaudeBridge {
         };
         let cwd = PathBuf::from(self.project_dir_of(session));
         let file = cwd.join(given);
+        // The file read counts as loaded before what it brings is looked
+        // at (Claude Code notes a read file first).
+        self.note_memory_loaded(&session.session_id, vec![file.clone()]);
         let loaded: HashSet<PathBuf> = self
             .memory_loaded
             .lock()
@@ -98,9 +101,10 @@ impl ClaudeBridge {
         let files = memory::nested(&self.home, &cwd, &file, &loaded, &mut |w| {
             host.warn(&format!("hooks-claude: {w}"))
         });
-        let mut noted: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
-        noted.push(file.clone());
-        self.note_memory_loaded(&session.session_id, noted);
+        self.note_memory_loaded(
+            &session.session_id,
+            files.iter().map(|f| f.path.clone()).collect(),
+        );
         let Some(text) = memory::nested_text(&files) else {
             return;
         };

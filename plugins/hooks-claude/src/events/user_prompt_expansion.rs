@@ -63,7 +63,10 @@ impl ClaudeBridge {
         let mut inv = slash::invocation(prompt)?;
         let warn = |msg: String| self.host.warn(&format!("hooks-claude: {msg}"));
         let user = slash::file_of(&self.home, &inv.name);
+        // No home known: no user commands (never a path relative to dsh's
+        // own folder).
         let user_bytes = match slash::read(&user) {
+            _ if self.home.as_os_str().is_empty() => None,
             Ok(found) => found,
             Err(e) => {
                 warn(e.to_string());
