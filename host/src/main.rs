@@ -84,8 +84,21 @@ enum Command {
             value_name = "RULES"
         )]
         disallowed_tools: Vec<String>,
-        /// The prompt.
-        text: String,
+        /// Run the Claude bridge's Setup hooks (trigger `init`) before the
+        /// session starts, as `claude --init` does.
+        #[arg(long, conflicts_with = "maintenance")]
+        init: bool,
+        /// Run the Setup hooks (trigger `init`) and the session's start,
+        /// then exit without a prompt, as `claude --init-only` does.
+        #[arg(long = "init-only", conflicts_with_all = ["init", "maintenance"])]
+        init_only: bool,
+        /// Run the Setup hooks with trigger `maintenance` before the session
+        /// starts, as `claude --maintenance` does.
+        #[arg(long)]
+        maintenance: bool,
+        /// The prompt (none with --init-only).
+        #[arg(required_unless_present = "init_only")]
+        text: Option<String>,
     },
     /// ACP on stdio for editors: relays to a running daemon (`--connect`, or
     /// the manifest's socket when a daemon is listening), or hosts in-process.
@@ -262,6 +275,9 @@ fn main() -> ExitCode {
             permission_mode,
             allowed_tools,
             disallowed_tools,
+            init,
+            init_only,
+            maintenance,
             text,
         } => cli::prompt(cli::PromptArgs {
             config,
@@ -269,7 +285,9 @@ fn main() -> ExitCode {
             session,
             continue_last,
             json,
-            text,
+            text: text.unwrap_or_default(),
+            setup: cli::setup_of(init || init_only, maintenance),
+            init_only,
             permissions: cli::CliPermissions {
                 mode: permission_mode,
                 allow: cli::split_rules(&allowed_tools),

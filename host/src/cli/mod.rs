@@ -129,9 +129,39 @@ pub(crate) fn boot_as(
     cli: &CliPermissions,
     entrypoint: Entrypoint,
 ) -> Result<Booted, String> {
+    boot_with(config, runtime, cli, entrypoint, None)
+}
+
+/// `dsh prompt`'s Setup trigger: `--init` / `--init-only` or
+/// `--maintenance`.
+pub(crate) fn setup_of(
+    init: bool,
+    maintenance: bool,
+) -> Option<dsh_hooks_claude::events::setup::SetupTrigger> {
+    use dsh_hooks_claude::events::setup::SetupTrigger;
+    match (init, maintenance) {
+        (true, _) => Some(SetupTrigger::Init),
+        (false, true) => Some(SetupTrigger::Maintenance),
+        (false, false) => None,
+    }
+}
+
+/// [`boot_as`], the `hooks-claude` entries also told to run their Setup
+/// hooks with `setup` before the first session starts (`dsh prompt
+/// --init`).
+pub(crate) fn boot_with(
+    config: &Path,
+    runtime: &tokio::runtime::Runtime,
+    cli: &CliPermissions,
+    entrypoint: Entrypoint,
+    setup: Option<dsh_hooks_claude::events::setup::SetupTrigger>,
+) -> Result<Booted, String> {
     let mut manifest = Manifest::load(config).map_err(|e| e.to_string())?;
     for entry in &mut manifest.plugins {
         if matches!(&entry.plugin, dsh_host::config::PluginRef::Builtin(n) if n == "hooks-claude") {
+            if let Some(trigger) = setup {
+                dsh_hooks_claude::config::setup_trigger(&mut entry.config, trigger);
+            }
             match entrypoint {
                 Entrypoint::Terminal => {
                     dsh_hooks_claude::config::terminal_entrypoint(&mut entry.config)

@@ -21,6 +21,12 @@ pub(crate) struct PromptArgs {
     pub(crate) json: bool,
     pub(crate) text: String,
     pub(crate) permissions: super::CliPermissions,
+    /// `--init`, `--init-only`, `--maintenance`: the Claude bridge's Setup
+    /// trigger.
+    pub(crate) setup: Option<dsh_hooks_claude::events::setup::SetupTrigger>,
+    /// `--init-only`: start the session (Setup, SessionStart), close it, no
+    /// prompt.
+    pub(crate) init_only: bool,
 }
 
 fn indent(text: &str) -> String {
@@ -206,7 +212,13 @@ pub(crate) fn prompt(args: PromptArgs) -> anyhow::Result<ExitCode> {
     } else {
         super::Entrypoint::Sdk
     };
-    let booted = match super::boot_as(&args.config, &runtime, &args.permissions, entrypoint) {
+    let booted = match super::boot_with(
+        &args.config,
+        &runtime,
+        &args.permissions,
+        entrypoint,
+        args.setup,
+    ) {
         Ok(b) => b,
         Err(e) => {
             eprintln!("dsh: {e}");
@@ -226,6 +238,7 @@ pub(crate) fn prompt(args: PromptArgs) -> anyhow::Result<ExitCode> {
         super::approval::mount_terminal_approval(&agent);
     }
     let cli_mode = args.permissions.mode;
+    let init_only = args.init_only;
     let stops = &interrupts;
     let outcome = runtime.block_on(async move {
         let opening = async {
@@ -248,6 +261,15 @@ pub(crate) fn prompt(args: PromptArgs) -> anyhow::Result<ExitCode> {
         if let Some(mode) = cli_mode {
             session.set_permission_mode(mode, "cli");
         }
+        // `--init-only`: Setup and SessionStart ran as the session opened;
+        // it ends without a prompt (recorded S242-init-only).
+        if init_only {
+            tokio::select! {
+                _ = agent.close_session(&session.id, "other") => {}
+                _ = stops.second.cancelled() => {}
+            }
+            return Ok::<_, Refused>((session.id.clone(), None));
+        }
         // The manifest's MCP servers; one that fails is reported and the
         // prompt runs without it.
         for failed in agent.connect_mcp(&session, Vec::new()).await {
@@ -264,10 +286,14 @@ pub(crate) fn prompt(args: PromptArgs) -> anyhow::Result<ExitCode> {
             _ = agent.close_session(&session.id, "other") => {}
             _ = stops.second.cancelled() => {}
         }
-        Ok::<_, Refused>((session.id.clone(), outcome))
+        Ok::<_, Refused>((session.id.clone(), Some(outcome)))
     });
     let (session_id, outcome) = match outcome {
-        Ok(o) => o,
+        Ok((id, Some(outcome))) => (id, outcome),
+        Ok((id, None)) => {
+            eprintln!("session {id} ({})", booted.manifest.state_dir.display());
+            return Ok(ExitCode::from(interrupts.exit_code().unwrap_or(0)));
+        }
         Err(Refused::InUse(message)) => {
             eprintln!("dsh: {message}");
             return Ok(ExitCode::from(super::EXIT_IN_USE));

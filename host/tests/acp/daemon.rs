@@ -230,7 +230,10 @@ async fn sigterm_mid_turn_aborts_after_the_grace_and_leaves_a_consistent_log() {
     );
     // Dead, or a zombie: killed, and left for whoever inherited it to reap
     // (the daemon is gone; a pid 1 that never reaps keeps it listed).
-    until("the aborted tool's process to be gone", || !running(tool_pid)).await;
+    until("the aborted tool's process to be gone", || {
+        !running(tool_pid)
+    })
+    .await;
 }
 
 /// Whether `pid` is a process that has not died (a zombie has).

@@ -306,6 +306,15 @@ fn bridge_config(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Val
             // The gateway a server error's text names: the CLI's
             // `ANTHROPIC_BASE_URL`, the mock's loopback port (S92).
             c["api_gateway"] = json!("127.0.0.1:$PORT");
+            // `claude --init` / `--init-only` / `--maintenance` (S242):
+            // the bridge's Setup trigger, as `dsh prompt --init` sets it.
+            let argv = &v.json["invocations"][0]["argv"];
+            let has = |flag: &str| argv.as_array().is_some_and(|a| a.iter().any(|x| x == flag));
+            if has("--init") || has("--init-only") {
+                c["setup"] = json!("init");
+            } else if has("--maintenance") {
+                c["setup"] = json!("maintenance");
+            }
             // Claude Code loads its memory files (`CLAUDE.md`, S187) from
             // the run's HOME and the project's folders.
             c["memory"] = json!(true);
@@ -611,6 +620,11 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
             session = host.agent.resume_session(&id).await.unwrap();
             connect_mcp(v, sb, &host, &session).await;
         }
+        // `claude --init-only` (S242): the session starts and ends, no
+        // prompt, as `dsh prompt --init-only`.
+        if init_only(inv) {
+            continue;
+        }
         let prompt = inv["prompt"]
             .as_str()
             .map(String::from)
@@ -676,6 +690,13 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
         state: host.state.clone(),
         outs: outs.to_path_buf(),
     }
+}
+
+/// Whether the run was `claude --init-only`.
+fn init_only(inv: &Value) -> bool {
+    inv["argv"]
+        .as_array()
+        .is_some_and(|a| a.iter().any(|x| x == "--init-only"))
 }
 
 /// Whether the recording answered the interactive dialog "No" (`2`).
@@ -1807,6 +1828,42 @@ fn check_memory(
             .flatten()
             .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
             .filter_map(|b| b["claude_md"].as_str().map(String::from));
+        // A `Read`'s nested memory (S240): Claude Code's system message of
+        // its own after the step's tool results: the bridge's system-role
+        // message right after the step's last tool message.
+        let nested = e["new_messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| m["role"] == "system")
+            .filter_map(|m| match m["content_string_parts"].as_array() {
+                Some(parts) if parts.len() == 1 => parts[0].as_str().map(String::from),
+                _ => None,
+            })
+            .filter(|t| t.starts_with("Contents of "));
+        for text in nested {
+            let text = p.map_paths(sb, &text);
+            want_sourced.push((r, text.clone()));
+            let msgs = p
+                .requests
+                .get(r)
+                .and_then(|q| q["messages"].as_array().cloned())
+                .unwrap_or_default();
+            let at = msgs
+                .iter()
+                .position(|m| m.get("source").is_some() && m["content"] == text.as_str());
+            let ok = at.is_some_and(|j| {
+                msgs[j]["role"] == "system"
+                    && msgs[j]["source"] == json!({"kind": "plugin", "plugin": "hooks-claude"})
+                    && j.checked_sub(1).is_some_and(|k| msgs[k]["role"] == "tool")
+            });
+            if !ok {
+                fails.push(format!(
+                    "request {r}: no nested memory message {text:?} as the bridge's system message after the step's tool results: messages {}",
+                    Value::Array(msgs)
+                ));
+            }
+        }
         for md in sections {
             let text = format!("{MEMORY_HEAD}{}{MEMORY_TAIL}", p.map_paths(sb, &md));
             want_sourced.push((r, text.clone()));
@@ -2116,7 +2173,10 @@ fn check_turn_ends(
             let te = &outcome["turn_end"];
             let result = sb.subst(&s(te, "result"));
             let typed = typed_prompts(v);
-            if v.json["invocations"][0]["interrupted_when_file"].is_string() {
+            if init_only(&v.json["invocations"][0]) {
+                // `--init-only` (S242): no turn.
+                Vec::new()
+            } else if v.json["invocations"][0]["interrupted_when_file"].is_string() {
                 // SIGINT mid-tool (S181, S182): `claude -p` ends the run
                 // `error_during_execution` (`aborted_tools`); dsh's
                 // cancelled turn ends aborted.
@@ -2265,19 +2325,20 @@ async fn run_dialect(dialect: Dialect) {
         .join("../tests/fixtures/vectors")
         .join(dialect.dir());
     let mut all = load_dir(&dir);
-    // `DSH_VECTORS=S230` runs only the vectors whose name starts so (a
-    // quick look while working; the table's unused rows are then not
-    // reported).
-    let only = std::env::var("DSH_VECTORS").ok();
-    if let Some(prefix) = &only {
-        all.retain(|v| v.name.starts_with(prefix.as_str()));
-    }
     assert!(
-        only.is_some() || all.len() > 40,
+        all.len() > 40,
         "found only {} vectors in {}",
         all.len(),
         dir.display()
     );
+    // `DSH_VECTORS=S240,S241-`: only the vectors whose names start so
+    // (while working on them; the table's unused rows are not checked).
+    let only: Vec<String> = std::env::var("DSH_VECTORS")
+        .map(|v| v.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
+    if !only.is_empty() {
+        all.retain(|v| only.iter().any(|p| v.name.starts_with(p.as_str())));
+    }
     set_launch_env(&all);
     let used = Arc::new(Mutex::new(BTreeSet::new()));
     let total = all.len();
@@ -2323,7 +2384,7 @@ async fn run_dialect(dialect: Dialect) {
     let stale: Vec<String> = ROWS
         .iter()
         .enumerate()
-        .filter(|(i, r)| only.is_none() && r.dialect == dialect && !used.contains(i))
+        .filter(|(i, r)| r.dialect == dialect && !used.contains(i) && only.is_empty())
         .map(|(_, r)| format!("unused table row: {} {:?}", r.vector, r.aspect))
         .collect();
     println!(

@@ -23,7 +23,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Every Claude Code event the bridge runs hooks for.
-pub const SUPPORTED_EVENTS: [&str; 24] = [
+pub const SUPPORTED_EVENTS: [&str; 25] = [
+    "Setup",
     "PostToolBatch",
     "MessageDisplay",
     "SessionStart",
@@ -150,12 +151,14 @@ pub struct Config {
     /// plugins (default `$HOME`): the daemon's user may not be the
     /// projects' owner.
     pub home: Option<String>,
-    /// Load Claude Code's memory files (`~/.claude/CLAUDE.md`, and from `/`
-    /// down to the session's folder `CLAUDE.md`, `.claude/CLAUDE.md`,
-    /// `CLAUDE.local.md`, with their `@imports`) when a session starts:
-    /// their text reaches the model before the first prompt and each is told
-    /// to the InstructionsLoaded hooks ([`crate::memory`]). Unset: as
-    /// `discover`.
+    /// Load Claude Code's memory files (`~/.claude/CLAUDE.md` and
+    /// `~/.claude/rules/`, and from `/` down to the session's folder
+    /// `CLAUDE.md`, `.claude/CLAUDE.md`, `.claude/rules/`, `CLAUDE.local.md`,
+    /// with their `@imports`) when a session starts: their text reaches the
+    /// model before the first prompt and each is told to the
+    /// InstructionsLoaded hooks ([`crate::memory`]); and what a `Read`
+    /// brings (a subfolder's files, rules whose `paths:` match it) after
+    /// that step. Unset: as `discover`.
     pub memory: Option<bool>,
     /// Claude Code's managed settings file (default
     /// `/etc/claude-code/managed-settings.json`).
@@ -179,6 +182,11 @@ pub struct Config {
     /// in the manifest: `background` under `dsh serve` and `dsh acp`,
     /// `wait` under `dsh prompt`.
     pub async_rewake: crate::rewake::AsyncRewake,
+    /// Run the Setup hooks with this trigger (`init`, `maintenance`) before
+    /// the first session's SessionStart, as `claude --init` /
+    /// `--maintenance` do ([`crate::events::setup`]); `dsh prompt --init`
+    /// sets it. Unset: no Setup.
+    pub setup: Option<crate::events::setup::SetupTrigger>,
 }
 
 impl Config {
@@ -213,6 +221,17 @@ pub fn default_env() -> std::collections::BTreeMap<String, String> {
     .into_iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect()
+}
+
+/// A bridge config (as written in the manifest) that runs the Setup hooks
+/// with `trigger` (`dsh prompt --init`, `--maintenance`).
+pub fn setup_trigger(config: &mut serde_json::Value, trigger: crate::events::setup::SetupTrigger) {
+    if config.is_null() {
+        *config = serde_json::json!({});
+    }
+    if let Some(object) = config.as_object_mut() {
+        object.insert("setup".into(), trigger.as_str().into());
+    }
 }
 
 /// A bridge config (as written in the manifest) for a process whose
@@ -274,6 +293,7 @@ impl Default for Config {
             api_gateway: None,
             hooks: None,
             async_rewake: crate::rewake::AsyncRewake::Wait,
+            setup: None,
         }
     }
 }

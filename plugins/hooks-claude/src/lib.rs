@@ -5,6 +5,7 @@
 //! | Claude Code event | dsh seam |
 //! |---|---|
 //! | SessionStart | `agent/session-start` |
+//! | Setup (`dsh prompt --init`, `--maintenance`) | `agent/session-start`, first, once per process ([`events::setup`]) |
 //! | UserPromptSubmit | `agent/prompt-submit` |
 //! | PreToolUse | `tools/pre-execute` |
 //! | PostToolUse / PostToolUseFailure | `tools/post-execute` (ok / `is_error`) |
@@ -12,7 +13,7 @@
 //! | SubagentStart / SubagentStop | `subagent/start` / the subagent's `agent/turn-continuation` |
 //! | SessionEnd | `agent/session-end` |
 //! | CwdChanged | `agent/cwd-changed` |
-//! | InstructionsLoaded (the memory files) | `agent/session-start`, after SessionStart ([`events::instructions_loaded`]) |
+//! | InstructionsLoaded (the memory files) | `agent/session-start`, after SessionStart ([`events::instructions_loaded`]); a `Read`'s nested memory: `agent/turn-continuation`, after PostToolBatch ([`events::nested_memory`]) |
 //! | ConfigChange | `tools/post-execute`, before PostToolUse, when a settings file changed ([`events::config_change`]) |
 //! | FileChanged | `tools/post-execute`, before PostToolUse, when a file SessionStart's `watchPaths` named changed ([`events::file_changed`]) |
 //! | PostToolBatch, MessageDisplay | `agent/turn-continuation`, before Stop ([`events::batch`]) |
@@ -51,6 +52,7 @@ pub mod options;
 pub mod permissions;
 pub mod persist;
 pub mod rewake;
+pub mod rules;
 pub mod session_env;
 pub mod slash;
 
@@ -130,6 +132,15 @@ pub struct ClaudeBridge {
     /// The bridge itself, for the `worktree-hooks` service (set when a seam
     /// first hands the bridge its `Arc`).
     me: Arc<OnceLock<Weak<ClaudeBridge>>>,
+    /// The memory files each session has loaded or read
+    /// ([`events::nested_memory`]).
+    memory_loaded: Mutex<HashMap<String, std::collections::HashSet<std::path::PathBuf>>>,
+    /// InstructionsLoaded payloads waiting for their step's end.
+    nested_pending: Mutex<HashMap<String, Vec<serde_json::Value>>>,
+    /// The Setup trigger to run before the first SessionStart.
+    setup: Option<events::setup::SetupTrigger>,
+    /// Whether Setup has run in this process.
+    setup_fired: std::sync::atomic::AtomicBool,
 }
 
 impl ClaudeBridge {
@@ -197,6 +208,10 @@ impl ClaudeBridge {
             home,
             worktree_moves: Mutex::new(HashMap::new()),
             me: Arc::new(OnceLock::new()),
+            memory_loaded: Mutex::new(HashMap::new()),
+            nested_pending: Mutex::new(HashMap::new()),
+            setup: config.setup,
+            setup_fired: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -408,6 +423,7 @@ impl Plugin for ClaudeBridge {
 
     async fn session_start(self: Arc<Self>, input: RArc<SessionStartInput>) -> Result<(), String> {
         let _ = self.me.set(Arc::downgrade(&self));
+        self.on_setup(&input).await;
         self.on_session_start(&input).await;
         self.on_instructions_loaded(&input).await;
         Ok(())
@@ -416,6 +432,7 @@ impl Plugin for ClaudeBridge {
     async fn session_end(self: Arc<Self>, input: RArc<SessionEndInput>) -> Result<(), String> {
         self.on_session_end(&input).await;
         self.forget_project_dir(&input.session.session_id);
+        self.forget_memory(&input.session.session_id);
         Ok(())
     }
 

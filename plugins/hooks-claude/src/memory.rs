@@ -14,8 +14,19 @@
 //! `<system-reminder>` of Claude Code's context block, each as `Contents of
 //! <path> (<kind>):` and its trimmed text ([`reminder`]); dsh sends no
 //! `# currentDate` section, so the block holds the `# claudeMd` one only.
-//! Not done (not recorded): managed files, `.claude/rules/`, subfolder files
-//! read on demand.
+//!
+//! Rules and nested memory (S240, [`crate::rules`],
+//! `tools/recorder-scenarios/FINDINGS-memory2.md`): every file loses its
+//! frontmatter block; the user's `~/.claude/rules/**/*.md` follow the user's
+//! file, each folder's `.claude/rules/**/*.md` follow its `.claude/CLAUDE.md`
+//! (before `CLAUDE.local.md`), the rules with `paths:` left out ([`load`]).
+//! When `Read` reads a file inside the session's folder, [`nested`] gives
+//! what that loads: the user's conditional rules matching it, then for each
+//! folder between the session's folder and the file's (top down) its
+//! `CLAUDE.md`, `.claude/CLAUDE.md`, `CLAUDE.local.md`, unconditional and
+//! matching conditional rules, then the matching conditional rules of the
+//! session's folder and its parents; each file once per session.
+//! Not done (not recorded): managed files.
 
 use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
@@ -67,6 +78,8 @@ pub struct MemoryFile {
     pub content: String,
     /// The file that imported it.
     pub parent: Option<PathBuf>,
+    /// A conditional rule's `paths:` globs ([`crate::rules`]).
+    pub globs: Option<Vec<String>>,
 }
 
 /// The memory files of a session started in `cwd`, in Claude Code's order.
@@ -76,57 +89,135 @@ pub fn load(home: &Path, cwd: &Path, warn: &mut dyn FnMut(String)) -> Vec<Memory
     let mut loader = Loader {
         cwd,
         seen: HashSet::new(),
-        out: Vec::new(),
         warn,
     };
-    loader.file(
-        &home.join(".claude").join("CLAUDE.md"),
-        MemoryType::User,
-        None,
-        0,
-    );
+    let user_dir = home.join(".claude");
+    let mut out = loader.file(&user_dir.join("CLAUDE.md"), MemoryType::User, None, 0);
+    out.extend(loader.rules(&user_dir.join("rules"), MemoryType::User, None));
     let mut dirs: Vec<&Path> = cwd.ancestors().collect();
     dirs.reverse();
     for dir in dirs {
-        loader.file(&dir.join("CLAUDE.md"), MemoryType::Project, None, 0);
-        loader.file(
-            &dir.join(".claude").join("CLAUDE.md"),
-            MemoryType::Project,
-            None,
-            0,
-        );
-        loader.file(&dir.join("CLAUDE.local.md"), MemoryType::Local, None, 0);
+        let dot = dir.join(".claude");
+        out.extend(loader.file(&dir.join("CLAUDE.md"), MemoryType::Project, None, 0));
+        out.extend(loader.file(&dot.join("CLAUDE.md"), MemoryType::Project, None, 0));
+        out.extend(loader.rules(&dot.join("rules"), MemoryType::Project, None));
+        out.extend(loader.file(&dir.join("CLAUDE.local.md"), MemoryType::Local, None, 0));
     }
-    loader.out
+    out
+}
+
+/// What reading `file` loads in a session started in `cwd` (Claude Code's
+/// nested memory), leaving out every path in `loaded` (what the session
+/// has loaded or read already). Nothing for a file outside `cwd`.
+pub fn nested(
+    home: &Path,
+    cwd: &Path,
+    file: &Path,
+    loaded: &HashSet<PathBuf>,
+    warn: &mut dyn FnMut(String),
+) -> Vec<MemoryFile> {
+    let file = normalize(file);
+    if !file.starts_with(cwd) || file == cwd {
+        return Vec::new();
+    }
+    let mut loader = Loader {
+        cwd,
+        seen: HashSet::new(),
+        warn,
+    };
+    let user_rules = home.join(".claude").join("rules");
+    let mut out = loader.rules(&user_rules, MemoryType::User, Some((cwd, &file)));
+    // The folders below the session's, down to the file's, top down.
+    let mut below: Vec<&Path> = file
+        .ancestors()
+        .skip(1)
+        .take_while(|d| *d != cwd && d.starts_with(cwd))
+        .collect();
+    below.reverse();
+    for dir in below {
+        let dot = dir.join(".claude");
+        out.extend(loader.file(&dir.join("CLAUDE.md"), MemoryType::Project, None, 0));
+        out.extend(loader.file(&dot.join("CLAUDE.md"), MemoryType::Project, None, 0));
+        out.extend(loader.file(&dir.join("CLAUDE.local.md"), MemoryType::Local, None, 0));
+        let rules = dot.join("rules");
+        // The unconditional rules on a copy of what was seen, as Claude
+        // Code's loader does, so a conditional one is still looked at.
+        let before = loader.seen.clone();
+        let unconditional = loader.rules(&rules, MemoryType::Project, None);
+        let after = std::mem::replace(&mut loader.seen, before);
+        out.extend(unconditional);
+        out.extend(loader.rules(&rules, MemoryType::Project, Some((dir, &file))));
+        loader.seen.extend(after);
+    }
+    // The session's folder and its parents (not `/`), top down: their
+    // conditional rules.
+    let mut up: Vec<&Path> = cwd.ancestors().filter(|d| d.parent().is_some()).collect();
+    up.reverse();
+    for dir in up {
+        let rules = dir.join(".claude").join("rules");
+        out.extend(loader.rules(&rules, MemoryType::Project, Some((dir, &file))));
+    }
+    out.retain(|f| !loaded.contains(&f.path));
+    out
 }
 
 struct Loader<'a> {
     cwd: &'a Path,
     seen: HashSet<PathBuf>,
-    out: Vec<MemoryFile>,
     warn: &'a mut dyn FnMut(String),
 }
 
 impl Loader<'_> {
-    fn file(&mut self, path: &Path, kind: MemoryType, parent: Option<&Path>, depth: usize) {
+    /// The rule files of a rules folder with their imports: the
+    /// unconditional ones (`matching` `None`), or the conditional ones
+    /// matching the file `matching` names, relative to the folder it names.
+    fn rules(
+        &mut self,
+        dir: &Path,
+        kind: MemoryType,
+        matching: Option<(&Path, &Path)>,
+    ) -> Vec<MemoryFile> {
+        let mut out = Vec::new();
+        for path in crate::rules::rule_files(dir) {
+            let loaded = self.file(&path, kind, None, 0);
+            out.extend(loaded.into_iter().filter(|f| match (matching, &f.globs) {
+                (None, globs) => globs.is_none(),
+                (Some((base, file)), Some(globs)) => crate::rules::matches(globs, base, file),
+                (Some(_), None) => false,
+            }));
+        }
+        out
+    }
+
+    /// A memory file and what it imports, in order.
+    fn file(
+        &mut self,
+        path: &Path,
+        kind: MemoryType,
+        parent: Option<&Path>,
+        depth: usize,
+    ) -> Vec<MemoryFile> {
         let path = normalize(path);
         if depth >= MAX_IMPORT_DEPTH || !self.seen.insert(path.clone()) {
-            return;
+            return Vec::new();
         }
         let Some(text) = self.read(&path) else {
-            return;
+            return Vec::new();
         };
-        let content = strip_comment_blocks(&text);
+        let (yaml, body) = crate::rules::split_frontmatter(&text);
+        let globs = yaml.and_then(crate::rules::paths_of);
+        let content = strip_comment_blocks(body);
         if content.trim().is_empty() {
-            return;
+            return Vec::new();
         }
         let imports = imports(&content, &path);
-        self.out.push(MemoryFile {
+        let mut out = vec![MemoryFile {
             path: path.clone(),
             kind,
             content,
             parent: parent.map(Path::to_path_buf),
-        });
+            globs,
+        }];
         for import in imports {
             // A project file imports only files inside the session's
             // folder (Claude Code asks before going outside; `-p` never
@@ -137,8 +228,9 @@ impl Loader<'_> {
             if !is_text_file(&import) {
                 continue;
             }
-            self.file(&import, kind, Some(&path), depth + 1);
+            out.extend(self.file(&import, kind, Some(&path), depth + 1));
         }
+        out
     }
 
     fn read(&mut self, path: &Path) -> Option<String> {
@@ -463,6 +555,20 @@ pub fn claude_md_text(files: &[MemoryFile]) -> Option<String> {
         })
         .collect();
     Some(format!("{CLAUDE_MD_HEAD}\n\n{}", parts.join("\n\n")))
+}
+
+/// What the model reads of the files a `Read` loaded (S240): Claude
+/// Code's system message after the tool's result, each file as
+/// `Contents of <path>:` and its text (untrimmed), joined by a blank line.
+pub fn nested_text(files: &[MemoryFile]) -> Option<String> {
+    if files.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = files
+        .iter()
+        .map(|f| format!("Contents of {}:\n\n{}", f.path.display(), f.content))
+        .collect();
+    Some(parts.join("\n\n"))
 }
 
 /// The `<system-reminder>` the model reads before the first prompt, as

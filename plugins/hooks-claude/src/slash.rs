@@ -16,6 +16,13 @@
 //! appended; a frontmatter block is taken out; no arguments: no
 //! `<command-args>` line. Claude Code answers an unknown `/nope` with
 //! `Unknown command: /nope`, no hook and no model call ([`unknown`]).
+//!
+//! Recorded S241 (`tools/recorder-scenarios/FINDINGS-memory2.md`): the
+//! user's `~/.claude/commands/<name>.md` run too (`command_source:
+//! "userSettings"`; the user layer needs no trust), and win over a project
+//! file of the same name; `a/b.md` is `/a:b` in both; `$0`, `$1`, … and
+//! `$ARGUMENTS[n]` are the arguments split as a shell splits them,
+//! counted from 0 ([`expand`]).
 
 use std::path::{Path, PathBuf};
 
@@ -26,6 +33,9 @@ pub const COMMANDS_DIR: &str = ".claude/commands";
 
 /// Claude Code's `command_source` for a project command.
 pub const PROJECT_SOURCE: &str = "projectSettings";
+
+/// Claude Code's `command_source` for a user command.
+pub const USER_SOURCE: &str = "userSettings";
 
 /// Largest command file read (bytes).
 pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
@@ -52,6 +62,8 @@ pub enum SlashError {
 pub struct Invocation {
     pub name: String,
     pub args: String,
+    /// Whose file it runs: [`PROJECT_SOURCE`] or [`USER_SOURCE`].
+    pub source: &'static str,
 }
 
 /// The command a prompt names, if it has the shape of one: a `/` then a
@@ -68,24 +80,27 @@ pub fn invocation(prompt: &str) -> Option<Invocation> {
     Some(Invocation {
         name: name.to_string(),
         args: rest[end..].trim().to_string(),
+        source: PROJECT_SOURCE,
     })
 }
 
-/// Claude Code's answer to a prompt naming a command `project` has no
-/// file for (S210-unknown-command): `Unknown command: /<name>`. dsh's own
-/// `/compact` is not one.
-pub fn unknown(project: &Path, prompt: &str) -> Option<String> {
+/// Claude Code's answer to a prompt naming a command neither `home` nor
+/// `project` has a file for (S210-unknown-command): `Unknown command:
+/// /<name>`. dsh's own `/compact` is not one.
+pub fn unknown(home: &Path, project: &Path, prompt: &str) -> Option<String> {
     let inv = invocation(prompt)?;
-    if inv.name == "compact" || std::fs::symlink_metadata(file_of(project, &inv.name)).is_ok() {
+    let exists = |p: PathBuf| std::fs::symlink_metadata(p).is_ok();
+    let in_home = !home.as_os_str().is_empty() && exists(file_of(home, &inv.name));
+    if inv.name == "compact" || exists(file_of(project, &inv.name)) || in_home {
         return None;
     }
     Some(format!("Unknown command: /{}", inv.name))
 }
 
-/// The file of command `name` in `project` (a `:` names a subfolder, as
-/// Claude Code namespaces them).
-pub fn file_of(project: &Path, name: &str) -> PathBuf {
-    let mut path = project.join(COMMANDS_DIR);
+/// The file of command `name` under `root` (a project, or the home for a
+/// user command; a `:` names a subfolder, as Claude Code namespaces them).
+pub fn file_of(root: &Path, name: &str) -> PathBuf {
+    let mut path = root.join(COMMANDS_DIR);
     let parts: Vec<&str> = name.split(':').collect();
     for (i, part) in parts.iter().enumerate() {
         if i + 1 == parts.len() {
@@ -154,21 +169,181 @@ pub fn read(path: &Path) -> Result<Option<Vec<u8>>, SlashError> {
 }
 
 /// The text the model reads for a command file's bytes and the arguments
-/// (S185, S210): a leading frontmatter block (`---` lines) taken out,
-/// `$ARGUMENTS` replaced by the arguments; a text without `$ARGUMENTS`
-/// given arguments gets `\n\nARGUMENTS: <args>` after it.
+/// (S185, S210, S241), as Claude Code substitutes them: a leading
+/// frontmatter block (`---` lines) taken out; `\$` before a digit or
+/// `ARGUMENTS` kept as a plain `$`; then, one pass each, `$ARGUMENTS[n]`,
+/// `$n` (not followed by a word character) and `$ARGUMENTS` replaced (the
+/// `n`th argument as a shell splits them, counted from 0, or nothing; the
+/// whole arguments). A text where nothing was replaced, given arguments,
+/// gets `\n\nARGUMENTS: <args>` after it.
 pub fn expand(path: &Path, bytes: &[u8], args: &str) -> Result<String, SlashError> {
     let text = std::str::from_utf8(bytes).map_err(|_| SlashError::NotUtf8 {
         path: path.to_path_buf(),
     })?;
     let body = without_frontmatter(text);
-    Ok(if body.contains("$ARGUMENTS") {
-        body.replace("$ARGUMENTS", args)
-    } else if args.is_empty() {
-        body.to_string()
+    let parts: Vec<String> = split_args(args)
+        .into_iter()
+        .map(|p| p.replace(PROTECT, ""))
+        .collect();
+    let nth = |n: usize| parts.get(n).cloned().unwrap_or_default();
+    let (body, protected) = protect_escapes(body);
+    let mut replaced = false;
+    let body = replace_dollar(&body, "$ARGUMENTS[", |rest| {
+        let digits = rest.chars().take_while(char::is_ascii_digit).count();
+        (digits > 0 && rest[digits..].starts_with(']')).then(|| {
+            replaced = true;
+            (
+                nth(rest[..digits].parse().unwrap_or(usize::MAX)),
+                digits + 1,
+            )
+        })
+    });
+    let body = replace_dollar(&body, "$", |rest| {
+        let digits = rest.chars().take_while(char::is_ascii_digit).count();
+        let word = rest[digits..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_');
+        (digits > 0 && !word).then(|| {
+            replaced = true;
+            (nth(rest[..digits].parse().unwrap_or(usize::MAX)), digits)
+        })
+    });
+    let clean_args = args.replace(PROTECT, "");
+    let body = replace_dollar(&body, "$ARGUMENTS", |_| {
+        replaced = true;
+        Some((clean_args.clone(), 0))
+    });
+    let mut out = if !replaced && !args.is_empty() {
+        format!("{body}\n\nARGUMENTS: {clean_args}")
     } else {
-        format!("{body}\n\nARGUMENTS: {args}")
-    })
+        body
+    };
+    if protected {
+        out = out.replace(PROTECT, "$");
+    }
+    Ok(out)
+}
+
+/// What stands for an escaped `$` while the arguments go in.
+const PROTECT: char = '\u{FFFF}';
+
+/// `text` with each `\$` (not itself after a backslash) before a digit
+/// or `ARGUMENTS` replaced by [`PROTECT`], and whether there was one.
+fn protect_escapes(text: &str) -> (String, bool) {
+    let mut out = String::with_capacity(text.len());
+    let mut found = false;
+    let mut rest = text;
+    let mut prev: Option<char> = None;
+    while let Some(at) = rest.find("\\$") {
+        let before = rest[..at].chars().next_back().or(prev);
+        let after = &rest[at + 2..];
+        let guarded =
+            after.starts_with(|c: char| c.is_ascii_digit()) || after.starts_with("ARGUMENTS");
+        out.push_str(&rest[..at]);
+        if guarded && before != Some('\\') {
+            out.push(PROTECT);
+            found = true;
+        } else {
+            out.push_str("\\$");
+        }
+        prev = Some('$');
+        rest = after;
+    }
+    out.push_str(rest);
+    (out, found)
+}
+
+/// `text` with each `pat` for which `with` (given what follows it) answers
+/// `(replacement, characters after pat it takes)` replaced, left to right.
+fn replace_dollar(
+    text: &str,
+    pat: &str,
+    mut with: impl FnMut(&str) -> Option<(String, usize)>,
+) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(pat) {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + pat.len()..];
+        match with(after) {
+            Some((value, took)) => {
+                out.push_str(&value);
+                rest = &after[took..];
+            }
+            None => {
+                out.push_str(pat);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The arguments as a shell splits them (quotes group, a backslash
+/// escapes); white space split when that leaves nothing.
+pub fn split_args(args: &str) -> Vec<String> {
+    if args.trim().is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut started = false;
+    let mut chars = args.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            c if c.is_whitespace() => {
+                if started {
+                    out.push(std::mem::take(&mut cur));
+                    started = false;
+                }
+            }
+            '\'' => {
+                started = true;
+                for q in chars.by_ref() {
+                    if q == '\'' {
+                        break;
+                    }
+                    cur.push(q);
+                }
+            }
+            '"' => {
+                started = true;
+                while let Some(q) = chars.next() {
+                    match q {
+                        '"' => break,
+                        '\\' => match chars.next() {
+                            Some(e @ ('"' | '\\' | '$' | '`')) => cur.push(e),
+                            Some(e) => {
+                                cur.push('\\');
+                                cur.push(e);
+                            }
+                            None => cur.push('\\'),
+                        },
+                        q => cur.push(q),
+                    }
+                }
+            }
+            '\\' => {
+                started = true;
+                if let Some(e) = chars.next() {
+                    cur.push(e);
+                }
+            }
+            c => {
+                started = true;
+                cur.push(c);
+            }
+        }
+    }
+    if started {
+        out.push(cur);
+    }
+    if out.is_empty() {
+        return args.split_whitespace().map(str::to_string).collect();
+    }
+    out
 }
 
 /// `text` after its frontmatter block, if it starts with one.
@@ -216,14 +391,16 @@ mod tests {
             invocation("/hello  world and more "),
             Some(Invocation {
                 name: "hello".into(),
-                args: "world and more".into()
+                args: "world and more".into(),
+                source: PROJECT_SOURCE,
             })
         );
         assert_eq!(
             invocation("/hello"),
             Some(Invocation {
                 name: "hello".into(),
-                args: String::new()
+                args: String::new(),
+                source: PROJECT_SOURCE,
             })
         );
         assert_eq!(invocation("hello"), None);
@@ -271,5 +448,32 @@ mod tests {
             file_of(Path::new("/p"), "ns:cmd"),
             PathBuf::from("/p/.claude/commands/ns/cmd.md")
         );
+    }
+
+    #[test]
+    fn positional_arguments_as_recorded() {
+        let path = Path::new("/p/.claude/commands/pos.md");
+        // S241-positional: counted from 0, quotes group, missing ones empty.
+        let text = b"one=$1 two=$2 three=$3 four=$4 all=$ARGUMENTS idx=$ARGUMENTS[1] zero=$0\n";
+        assert_eq!(
+            expand(path, text, "alpha \"beta gamma\" delta")
+                .ok()
+                .as_deref(),
+            Some(
+                "one=beta gamma two=delta three= four= all=alpha \"beta gamma\" delta idx=beta gamma zero=alpha\n"
+            )
+        );
+        // A positional use counts as a use: no ARGUMENTS line.
+        assert_eq!(expand(path, b"x $0", "a b").ok().as_deref(), Some("x a"));
+        // `$1x` is not `$1`; `\$1` stays `$1`; `\\$1` is not an escape.
+        assert_eq!(
+            expand(path, b"$1x \\$1 \\\\$0", "a b").ok().as_deref(),
+            Some("$1x $1 \\\\a")
+        );
+        assert_eq!(
+            split_args("a 'b c' d\\ e \"f\\\"g\""),
+            ["a", "b c", "d e", "f\"g"]
+        );
+        assert_eq!(split_args("   "), Vec::<String>::new());
     }
 }

@@ -53,6 +53,14 @@ fn loop_only(name: &str) -> bool {
         || name == "S52-async-deny"
         || name.starts_with("S187-")
         || name.starts_with("S185-instructionsloaded-")
+        // Rules and nested memory (S240-*: a `Read` loads them, the step's
+        // end tells the hooks), user commands (S241-*: files in the run's
+        // HOME) and Setup (S242-*, S185-setup-*: before the session's
+        // start): the loop test drives them whole.
+        || name.starts_with("S240-")
+        || name.starts_with("S241-")
+        || name.starts_with("S242-")
+        || name.starts_with("S185-setup-")
 }
 
 fn vectors() -> Vec<Vector> {
@@ -263,6 +271,20 @@ fn memory_file(j: &Value) -> dsh_hooks_claude::memory::MemoryFile {
         kind,
         content: String::new(),
         parent: j["parent_file_path"].as_str().map(PathBuf::from),
+        globs: j["globs"].as_array().map(|g| {
+            g.iter()
+                .filter_map(|x| x.as_str().map(String::from))
+                .collect()
+        }),
+    }
+}
+
+/// A recorded command's `command_source` as the bridge names it.
+fn command_source(j: &Value) -> &'static str {
+    if j["command_source"] == "userSettings" {
+        dsh_hooks_claude::slash::USER_SOURCE
+    } else {
+        dsh_hooks_claude::slash::PROJECT_SOURCE
     }
 }
 
@@ -292,6 +314,7 @@ fn session_payload(j: &Value) -> Option<Value> {
             &dsh_hooks_claude::slash::Invocation {
                 name: s(j, "command_name"),
                 args: s(j, "command_args"),
+                source: command_source(j),
             },
         ),
         "PreToolUse" => pre_tool_use::payload(&tool_call(j), effort),
@@ -321,12 +344,30 @@ fn session_payload(j: &Value) -> Option<Value> {
         "WorktreeCreate" => worktree::create_payload(&session(j), &s(j, "name")),
         "WorktreeRemove" => worktree::remove_payload(&session(j), &s(j, "worktree_path")),
         "FileChanged" => file_changed::payload(&session(j), &s(j, "file_path")),
+        // A `Read`'s nested memory names the file read (S240).
+        "InstructionsLoaded" if j.get("trigger_file_path").is_some() => {
+            dsh_hooks_claude::events::nested_memory::payload(
+                &session(j),
+                &memory_file(j),
+                std::path::Path::new(&s(j, "trigger_file_path")),
+            )
+        }
         "InstructionsLoaded" => instructions_loaded::payload(
             &SessionStartInput {
                 session: session(j),
                 source: SessionStartSource::Startup,
             },
             &memory_file(j),
+        ),
+        "Setup" => dsh_hooks_claude::events::setup::payload(
+            &SessionStartInput {
+                session: session(j),
+                source: SessionStartSource::Startup,
+            },
+            match j["trigger"].as_str() {
+                Some("maintenance") => dsh_hooks_claude::events::setup::SetupTrigger::Maintenance,
+                _ => dsh_hooks_claude::events::setup::SetupTrigger::Init,
+            },
         ),
         "PermissionRequest" => permission_request::payload(&permission_input(j), effort),
         "Elicitation" => elicitation::payload(&elicitation_input(j)),
@@ -812,6 +853,7 @@ async fn replay(v: &Vector) {
                 let inv = dsh_hooks_claude::slash::Invocation {
                     name: s(&j, "command_name"),
                     args: s(&j, "command_args"),
+                    source: command_source(&j),
                 };
                 let got = bridge.on_prompt_expansion(&prompt_input(&j), &inv).await;
                 let result = sb.subst(&s(&outcome["turn_end"], "result"));

@@ -42,6 +42,8 @@
 //!   endpoint scraped.
 //! - [`worktree`]: Claude Code's `EnterWorktree`/`ExitWorktree`
 //!   (`tools-worktree`) making and removing real git worktrees.
+//! - [`memory2`]: Claude Code's rules and nested memory, user slash
+//!   commands, Setup (`dsh prompt --init`) over the binary.
 
 mod abi_evolution;
 mod claude_subagent_end;
@@ -59,6 +61,7 @@ mod hostile;
 mod http_hooks;
 mod idle_sessions;
 mod memory;
+mod memory2;
 mod native_seams;
 mod permissions;
 mod plugin_host;

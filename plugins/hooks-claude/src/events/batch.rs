@@ -120,6 +120,8 @@ impl ClaudeBridge {
             }
             self.record(session, BATCH, &runs);
         }
+        // What the step's reads loaded (S240): after PostToolBatch.
+        self.fire_nested_instructions(session).await;
         let text = input.last_assistant_message.as_str();
         let last = input.default_decision() == Some(ContinuationDecision::Stop);
         if last

@@ -67,6 +67,10 @@ impl ClaudeBridge {
         let files = memory::load(&self.home, &cwd, &mut |w| {
             host.warn(&format!("hooks-claude: {w}"))
         });
+        self.note_memory_loaded(
+            &input.session.session_id,
+            files.iter().map(|f| f.path.clone()).collect(),
+        );
         let Some(text) = memory::reminder(&files) else {
             return;
         };

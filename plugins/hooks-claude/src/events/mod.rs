@@ -11,7 +11,7 @@
 //! Code's identity variables by default: `AI_AGENT`,
 //! `CLAUDE_CODE_CHILD_SESSION`, `CLAUDE_CODE_ENTRYPOINT`,
 //! `COREPACK_ENABLE_AUTO_PIN`, `NoDefaultCurrentDirectoryInExePath`), and
-//! `CLAUDE_EFFORT`, `CLAUDE_ENV_FILE` (SessionStart, CwdChanged, FileChanged) and plugin folders
+//! `CLAUDE_EFFORT`, `CLAUDE_ENV_FILE` (Setup, SessionStart, CwdChanged, FileChanged) and plugin folders
 //! where Claude Code sets them. Identical command strings on one
 //! point run once. Nothing in the command is substituted: the shell expands
 //! `${CLAUDE_PROJECT_DIR}`; a non-plugin hook that mentions
@@ -24,11 +24,13 @@ pub mod cwd_changed;
 pub mod elicitation;
 pub mod file_changed;
 pub mod instructions_loaded;
+pub mod nested_memory;
 pub mod permission_request;
 pub mod post_tool_use;
 pub mod pre_tool_use;
 pub mod session_end;
 pub mod session_start;
+pub mod setup;
 pub mod stop;
 pub mod stop_failure;
 pub mod subagent;
@@ -419,8 +421,10 @@ impl ClaudeBridge {
                 if let (true, Some(level)) = (with_effort, self.effort.as_deref()) {
                     req = req.with_env("CLAUDE_EFFORT", level);
                 }
-                if matches!(event, "SessionStart" | "CwdChanged" | "FileChanged")
-                    && let Some(file) = self.env_file(&env_owner, event, nth)
+                if matches!(
+                    event,
+                    "Setup" | "SessionStart" | "CwdChanged" | "FileChanged"
+                ) && let Some(file) = self.env_file(&env_owner, event, nth)
                 {
                     req = req.with_env("CLAUDE_ENV_FILE", &file);
                 }

@@ -203,6 +203,8 @@ impl ClaudeBridge {
             None => decision,
         };
         self.note_batch_call(input);
+        // Memory files a `Read` brings (S240).
+        self.on_read_nested_memory(input);
         let Some(event) = event_of(input).filter(|e| self.has_hooks(&input.call.session, e)) else {
             return next().await.map(with_answer);
         };

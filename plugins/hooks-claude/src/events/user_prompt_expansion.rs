@@ -1,9 +1,10 @@
 //! UserPromptExpansion (`agent/prompt-submit`, before UserPromptSubmit): a
-//! prompt that runs a project slash command ([`crate::slash`]).
+//! prompt that runs a project or user slash command ([`crate::slash`]).
 //!
 //! Recorded (S185, `tools/recorder-scenarios/FINDINGS-csub2.md` §3, §5):
 //! the hooks fire first, with `expansion_type: "slash_command"`,
-//! `command_name`, `command_args`, `command_source: "projectSettings"` and
+//! `command_name`, `command_args`, `command_source` (`"projectSettings"`;
+//! `"userSettings"` for the user's, S241) and
 //! the unexpanded `prompt`; UserPromptSubmit then sees the unexpanded
 //! prompt too, and the model reads the command's blocks
 //! ([`crate::slash::content`]). Answers:
@@ -45,22 +46,48 @@ pub fn payload(input: &PromptSubmitInput, inv: &Invocation) -> Value {
     m.insert("expansion_type".into(), "slash_command".into());
     m.insert("command_name".into(), inv.name.clone().into());
     m.insert("command_args".into(), inv.args.clone().into());
-    m.insert("command_source".into(), slash::PROJECT_SOURCE.into());
+    m.insert("command_source".into(), inv.source.into());
     m.insert("prompt".into(), blocks_text(&input.content).into());
     Value::Object(m)
 }
 
 impl ClaudeBridge {
-    /// The project command `prompt` runs in `session`, if its file exists,
-    /// is trusted and reads; what keeps one from running is a warning.
+    /// The command `prompt` runs in `session`: the user's file (which wins,
+    /// S241-same-name, and needs no trust, as the user's settings file),
+    /// else the project's if it is trusted; what keeps one from running is
+    /// a warning.
     pub fn slash_command(&self, session: &SessionRef, prompt: &str) -> Option<Command> {
         if super::is_subagent(session) {
             return None;
         }
-        let inv = slash::invocation(prompt)?;
+        let mut inv = slash::invocation(prompt)?;
+        let warn = |msg: String| self.host.warn(&format!("hooks-claude: {msg}"));
+        let user = slash::file_of(&self.home, &inv.name);
+        // No home known: no user commands (never a path relative to dsh's
+        // own folder).
+        let user_bytes = match slash::read(&user) {
+            _ if self.home.as_os_str().is_empty() => None,
+            Ok(found) => found,
+            Err(e) => {
+                warn(e.to_string());
+                return None;
+            }
+        };
+        if let Some(bytes) = user_bytes {
+            inv.source = slash::USER_SOURCE;
+            return match slash::expand(&user, &bytes, &inv.args) {
+                Ok(expanded) => Some(Command {
+                    content: slash::content(&inv, &expanded),
+                    invocation: inv,
+                }),
+                Err(e) => {
+                    warn(e.to_string());
+                    None
+                }
+            };
+        }
         let project = std::path::PathBuf::from(self.project_dir_of(session));
         let path = slash::file_of(&project, &inv.name);
-        let warn = |msg: String| self.host.warn(&format!("hooks-claude: {msg}"));
         let bytes = match slash::read(&path) {
             Ok(Some(bytes)) => bytes,
             Ok(None) => return None,

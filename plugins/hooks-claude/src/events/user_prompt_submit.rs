@@ -66,7 +66,7 @@ impl ClaudeBridge {
         // the model reads the command's text instead of the prompt.
         if !super::is_subagent(&input.session) {
             let project = std::path::PathBuf::from(self.project_dir_of(&input.session));
-            if let Some(reason) = crate::slash::unknown(&project, &prompt) {
+            if let Some(reason) = crate::slash::unknown(&self.home, &project, &prompt) {
                 return Ok(PromptDecision::Block {
                     reason: reason.into(),
                 });

@@ -70,6 +70,10 @@
 //! - [`subagent_failure`]: a subagent failing with a large error full of
 //!   quoting while its StopFailure hook hangs: cut off by its `timeout`, the
 //!   `Agent` call completes with the whole text.
+//! - [`memory2`]: Claude rules folders that are files or loop, rules that
+//!   are not YAML or not UTF-8, a `Read` outside the project, a user
+//!   command file that is not UTF-8: what can load does, nothing loops, the
+//!   bad command file is named.
 //! - [`store`]: a bad store URL, a wrong password, an unreachable database,
 //!   `DSH_STORE_URL`: refused at start naming the database, never the
 //!   password.
@@ -88,6 +92,7 @@ mod hook_servers;
 mod hooks;
 mod img;
 mod manifest;
+mod memory2;
 mod permissions;
 mod plugins;
 mod read;
