@@ -9,6 +9,8 @@
 //! - [`acp`]: the Agent Client Protocol server editors talk to;
 //! - [`telemetry`]: OpenTelemetry spans and Prometheus metrics (opt-in).
 //! - [`mcp`]: MCP servers whose tools join a session's tools;
+//! - [`tasks`]: the `tools-tasks` built-in (`TaskCreate`, `TaskGet`, `TaskList`,
+//!   `TaskUpdate`: Claude Code's task list).
 //! - [`todo`]: the `tools-todo` built-in (`TodoWrite`, the model's plan).
 
 pub mod acp;
@@ -23,4 +25,5 @@ pub mod plugins;
 pub mod seams;
 pub mod session;
 pub mod telemetry;
+pub mod tasks;
 pub mod todo;

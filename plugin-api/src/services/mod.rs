@@ -13,7 +13,10 @@
 //!   tools call it);
 //! - [`editor_terminal`]: a command run in a terminal of the session's
 //!   editor (the ACP server provides it when the editor offers terminals;
-//!   the `Bash` tool calls it).
+//!   the `Bash` tool calls it);
+//! - [`task_events`]: a task list's tool asks whether a task may be
+//!   created or completed (the Claude bridge provides it; `tools-tasks`
+//!   calls it).
 //!
 //! Services travel as JSON strings over the ABI (a `call_service` takes
 //! and returns text), so these types are plain serde types, not ABI-stable
@@ -43,3 +46,4 @@ pub mod editor_fs;
 pub mod editor_terminal;
 pub mod model;
 pub mod process_runner;
+pub mod task_events;

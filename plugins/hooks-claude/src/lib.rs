@@ -19,6 +19,7 @@
 //! | PermissionRequest | `tools/permission-request` (API 1.4) |
 //! | PreCompact / PostCompact | `agent/compact` / `agent/compacted` (API 1.5); each run's line for `/compact`'s output as a `command/display` record (API 1.7) |
 //! | UserPromptExpansion (project slash commands, [`slash`]) | `agent/prompt-submit`, before UserPromptSubmit ([`events::user_prompt_expansion`]) |
+//! | TaskCreated / TaskCompleted | the `task-events` service the bridge provides, which `tools-tasks` asks ([`events::tasks`]) |
 //! | SessionStart `compact` | `agent/session-start` with source `compact` |
 //! | StopFailure (with MessageDisplay) | `agent/turn-end` ending `error` on a model error (a subagent's: without MessageDisplay) |
 //!
@@ -122,6 +123,9 @@ pub struct ClaudeBridge {
     memory: bool,
     /// The home whose `.claude/CLAUDE.md` is the user's memory file.
     home: std::path::PathBuf,
+    /// The bridge itself, once a seam call has handed it over: what the
+    /// `task-events` service runs hooks with ([`events::tasks`]).
+    this: Arc<std::sync::OnceLock<std::sync::Weak<ClaudeBridge>>>,
 }
 
 impl ClaudeBridge {
@@ -187,7 +191,13 @@ impl ClaudeBridge {
             watched_files: Mutex::new(HashMap::new()),
             memory,
             home,
+            this: Arc::new(std::sync::OnceLock::new()),
         }
+    }
+
+    /// Keeps a handle on the bridge for its `task-events` service.
+    fn remember(self: &Arc<Self>) {
+        self.this.get_or_init(|| Arc::downgrade(self));
     }
 
     /// Resolves `session`'s hooks from the files as they are now (a turn
@@ -375,14 +385,38 @@ impl Plugin for ClaudeBridge {
         });
 
         let state_dir = std::path::PathBuf::from(host.state_dir());
-        Ok(ClaudeBridge::with_state_dir(
+        let bridge = ClaudeBridge::with_state_dir(
             config,
             Arc::new(PluginHost::new(host.clone())),
             Some(state_dir),
-        ))
+        );
+        // TaskCreated / TaskCompleted: the task tools ask this service. The
+        // bridge answers once a seam call has handed it over (every tool
+        // call's pre-execute does, before the tool runs); a second bridge
+        // in one manifest finds the name taken and runs no such hooks.
+        let this = bridge.this.clone();
+        let provided = host.provide_service(
+            dsh_plugin_api::services::task_events::SERVICE,
+            move |method, args| {
+                let this = this.get().and_then(std::sync::Weak::upgrade);
+                async move {
+                    match this {
+                        Some(bridge) => bridge.on_task_event(&method, args).await,
+                        None => Ok(serde_json::json!({})),
+                    }
+                }
+            },
+        );
+        if let Err(e) = provided {
+            host.warn(format!(
+                "hooks-claude: TaskCreated and TaskCompleted hooks of this instance will not run: {e}"
+            ));
+        }
+        Ok(bridge)
     }
 
     async fn session_start(self: Arc<Self>, input: RArc<SessionStartInput>) -> Result<(), String> {
+        self.remember();
         self.on_session_start(&input).await;
         self.on_instructions_loaded(&input).await;
         Ok(())
@@ -404,6 +438,7 @@ impl Plugin for ClaudeBridge {
         input: RArc<PromptSubmitInput>,
         next: Next<PromptDecision>,
     ) -> Result<PromptDecision, String> {
+        self.remember();
         self.on_prompt_submit(&input, || next.run()).await
     }
 
@@ -412,6 +447,7 @@ impl Plugin for ClaudeBridge {
         call: RArc<ToolCall>,
         next: Next<PreToolDecision>,
     ) -> Result<PreToolDecision, String> {
+        self.remember();
         self.on_pre_tool_use(&call, || next.run()).await
     }
 

@@ -31,6 +31,7 @@ pub mod session_start;
 pub mod stop;
 pub mod stop_failure;
 pub mod subagent;
+pub mod tasks;
 pub mod tool_input;
 pub mod user_prompt_expansion;
 pub mod user_prompt_submit;
