@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Every Claude Code event the bridge runs hooks for.
-pub const SUPPORTED_EVENTS: [&str; 20] = [
+pub const SUPPORTED_EVENTS: [&str; 22] = [
     "PostToolBatch",
     "MessageDisplay",
     "SessionStart",
@@ -44,6 +44,8 @@ pub const SUPPORTED_EVENTS: [&str; 20] = [
     "FileChanged",
     "InstructionsLoaded",
     "UserPromptExpansion",
+    "TaskCreated",
+    "TaskCompleted",
 ];
 
 /// Every hook event Claude Code 2.1 knows (vector `S1-all-events`); a name
