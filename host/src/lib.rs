@@ -24,6 +24,6 @@ pub mod permissions;
 pub mod plugins;
 pub mod seams;
 pub mod session;
-pub mod telemetry;
 pub mod tasks;
+pub mod telemetry;
 pub mod todo;

@@ -89,7 +89,12 @@ async fn blocking<T: Send + 'static>(
 }
 
 /// Asks the `task-events` service about `task`; its refusal, if any.
-async fn ask(host: &Host, method: &str, call: &ToolCall, task: &Task) -> Result<Option<String>, String> {
+async fn ask(
+    host: &Host,
+    method: &str,
+    call: &ToolCall,
+    task: &Task,
+) -> Result<Option<String>, String> {
     if !host.has_service(SERVICE) {
         return Ok(None);
     }
@@ -155,7 +160,10 @@ impl Tasks {
         let list = list_of(call);
         let (me, l, id) = (self.clone(), list.clone(), update.task_id.clone());
         let Some(before) = blocking(move || me.store.get(&l, &id)).await? else {
-            return Ok(answered(ops::unsuccessful(&update.task_id, "Task not found")));
+            return Ok(answered(ops::unsuccessful(
+                &update.task_id,
+                "Task not found",
+            )));
         };
         if update.status.as_deref() == Some("deleted") {
             let (me, id) = (self.clone(), update.task_id.clone());
@@ -199,25 +207,30 @@ impl Plugin for TaskTools {
         for spec in specs() {
             let tasks = tasks.clone();
             let name = spec.name.to_string();
-            host.register_tool(spec, move |call: RArc<ToolCall>, _signal: AbortSignalBox| {
-                let tasks = tasks.clone();
-                let name = name.clone();
-                async move {
-                    let args: Value = match serde_json::from_str(&call.arguments) {
-                        Ok(v) => v,
-                        Err(e) => {
-                            return ToolResult::error(format!("{name}: arguments are not JSON: {e}"));
-                        }
-                    };
-                    let result = match name.as_str() {
-                        "TaskCreate" => tasks.create(&call, args).await,
-                        "TaskGet" => tasks.get(&call, args).await,
-                        "TaskList" => tasks.list(&call, args).await,
-                        _ => tasks.update(&call, args).await,
-                    };
-                    result.unwrap_or_else(ToolResult::error)
-                }
-            })?;
+            host.register_tool(
+                spec,
+                move |call: RArc<ToolCall>, _signal: AbortSignalBox| {
+                    let tasks = tasks.clone();
+                    let name = name.clone();
+                    async move {
+                        let args: Value = match serde_json::from_str(&call.arguments) {
+                            Ok(v) => v,
+                            Err(e) => {
+                                return ToolResult::error(format!(
+                                    "{name}: arguments are not JSON: {e}"
+                                ));
+                            }
+                        };
+                        let result = match name.as_str() {
+                            "TaskCreate" => tasks.create(&call, args).await,
+                            "TaskGet" => tasks.get(&call, args).await,
+                            "TaskList" => tasks.list(&call, args).await,
+                            _ => tasks.update(&call, args).await,
+                        };
+                        result.unwrap_or_else(ToolResult::error)
+                    }
+                },
+            )?;
         }
         Ok(TaskTools)
     }

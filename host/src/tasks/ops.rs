@@ -304,7 +304,10 @@ pub fn listing(tasks: &[Task]) -> Answer {
         } else {
             format!(" [blocked by {}]", ids(&open))
         };
-        lines.push(format!("#{} [{}] {}{owner}{blocked}", t.id, t.status, t.subject));
+        lines.push(format!(
+            "#{} [{}] {}{owner}{blocked}",
+            t.id, t.status, t.subject
+        ));
     }
     Answer {
         text: if lines.is_empty() {
@@ -348,7 +351,9 @@ pub fn apply(
     let mut fields: Vec<&str> = Vec::new();
     let mut next = before.clone();
     let changed = |new: &Option<String>, old: Option<&str>| {
-        new.as_deref().filter(|n| Some(*n) != old).map(str::to_string)
+        new.as_deref()
+            .filter(|n| Some(*n) != old)
+            .map(str::to_string)
     };
     if let Some(s) = changed(&update.subject, Some(&before.subject)) {
         next.subject = s;

@@ -29,7 +29,11 @@ pub struct Task {
     /// What needs to be done.
     pub description: String,
     /// The present continuous form.
-    #[serde(rename = "activeForm", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "activeForm",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub active_form: Option<String>,
     /// `pending`, `in_progress` or `completed`.
     pub status: String,

@@ -201,7 +201,11 @@ fn tasks_outlive_the_process_ids_stay_used_and_hooks_refuse_as_recorded() {
 
     // The files are private.
     let mode = |p: &str| {
-        std::fs::metadata(site.path(p)).unwrap().permissions().mode() & 0o777
+        std::fs::metadata(site.path(p))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777
     };
     assert_eq!(mode("state/tasks/s1"), 0o700);
     assert_eq!(mode("state/tasks/s1/1.json"), 0o600);

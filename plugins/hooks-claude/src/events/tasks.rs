@@ -135,7 +135,10 @@ mod tests {
 
     #[test]
     fn a_missing_script_is_told_by_its_stderr() {
-        assert!(missing_script("", "bash: x.sh: No such file or directory\n"));
+        assert!(missing_script(
+            "",
+            "bash: x.sh: No such file or directory\n"
+        ));
         assert!(missing_script(" \n", "sh: 0: can't open x.sh"));
         assert!(!missing_script("{}", "No such file"));
         assert!(!missing_script("", "denied"));
