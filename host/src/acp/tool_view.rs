@@ -2,7 +2,8 @@
 //! (`locations`, always absolute, `Read` with its first line), what it
 //! changes (`Edit`/`Write` as `diff` content the editor can review), and
 //! the plan a `TodoWrite` writes (as Claude Code's ACP adapter shows it:
-//! every entry `medium` priority, its status as is).
+//! every entry `medium` priority, its status as is), and the plan the task
+//! tools' list makes (`tasks/plan` records, [`task_plan`]).
 //!
 //! Paths are resolved against the session's working directory the way the
 //! file tools resolve them. No I/O: an `Edit` shows the text it replaces
@@ -96,11 +97,37 @@ pub(crate) fn plan(name: &str, arguments: &Value) -> Option<Plan> {
     Some(Plan::new(entries))
 }
 
+/// The plan a `tasks/plan` record shows: `{entries: [{content, status}]}`,
+/// as for `TodoWrite`. `None` for any other record.
+pub(crate) fn task_plan(record: &Value) -> Option<Plan> {
+    if record.get("type").and_then(Value::as_str) != Some(crate::tasks::PLAN_RECORD) {
+        return None;
+    }
+    plan(
+        "TodoWrite",
+        &serde_json::json!({"todos": record.get("entries")?}),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_task_list_record_is_a_plan_and_nothing_else_is() {
+        let record = json!({"type": "tasks/plan", "entries": [
+            {"content": "a", "status": "completed"}, {"content": "b", "status": "pending"}]});
+        assert_eq!(
+            wire(task_plan(&record).unwrap()),
+            json!({"entries": [
+                {"content": "a", "priority": "medium", "status": "completed"},
+                {"content": "b", "priority": "medium", "status": "pending"}]})
+        );
+        assert!(task_plan(&json!({"type": "hook/invoked", "entries": []})).is_none());
+        assert!(task_plan(&json!({"type": "tasks/plan"})).is_none());
+    }
 
     fn wire<T: serde::Serialize>(v: T) -> Value {
         serde_json::to_value(v).unwrap()

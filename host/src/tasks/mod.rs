@@ -112,6 +112,28 @@ async fn ask(
     Ok(verdict.feedback)
 }
 
+/// After a change: the list as a `tasks/plan` record in the call's
+/// session, which ACP shows as the session's plan (the subjects and
+/// statuses, as a `TodoWrite` list is shown).
+async fn show_plan(tasks: &Arc<Tasks>, call: &ToolCall, list: String) {
+    let me = tasks.clone();
+    let all = match blocking(move || me.store.all(&list)).await {
+        Ok(all) => all,
+        Err(e) => return tracing::warn!("task list: no plan shown: {e}"),
+    };
+    let entries: Vec<Value> = all
+        .iter()
+        .map(|t| serde_json::json!({"content": t.subject, "status": t.status}))
+        .collect();
+    let record = serde_json::json!({"type": PLAN_RECORD, "entries": entries});
+    if let Err(e) = tasks.host.append_record(&call.session.session_id, &record) {
+        tracing::debug!("task list: no plan shown: {e}");
+    }
+}
+
+/// The record type of a list's plan (`acp::tool_view::task_plan`).
+pub const PLAN_RECORD: &str = "tasks/plan";
+
 fn answered(answer: Answer) -> ToolResult {
     ToolResult::text(answer.text).with_structured(answer.response.to_string())
 }
@@ -138,6 +160,7 @@ impl Tasks {
             // Claude Code's error result is the text trimmed (S221-two-hooks).
             return Ok(ToolResult::error(text.trim()));
         }
+        show_plan(&self, call, list).await;
         Ok(answered(ops::created(&task.id, &task.subject)))
     }
 
@@ -167,7 +190,9 @@ impl Tasks {
         };
         if update.status.as_deref() == Some("deleted") {
             let (me, id) = (self.clone(), update.task_id.clone());
-            let removed = blocking(move || me.store.delete(&list, &id)).await?;
+            let l = list.clone();
+            let removed = blocking(move || me.store.delete(&l, &id)).await?;
+            show_plan(&self, call, list).await;
             return Ok(answered(ops::deleted(
                 &update.task_id,
                 &before.status,
@@ -185,8 +210,9 @@ impl Tasks {
                 return Ok(answered(ops::unsuccessful(&update.task_id, &text)));
             }
         }
-        let me = self.clone();
-        let answer = blocking(move || ops::apply(&me.store, &list, &before, &update)).await?;
+        let (me, l) = (self.clone(), list.clone());
+        let answer = blocking(move || ops::apply(&me.store, &l, &before, &update)).await?;
+        show_plan(&self, call, list).await;
         Ok(answered(answer))
     }
 }
