@@ -484,6 +484,8 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
         });
     if task_tools {
         loads.push(Load::builtin("tools-tasks", "tools-tasks", json!({})));
+        // As the manifest tells the bridge when it lists `tools-tasks`.
+        loads[0].config["task_tools"] = json!(true);
     }
     let bash = match dialect {
         Dialect::Claude => json!({}),

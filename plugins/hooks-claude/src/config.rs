@@ -176,6 +176,11 @@ pub struct Config {
     /// in the manifest: `background` under `dsh serve` and `dsh acp`,
     /// `wait` under `dsh prompt`.
     pub async_rewake: crate::rewake::AsyncRewake,
+    /// Whether the host offers Claude Code's task tools (`tools-tasks` in
+    /// the manifest sets it): TaskCreated and TaskCompleted hooks fire only
+    /// from those tools; without them the bridge warns that such hooks
+    /// never run ([`crate::events::tasks`]).
+    pub task_tools: bool,
 }
 
 impl Config {
@@ -271,6 +276,7 @@ impl Default for Config {
             api_gateway: None,
             hooks: None,
             async_rewake: crate::rewake::AsyncRewake::Wait,
+            task_tools: false,
         }
     }
 }

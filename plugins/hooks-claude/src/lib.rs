@@ -163,6 +163,11 @@ impl ClaudeBridge {
         for problem in problems {
             host.report_problem(problem);
         }
+        if !config.task_tools {
+            for problem in events::tasks::unfired(&first.hooks) {
+                host.report_problem(problem);
+            }
+        }
         ClaudeBridge {
             host,
             initial: first.hooks.clone(),

@@ -23,10 +23,10 @@
 //! file`, `can't open`) does not block.
 
 use dsh_hook_protocol::point::Outcome;
-use dsh_plugin_api::SessionRef;
 use dsh_plugin_api::services::task_events::{
     METHOD_COMPLETED, METHOD_CREATED, TaskEvent, TaskVerdict,
 };
+use dsh_plugin_api::{ConfigProblem, SessionRef};
 use serde_json::Value;
 
 use super::{completion, head, is_subagent, prompt_id, read};
@@ -50,6 +50,38 @@ pub fn payload(main: &SessionRef, event: &str, event_in: &TaskEvent) -> Value {
         event_in.description.as_str().into(),
     );
     Value::Object(m)
+}
+
+/// A warning per hook file with TaskCreated or TaskCompleted hooks, for a
+/// host that offers no task tools (`task_tools` unset): they never run.
+pub fn unfired(hooks: &[crate::ClaudeHook]) -> Vec<ConfigProblem> {
+    let mut by_file: Vec<(String, Vec<&str>)> = Vec::new();
+    for h in hooks {
+        let event = h.hook.event.as_str();
+        if event != CREATED && event != COMPLETED {
+            continue;
+        }
+        let source = h.hook.source.clone();
+        match by_file.iter_mut().find(|(s, _)| *s == source) {
+            Some((_, events)) if !events.contains(&event) => events.push(event),
+            Some(_) => {}
+            None => by_file.push((source, vec![event])),
+        }
+    }
+    by_file
+        .into_iter()
+        .map(|(source, events)| {
+            ConfigProblem::warning(
+                &source,
+                "hooks",
+                format!(
+                    "dsh does not fire these Claude Code events, their hooks never run: {} \
+                     (no task tools: list the `tools-tasks` plugin in the manifest)",
+                    events.join(", ")
+                ),
+            )
+        })
+        .collect()
 }
 
 /// Whether an exit-2 answer is Claude Code's "hook script appears to be
@@ -132,6 +164,33 @@ impl ClaudeBridge {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn task_hooks_without_task_tools_are_warned_about_per_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("s.json");
+        let hook = serde_json::json!([{"hooks": [{"type": "command", "command": "true"}]}]);
+        std::fs::write(
+            &file,
+            serde_json::json!({"hooks": {"TaskCreated": hook, "TaskCompleted": hook,
+                "Stop": hook}})
+            .to_string(),
+        )
+        .unwrap();
+        let loaded = crate::config::load(&crate::Config {
+            config_path: crate::ConfigPaths::One(file.display().to_string()),
+            ..crate::Config::default()
+        });
+        let warned: Vec<String> = unfired(&loaded.hooks)
+            .iter()
+            .map(|p| p.to_string())
+            .collect();
+        assert_eq!(warned.len(), 1, "{warned:?}");
+        assert!(
+            warned[0].contains("TaskCreated, TaskCompleted") && warned[0].contains("tools-tasks"),
+            "{warned:?}"
+        );
+    }
 
     #[test]
     fn a_missing_script_is_told_by_its_stderr() {
