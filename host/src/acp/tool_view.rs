@@ -84,29 +84,37 @@ pub(crate) fn plan(name: &str, arguments: &Value) -> Option<Plan> {
     let entries = todos
         .iter()
         .map(|todo| {
-            let content = todo.get("content")?.as_str()?;
-            let status = match todo.get("status")?.as_str()? {
-                "pending" => PlanEntryStatus::Pending,
-                "in_progress" => PlanEntryStatus::InProgress,
-                "completed" => PlanEntryStatus::Completed,
-                _ => return None,
-            };
-            Some(PlanEntry::new(content, PlanEntryPriority::Medium, status))
+            entry(
+                todo.get("content")?.as_str()?,
+                todo.get("status")?.as_str()?,
+            )
         })
         .collect::<Option<Vec<_>>>()?;
     Some(Plan::new(entries))
 }
 
-/// The plan a `tasks/plan` record shows: `{entries: [{content, status}]}`,
-/// as for `TodoWrite`. `None` for any other record.
+/// One plan entry as Claude Code's adapter shows it: `medium` priority,
+/// the status as is (`None` for a status that is none of the three).
+fn entry(content: &str, status: &str) -> Option<PlanEntry> {
+    let status = match status {
+        "pending" => PlanEntryStatus::Pending,
+        "in_progress" => PlanEntryStatus::InProgress,
+        "completed" => PlanEntryStatus::Completed,
+        _ => return None,
+    };
+    Some(PlanEntry::new(content, PlanEntryPriority::Medium, status))
+}
+
+/// The plan a `tasks/plan` record shows ([`crate::tasks::PlanRecord`]),
+/// entries as for `TodoWrite`. `None` for any other record.
 pub(crate) fn task_plan(record: &Value) -> Option<Plan> {
-    if record.get("type").and_then(Value::as_str) != Some(crate::tasks::PLAN_RECORD) {
-        return None;
-    }
-    plan(
-        "TodoWrite",
-        &serde_json::json!({"todos": record.get("entries")?}),
-    )
+    let record = crate::tasks::PlanRecord::read(record)?;
+    let entries = record
+        .entries
+        .iter()
+        .map(|e| entry(&e.content, &e.status))
+        .collect::<Option<Vec<_>>>()?;
+    Some(Plan::new(entries))
 }
 
 #[cfg(test)]

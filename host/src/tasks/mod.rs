@@ -112,27 +112,68 @@ async fn ask(
     Ok(verdict.feedback)
 }
 
-/// After a change: the list as a `tasks/plan` record in the call's
-/// session, which ACP shows as the session's plan (the subjects and
-/// statuses, as a `TodoWrite` list is shown).
+/// The record type of a list's plan.
+pub const PLAN_RECORD: &str = "tasks/plan";
+
+/// A `tasks/plan` record: a task list after a change, which ACP shows as
+/// the session's plan (`acp::tool_view::task_plan`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PlanRecord {
+    /// Always [`PLAN_RECORD`].
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Every task, by id.
+    pub entries: Vec<PlanItem>,
+}
+
+/// One task of a [`PlanRecord`].
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PlanItem {
+    /// Its subject.
+    pub content: String,
+    /// `pending`, `in_progress` or `completed`.
+    pub status: String,
+}
+
+impl PlanRecord {
+    /// The record of `tasks`.
+    pub fn of(tasks: &[Task]) -> Self {
+        PlanRecord {
+            kind: PLAN_RECORD.into(),
+            entries: tasks
+                .iter()
+                .map(|t| PlanItem {
+                    content: t.subject.clone(),
+                    status: t.status.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    /// `record` read as a plan record, if it is one.
+    pub fn read(record: &Value) -> Option<Self> {
+        if record.get("type").and_then(Value::as_str) != Some(PLAN_RECORD) {
+            return None;
+        }
+        serde_json::from_value(record.clone()).ok()
+    }
+}
+
+/// After a change: the list as a [`PlanRecord`] in the call's session.
 async fn show_plan(tasks: &Arc<Tasks>, call: &ToolCall, list: String) {
     let me = tasks.clone();
     let all = match blocking(move || me.store.all(&list)).await {
         Ok(all) => all,
         Err(e) => return tracing::warn!("task list: no plan shown: {e}"),
     };
-    let entries: Vec<Value> = all
-        .iter()
-        .map(|t| serde_json::json!({"content": t.subject, "status": t.status}))
-        .collect();
-    let record = serde_json::json!({"type": PLAN_RECORD, "entries": entries});
+    let record = match serde_json::to_value(PlanRecord::of(&all)) {
+        Ok(r) => r,
+        Err(e) => return tracing::warn!("task list: no plan shown: {e}"),
+    };
     if let Err(e) = tasks.host.append_record(&call.session.session_id, &record) {
         tracing::debug!("task list: no plan shown: {e}");
     }
 }
-
-/// The record type of a list's plan (`acp::tool_view::task_plan`).
-pub const PLAN_RECORD: &str = "tasks/plan";
 
 fn answered(answer: Answer) -> ToolResult {
     ToolResult::text(answer.text).with_structured(answer.response.to_string())

@@ -180,6 +180,22 @@ fn tasks_outlive_the_process_ids_stay_used_and_hooks_refuse_as_recorded() {
     let completed = site.logged("completed.log");
     assert_eq!(completed.len(), 1);
     assert_eq!(completed[0]["task_id"], "1");
+    // Each change left the list in the log as a `tasks/plan` record (an
+    // editor's plan); the refused task never was in one.
+    let plans: Vec<Value> = std::fs::read_to_string(site.path("state/sessions/s1.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "tasks/plan")
+        .map(|e| e["entries"].clone())
+        .collect();
+    assert_eq!(
+        plans,
+        [
+            json!([{"content": "first", "status": "pending"}]),
+            json!([{"content": "first", "status": "completed"}]),
+        ]
+    );
 
     // A new process, the same session: the list is there, and id 2 (the
     // refused task's) is never given again.
