@@ -9,6 +9,8 @@
 //! - [`acp`]: the Agent Client Protocol server editors talk to;
 //! - [`telemetry`]: OpenTelemetry spans and Prometheus metrics (opt-in).
 //! - [`mcp`]: MCP servers whose tools join a session's tools;
+//! - [`tasks`]: the `tools-tasks` built-in (`TaskCreate`, `TaskGet`, `TaskList`,
+//!   `TaskUpdate`: Claude Code's task list).
 //! - [`todo`]: the `tools-todo` built-in (`TodoWrite`, the model's plan).
 //! - [`worktree`]: the `tools-worktree` built-in (`EnterWorktree`, `ExitWorktree`).
 
@@ -23,6 +25,7 @@ pub mod permissions;
 pub mod plugins;
 pub mod seams;
 pub mod session;
+pub mod tasks;
 pub mod telemetry;
 pub mod todo;
 pub mod worktree;

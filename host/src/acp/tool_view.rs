@@ -2,7 +2,8 @@
 //! (`locations`, always absolute, `Read` with its first line), what it
 //! changes (`Edit`/`Write` as `diff` content the editor can review), and
 //! the plan a `TodoWrite` writes (as Claude Code's ACP adapter shows it:
-//! every entry `medium` priority, its status as is).
+//! every entry `medium` priority, its status as is), and the plan the task
+//! tools' list makes (`tasks/plan` records, [`task_plan`]).
 //!
 //! Paths are resolved against the session's working directory the way the
 //! file tools resolve them. No I/O: an `Edit` shows the text it replaces
@@ -83,15 +84,35 @@ pub(crate) fn plan(name: &str, arguments: &Value) -> Option<Plan> {
     let entries = todos
         .iter()
         .map(|todo| {
-            let content = todo.get("content")?.as_str()?;
-            let status = match todo.get("status")?.as_str()? {
-                "pending" => PlanEntryStatus::Pending,
-                "in_progress" => PlanEntryStatus::InProgress,
-                "completed" => PlanEntryStatus::Completed,
-                _ => return None,
-            };
-            Some(PlanEntry::new(content, PlanEntryPriority::Medium, status))
+            entry(
+                todo.get("content")?.as_str()?,
+                todo.get("status")?.as_str()?,
+            )
         })
+        .collect::<Option<Vec<_>>>()?;
+    Some(Plan::new(entries))
+}
+
+/// One plan entry as Claude Code's adapter shows it: `medium` priority,
+/// the status as is (`None` for a status that is none of the three).
+fn entry(content: &str, status: &str) -> Option<PlanEntry> {
+    let status = match status {
+        "pending" => PlanEntryStatus::Pending,
+        "in_progress" => PlanEntryStatus::InProgress,
+        "completed" => PlanEntryStatus::Completed,
+        _ => return None,
+    };
+    Some(PlanEntry::new(content, PlanEntryPriority::Medium, status))
+}
+
+/// The plan a `tasks/plan` record shows ([`crate::tasks::PlanRecord`]),
+/// entries as for `TodoWrite`. `None` for any other record.
+pub(crate) fn task_plan(record: &Value) -> Option<Plan> {
+    let record = crate::tasks::PlanRecord::read(record)?;
+    let entries = record
+        .entries
+        .iter()
+        .map(|e| entry(&e.content, &e.status))
         .collect::<Option<Vec<_>>>()?;
     Some(Plan::new(entries))
 }
@@ -101,6 +122,20 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_task_list_record_is_a_plan_and_nothing_else_is() {
+        let record = json!({"type": "tasks/plan", "entries": [
+            {"content": "a", "status": "completed"}, {"content": "b", "status": "pending"}]});
+        assert_eq!(
+            wire(task_plan(&record).unwrap()),
+            json!({"entries": [
+                {"content": "a", "priority": "medium", "status": "completed"},
+                {"content": "b", "priority": "medium", "status": "pending"}]})
+        );
+        assert!(task_plan(&json!({"type": "hook/invoked", "entries": []})).is_none());
+        assert!(task_plan(&json!({"type": "tasks/plan"})).is_none());
+    }
 
     fn wire<T: serde::Serialize>(v: T) -> Value {
         serde_json::to_value(v).unwrap()

@@ -19,7 +19,7 @@ use dsh_plugin_api::ContentBlock as DshBlock;
 use serde_json::Value;
 
 use super::error::AcpError;
-use super::tool_view::{diff_content, keeps_diff, locations, plan};
+use super::tool_view::{diff_content, keeps_diff, locations, plan, task_plan};
 use crate::agent::TurnOutcome;
 use crate::session::{SessionEvent, TurnEndReason};
 
@@ -72,7 +72,7 @@ pub(crate) fn tool_kind(name: &str) -> ToolKind {
         "Write" | "Edit" => ToolKind::Edit,
         "Glob" | "Grep" => ToolKind::Search,
         "WebFetch" => ToolKind::Fetch,
-        "TodoWrite" => ToolKind::Think,
+        "TodoWrite" | "TaskCreate" | "TaskGet" | "TaskList" | "TaskUpdate" => ToolKind::Think,
         _ => ToolKind::Other,
     }
 }
@@ -330,6 +330,11 @@ impl Translator {
                 }
                 out
             }
+            // The task tools' list after a change (`tools-tasks`).
+            SessionEvent::Other(record) => task_plan(record)
+                .map(SessionUpdate::Plan)
+                .into_iter()
+                .collect(),
             _ => Vec::new(),
         }
     }
@@ -539,6 +544,20 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_task_list_record_becomes_the_plan() {
+        let mut t = Translator::new(Mode::Live);
+        let record = SessionEvent::from_value(json!({"type": "tasks/plan", "entries": [
+            {"content": "first", "status": "in_progress"}]}));
+        assert!(matches!(record, SessionEvent::Other(_)), "{record:?}");
+        let out = wire(t.updates(&record));
+        assert_eq!(
+            out,
+            [json!({"sessionUpdate": "plan", "entries": [
+                {"content": "first", "priority": "medium", "status": "in_progress"}]})]
+        );
     }
 
     #[test]

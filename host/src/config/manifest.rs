@@ -451,6 +451,21 @@ impl Manifest {
                 }
             }
         }
+        // The Claude bridge runs TaskCreated/TaskCompleted hooks from the
+        // task tools: it is told whether the manifest offers them.
+        let task_tools = plugins
+            .iter()
+            .any(|e| matches!(&e.plugin, PluginRef::Builtin(n) if n == "tools-tasks"));
+        if task_tools {
+            for entry in &mut plugins {
+                let claude = matches!(&entry.plugin, PluginRef::Builtin(n) if n == "hooks-claude");
+                if let (true, Some(config)) = (claude, entry.config.as_object_mut()) {
+                    config
+                        .entry("task_tools")
+                        .or_insert(serde_json::Value::Bool(true));
+                }
+            }
+        }
         Ok(Manifest {
             compaction: raw.compaction,
             permissions,
@@ -614,6 +629,20 @@ mod tests {
 
     fn parse(text: &str) -> Result<Manifest, ConfigError> {
         Manifest::from_yaml(Path::new("/etc/dsh/cordis.yml"), text)
+    }
+
+    #[test]
+    fn listing_tools_tasks_tells_the_claude_bridge_it_has_task_tools() {
+        let m = parse("plugins:\n  - name: hooks-claude\n").unwrap();
+        assert_eq!(m.plugins[0].config.get("task_tools"), None);
+        let m = parse(
+            "plugins:\n  - name: hooks-claude\n  - name: tools-tasks\n  - name: hooks-claude\n    \
+             id: two\n    config: {task_tools: false}\n  - name: hooks-codex\n",
+        )
+        .unwrap();
+        assert_eq!(m.plugins[0].config["task_tools"], true);
+        assert_eq!(m.plugins[2].config["task_tools"], false);
+        assert_eq!(m.plugins[3].config.get("task_tools"), None);
     }
 
     #[test]

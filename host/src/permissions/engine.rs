@@ -164,7 +164,13 @@ fn tool_fallback(mode: PermissionMode, call: &Call<'_>) -> Verdict {
         message,
         rule: None,
     };
-    if READ_TOOLS.contains(&call.tool) || matches!(call.tool, "Agent" | "Task" | "TodoWrite") {
+    // The task tools ask nobody (S220-*, run in `claude -p`'s default mode
+    // with none of them in `--allowedTools`).
+    let no_ask = matches!(
+        call.tool,
+        "Agent" | "Task" | "TodoWrite" | "TaskCreate" | "TaskGet" | "TaskList" | "TaskUpdate"
+    );
+    if READ_TOOLS.contains(&call.tool) || no_ask {
         return Verdict::Allow;
     }
     if EDIT_TOOLS.contains(&call.tool) {
@@ -503,6 +509,23 @@ mod tests {
                 "touch in '/p/made_by_bash.txt' was blocked. For security, Claude Code may only create or modify files in the allowed working directories for this session: '/p'."
             )
         );
+    }
+
+    #[test]
+    fn the_task_tools_ask_nobody_but_deny_rules_bind_them_s220() {
+        let s = state(PermissionMode::Default, &["Read"], &[], &[]);
+        for tool in ["TaskCreate", "TaskGet", "TaskList", "TaskUpdate"] {
+            assert_eq!(
+                run(&s, tool, json!({"taskId": "1"}), HookStance::Silent),
+                Verdict::Allow,
+                "{tool}"
+            );
+        }
+        let s = state(PermissionMode::Default, &["Read"], &[], &["TaskCreate"]);
+        assert!(matches!(
+            run(&s, "TaskCreate", json!({}), HookStance::Silent),
+            Verdict::Deny { .. }
+        ));
     }
 
     #[test]

@@ -33,6 +33,7 @@ const BUILTINS: &[(&str, Make)] = &[
         plugin_module::<crate::model::ScriptedModel>,
     ),
     ("tools-fs", plugin_module::<dsh_tools_fs::ToolsFs>),
+    ("tools-tasks", plugin_module::<crate::tasks::TaskTools>),
     ("tools-todo", plugin_module::<crate::todo::TodoTools>),
     (
         "tools-worktree",

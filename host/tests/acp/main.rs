@@ -23,4 +23,5 @@ mod modes;
 mod notices;
 mod prompts;
 mod robustness;
+mod task_plan;
 mod terminal;

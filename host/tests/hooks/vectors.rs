@@ -483,6 +483,22 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
         loads.push(Load::builtin("tools-fs", "tools-fs", fs));
     }
     loads.extend(crate::worktree_vectors::tools(v));
+    // Runs whose model calls Claude Code's task tools (S185-task*,
+    // S220-*) get dsh's (`tools-tasks`, opt-in like the file tools).
+    let task_tools = v.json["model_script"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|r| {
+            r["tool_use"]["name"]
+                .as_str()
+                .is_some_and(|n| dsh_host::tasks::TOOL_NAMES.contains(&n))
+        });
+    if task_tools {
+        loads.push(Load::builtin("tools-tasks", "tools-tasks", json!({})));
+        // As the manifest tells the bridge when it lists `tools-tasks`.
+        loads[0].config["task_tools"] = json!(true);
+    }
     let bash = match dialect {
         Dialect::Claude => json!({}),
         // Codex ran with an empty HOME: its login shell read no profile;

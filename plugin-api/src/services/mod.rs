@@ -20,7 +20,10 @@
 //!   Claude bridge, for WorktreeCreate / WorktreeRemove hooks);
 //! - [`elicitation`]: an MCP server's request for input answered by the
 //!   session's editor (the ACP server provides it; the `mcp/elicitation`
-//!   seam's default calls it).
+//!   seam's default calls it);
+//! - [`task_events`]: a task list's tool asks whether a task may be
+//!   created or completed (the Claude bridge provides it; `tools-tasks`
+//!   calls it).
 //!
 //! Services travel as JSON strings over the ABI (a `call_service` takes
 //! and returns text), so these types are plain serde types, not ABI-stable
@@ -52,4 +55,5 @@ pub mod elicitation;
 pub mod input_check;
 pub mod model;
 pub mod process_runner;
+pub mod task_events;
 pub mod worktree_hooks;

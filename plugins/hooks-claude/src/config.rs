@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Every Claude Code event the bridge runs hooks for.
-pub const SUPPORTED_EVENTS: [&str; 25] = [
+pub const SUPPORTED_EVENTS: [&str; 27] = [
     "Setup",
     "PostToolBatch",
     "MessageDisplay",
@@ -50,6 +50,8 @@ pub const SUPPORTED_EVENTS: [&str; 25] = [
     "WorktreeRemove",
     "Elicitation",
     "ElicitationResult",
+    "TaskCreated",
+    "TaskCompleted",
 ];
 
 /// Every hook event Claude Code 2.1 knows (vector `S1-all-events`); a name
@@ -187,6 +189,11 @@ pub struct Config {
     /// `--maintenance` do ([`crate::events::setup`]); `dsh prompt --init`
     /// sets it. Unset: no Setup.
     pub setup: Option<crate::events::setup::SetupTrigger>,
+    /// Whether the host offers Claude Code's task tools (`tools-tasks` in
+    /// the manifest sets it): TaskCreated and TaskCompleted hooks fire only
+    /// from those tools; without them the bridge warns that such hooks
+    /// never run ([`crate::events::tasks`]).
+    pub task_tools: bool,
 }
 
 impl Config {
@@ -294,6 +301,7 @@ impl Default for Config {
             hooks: None,
             async_rewake: crate::rewake::AsyncRewake::Wait,
             setup: None,
+            task_tools: false,
         }
     }
 }

@@ -20,6 +20,7 @@
 //! | PermissionRequest | `tools/permission-request` (API 1.4) |
 //! | PreCompact / PostCompact | `agent/compact` / `agent/compacted` (API 1.5); each run's line for `/compact`'s output as a `command/display` record (API 1.7) |
 //! | UserPromptExpansion (project slash commands, [`slash`]) | `agent/prompt-submit`, before UserPromptSubmit ([`events::user_prompt_expansion`]) |
+//! | TaskCreated / TaskCompleted | the `task-events` service the bridge provides, which `tools-tasks` asks ([`events::tasks`]) |
 //! | SessionStart `compact` | `agent/session-start` with source `compact` |
 //! | WorktreeCreate / WorktreeRemove | inside `EnterWorktree` / `ExitWorktree remove` (the `tools-worktree` built-in), through the `worktree-hooks` service ([`events::worktree`]) |
 //! | Elicitation / ElicitationResult | `mcp/elicitation` (API 1.10): Elicitation first; without its answer, the rest of the chain, then ElicitationResult ([`events::elicitation`]) |
@@ -178,6 +179,11 @@ impl ClaudeBridge {
         for problem in problems {
             host.report_problem(problem);
         }
+        if !config.task_tools {
+            for problem in events::tasks::unfired(&first.hooks) {
+                host.report_problem(problem);
+            }
+        }
         ClaudeBridge {
             host,
             initial: first.hooks.clone(),
@@ -213,6 +219,12 @@ impl ClaudeBridge {
             setup: config.setup,
             setup_fired: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// Keeps a weak handle on the bridge for the services that run its
+    /// hooks (`worktree-hooks`, `task-events`), once a seam hands it over.
+    fn remember(self: &Arc<Self>) {
+        self.me.get_or_init(|| Arc::downgrade(self));
     }
 
     /// Resolves `session`'s hooks from the files as they are now (a turn
@@ -418,11 +430,33 @@ impl Plugin for ClaudeBridge {
         if let Err(e) = served {
             host.warn(format!("hooks-claude: no worktree-hooks service: {e}"));
         }
+        // TaskCreated / TaskCompleted: the task tools ask this service. The
+        // bridge answers once a seam call has handed it over (every tool
+        // call's pre-execute does, before the tool runs); a second bridge
+        // in one manifest finds the name taken and runs no such hooks.
+        let this = bridge.me.clone();
+        let provided = host.provide_service(
+            dsh_plugin_api::services::task_events::SERVICE,
+            move |method, args| {
+                let this = this.get().and_then(std::sync::Weak::upgrade);
+                async move {
+                    match this {
+                        Some(bridge) => bridge.on_task_event(&method, args).await,
+                        None => Ok(serde_json::json!({})),
+                    }
+                }
+            },
+        );
+        if let Err(e) = provided {
+            host.warn(format!(
+                "hooks-claude: TaskCreated and TaskCompleted hooks of this instance will not run: {e}"
+            ));
+        }
         Ok(bridge)
     }
 
     async fn session_start(self: Arc<Self>, input: RArc<SessionStartInput>) -> Result<(), String> {
-        let _ = self.me.set(Arc::downgrade(&self));
+        self.remember();
         self.on_setup(&input).await;
         self.on_session_start(&input).await;
         self.on_instructions_loaded(&input).await;
@@ -446,6 +480,7 @@ impl Plugin for ClaudeBridge {
         input: RArc<PromptSubmitInput>,
         next: Next<PromptDecision>,
     ) -> Result<PromptDecision, String> {
+        self.remember();
         self.on_prompt_submit(&input, || next.run()).await
     }
 
@@ -454,7 +489,7 @@ impl Plugin for ClaudeBridge {
         call: RArc<ToolCall>,
         next: Next<PreToolDecision>,
     ) -> Result<PreToolDecision, String> {
-        let _ = self.me.set(Arc::downgrade(&self));
+        self.remember();
         self.on_pre_tool_use(&call, || next.run()).await
     }
 

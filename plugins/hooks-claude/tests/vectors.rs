@@ -25,7 +25,7 @@ use dsh_hook_protocol::vectors::{
 use dsh_hooks_claude::events::{
     self, compact, config_change, cwd_changed, elicitation, file_changed, instructions_loaded,
     permission_request, post_tool_use, pre_tool_use, session_end, session_start, stop,
-    stop_failure, subagent, user_prompt_expansion, user_prompt_submit, worktree,
+    stop_failure, subagent, tasks, user_prompt_expansion, user_prompt_submit, worktree,
 };
 use dsh_hooks_claude::{ClaudeBridge, Config, ConfigPaths};
 use dsh_plugin_api::abi_stable::std_types::{RArc, ROption, RString, RVec};
@@ -101,6 +101,19 @@ fn session(j: &Value) -> SessionRef {
         session.agent_type = ROption::RSome(s(j, "agent_type").into());
     }
     session
+}
+
+/// The task a TaskCreated / TaskCompleted payload names, as the task
+/// tool asks about it.
+fn task_event(j: &Value) -> dsh_plugin_api::services::task_events::TaskEvent {
+    use dsh_plugin_api::services::task_events::{EventSession, TaskEvent};
+    TaskEvent {
+        session: EventSession::of(&main_session(j)),
+        call_id: String::new(),
+        task_id: s(j, "task_id"),
+        subject: s(j, "task_subject"),
+        description: s(j, "task_description"),
+    }
 }
 
 /// Whether `j` is a subagent's own hook's payload.
@@ -373,6 +386,9 @@ fn session_payload(j: &Value) -> Option<Value> {
         "Elicitation" => elicitation::payload(&elicitation_input(j)),
         "ElicitationResult" => {
             elicitation::result_payload(&elicitation_input(j), &elicitation_answer(j))
+        }
+        e @ ("TaskCreated" | "TaskCompleted") => {
+            tasks::payload(&main_session(j), e, &task_event(j))
         }
         "StopFailure" => stop_failure::payload(
             &TurnEndInput {
@@ -1273,6 +1289,50 @@ async fn replay(v: &Vector) {
                     .unwrap();
             }
             "ElicitationResult" => {}
+            // The task tool asks (S185-task*, S220-*, S221-*): the bridge's
+            // refusal is the text the model read of that call, trimmed for
+            // a TaskCreate (an error result).
+            e @ ("TaskCreated" | "TaskCompleted") => {
+                let refused = bridge.fire_task_event(e, &task_event(&j)).await;
+                let results: Vec<String> = v.json["outcome"]["tool_calls"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter_map(|c| c["result_seen_by_model"].as_str())
+                    .map(|t| sb.subst(t))
+                    .collect();
+                // One hook replayed at a time: a refusal is (part of) the
+                // text the model read; no refusal, the call's own answer.
+                let task = task_event(&j);
+                let answer = match e {
+                    "TaskCreated" => format!(
+                        "Task #{} created successfully: {}",
+                        task.task_id, task.subject
+                    ),
+                    _ => format!("Updated task #{} ", task.task_id),
+                };
+                match refused {
+                    // Each line (the hooks may finish in another order
+                    // here than in the recording, S221-two-hooks).
+                    Some(text) => assert!(
+                        text.trim()
+                            .lines()
+                            .all(|l| results.iter().any(|r| r.contains(l))),
+                        "{}: {e} refused with {text:?}, the model read {results:?}",
+                        v.name
+                    ),
+                    // A subagent's call (S223) is not among the main
+                    // session's: then no refusal was read at all.
+                    None => assert!(
+                        results.iter().any(|r| r.starts_with(&answer))
+                            || !results
+                                .iter()
+                                .any(|r| r.contains(&format!("{e} hook feedback"))),
+                        "{}: {e} did not refuse, the model read {results:?}",
+                        v.name
+                    ),
+                }
+            }
             other => panic!("{}: unexpected event {other}", v.name),
         }
         let got = sb

@@ -38,6 +38,8 @@
 //! - [`native_seams`]: `.so` listeners that answer at once (plugin API
 //!   1.5) run on the caller's thread; async ones on plugin threads.
 //! - [`store_pg`]: sessions in a real PostgreSQL shared by two daemons.
+//! - [`task_tools`]: Claude Code's task tools and TaskCreated/TaskCompleted
+//!   hooks over the binary: lists outlive the process, per session.
 //! - [`telemetry`]: one turn's spans at an OTLP receiver, the metrics
 //!   endpoint scraped.
 //! - [`worktree`]: Claude Code's `EnterWorktree`/`ExitWorktree`
@@ -69,5 +71,6 @@ mod reload_atomic;
 mod sandbox;
 mod slash_commands;
 mod store_pg;
+mod task_tools;
 mod telemetry;
 mod worktree;

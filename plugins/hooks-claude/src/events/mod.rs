@@ -34,6 +34,7 @@ pub mod setup;
 pub mod stop;
 pub mod stop_failure;
 pub mod subagent;
+pub mod tasks;
 pub mod tool_input;
 pub mod user_prompt_expansion;
 pub mod user_prompt_submit;

@@ -47,6 +47,9 @@
 //!   malformed or symlinks out of the project are refused by name, never
 //!   hang a turn, and leave the good files running; a damaged trust record
 //!   trusts nothing and is named.
+//! - [`task_tools`]: task ids that are paths, a damaged task file,
+//!   arguments of the wrong shape, a task folder that is a file: refused or
+//!   skipped by name, nothing lost.
 //! - [`trust`]: Codex's own hook-review record (`$CODEX_HOME/config.toml`)
 //!   broken, misshapen, a FIFO or a symlink: named, never hangs, reviews
 //!   nothing it does not say, and is written only whole and in place.
@@ -104,5 +107,6 @@ mod slash_commands;
 mod store;
 mod subagent;
 mod subagent_failure;
+mod task_tools;
 mod trust;
 mod worktree;
