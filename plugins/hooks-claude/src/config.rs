@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Every Claude Code event the bridge runs hooks for.
-pub const SUPPORTED_EVENTS: [&str; 27] = [
+pub const SUPPORTED_EVENTS: [&str; 28] = [
     "Setup",
     "PostToolBatch",
     "MessageDisplay",
@@ -52,6 +52,9 @@ pub const SUPPORTED_EVENTS: [&str; 27] = [
     "ElicitationResult",
     "TaskCreated",
     "TaskCompleted",
+    // Only its `elicitation_response` type (events/elicitation.rs): the
+    // others never fired in `claude -p` (S1, S90, S92, S184).
+    "Notification",
 ];
 
 /// Every hook event Claude Code 2.1 knows (vector `S1-all-events`); a name
@@ -742,7 +745,7 @@ mod tests {
         let p = write(
             dir.path(),
             "s.json",
-            &json!({"hooks": {"PreTooluse": hook("a"), "Notification": hook("n"), "Stop": hook("s")}}),
+            &json!({"hooks": {"PreTooluse": hook("a"), "TeammateIdle": hook("n"), "Stop": hook("s")}}),
         );
         let loaded = load(&Config {
             config_path: ConfigPaths::One(p.clone()),
@@ -768,7 +771,7 @@ mod tests {
                     ProblemSeverity::Warning,
                     format!(
                         "{p}: key `hooks`: dsh does not fire these Claude Code events, their hooks \
-                         never run: Notification"
+                         never run: TeammateIdle"
                     )
                 ),
             ]
@@ -809,7 +812,7 @@ mod tests {
             dir.path(),
             "s.json",
             &json!({"hooks": {
-                "Notification": hook("n"),
+                "TeammateIdle": hook("n"),
                 "PreToolUse": [{"hooks": [{"type": "prompt", "prompt": "?"}]}]
             }}),
         );
@@ -820,7 +823,7 @@ mod tests {
         assert!(loaded.hooks.is_empty());
         let lines: Vec<String> = loaded.problems.iter().map(|p| p.to_string()).collect();
         assert!(
-            lines.iter().any(|w| w.contains("Notification")),
+            lines.iter().any(|w| w.contains("TeammateIdle")),
             "{lines:?}"
         );
         assert!(

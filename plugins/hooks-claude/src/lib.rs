@@ -549,6 +549,18 @@ impl Plugin for ClaudeBridge {
         input: RArc<ElicitationInput>,
         next: Next<ElicitationDecision>,
     ) -> Result<ElicitationDecision, String> {
-        self.on_elicitation(&input, || next.run()).await
+        let elicited = self.on_elicitation(&input, || next.run()).await?;
+        if elicited.notify {
+            // Not waited for, as Claude Code (S250-notification); without a
+            // runtime to start them on, run before the answer goes.
+            let answer = elicited.answer.clone();
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => {
+                    runtime.spawn(async move { self.notify_answer(&input, &answer).await });
+                }
+                Err(_) => self.notify_answer(&input, &answer).await,
+            }
+        }
+        Ok(elicited.answer)
     }
 }

@@ -387,6 +387,19 @@ fn session_payload(j: &Value) -> Option<Value> {
         "ElicitationResult" => {
             elicitation::result_payload(&elicitation_input(j), &elicitation_answer(j))
         }
+        // Only the elicitation's (S250-notification): its message names
+        // the server and the answer.
+        "Notification" => {
+            let message = s(j, "message");
+            let (server, action) = message
+                .strip_prefix("Elicitation response for server \"")
+                .and_then(|m| m.split_once("\": "))
+                .unwrap();
+            let mut input = elicitation_input(j);
+            input.server = server.into();
+            let answer = elicitation_answer(&serde_json::json!({"action": action}));
+            elicitation::notification_payload(&input, &answer)
+        }
         e @ ("TaskCreated" | "TaskCompleted") => {
             tasks::payload(&main_session(j), e, &task_event(j))
         }
@@ -1281,14 +1294,18 @@ async fn replay(v: &Vector) {
             // (with headless Claude's `cancel`), so that call's hook has
             // already run when its turn comes (S250-S253).
             "Elicitation" => {
-                bridge
-                    .on_elicitation(&elicitation_input(&j), || async {
-                        Ok(ElicitationDecision::Cancel)
-                    })
+                let input = elicitation_input(&j);
+                let elicited = bridge
+                    .on_elicitation(&input, || async { Ok(ElicitationDecision::Cancel) })
                     .await
                     .unwrap();
+                if elicited.notify {
+                    bridge.notify_answer(&input, &elicited.answer).await;
+                }
             }
-            "ElicitationResult" => {}
+            // Started by the elicitation's answer (the bridge's seam), not
+            // waited for; its payload is checked above.
+            "ElicitationResult" | "Notification" => {}
             // The task tool asks (S185-task*, S220-*, S221-*): the bridge's
             // refusal is the text the model read of that call, trimmed for
             // a TaskCreate (an error result).

@@ -23,9 +23,14 @@
 //!   same way (`content` defaults to the answer's own); exit 2 or a
 //!   `decline` makes it `decline`.
 //!
+//! - Whenever the ElicitationResult step ran (hooks or not), a
+//!   **Notification** follows, not waited for (`S250-notification`):
+//!   `notification_type: "elicitation_response"` (its matcher's subject),
+//!   `message: Elicitation response for server "<server>": <action>`, the
+//!   answer the server gets.
+//!
 //! Nothing of these hooks reaches the model but what the server makes of
-//! the answer. Claude Code's Notification (`elicitation_response`) after
-//! an ElicitationResult is not fired (dsh runs no Notification hooks).
+//! the answer.
 
 use dsh_hook_protocol::point::{HookRun, Outcome};
 use dsh_plugin_api::{ElicitationDecision, ElicitationInput, ROption, RString, SessionRef};
@@ -38,6 +43,10 @@ use crate::ClaudeBridge;
 pub const EVENT: &str = "Elicitation";
 /// The second event's name.
 pub const RESULT_EVENT: &str = "ElicitationResult";
+/// The event that announces the answer.
+pub const NOTIFICATION: &str = "Notification";
+/// The Notification's type (and its matcher's subject).
+pub const NOTIFICATION_TYPE: &str = "elicitation_response";
 
 /// The Elicitation stdin payload.
 pub fn payload(input: &ElicitationInput) -> Value {
@@ -75,6 +84,24 @@ pub fn result_payload(input: &ElicitationInput, decision: &ElicitationDecision) 
     if let Some(content) = content {
         m.insert("content".into(), content);
     }
+    Value::Object(m)
+}
+
+/// The Notification stdin payload for the answer `decision`.
+pub fn notification_payload(input: &ElicitationInput, decision: &ElicitationDecision) -> Value {
+    let mut m = head(&input.session);
+    prompt_id(&mut m, &input.session);
+    m.insert("hook_event_name".into(), NOTIFICATION.into());
+    m.insert(
+        "message".into(),
+        format!(
+            "Elicitation response for server \"{}\": {}",
+            input.server.as_str(),
+            parts(decision).0
+        )
+        .into(),
+    );
+    m.insert("notification_type".into(), NOTIFICATION_TYPE.into());
     Value::Object(m)
 }
 
@@ -182,6 +209,16 @@ fn decision(
     }
 }
 
+/// What the hooks made of an elicitation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Elicited {
+    /// The answer the server gets.
+    pub answer: ElicitationDecision,
+    /// Whether the ElicitationResult step ran, so the Notification hooks
+    /// are due ([`ClaudeBridge::notify_answer`], not waited for).
+    pub notify: bool,
+}
+
 impl ClaudeBridge {
     /// Runs the Elicitation hooks; without an answer from them, asks `next`
     /// and runs the ElicitationResult hooks on its answer.
@@ -189,7 +226,7 @@ impl ClaudeBridge {
         &self,
         input: &ElicitationInput,
         next: F,
-    ) -> Result<ElicitationDecision, String>
+    ) -> Result<Elicited, String>
     where
         F: FnOnce() -> Fut,
         Fut: std::future::Future<Output = Result<ElicitationDecision, String>>,
@@ -200,16 +237,35 @@ impl ClaudeBridge {
             let mut runs = self.fire(EVENT, session, &subject, &payload(input)).await;
             let said = said(&mut runs, EVENT);
             self.record(session, EVENT, &runs);
-            if said.declined {
-                return Ok(ElicitationDecision::Decline);
-            }
-            if let Some((action, content)) = said.answer {
-                return Ok(decision(&action, content, None));
+            let answer = match said.answer {
+                _ if said.declined => Some(ElicitationDecision::Decline),
+                Some((action, content)) => Some(decision(&action, content, None)),
+                None => None,
+            };
+            if let Some(answer) = answer {
+                return Ok(Elicited {
+                    answer,
+                    notify: false,
+                });
             }
         }
         let answer = next().await?;
+        Ok(Elicited {
+            answer: self.result_step(input, answer).await,
+            notify: true,
+        })
+    }
+
+    /// Runs the ElicitationResult hooks on `answer`; what they make of it.
+    async fn result_step(
+        &self,
+        input: &ElicitationInput,
+        answer: ElicitationDecision,
+    ) -> ElicitationDecision {
+        let session = &input.session;
+        let subject = [input.server.as_str()];
         if !self.has_hooks(session, RESULT_EVENT) {
-            return Ok(answer);
+            return answer;
         }
         let mut runs = self
             .fire(
@@ -222,12 +278,29 @@ impl ClaudeBridge {
         let said = said(&mut runs, RESULT_EVENT);
         self.record(session, RESULT_EVENT, &runs);
         if said.declined {
-            return Ok(ElicitationDecision::Decline);
+            return ElicitationDecision::Decline;
         }
-        Ok(match said.answer {
+        match said.answer {
             Some((action, content)) => decision(&action, content, parts(&answer).1),
             None => answer,
-        })
+        }
+    }
+
+    /// Runs the Notification hooks for the answer the server gets; Claude
+    /// Code does not wait for them (the seam starts this on its own task):
+    /// their answers change nothing.
+    pub async fn notify_answer(&self, input: &ElicitationInput, answer: &ElicitationDecision) {
+        if !self.has_hooks(&input.session, NOTIFICATION) {
+            return;
+        }
+        let payload = notification_payload(input, answer);
+        let mut runs = self
+            .fire(NOTIFICATION, &input.session, &[NOTIFICATION_TYPE], &payload)
+            .await;
+        for run in &mut runs {
+            read(run, NOTIFICATION);
+        }
+        self.record(&input.session, NOTIFICATION, &runs);
     }
 }
 
