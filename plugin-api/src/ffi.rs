@@ -283,6 +283,23 @@ pub trait HostContext: Clone + Send + Sync {
         let _ = session_id;
         RVec::new()
     }
+    /// Moves a session's shell the way Claude Code keeps its `Bash` shell
+    /// (since 1.10): to `cwd` (absolute) when it is inside the session's
+    /// root (the directory [`Self::set_session_cwd`] last moved the
+    /// session to, else where it started), answering `None`; else the move
+    /// to `cwd` is still announced on `agent/cwd-changed` but undone, and
+    /// the answer is the root the session is back in. The default refuses:
+    /// every host that speaks 1.10 implements it.
+    fn set_session_shell_cwd(
+        &self,
+        session_id: RString,
+        cwd: RString,
+    ) -> RResult<ROption<RString>, RString> {
+        let _ = (session_id, cwd);
+        RResult::RErr(RString::from(
+            "this host does not keep a shell in its session's root (plugin API 1.10)",
+        ))
+    }
 }
 
 /// Shared host-context handle.

@@ -148,6 +148,11 @@ impl SessionControl for Control {
         self.session(session_id)?.set_cwd(Path::new(cwd))
     }
 
+    fn set_shell_cwd(&self, session_id: &str, cwd: &str) -> Result<Option<String>, String> {
+        let root = self.session(session_id)?.set_shell_cwd(Path::new(cwd))?;
+        Ok(root.map(|r| r.to_string_lossy().into_owned()))
+    }
+
     fn set_shell_prelude(
         &self,
         plugin: &str,

@@ -106,6 +106,13 @@ pub(crate) struct SessionState {
     /// Where the session was before a move not yet announced on
     /// `agent/cwd-changed`.
     pub(crate) moved_from: Option<PathBuf>,
+    /// Where a shell move not yet announced went, when it was undone (a
+    /// `cd` out of the root: [`Session::set_shell_cwd`]).
+    pub(crate) moved_to: Option<PathBuf>,
+    /// The directory the session's shell is kept in (Claude Code's original
+    /// working directory), when a tool moved the session there
+    /// ([`Session::set_cwd`]); else where the session started.
+    pub(crate) root: Option<PathBuf>,
     /// The permission mode and rules (`permissions/`).
     pub(crate) perms: PermissionState,
     /// What the model provider said of its last answer: the model's name
@@ -229,6 +236,8 @@ impl Session {
                 cancel_next: false,
                 cwd: PathBuf::from(&header.cwd),
                 moved_from: None,
+                moved_to: None,
+                root: None,
                 perms,
                 last_model: None,
                 last_usage: None,
@@ -361,7 +370,39 @@ impl Session {
             let old = std::mem::replace(&mut state.cwd, cwd.to_path_buf());
             state.moved_from.get_or_insert(old);
         }
+        // A tool that moves the session (a worktree) moves its root too, as
+        // `EnterWorktree` moves Claude Code's original directory (S235).
+        state.root = Some(cwd.to_path_buf());
         Ok(())
+    }
+
+    /// Moves the session's shell to `cwd` as Claude Code keeps its `Bash`
+    /// shell: inside the root ([`SessionState::root`]) the move is made
+    /// (`None`); outside it, it is announced (`agent/cwd-changed` names
+    /// `cwd`) and undone, and the answer is the root the session is back
+    /// in (recorded `S238-*`: `Shell cwd was reset to <root>`).
+    pub fn set_shell_cwd(&self, cwd: &std::path::Path) -> Result<Option<PathBuf>, String> {
+        if !cwd.is_absolute() {
+            return Err(format!("cwd `{}` is not an absolute path", cwd.display()));
+        }
+        if !cwd.is_dir() {
+            return Err(format!("cwd `{}` is not a directory", cwd.display()));
+        }
+        let mut state = self.state();
+        let root = state.root.clone().unwrap_or_else(|| self.cwd.clone());
+        // Compared physically: a shell reports `pwd -P`.
+        let physical = std::fs::canonicalize(&root).unwrap_or_else(|_| root.clone());
+        if cwd.starts_with(&physical) || cwd.starts_with(&root) {
+            if state.cwd != cwd {
+                let old = std::mem::replace(&mut state.cwd, cwd.to_path_buf());
+                state.moved_from.get_or_insert(old);
+            }
+            return Ok(None);
+        }
+        let old = std::mem::replace(&mut state.cwd, root.clone());
+        state.moved_from.get_or_insert(old);
+        state.moved_to = Some(cwd.to_path_buf());
+        Ok(Some(root))
     }
 
     /// If the current directory is gone (deleted after a `cd`), moves the
@@ -377,12 +418,14 @@ impl Session {
         state.moved_from.get_or_insert(old);
     }
 
-    /// The move not yet announced, as `(old, new)`; `None` when the session
-    /// is back where it was.
+    /// The move not yet announced, as `(old, new)` (`new` where an undone
+    /// shell move went); `None` when the session is back where it was.
     pub(crate) fn take_cwd_move(&self) -> Option<(PathBuf, PathBuf)> {
         let mut state = self.state();
+        let to = state.moved_to.take();
         let old = state.moved_from.take()?;
-        (old != state.cwd).then(|| (old, state.cwd.clone()))
+        let new = to.unwrap_or_else(|| state.cwd.clone());
+        (old != new).then_some((old, new))
     }
 
     /// The plugins the open turn started with, or the current ones.

@@ -88,6 +88,13 @@ pub trait SessionControl: Send + Sync {
         let _ = session_id;
         Vec::new()
     }
+    /// Moves a session's shell, kept inside its root
+    /// (`HostContext::set_session_shell_cwd`): `Some(root)` when the move
+    /// was undone.
+    fn set_shell_cwd(&self, session_id: &str, cwd: &str) -> Result<Option<String>, String> {
+        let _ = (session_id, cwd);
+        Err("this agent cannot move a session".into())
+    }
 }
 
 /// The host's shared state: the published plugin registry and what
@@ -545,6 +552,21 @@ impl HostContext for PluginContext {
             .into_iter()
             .map(|(k, v)| Tuple2(k.into(), v.into()))
             .collect()
+    }
+
+    fn set_session_shell_cwd(
+        &self,
+        session_id: RString,
+        cwd: RString,
+    ) -> RResult<ROption<RString>, RString> {
+        match self
+            .core
+            .session_control()
+            .and_then(|s| s.set_shell_cwd(&session_id, &cwd))
+        {
+            Ok(root) => RResult::ROk(root.map(RString::from).into()),
+            Err(e) => RResult::RErr(e.into()),
+        }
     }
 
     fn report_problem(&self, problem: ConfigProblem) {

@@ -201,6 +201,24 @@ impl Host {
             .collect()
     }
 
+    /// Moves `session_id`'s shell to `cwd` unless that leaves the session's
+    /// root (since 1.10; see
+    /// [`crate::ffi::HostContext::set_session_shell_cwd`]): `Some(root)`
+    /// when the move was undone and the session is back in its root.
+    pub fn set_session_shell_cwd(
+        &self,
+        session_id: &str,
+        cwd: &str,
+    ) -> Result<Option<String>, String> {
+        match self
+            .ctx
+            .set_session_shell_cwd(RString::from(session_id), RString::from(cwd))
+        {
+            RResult::ROk(root) => Ok(root.into_option().map(RString::into_string)),
+            RResult::RErr(e) => Err(e.into_string()),
+        }
+    }
+
     /// Sets the role the model reads this plugin's context in: `user` (the
     /// default), `developer` or `system` (since 1.8; see
     /// [`crate::ffi::HostContext::set_context_role`]).

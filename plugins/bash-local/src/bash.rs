@@ -42,7 +42,7 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 
 use dsh_plugin_api::ffi::AbortSignalBox;
-use dsh_plugin_api::{Host, ToolCall, ToolResult, ToolSpec};
+use dsh_plugin_api::{Host, RString, ToolCall, ToolResult, ToolSpec};
 use serde_json::{Value, json};
 use tracing::Instrument as _;
 
@@ -379,17 +379,58 @@ pub async fn run_call(
     )
     .instrument(span)
     .await;
-    if let Some(dir) = &run.moved_to {
-        let session = call.session.session_id.as_str();
-        if let Err(e) = host.set_session_cwd(session, &dir.to_string_lossy()) {
+    let Some(dir) = &run.moved_to else {
+        return run.result;
+    };
+    let session = call.session.session_id.as_str();
+    let dir = dir.to_string_lossy();
+    let moved = match host.set_session_shell_cwd(session, &dir) {
+        // A host older than 1.10 keeps no root: the move is made.
+        Err(e) if e.contains("plugin API 1.10") => {
+            host.set_session_cwd(session, &dir).map(|()| None)
+        }
+        moved => moved,
+    };
+    match moved {
+        Ok(None) => run.result,
+        Ok(Some(root)) => with_reset_note(run.result, &root),
+        Err(e) => {
             tracing::warn!(
                 session,
                 "Bash: the session stays in {}: {e}",
                 call.session.cwd
             );
+            run.result
         }
     }
-    run.result
+}
+
+/// A result whose `cd` left the session's root, which the host undid:
+/// Claude Code's note after stderr (`<stderr trimmed>\nShell cwd was reset
+/// to <root>`), which the model reads after the output (recorded `S238-*`).
+fn with_reset_note(result: ToolResult, root: &str) -> ToolResult {
+    let note = format!("Shell cwd was reset to {root}");
+    let text = match result.text_content() {
+        text if text.is_empty() || text == NO_OUTPUT => note.clone(),
+        text => format!("{text}\n{note}"),
+    };
+    let structured = result
+        .structured
+        .as_ref()
+        .into_option()
+        .and_then(|s| serde_json::from_str::<Value>(s.as_str()).ok())
+        .map(|mut response| {
+            let stderr = response["stderr"].as_str().unwrap_or_default().trim();
+            response["stderr"] = format!("{stderr}\n{note}").into();
+            response.to_string()
+        });
+    let mut noted = if result.is_error {
+        ToolResult::error(text)
+    } else {
+        ToolResult::text(text)
+    };
+    noted.structured = structured.map(RString::from).into();
+    noted
 }
 
 /// Resolves once `signal` has fired (at once if it already has).

@@ -2,13 +2,14 @@
 //! `cd` persist across calls.
 //!
 //! The command runs wrapped as Claude Code wraps it,
-//! `eval '<command>'` followed by `pwd -P` into a private temp file (never
-//! stdout, which is the tool's output), and the command's own exit status
-//! is kept. After the run the file holds the shell's final physical
-//! directory; the tool hands it to the host (`set_session_cwd`) when it
-//! differs from where the call started. A command that ends the shell
-//! itself (`exit 3`) or kills it leaves the file empty: the directory
-//! stays where it was.
+//! `eval '<command>'` followed, when it succeeded, by `pwd -P` into a
+//! private temp file (never stdout, which is the tool's output), and the
+//! command's own exit status is kept. After the run the file holds the
+//! shell's final physical directory; the tool hands it to the host
+//! (`set_session_shell_cwd`, which keeps the shell inside the session's
+//! root as Claude Code does) when it differs from where the call started.
+//! A command that fails, ends the shell itself (`exit 3`) or kills it
+//! leaves the file empty: the directory stays where it was.
 
 use std::fs::OpenOptions;
 use std::io::Read as _;
@@ -126,11 +127,13 @@ fn is_tmpfs(dir: &Path) -> bool {
     stat.is_some_and(|s| s.f_type as i64 == libc::TMPFS_MAGIC as i64)
 }
 
-/// The script `<shell> -c` runs: the command through `eval`, then its
-/// final directory into `file`, ending with the command's own status.
+/// The script `<shell> -c` runs: the command through `eval`, then, when it
+/// succeeded, its final directory into `file` (Claude Code runs `eval
+/// <command> && pwd -P >| <file>`: a failed command moves nothing,
+/// recorded `S238-cd-out-fail`), ending with the command's own status.
 pub fn wrap(command: &str, file: &Path) -> String {
     format!(
-        "eval {}\n__dsh_status=$?\n{{ pwd -P >| {}; }} 2>/dev/null\nexit $__dsh_status",
+        "eval {}\n__dsh_status=$?\n[ $__dsh_status -ne 0 ] || {{ pwd -P >| {}; }} 2>/dev/null\nexit $__dsh_status",
         shell_quote(command),
         shell_quote(&file.to_string_lossy())
     )
