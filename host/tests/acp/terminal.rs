@@ -57,7 +57,7 @@ async fn bash_runs_in_the_editor_s_terminal_as_it_would_locally() {
                 "mkdir -p sub && cd sub && echo \"env=${FROM_ENV_FILE-unset} key=${DSH_EDITOR_API_KEY-unset} \
                  only=${EDITOR_ONLY-unset} dir=$(pwd -P)\"; echo oops >&2; false"
             ),
-            bash("pwd -P"),
+            bash("cd sub && pwd -P"),
             bash("head -c 40000 /dev/zero | tr '\\0' x"),
             text("done"),
         ]),
@@ -79,8 +79,10 @@ async fn bash_runs_in_the_editor_s_terminal_as_it_would_locally() {
     let sub = project.join("sub");
     // The model read the terminal's output, shaped as a local result: the
     // prelude applied, the editor's credential gone, its other variable
-    // kept, the exit code first; then `cd sub` persisted; then the end of a
-    // long output behind the truncation marker.
+    // kept, the exit code first (a failed command's `cd` does not persist,
+    // as in Claude Code, S238-cd-out-fail); then a `cd sub` that succeeded
+    // and persisted; then the end of a long output behind the truncation
+    // marker.
     let results = tool_results(&host);
     assert_eq!(
         results[..2],
@@ -113,7 +115,8 @@ async fn bash_runs_in_the_editor_s_terminal_as_it_would_locally() {
     );
     let created = client.params("terminal/create");
     assert_eq!(created[0]["cwd"], json!(host.project));
-    assert_eq!(created[1]["cwd"], json!(sub));
+    assert_eq!(created[1]["cwd"], json!(host.project));
+    assert_eq!(created[2]["cwd"], json!(sub));
     assert_eq!(created[0]["sessionId"], json!(session));
     assert_eq!(created[0]["command"], "/bin/bash");
     assert_eq!(created[0]["args"][0], "-c");
@@ -176,7 +179,10 @@ async fn bash_runs_in_the_editor_s_terminal_as_it_would_locally() {
         .collect();
     // (The failed first call is PostToolUseFailure's, not PostToolUse's.)
     assert_eq!(post.len(), 2);
-    assert_eq!(post[0]["tool_input"], json!({"command": "pwd -P"}));
+    assert_eq!(
+        post[0]["tool_input"],
+        json!({"command": "cd sub && pwd -P"})
+    );
     assert_eq!(
         post[0]["tool_response"],
         json!({"stdout": sub.display().to_string(), "stderr": "", "interrupted": false,

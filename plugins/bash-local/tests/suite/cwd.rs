@@ -44,11 +44,16 @@ async fn staying_put_reports_nothing() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn the_commands_exit_status_is_kept_and_its_cd_still_counts() {
+async fn the_commands_exit_status_is_kept_and_only_a_success_moves() {
     let (_dir, p) = project();
+    // Claude Code runs `eval <command> && pwd -P >| <file>`: a failed
+    // command moves nothing (recorded S238-cd-out-fail).
     let out = run("cd sub; false", &p).await;
     assert!(out.result.is_error);
     assert_eq!(out.result.text_content(), "Exit code 1");
+    assert_eq!(out.moved_to, None);
+    let out = run("cd sub; true", &p).await;
+    assert!(!out.result.is_error);
     assert_eq!(out.moved_to, Some(p.join("sub")));
 }
 
