@@ -452,17 +452,22 @@ impl Manifest {
             }
         }
         // The Claude bridge runs TaskCreated/TaskCompleted hooks from the
-        // task tools: it is told whether the manifest offers them.
-        let task_tools = plugins
-            .iter()
-            .any(|e| matches!(&e.plugin, PluginRef::Builtin(n) if n == "tools-tasks"));
-        if task_tools {
+        // task tools, WorktreeCreate/WorktreeRemove from the worktree tools:
+        // it is told whether the manifest offers them.
+        for (tools, key) in [
+            ("tools-tasks", "task_tools"),
+            ("tools-worktree", "worktree_tools"),
+        ] {
+            let listed = plugins
+                .iter()
+                .any(|e| matches!(&e.plugin, PluginRef::Builtin(n) if n == tools));
+            if !listed {
+                continue;
+            }
             for entry in &mut plugins {
                 let claude = matches!(&entry.plugin, PluginRef::Builtin(n) if n == "hooks-claude");
                 if let (true, Some(config)) = (claude, entry.config.as_object_mut()) {
-                    config
-                        .entry("task_tools")
-                        .or_insert(serde_json::Value::Bool(true));
+                    config.entry(key).or_insert(serde_json::Value::Bool(true));
                 }
             }
         }
@@ -629,6 +634,15 @@ mod tests {
 
     fn parse(text: &str) -> Result<Manifest, ConfigError> {
         Manifest::from_yaml(Path::new("/etc/dsh/cordis.yml"), text)
+    }
+
+    #[test]
+    fn listing_tools_worktree_tells_the_claude_bridge_it_has_worktree_tools() {
+        let m = parse("plugins:\n  - name: hooks-claude\n  - name: tools-tasks\n").unwrap();
+        assert_eq!(m.plugins[0].config.get("worktree_tools"), None);
+        let m = parse("plugins:\n  - name: tools-worktree\n  - name: hooks-claude\n").unwrap();
+        assert_eq!(m.plugins[1].config["worktree_tools"], true);
+        assert_eq!(m.plugins[1].config.get("task_tools"), None);
     }
 
     #[test]

@@ -482,7 +482,11 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
         }
         loads.push(Load::builtin("tools-fs", "tools-fs", fs));
     }
-    loads.extend(crate::worktree_vectors::tools(v));
+    if let Some(worktree) = crate::worktree_vectors::tools(v) {
+        loads.push(worktree);
+        // As the manifest tells the bridge when it lists `tools-worktree`.
+        loads[0].config["worktree_tools"] = json!(true);
+    }
     // Runs whose model calls Claude Code's task tools (S185-task*,
     // S220-*) get dsh's (`tools-tasks`, opt-in like the file tools).
     let task_tools = v.json["model_script"]

@@ -197,6 +197,11 @@ pub struct Config {
     /// from those tools; without them the bridge warns that such hooks
     /// never run ([`crate::events::tasks`]).
     pub task_tools: bool,
+    /// Whether the host offers Claude Code's worktree tools
+    /// (`tools-worktree` in the manifest sets it): WorktreeCreate and
+    /// WorktreeRemove hooks fire only from those tools; without them the
+    /// bridge warns that such hooks never run ([`crate::events::worktree`]).
+    pub worktree_tools: bool,
 }
 
 impl Config {
@@ -305,6 +310,7 @@ impl Default for Config {
             async_rewake: crate::rewake::AsyncRewake::Wait,
             setup: None,
             task_tools: false,
+            worktree_tools: false,
         }
     }
 }

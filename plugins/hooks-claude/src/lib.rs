@@ -184,6 +184,14 @@ impl ClaudeBridge {
                 host.report_problem(problem);
             }
         }
+        if !config.worktree_tools {
+            let events = [events::worktree::CREATE, events::worktree::REMOVE];
+            for problem in
+                events::unfired_without(&first.hooks, &events, "worktree tools", "tools-worktree")
+            {
+                host.report_problem(problem);
+            }
+        }
         ClaudeBridge {
             host,
             initial: first.hooks.clone(),

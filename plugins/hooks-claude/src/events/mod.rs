@@ -286,6 +286,43 @@ pub(crate) fn quoted_stderr(run: &HookRun) -> String {
     format!("[{}]: {}", run.command, run.answer.stderr)
 }
 
+/// A warning per hook file with hooks for `events`, which only a tool
+/// `plugin` offers (`feature`) makes fire, for a host that does not offer
+/// it: those hooks never run.
+pub fn unfired_without(
+    hooks: &[crate::ClaudeHook],
+    events: &[&str],
+    feature: &str,
+    plugin: &str,
+) -> Vec<dsh_plugin_api::ConfigProblem> {
+    let mut by_file: Vec<(String, Vec<&str>)> = Vec::new();
+    for h in hooks {
+        let Some(event) = events.iter().copied().find(|e| *e == h.hook.event) else {
+            continue;
+        };
+        let source = h.hook.source.clone();
+        match by_file.iter_mut().find(|(s, _)| *s == source) {
+            Some((_, seen)) if !seen.contains(&event) => seen.push(event),
+            Some(_) => {}
+            None => by_file.push((source, vec![event])),
+        }
+    }
+    by_file
+        .into_iter()
+        .map(|(source, events)| {
+            dsh_plugin_api::ConfigProblem::warning(
+                &source,
+                "hooks",
+                format!(
+                    "dsh does not fire these Claude Code events, their hooks never run: {} \
+                     (no {feature}: list the `{plugin}` plugin in the manifest)",
+                    events.join(", ")
+                ),
+            )
+        })
+        .collect()
+}
+
 impl ClaudeBridge {
     /// Whether any hook is configured for `event`.
     pub(crate) fn has_hooks(&self, session: &SessionRef, event: &str) -> bool {

@@ -55,33 +55,7 @@ pub fn payload(main: &SessionRef, event: &str, event_in: &TaskEvent) -> Value {
 /// A warning per hook file with TaskCreated or TaskCompleted hooks, for a
 /// host that offers no task tools (`task_tools` unset): they never run.
 pub fn unfired(hooks: &[crate::ClaudeHook]) -> Vec<ConfigProblem> {
-    let mut by_file: Vec<(String, Vec<&str>)> = Vec::new();
-    for h in hooks {
-        let event = h.hook.event.as_str();
-        if event != CREATED && event != COMPLETED {
-            continue;
-        }
-        let source = h.hook.source.clone();
-        match by_file.iter_mut().find(|(s, _)| *s == source) {
-            Some((_, events)) if !events.contains(&event) => events.push(event),
-            Some(_) => {}
-            None => by_file.push((source, vec![event])),
-        }
-    }
-    by_file
-        .into_iter()
-        .map(|(source, events)| {
-            ConfigProblem::warning(
-                &source,
-                "hooks",
-                format!(
-                    "dsh does not fire these Claude Code events, their hooks never run: {} \
-                     (no task tools: list the `tools-tasks` plugin in the manifest)",
-                    events.join(", ")
-                ),
-            )
-        })
-        .collect()
+    super::unfired_without(hooks, &[CREATED, COMPLETED], "task tools", "tools-tasks")
 }
 
 /// Whether an exit-2 answer is Claude Code's "hook script appears to be
@@ -188,6 +162,41 @@ mod tests {
         assert_eq!(warned.len(), 1, "{warned:?}");
         assert!(
             warned[0].contains("TaskCreated, TaskCompleted") && warned[0].contains("tools-tasks"),
+            "{warned:?}"
+        );
+    }
+
+    #[test]
+    fn worktree_hooks_without_worktree_tools_are_warned_about_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("s.json");
+        let hook = serde_json::json!([{"hooks": [{"type": "command", "command": "true"}]}]);
+        std::fs::write(
+            &file,
+            serde_json::json!({"hooks": {"WorktreeCreate": hook, "TaskCreated": hook}}).to_string(),
+        )
+        .unwrap();
+        let loaded = crate::config::load(&crate::Config {
+            config_path: crate::ConfigPaths::One(file.display().to_string()),
+            ..crate::Config::default()
+        });
+        let events = [
+            crate::events::worktree::CREATE,
+            crate::events::worktree::REMOVE,
+        ];
+        let warned: Vec<String> = crate::events::unfired_without(
+            &loaded.hooks,
+            &events,
+            "worktree tools",
+            "tools-worktree",
+        )
+        .iter()
+        .map(|p| p.to_string())
+        .collect();
+        assert_eq!(warned.len(), 1, "{warned:?}");
+        assert!(
+            warned[0].contains("never run: WorktreeCreate (")
+                && warned[0].contains("`tools-worktree`"),
             "{warned:?}"
         );
     }
