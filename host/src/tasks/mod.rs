@@ -13,6 +13,10 @@
 //! task about to become `completed` (a refusal leaves it as it was and the
 //! call answers the text, unsuccessful but not an error).
 //!
+//! Each tool's arguments are checked against its schema before any
+//! listener hears of the call (the `input-check/<tool>` services), with
+//! Claude Code's refusal texts ([`crate::tool_input`], `S220-invalid`).
+//!
 //! Opt-in like `tools-todo`: a manifest that does not list `tools-tasks`
 //! offers none of these, so the tool lists models see stay as they were.
 
@@ -24,6 +28,7 @@ use std::sync::Arc;
 
 use dsh_plugin_api::abi_stable::std_types::RArc;
 use dsh_plugin_api::ffi::AbortSignalBox;
+use dsh_plugin_api::services::input_check::{self, CheckAnswer, CheckRequest};
 use dsh_plugin_api::services::task_events::{
     EventSession, METHOD_COMPLETED, METHOD_CREATED, SERVICE, TaskEvent, TaskVerdict,
 };
@@ -272,6 +277,29 @@ impl Plugin for TaskTools {
             store: Store::new(PathBuf::from(host.state_dir()).join("tasks")),
         });
         for spec in specs() {
+            // Claude Code's validation, before any hook hears of the call.
+            let mut schema: Value = serde_json::from_str(spec.input_schema.as_str())
+                .map_err(|e| format!("tools-tasks: {}'s schema: {e}", spec.name))?;
+            if spec.name.as_str() == "TaskCreate" {
+                // Advertised as required, but Claude Code takes a call
+                // without it (the subject is the description, S220-invalid).
+                if let Some(required) = schema["required"].as_array_mut() {
+                    required.retain(|k| k != "description");
+                }
+            }
+            let tool = spec.name.to_string();
+            host.provide_service(
+                &input_check::service_name(&tool),
+                move |method: String, args: Value| {
+                    let refusal = match method.as_str() {
+                        input_check::METHOD_CHECK => serde_json::from_value::<CheckRequest>(args)
+                            .map(|req| crate::tool_input::refusal(&tool, &schema, &req.arguments))
+                            .map_err(|e| format!("tools-tasks: bad check request: {e}")),
+                        _ => Err(format!("tools-tasks: no method `{method}`")),
+                    };
+                    async move { refusal.map(|refusal| serde_json::json!(CheckAnswer { refusal })) }
+                },
+            )?;
             let tasks = tasks.clone();
             let name = spec.name.to_string();
             host.register_tool(

@@ -6,7 +6,8 @@
 //! whatever order the model wrote them in (a `Bash` call written `timeout,
 //! description, command` reaches PreToolUse and PostToolUseFailure as
 //! `command, timeout, description`), with a default filled in where the
-//! schema has one (`Edit`'s `replace_all: false`). PostToolBatch lists a
+//! schema has one (`Edit`'s `replace_all: false`; `TaskCreate`'s
+//! `description`, its subject, `S220-invalid`). PostToolBatch lists a
 //! `Bash` call's input as `command, description, timeout` (`S186-*`).
 //! Keys a schema does not name stay after the ones it does, in the model's
 //! order; a tool Claude Code does not have (an MCP tool) keeps its input
@@ -30,6 +31,19 @@ fn schema_order(tool: &str) -> Option<&'static [&'static str]> {
         "Read" => &["file_path", "offset", "limit", "pages"],
         "Edit" => &["file_path", "old_string", "new_string", "replace_all"],
         "Write" => &["file_path", "content"],
+        "TaskCreate" => &["subject", "description", "activeForm", "metadata"],
+        "TaskGet" => &["taskId"],
+        "TaskUpdate" => &[
+            "taskId",
+            "subject",
+            "description",
+            "activeForm",
+            "status",
+            "addBlocks",
+            "addBlockedBy",
+            "owner",
+            "metadata",
+        ],
         "Agent" => &[
             "description",
             "prompt",
@@ -75,6 +89,14 @@ fn ordered(name: &str, args: &str, for_batch: bool) -> Value {
     let mut given = given;
     if tool == "Edit" && !given.contains_key("replace_all") {
         given.insert("replace_all".into(), false.into());
+    }
+    // A `TaskCreate` without a description has its subject as one
+    // (`S220-invalid`).
+    if tool == "TaskCreate"
+        && !given.contains_key("description")
+        && let Some(subject) = given.get("subject").cloned()
+    {
+        given.insert("description".into(), subject);
     }
     let mut out = Map::new();
     for key in order {

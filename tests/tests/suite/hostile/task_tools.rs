@@ -71,7 +71,7 @@ fn a_damaged_task_file_is_skipped_and_kept_and_its_id_stays_taken() {
 }
 
 #[test]
-fn arguments_of_the_wrong_shape_are_refused_by_key_and_change_nothing() {
+fn arguments_of_the_wrong_shape_are_refused_in_claude_codes_words_and_change_nothing() {
     let site = no_hooks();
     let got = results(&site.prompt(
         "s1",
@@ -85,27 +85,42 @@ fn arguments_of_the_wrong_shape_are_refused_by_key_and_change_nothing() {
             {"text": "ok"}
         ]),
     ));
+    // Claude Code's input validation (S220-invalid), before any hook.
+    let lines = |tool: &str, line: &str| {
+        (
+            format!(
+                "<tool_use_error>InputValidationError: {tool} failed due to the following \
+                 issue:\n{line}</tool_use_error>"
+            ),
+            true,
+        )
+    };
     assert_eq!(
-        got,
+        got[..2],
         [
-            ("TaskCreate: `subject` must be a string".to_string(), true),
-            (
-                "TaskCreate: `owner` is not an argument of this tool".to_string(),
-                true
+            lines(
+                "TaskCreate",
+                "The parameter `subject` type is expected as `string` but provided as `number`"
             ),
-            (
-                "TaskUpdate: `status` must be one of pending, in_progress, completed, deleted"
-                    .to_string(),
-                true
+            lines("TaskCreate", "An unexpected parameter `owner` was provided"),
+        ]
+    );
+    assert!(
+        got[2].1
+            && got[2].0.starts_with(
+                "<tool_use_error>InputValidationError: [\n  {\n    \"code\": \"invalid_union\","
             ),
-            (
-                "TaskUpdate: `addBlocks` must be an array of strings".to_string(),
-                true
+        "{:?}",
+        got[2]
+    );
+    assert_eq!(
+        got[3..],
+        [
+            lines(
+                "TaskUpdate",
+                "The parameter `addBlocks` type is expected as `array` but provided as `string`"
             ),
-            (
-                "TaskList: `all` is not an argument of this tool".to_string(),
-                true
-            ),
+            lines("TaskList", "An unexpected parameter `all` was provided"),
             ("No tasks found".to_string(), false),
         ]
     );
