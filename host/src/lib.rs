@@ -28,5 +28,4 @@ pub mod session;
 pub mod tasks;
 pub mod telemetry;
 pub mod todo;
-pub mod tool_input;
 pub mod worktree;

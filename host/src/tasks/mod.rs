@@ -15,7 +15,7 @@
 //!
 //! Each tool's arguments are checked against its schema before any
 //! listener hears of the call (the `input-check/<tool>` services), with
-//! Claude Code's refusal texts ([`crate::tool_input`], `S220-invalid`).
+//! Claude Code's refusal texts ([`dsh_plugin_api::sdk::claude_input`], `S220-invalid`).
 //!
 //! Opt-in like `tools-todo`: a manifest that does not list `tools-tasks`
 //! offers none of these, so the tool lists models see stay as they were.
@@ -28,7 +28,6 @@ use std::sync::Arc;
 
 use dsh_plugin_api::abi_stable::std_types::RArc;
 use dsh_plugin_api::ffi::AbortSignalBox;
-use dsh_plugin_api::services::input_check::{self, CheckAnswer, CheckRequest};
 use dsh_plugin_api::services::task_events::{
     EventSession, METHOD_COMPLETED, METHOD_CREATED, SERVICE, TaskEvent, TaskVerdict,
 };
@@ -287,18 +286,11 @@ impl Plugin for TaskTools {
                     required.retain(|k| k != "description");
                 }
             }
-            let tool = spec.name.to_string();
-            host.provide_service(
-                &input_check::service_name(&tool),
-                move |method: String, args: Value| {
-                    let refusal = match method.as_str() {
-                        input_check::METHOD_CHECK => serde_json::from_value::<CheckRequest>(args)
-                            .map(|req| crate::tool_input::refusal(&tool, &schema, &req.arguments))
-                            .map_err(|e| format!("tools-tasks: bad check request: {e}")),
-                        _ => Err(format!("tools-tasks: no method `{method}`")),
-                    };
-                    async move { refusal.map(|refusal| serde_json::json!(CheckAnswer { refusal })) }
-                },
+            dsh_plugin_api::sdk::claude_input::provide_check(
+                host,
+                spec.name.as_str(),
+                schema,
+                &[],
             )?;
             let tasks = tasks.clone();
             let name = spec.name.to_string();

@@ -63,6 +63,7 @@
 //! ```
 
 mod adapter;
+pub mod claude_input;
 mod host;
 mod next;
 mod now;

@@ -95,6 +95,8 @@ pub struct BashInput {
 
 /// Parses and validates the tool's arguments.
 pub fn parse_input(args: &Value) -> Result<BashInput, BashArgsError> {
+    // Values in strings count, as in Claude Code (S239-*).
+    let args = &dsh_plugin_api::sdk::claude_input::coerced(&claude_schema(), args, LENIENT);
     let obj = args
         .as_object()
         .ok_or_else(|| BashArgsError::NotObject(String::new()))?;
@@ -154,6 +156,28 @@ pub fn parse_input(args: &Value) -> Result<BashInput, BashArgsError> {
         description,
     })
 }
+
+/// The input Claude Code 2.1.197's `Bash` takes, as it checks a call
+/// before any hook hears of it ([`dsh_plugin_api::sdk::claude_input`];
+/// the [`LENIENT`] properties also in strings, S239-*).
+pub fn claude_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "command": {"type": "string"},
+            "timeout": {"type": "number"},
+            "description": {"type": "string"},
+            "run_in_background": {"type": "boolean"},
+            "dangerouslyDisableSandbox": {"type": "boolean"}
+        },
+        "required": ["command"],
+        "additionalProperties": false
+    })
+}
+
+/// The properties of [`claude_schema`] that also take their value in a
+/// string (`timeout: "5"`, `run_in_background: "false"`; S239-*).
+pub const LENIENT: &[&str] = &["timeout", "run_in_background", "dangerouslyDisableSandbox"];
 
 /// The tool as advertised to the model.
 pub fn spec() -> ToolSpec {

@@ -136,6 +136,13 @@ impl Plugin for BashLocal {
                 async move { bash::run_call(&call, &config, &host, signal).await }
             },
         )?;
+        // Claude Code's refusals of malformed input, before any hook.
+        dsh_plugin_api::sdk::claude_input::provide_check(
+            host,
+            bash::TOOL_NAME,
+            bash::claude_schema(),
+            bash::LENIENT,
+        )?;
         if codex_exec {
             let env_allow = exec_env_allow;
             host.register_tool(

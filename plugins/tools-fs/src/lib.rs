@@ -21,6 +21,7 @@
 //! wiring below is thin.
 
 pub mod args;
+pub mod claude_input;
 pub mod edit;
 mod editor;
 pub mod error;
@@ -37,6 +38,7 @@ use std::sync::Arc;
 
 use dsh_plugin_api::abi_stable::std_types::RArc;
 use dsh_plugin_api::ffi::AbortSignalBox;
+use dsh_plugin_api::services::input_check;
 use dsh_plugin_api::{Host, Plugin, PluginModuleRef, ToolCall, ToolResult, plugin_module};
 use serde::{Deserialize, Serialize};
 use tracing::Instrument as _;
@@ -93,6 +95,24 @@ impl Plugin for ToolsFs {
             (write::spec(), FsTool::Write),
             (edit::spec(), FsTool::Edit),
         ] {
+            // Claude Code's refusals, before any hook hears of the call.
+            let name = spec.name.to_string();
+            let check_log = log.clone();
+            host.provide_service(
+                &input_check::service_name(&name),
+                move |method: String, args: serde_json::Value| {
+                    let answer = match method.as_str() {
+                        input_check::METHOD_CHECK => serde_json::from_value::<
+                            input_check::CheckRequest,
+                        >(args)
+                        .map(|req| claude_input::refusal(&name, &req, &check_log))
+                        .map(|refusal| serde_json::json!(input_check::CheckAnswer { refusal }))
+                        .map_err(|e| format!("tools-fs: bad check request: {e}")),
+                        _ => Err(format!("tools-fs: no method `{method}`")),
+                    };
+                    async move { answer }
+                },
+            )?;
             let config = config.clone();
             let log = log.clone();
             let tool_host = host.clone();
@@ -126,7 +146,7 @@ async fn run_call(
     };
     let span = tracing::info_span!("tool", tool = name, call_id = %call.call_id, session = %call.session.session_id);
     let args = match args::parse_json(name, &call.arguments) {
-        Ok(args) => args,
+        Ok(args) => claude_input::coerced(name, args),
         Err(e) => return ToolResult::error(e.to_string()),
     };
     let cwd = Path::new(call.session.cwd.as_str());
@@ -142,11 +162,15 @@ async fn run_call(
         // Written or edited: the next Read reads again.
         log.forget(session, &path);
     }
+    let known = args::Args::new(name, &args)
+        .and_then(|a| a.file_path(cwd))
+        .ok();
     let body = async {
         match tool {
             FsTool::Read => {
                 let seen = read::Seen { log, session };
                 let result = read::read_via(&args, cwd, config, Some(&editor), Some(seen)).await;
+                let result = read::with_path_as_given(result, &args);
                 // Claude Code follows a resized image with a note saying
                 // how to map coordinates back (after the step's results).
                 if let Some(note) = image::resize_note(&result)
@@ -160,7 +184,13 @@ async fn run_call(
             FsTool::Edit => edit::edit_via(&args, cwd, Some(&editor)).await,
         }
     };
-    body.instrument(span).await
+    let result = body.instrument(span).await;
+    // Read, written or edited: the session has the file (what `Edit` and
+    // `Write` of an existing file need first).
+    if let (false, Some(path)) = (result.is_error, &known) {
+        log.know(session, path);
+    }
+    result
 }
 
 /// The plugin's root module, for the host's built-in table.

@@ -28,7 +28,7 @@ use std::io::{BufRead, BufReader, Read as _};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use dsh_plugin_api::{ToolResult, ToolSpec};
+use dsh_plugin_api::{ROption, ToolResult, ToolSpec};
 use serde_json::{Value, json};
 
 use crate::Config;
@@ -392,6 +392,29 @@ pub fn capped(
     output.start_line = output.start_line.max(1);
     output.truncated = Some(page.note);
     Ok(output)
+}
+
+/// `result` with its response's `file.filePath` as the model wrote it:
+/// Claude Code hands hooks a relative `file_path` made absolute in
+/// `tool_input` but keeps it as written in `tool_response`
+/// (`S239-edit-checks`).
+pub fn with_path_as_given(mut result: ToolResult, args: &Value) -> ToolResult {
+    let Some(given) = args["file_path"].as_str().filter(|p| !p.starts_with('/')) else {
+        return result;
+    };
+    let Some(mut response) = result
+        .structured
+        .as_ref()
+        .into_option()
+        .and_then(|s| serde_json::from_str::<Value>(s.as_str()).ok())
+    else {
+        return result;
+    };
+    if response["file"]["filePath"].is_string() {
+        response["file"]["filePath"] = given.into();
+        result.structured = ROption::RSome(response.to_string().into());
+    }
+    result
 }
 
 /// Numbers the lines and builds the Claude-shaped response.

@@ -31,6 +31,10 @@ struct Entry {
 #[derive(Debug, Default)]
 pub struct ReadLog {
     entries: Mutex<HashMap<(String, PathBuf), Entry>>,
+    /// The files each session has read, written or edited: what `Edit`
+    /// and `Write` of an existing file need first (Claude Code's "File has
+    /// not been read yet", S239-edit-checks).
+    known: Mutex<std::collections::HashSet<(String, PathBuf)>>,
 }
 
 impl ReadLog {
@@ -78,6 +82,27 @@ impl ReadLog {
         self.with(|m| {
             m.remove(&(session.to_string(), path.to_path_buf()));
         });
+    }
+
+    /// Notes that the session has `path`'s content (it read, wrote or
+    /// edited it).
+    pub fn know(&self, session: &str, path: &Path) {
+        let mut known = self
+            .known
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if known.len() >= MAX_ENTRIES {
+            known.clear();
+        }
+        known.insert((session.to_string(), path.to_path_buf()));
+    }
+
+    /// Whether the session has read, written or edited `path`.
+    pub fn knows(&self, session: &str, path: &Path) -> bool {
+        self.known
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .contains(&(session.to_string(), path.to_path_buf()))
     }
 
     fn with<T>(&self, f: impl FnOnce(&mut HashMap<(String, PathBuf), Entry>) -> T) -> T {

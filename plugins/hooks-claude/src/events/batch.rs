@@ -36,7 +36,7 @@ pub fn batch_entry(input: &PostExecuteInput) -> Value {
     let call = &input.call;
     json!({
         "tool_name": call.name.as_str(),
-        "tool_input": super::tool_input::for_batch(&call.name, &call.arguments),
+        "tool_input": super::tool_input::for_batch_call(call),
         "tool_use_id": call.call_id.as_str(),
         "tool_response": read_by_model(&input.result),
     })

@@ -41,7 +41,7 @@ pub const EVENT: &str = "PreToolUse";
 /// The call's arguments as hooks get them ([`super::tool_input`]; a
 /// string when they are not JSON).
 pub(crate) fn tool_input(call: &ToolCall) -> Value {
-    super::tool_input::for_hooks(&call.name, &call.arguments)
+    super::tool_input::for_call(call)
 }
 
 /// The stdin payload.

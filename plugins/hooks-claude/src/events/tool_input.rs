@@ -56,6 +56,21 @@ fn schema_order(tool: &str) -> Option<&'static [&'static str]> {
     })
 }
 
+/// The properties of Claude Code's tools that also take their value in a
+/// string, with their type (recorded `S239-*`).
+fn lenient(tool: &str) -> &'static [(&'static str, &'static str)] {
+    match tool {
+        "Bash" => &[
+            ("timeout", "number"),
+            ("run_in_background", "boolean"),
+            ("dangerouslyDisableSandbox", "boolean"),
+        ],
+        "Read" => &[("offset", "number"), ("limit", "number")],
+        "Edit" => &[("replace_all", "boolean")],
+        _ => &[],
+    }
+}
+
 /// The order PostToolBatch lists a tool's input in, where it differs from
 /// the schema's.
 fn batch_order(tool: &str) -> Option<&'static [&'static str]> {
@@ -73,7 +88,7 @@ fn batch_order(tool: &str) -> Option<&'static [&'static str]> {
 
 /// `args` (the call's arguments) as hooks get them: in the schema's order,
 /// or PostToolBatch's when `for_batch`.
-fn ordered(name: &str, args: &str, for_batch: bool) -> Value {
+fn ordered(name: &str, args: &str, for_batch: bool, cwd: Option<&str>) -> Value {
     let Ok(Value::Object(given)) = serde_json::from_str::<Value>(args) else {
         return serde_json::from_str(args).unwrap_or_else(|_| Value::String(args.to_string()));
     };
@@ -87,6 +102,27 @@ fn ordered(name: &str, args: &str, for_batch: bool) -> Value {
         return Value::Object(given);
     };
     let mut given = given;
+    // Values the model wrote in strings, read as Claude Code reads them
+    // (`timeout: "5"` is `5`, S239-*).
+    for (key, kind) in lenient(tool) {
+        if let Some(Value::String(s)) = given.get(*key)
+            && let Some(v) = dsh_plugin_api::sdk::claude_input::in_string(&Value::from(*kind), s)
+        {
+            given.insert((*key).to_string(), v);
+        }
+    }
+    // A file tool's relative path, as the path it names (S239-numbers).
+    if let (true, Some(cwd)) = (matches!(tool, "Read" | "Write" | "Edit"), cwd)
+        && let Some(Value::String(path)) = given.get("file_path")
+        && !path.is_empty()
+        && !path.starts_with('/')
+    {
+        let absolute = std::path::Path::new(cwd).join(path);
+        given.insert(
+            "file_path".into(),
+            absolute.to_string_lossy().into_owned().into(),
+        );
+    }
     if tool == "Edit" && !given.contains_key("replace_all") {
         given.insert("replace_all".into(), false.into());
     }
@@ -111,12 +147,33 @@ fn ordered(name: &str, args: &str, for_batch: bool) -> Value {
 /// The `tool_input` of PreToolUse, PostToolUse, PostToolUseFailure and
 /// PermissionRequest.
 pub fn for_hooks(name: &str, args: &str) -> Value {
-    ordered(name, args, false)
+    ordered(name, args, false, None)
+}
+
+/// [`for_hooks`] of a call, a file tool's relative path made absolute in
+/// the call's folder, as Claude Code hands it on.
+pub fn for_call(call: &dsh_plugin_api::ToolCall) -> Value {
+    ordered(
+        &call.name,
+        &call.arguments,
+        false,
+        Some(call.session.cwd.as_str()),
+    )
 }
 
 /// The `tool_input` of a call in PostToolBatch's list.
 pub fn for_batch(name: &str, args: &str) -> Value {
-    ordered(name, args, true)
+    ordered(name, args, true, None)
+}
+
+/// [`for_batch`] of a call, a file tool's relative path made absolute.
+pub fn for_batch_call(call: &dsh_plugin_api::ToolCall) -> Value {
+    ordered(
+        &call.name,
+        &call.arguments,
+        true,
+        Some(call.session.cwd.as_str()),
+    )
 }
 
 #[cfg(test)]

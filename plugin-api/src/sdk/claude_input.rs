@@ -9,7 +9,10 @@
 //! \`string\` but provided as \`number\``); any other issue (a value outside
 //! an enum, a union no branch of which takes the value) as zod's issue list,
 //! JSON with a two-space indent. Recorded: `S220-invalid` (task tools),
-//! `S230-*`/`S234-*` (worktree tools).
+//! `S239-*` (`Bash`, `Read`, `Write`, `Edit`), `S230-*`/`S234-*` (worktree
+//! tools). A tool whose plugin provides the service `input-check/<tool>`
+//! ([`crate::services::input_check`]) refuses such calls before any
+//! listener hears of them; [`provide_check`] provides one from a schema.
 //!
 //! The schema keywords read are those Claude Code's tool schemas use at
 //! the top level: `properties`, `required`, `additionalProperties: false`,
@@ -18,16 +21,18 @@
 use serde_json::{Map, Value, json};
 
 /// Why `args` does not fit `schema`, in Claude Code's words; `None` when
-/// it fits.
-pub fn refusal(tool: &str, schema: &Value, args: &Value) -> Option<String> {
-    let body = issues(tool, schema, args)?;
+/// it fits. The `lenient` properties also take their value in a string, as
+/// Claude Code's do: a number (`Bash`'s `timeout: "5"`, `Read`'s `offset`)
+/// or `"true"`/`"false"` (`Edit`'s `replace_all`; S239-*).
+pub fn refusal(tool: &str, schema: &Value, args: &Value, lenient: &[&str]) -> Option<String> {
+    let body = issues(tool, schema, args, lenient)?;
     Some(format!(
         "<tool_use_error>InputValidationError: {body}</tool_use_error>"
     ))
 }
 
 /// The refusal's body: the issue lines, or zod's issue list.
-fn issues(tool: &str, schema: &Value, args: &Value) -> Option<String> {
+fn issues(tool: &str, schema: &Value, args: &Value, lenient: &[&str]) -> Option<String> {
     let Value::Object(map) = args else {
         let line = format!(
             "The input is expected as `object` but provided as `{}`",
@@ -52,6 +57,9 @@ fn issues(tool: &str, schema: &Value, args: &Value) -> Option<String> {
                 missing.push(format!("The required parameter `{name}` is missing"));
             }
             None => {}
+            Some(Value::String(s))
+                if lenient.contains(&name.as_str())
+                    && in_string(&property["type"], s).is_some() => {}
             Some(value) => match property_issue(property, value) {
                 None => {}
                 Some(Problem::Type(want)) => mismatched.push(format!(
@@ -167,6 +175,76 @@ fn with_message_last(mut issue: Value) -> Value {
     issue
 }
 
+/// A string JavaScript's `Number()` reads as a finite number.
+pub fn is_number(s: &str) -> bool {
+    let t = s.trim();
+    !t.is_empty() && t.parse::<f64>().is_ok_and(f64::is_finite)
+}
+
+/// The value a lenient property's string stands for, given the property's
+/// schema `type`: a number, or `true`/`false`; `None` when it stands for
+/// none.
+pub fn in_string(kind: &Value, s: &str) -> Option<Value> {
+    match kind.as_str()? {
+        "number" | "integer" if is_number(s) => {
+            s.trim()
+                .parse::<f64>()
+                .ok()
+                .map(|f| match f.fract() == 0.0 && f.abs() < 9.0e15 {
+                    // Written as JavaScript writes it: `5`, not `5.0`.
+                    true => Value::from(f as i64),
+                    false => serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number),
+                })
+        }
+        "boolean" if s == "true" => Some(Value::Bool(true)),
+        "boolean" if s == "false" => Some(Value::Bool(false)),
+        _ => None,
+    }
+}
+
+/// `args` with each `lenient` property's string turned into what it stands
+/// for (what Claude Code's hooks get as `tool_input`, S239-numbers).
+pub fn coerced(schema: &Value, args: &Value, lenient: &[&str]) -> Value {
+    let mut args = args.clone();
+    if let Some(map) = args.as_object_mut() {
+        for name in lenient {
+            let kind = &schema["properties"][*name]["type"];
+            if let Some(Value::String(s)) = map.get(*name)
+                && let Some(v) = in_string(kind, s)
+            {
+                map.insert((*name).to_string(), v);
+            }
+        }
+    }
+    args
+}
+
+/// Provides `input-check/<tool>` for `tool` with its input `schema`:
+/// calls whose arguments do not fit are refused in Claude Code's words
+/// before any listener hears of them.
+pub fn provide_check(
+    host: &super::Host,
+    tool: &str,
+    schema: Value,
+    lenient: &'static [&'static str],
+) -> Result<(), String> {
+    use crate::services::input_check::{self, CheckAnswer, CheckRequest};
+    let name = tool.to_string();
+    host.provide_service(
+        &input_check::service_name(tool),
+        move |method: String, args: Value| {
+            let answer = match method.as_str() {
+                input_check::METHOD_CHECK => serde_json::from_value::<CheckRequest>(args)
+                    .map(|req| refusal(&name, &schema, &req.arguments, lenient))
+                    .map(|refusal| json!(CheckAnswer { refusal }))
+                    .map_err(|e| format!("{name}: bad check request: {e}")),
+                _ => Err(format!("{name}: no method `{method}`")),
+            };
+            async move { answer }
+        },
+    )
+}
+
 fn is_type(want: &str, value: &Value) -> bool {
     match want {
         "string" => value.is_string(),
@@ -209,8 +287,17 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
+    /// `TaskUpdate`'s schema as Claude Code 2.1.197 advertises it.
     fn update_schema() -> Value {
-        serde_json::from_str(include_str!("tasks/schemas/update.json")).unwrap()
+        json!({"type": "object", "properties": {
+            "taskId": {"type": "string"}, "subject": {"type": "string"},
+            "description": {"type": "string"}, "activeForm": {"type": "string"},
+            "status": {"anyOf": [{"type": "string", "enum": ["pending", "in_progress", "completed"]},
+                {"type": "string", "const": "deleted"}]},
+            "addBlocks": {"type": "array", "items": {"type": "string"}},
+            "addBlockedBy": {"type": "array", "items": {"type": "string"}},
+            "owner": {"type": "string"}, "metadata": {"type": "object"}},
+            "required": ["taskId"], "additionalProperties": false})
     }
 
     #[test]
@@ -219,6 +306,7 @@ mod tests {
             "TaskUpdate",
             &update_schema(),
             &json!({"taskId": "1", "status": "done"}),
+            &[],
         )
         .unwrap();
         let want = "<tool_use_error>InputValidationError: [\n  {\n    \"code\": \"invalid_union\",\n    \"errors\": [\n      [\n        {\n          \"code\": \"invalid_value\",\n          \"values\": [\n            \"pending\",\n            \"in_progress\",\n            \"completed\"\n          ],\n          \"path\": [],\n          \"message\": \"Invalid option: expected one of \\\"pending\\\"|\\\"in_progress\\\"|\\\"completed\\\"\"\n        }\n      ],\n      [\n        {\n          \"code\": \"invalid_value\",\n          \"values\": [\n            \"deleted\"\n          ],\n          \"path\": [],\n          \"message\": \"Invalid input: expected \\\"deleted\\\"\"\n        }\n      ]\n    ],\n    \"path\": [\n      \"status\"\n    ],\n    \"message\": \"Invalid input\"\n  }\n]</tool_use_error>";
@@ -226,14 +314,36 @@ mod tests {
     }
 
     #[test]
+    fn a_numeric_property_takes_a_number_in_a_string_s239() {
+        let schema = json!({"type": "object", "properties": {"command": {"type": "string"},
+            "timeout": {"type": "number"}}, "required": ["command"], "additionalProperties": false});
+        let args = json!({"command": "true", "timeout": "5"});
+        assert_eq!(refusal("Bash", &schema, &args, &["timeout"]), None);
+        assert!(refusal("Bash", &schema, &args, &[]).is_some());
+        let args = json!({"command": "true", "timeout": "x"});
+        assert_eq!(
+            refusal("Bash", &schema, &args, &["timeout"]).as_deref(),
+            Some(
+                "<tool_use_error>InputValidationError: Bash failed due to the following issue:\nThe parameter `timeout` type is expected as `number` but provided as `string`</tool_use_error>"
+            )
+        );
+    }
+
+    #[test]
     fn simple_issues_are_lines_missing_first() {
         let schema = update_schema();
         assert_eq!(
             refusal("TaskGet", &json!({"type": "object", "properties": {"taskId": {"type": "string"}},
-                "required": ["taskId"], "additionalProperties": false}), &json!({})),
+                "required": ["taskId"], "additionalProperties": false}), &json!({}), &[]),
             Some("<tool_use_error>InputValidationError: TaskGet failed due to the following issue:\nThe required parameter `taskId` is missing</tool_use_error>".into())
         );
-        let got = refusal("TaskUpdate", &schema, &json!({"subject": 3, "bogus": true})).unwrap();
+        let got = refusal(
+            "TaskUpdate",
+            &schema,
+            &json!({"subject": 3, "bogus": true}),
+            &[],
+        )
+        .unwrap();
         assert_eq!(
             got,
             "<tool_use_error>InputValidationError: TaskUpdate failed due to the following issues:\n\
@@ -245,7 +355,8 @@ mod tests {
             refusal(
                 "TaskUpdate",
                 &schema,
-                &json!({"taskId": "1", "status": "deleted"})
+                &json!({"taskId": "1", "status": "deleted"}),
+                &[]
             ),
             None
         );
