@@ -164,10 +164,15 @@ async fn file_tools_use_the_editor_s_buffers_when_it_offers_them() {
         sent.iter()
             .filter(|m| m.starts_with("fs/"))
             .collect::<Vec<_>>(),
+        // Read; Edit: its check before any hook (Claude Code's "not read
+        // yet", "not found" checks, S239-edit-checks), then the edit;
+        // Write: its check, then the write.
         [
             "fs/read_text_file",
             "fs/read_text_file",
+            "fs/read_text_file",
             "fs/write_text_file",
+            "fs/read_text_file",
             "fs/read_text_file",
             "fs/write_text_file"
         ]

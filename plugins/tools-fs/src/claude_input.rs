@@ -22,7 +22,15 @@ pub const NOT_READ: &str = "File has not been read yet. Read it first before wri
 /// `old_string` is not there or not unique; a `Write` over a file the
 /// session has not read. Each in Claude Code's words, in a
 /// `<tool_use_error>`.
-pub fn refusal(tool: &str, request: &CheckRequest, log: &ReadLog) -> Option<String> {
+///
+/// `held` is the file as the session's editor holds it, when it offers its
+/// files (`Some(None)`: it has no such file); `None` reads the disk.
+pub fn refusal(
+    tool: &str,
+    request: &CheckRequest,
+    log: &ReadLog,
+    held: Option<Option<String>>,
+) -> Option<String> {
     let checked = dsh_plugin_api::sdk::claude_input::refusal(
         tool,
         &schema(tool),
@@ -35,54 +43,101 @@ pub fn refusal(tool: &str, request: &CheckRequest, log: &ReadLog) -> Option<Stri
     let args = coerced(tool, request.arguments.clone());
     let cwd = Path::new(&request.cwd);
     let text = match tool {
-        "Edit" => edit_refusal(&args, cwd, &request.session_id, log),
-        "Write" => write_refusal(&args, cwd, &request.session_id, log),
+        "Edit" => edit_refusal(&args, cwd, &request.session_id, log, held),
+        "Write" => write_refusal(&args, cwd, &request.session_id, log, held),
         _ => None,
     }?;
     Some(format!("<tool_use_error>{text}</tool_use_error>"))
 }
 
-fn edit_refusal(args: &Value, cwd: &Path, session: &str, log: &ReadLog) -> Option<String> {
+/// What the file holds: `Some(text)`, `None` when there is no such file;
+/// `Err(())` when it is something the tool must judge itself (a folder, a
+/// device, unreadable).
+fn content(path: &Path, held: Option<Option<String>>) -> Result<Option<String>, ()> {
+    if let Some(held) = held {
+        return Ok(held);
+    }
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Ok(meta) if meta.is_file() => std::fs::read_to_string(path).map(Some).map_err(|_| ()),
+        _ => Err(()),
+    }
+}
+
+fn edit_refusal(
+    args: &Value,
+    cwd: &Path,
+    session: &str,
+    log: &ReadLog,
+    held: Option<Option<String>>,
+) -> Option<String> {
     // Arguments the tool cannot read are its own to refuse.
     let edit = crate::edit::parse(args, cwd).ok()?;
     if edit.old_string == edit.new_string {
         return Some(FsToolError::NoChange.to_string());
     }
-    match std::fs::metadata(&edit.path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !edit.old_string.is_empty() => Some(
+    if edit.old_string.is_empty() {
+        return None; // creating a file: the tool's to judge
+    }
+    let Some(text) = content(&edit.path, held).ok()? else {
+        return Some(
             FsToolError::ReadMissing {
                 cwd: cwd.to_path_buf(),
             }
             .to_string(),
+        );
+    };
+    if !log.knows(session, &edit.path) {
+        return Some(NOT_READ.to_string());
+    }
+    match text.matches(&edit.old_string).count() {
+        0 => Some(FsToolError::StringNotFound(edit.old_string).to_string()),
+        1 => None,
+        _ if edit.replace_all => None,
+        count => Some(
+            FsToolError::NotUnique {
+                count,
+                old: edit.old_string,
+            }
+            .to_string(),
         ),
-        Ok(meta) if meta.is_file() && !edit.old_string.is_empty() => {
-            if !log.knows(session, &edit.path) {
-                return Some(NOT_READ.to_string());
-            }
-            let text = std::fs::read_to_string(&edit.path).ok()?;
-            match text.matches(&edit.old_string).count() {
-                0 => Some(FsToolError::StringNotFound(edit.old_string).to_string()),
-                1 => None,
-                _ if edit.replace_all => None,
-                count => Some(
-                    FsToolError::NotUnique {
-                        count,
-                        old: edit.old_string,
-                    }
-                    .to_string(),
-                ),
-            }
-        }
-        _ => None,
     }
 }
 
-fn write_refusal(args: &Value, cwd: &Path, session: &str, log: &ReadLog) -> Option<String> {
+fn write_refusal(
+    args: &Value,
+    cwd: &Path,
+    session: &str,
+    log: &ReadLog,
+    held: Option<Option<String>>,
+) -> Option<String> {
     let path = crate::args::Args::new("Write", args)
         .and_then(|a| a.file_path(cwd))
         .ok()?;
-    let exists = std::fs::metadata(&path).is_ok_and(|m| m.is_file());
+    let exists = match held {
+        Some(held) => held.is_some(),
+        None => std::fs::metadata(&path).is_ok_and(|m| m.is_file()),
+    };
     (exists && !log.knows(session, &path)).then(|| NOT_READ.to_string())
+}
+
+/// The file an `Edit` or `Write` call names as the session's editor holds
+/// it, when the editor offers its files (see [`refusal`]'s `held`).
+pub(crate) async fn held(
+    host: &dsh_plugin_api::Host,
+    request: &CheckRequest,
+) -> Option<Option<String>> {
+    let path = crate::args::Args::new("Edit", &request.arguments)
+        .and_then(|a| a.file_path(Path::new(&request.cwd)))
+        .ok()?;
+    let editor = crate::editor::Editor {
+        host,
+        session_id: &request.session_id,
+    };
+    match editor.read(&path).await? {
+        crate::editor::EditorRead::Text(text) => Some(Some(text)),
+        crate::editor::EditorRead::Failed(_) => Some(None),
+    }
 }
 
 /// The tool's schema as Claude Code checks it.

@@ -98,19 +98,24 @@ impl Plugin for ToolsFs {
             // Claude Code's refusals, before any hook hears of the call.
             let name = spec.name.to_string();
             let check_log = log.clone();
+            let check_host = host.clone();
             host.provide_service(
                 &input_check::service_name(&name),
                 move |method: String, args: serde_json::Value| {
-                    let answer = match method.as_str() {
-                        input_check::METHOD_CHECK => serde_json::from_value::<
-                            input_check::CheckRequest,
-                        >(args)
-                        .map(|req| claude_input::refusal(&name, &req, &check_log))
-                        .map(|refusal| serde_json::json!(input_check::CheckAnswer { refusal }))
-                        .map_err(|e| format!("tools-fs: bad check request: {e}")),
-                        _ => Err(format!("tools-fs: no method `{method}`")),
-                    };
-                    async move { answer }
+                    let (name, log, host) = (name.clone(), check_log.clone(), check_host.clone());
+                    async move {
+                        if method != input_check::METHOD_CHECK {
+                            return Err(format!("tools-fs: no method `{method}`"));
+                        }
+                        let req: input_check::CheckRequest = serde_json::from_value(args)
+                            .map_err(|e| format!("tools-fs: bad check request: {e}"))?;
+                        let held = match name.as_str() {
+                            "Edit" | "Write" => claude_input::held(&host, &req).await,
+                            _ => None,
+                        };
+                        let refusal = claude_input::refusal(&name, &req, &log, held);
+                        Ok(serde_json::json!(input_check::CheckAnswer { refusal }))
+                    }
                 },
             )?;
             let config = config.clone();

@@ -410,7 +410,8 @@ pub fn with_path_as_given(mut result: ToolResult, args: &Value) -> ToolResult {
     else {
         return result;
     };
-    if response["file"]["filePath"].is_string() {
+    // (A text file's, as recorded; the others keep the path resolved.)
+    if response["type"] == "text" && response["file"]["filePath"].is_string() {
         response["file"]["filePath"] = given.into();
         result.structured = ROption::RSome(response.to_string().into());
     }

@@ -113,6 +113,7 @@ fn ordered(name: &str, args: &str, for_batch: bool, cwd: Option<&str>) -> Value 
     }
     // A file tool's relative path, as the path it names (S239-numbers).
     if let (true, Some(cwd)) = (matches!(tool, "Read" | "Write" | "Edit"), cwd)
+        && cwd.starts_with('/')
         && let Some(Value::String(path)) = given.get("file_path")
         && !path.is_empty()
         && !path.starts_with('/')
