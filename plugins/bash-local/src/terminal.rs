@@ -148,18 +148,22 @@ impl EditorTerminal<'_> {
 /// The environment a local run gives its command (dsh's, minus
 /// credentials), as explicit variables; names or values that are not
 /// UTF-8 cannot travel in JSON and are left to the editor's environment.
+/// (From the runner's cached copy of dsh's environment, with each
+/// variable's credential verdict already worked out.)
 fn local_env(allow: &[String]) -> BTreeMap<String, String> {
-    crate::runner::env::child_env(
-        std::env::vars_os(),
-        true,
-        true,
-        allow,
-        &[],
-        &BTreeMap::new(),
-    )
-    .into_iter()
-    .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
-    .collect()
+    let snapshot = crate::runner::environ::snapshot();
+    snapshot
+        .entries()
+        .iter()
+        .filter_map(|entry| {
+            let name = std::str::from_utf8(entry.name()).ok()?;
+            if entry.is_credential() && !allow.iter().any(|a| a == name) {
+                return None;
+            }
+            let value = std::str::from_utf8(entry.value()).ok()?;
+            Some((name.to_string(), value.to_string()))
+        })
+        .collect()
 }
 
 /// A first-line prefix for a bash script that unsets every exported
