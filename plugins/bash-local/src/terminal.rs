@@ -75,11 +75,14 @@ impl EditorTerminal<'_> {
             output_byte_limit: u64::try_from(config.max_output_bytes).ok(),
             timeout_ms: Some(timeout_ms),
         };
-        let args = match serde_json::to_value(&request) {
+        // As text both ways, no `Value` tree (the request carries the
+        // whole environment, usually to be answered `local`): the same
+        // bytes `call_service` sends for the `Value` of the request.
+        let args = match serde_json::to_string(&request) {
             Ok(args) => args,
             Err(e) => return EditorRun::Ran(RunAnswer::spawn_failure(e.to_string())),
         };
-        let run = self.host.call_service(SERVICE, METHOD_RUN, &args);
+        let run = call_text(self.host, METHOD_RUN, args);
         tokio::pin!(run);
         // The run first: its first poll registers it with the service, so
         // an abort that already fired still finds it to kill.
@@ -92,7 +95,7 @@ impl EditorTerminal<'_> {
             }
         };
         let answer = match answer
-            .and_then(|a| serde_json::from_value::<TerminalAnswer>(a).map_err(|e| e.to_string()))
+            .and_then(|a| serde_json::from_str::<TerminalAnswer>(&a).map_err(|e| e.to_string()))
         {
             Ok(answer) => answer,
             Err(e) => {
@@ -143,6 +146,22 @@ impl EditorTerminal<'_> {
             tracing::warn!(session = %self.session_id, "Bash: the editor's terminal was not killed: {e}");
         }
     }
+}
+
+/// Calls `method` of the editor-terminal service with the request's text
+/// and returns the answer's text.
+async fn call_text(host: &Host, method: &str, args: String) -> Result<String, String> {
+    use dsh_plugin_api::{ROption, RStr, RString};
+    let service = match host.raw().service(RStr::from_str(SERVICE)) {
+        ROption::RSome(service) => service,
+        ROption::RNone => return Err(format!("service `{SERVICE}` is not available")),
+    };
+    service
+        .call(RString::from(method), RString::from(args))
+        .await
+        .into_result()
+        .map(RString::into_string)
+        .map_err(String::from)
 }
 
 /// The environment a local run gives its command (dsh's, minus
