@@ -11,6 +11,15 @@ use clap::{Parser, Subcommand};
 
 mod cli;
 
+/// The daemon's allocator (issue 15): about a third of a busy daemon's
+/// worker time went to glibc's `malloc`/`free` (JSON values and strings
+/// built and dropped per request, hook record and frame). Only the `dsh`
+/// binary's own allocations: a `.so` plugin keeps its own allocator, and
+/// what crosses the boundary is freed by the side that allocated it
+/// (abi_stable's types carry their own free).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// dsh: an agent harness whose every lifecycle point is a typed plugin seam.
 #[derive(Parser)]
 #[command(name = "dsh", version, about)]

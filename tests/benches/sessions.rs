@@ -109,6 +109,8 @@ struct Ticks {
     busy: u64,
     total: u64,
     daemon: u64,
+    /// The daemon's user time (the rest of `daemon` is system time).
+    daemon_user: u64,
     children: u64,
     bench: u64,
 }
@@ -128,11 +130,13 @@ impl Ticks {
         // idle and iowait
         let idle = cpu.get(3).copied().unwrap_or(0) + cpu.get(4).copied().unwrap_or(0);
         let (own, reaped) = process_ticks(&format!("/proc/{daemon}/stat"));
+        let (daemon_user, _) = user_system_ticks(&format!("/proc/{daemon}/stat"));
         let (bench, _) = process_ticks("/proc/self/stat");
         Ticks {
             busy: total - idle,
             total,
             daemon: own,
+            daemon_user,
             children: reaped,
             bench,
         }
@@ -143,6 +147,7 @@ impl Ticks {
             busy: self.busy - before.busy,
             total: self.total - before.total,
             daemon: self.daemon - before.daemon,
+            daemon_user: self.daemon_user - before.daemon_user,
             children: self.children - before.children,
             bench: self.bench - before.bench,
         }
@@ -159,9 +164,25 @@ fn process_ticks(path: &str) -> (u64, u64) {
         .skip(1)
         .map(|n| n.parse().unwrap_or(0))
         .collect();
-    // utime, stime, cutime, cstime are fields 14-17 (1-based): 11-14 here.
+    // utime, stime, cutime, cstime are fields 14-17 (1-based); `f` starts
+    // at field 4 (`ppid`), so they are 10-13 here. (Until 2026-12-02 this
+    // read 11-14: the "daemon" figure was its system time plus its
+    // children's user time.)
     let at = |i: usize| f.get(i).copied().unwrap_or(0);
-    (at(11) + at(12), at(13) + at(14))
+    (at(10) + at(11), at(12) + at(13))
+}
+
+/// utime and stime of a `/proc/<pid>/stat`, apart.
+fn user_system_ticks(path: &str) -> (u64, u64) {
+    let stat = std::fs::read_to_string(path).expect("read a process's stat");
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .skip(1)
+        .map(|n| n.parse().unwrap_or(0))
+        .collect();
+    let at = |i: usize| f.get(i).copied().unwrap_or(0);
+    (at(10), at(11))
 }
 
 fn spawn_floor(cores: usize, window: Duration) -> f64 {
@@ -513,9 +534,11 @@ fn main() {
     let t = burst_ticks;
     let other = t.busy.saturating_sub(t.daemon + t.children + t.bench);
     println!(
-        "  burst CPU:         machine {:.0}% busy; per turn: daemon {:.2} ms, its processes {:.2} ms, bench {:.2} ms, other {:.2} ms",
+        "  burst CPU:         machine {:.0}% busy; per turn: daemon {:.2} ms ({:.2} user, {:.2} system), its processes {:.2} ms, bench {:.2} ms, other {:.2} ms",
         100.0 * t.busy as f64 / t.total.max(1) as f64,
         per_turn(t.daemon),
+        per_turn(t.daemon_user),
+        per_turn(t.daemon - t.daemon_user),
         per_turn(t.children),
         per_turn(t.bench),
         per_turn(other)

@@ -75,11 +75,14 @@ impl EditorTerminal<'_> {
             output_byte_limit: u64::try_from(config.max_output_bytes).ok(),
             timeout_ms: Some(timeout_ms),
         };
-        let args = match serde_json::to_value(&request) {
+        // As text both ways, no `Value` tree (the request carries the
+        // whole environment, usually to be answered `local`): the same
+        // bytes `call_service` sends for the `Value` of the request.
+        let args = match serde_json::to_string(&request) {
             Ok(args) => args,
             Err(e) => return EditorRun::Ran(RunAnswer::spawn_failure(e.to_string())),
         };
-        let run = self.host.call_service(SERVICE, METHOD_RUN, &args);
+        let run = call_text(self.host, METHOD_RUN, args);
         tokio::pin!(run);
         // The run first: its first poll registers it with the service, so
         // an abort that already fired still finds it to kill.
@@ -92,7 +95,7 @@ impl EditorTerminal<'_> {
             }
         };
         let answer = match answer
-            .and_then(|a| serde_json::from_value::<TerminalAnswer>(a).map_err(|e| e.to_string()))
+            .and_then(|a| serde_json::from_str::<TerminalAnswer>(&a).map_err(|e| e.to_string()))
         {
             Ok(answer) => answer,
             Err(e) => {
@@ -145,21 +148,41 @@ impl EditorTerminal<'_> {
     }
 }
 
+/// Calls `method` of the editor-terminal service with the request's text
+/// and returns the answer's text.
+async fn call_text(host: &Host, method: &str, args: String) -> Result<String, String> {
+    use dsh_plugin_api::{ROption, RStr, RString};
+    let service = match host.raw().service(RStr::from_str(SERVICE)) {
+        ROption::RSome(service) => service,
+        ROption::RNone => return Err(format!("service `{SERVICE}` is not available")),
+    };
+    service
+        .call(RString::from(method), RString::from(args))
+        .await
+        .into_result()
+        .map(RString::into_string)
+        .map_err(String::from)
+}
+
 /// The environment a local run gives its command (dsh's, minus
 /// credentials), as explicit variables; names or values that are not
 /// UTF-8 cannot travel in JSON and are left to the editor's environment.
+/// (From the runner's cached copy of dsh's environment, with each
+/// variable's credential verdict already worked out.)
 fn local_env(allow: &[String]) -> BTreeMap<String, String> {
-    crate::runner::env::child_env(
-        std::env::vars_os(),
-        true,
-        true,
-        allow,
-        &[],
-        &BTreeMap::new(),
-    )
-    .into_iter()
-    .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
-    .collect()
+    let snapshot = crate::runner::environ::snapshot();
+    snapshot
+        .entries()
+        .iter()
+        .filter_map(|entry| {
+            let name = std::str::from_utf8(entry.name()).ok()?;
+            if entry.is_credential() && !allow.iter().any(|a| a == name) {
+                return None;
+            }
+            let value = std::str::from_utf8(entry.value()).ok()?;
+            Some((name.to_string(), value.to_string()))
+        })
+        .collect()
 }
 
 /// A first-line prefix for a bash script that unsets every exported

@@ -26,8 +26,9 @@
 mod caps;
 mod capture;
 pub mod env;
+pub(crate) mod environ;
 mod group;
-mod merged;
+mod posix;
 mod program;
 pub mod server;
 mod spec;
@@ -38,14 +39,13 @@ use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::unix::pipe::Sender;
-use tokio::process::{Child, ChildStderr, Command};
+use tokio::net::unix::pipe::{Receiver, Sender};
+use tokio::process::{Child, Command};
 use tokio::time::Instant;
 
 pub use caps::drop_at_startup as drop_capabilities_at_startup;
 use capture::TailBuffer;
 use group::ProcessGroup;
-use merged::Output;
 pub use spec::{DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_OUTPUT_BYTES, Overflow, RunAnswer, RunRequest};
 use spec::{elapsed_ms, spawn_failure};
 
@@ -94,10 +94,11 @@ async fn finish(
     started: Instant,
 ) -> RunAnswer {
     let Spawned {
-        mut child,
+        child,
         group,
         stdin,
-        merged,
+        stdout,
+        stderr,
     } = match spawned {
         Ok(spawned) => spawned,
         Err(message) => return spawn_failure(message, started),
@@ -105,21 +106,53 @@ async fn finish(
     tracing::debug!(pgid = group.id(), program = ?spec.program, cwd = %spec.cwd.display(), "process-runner: spawned");
     let pipes = Pipes {
         stdin: feed_stdin(stdin, spec.stdin.as_bytes()),
-        stdout: Output::of(&mut child, merged),
-        stderr: child.stderr.take(),
+        stdout,
+        stderr,
     };
     supervise(&spec, child, group, pipes, cancel, started).await
 }
 
-/// A spawned child: its process, its group, and the writing end of its
-/// stdin (the runner's own pipe, not the runtime's: see [`feed_stdin`]).
+/// A spawned child: its process, its group, the writing end of its stdin
+/// (the runner's own pipe, not the runtime's: see [`feed_stdin`]) and the
+/// reading ends of its output.
 struct Spawned {
-    child: Child,
+    child: Proc,
     group: ProcessGroup,
     stdin: std::io::PipeWriter,
-    /// The reading end of the one pipe stdout and stderr share, for a
-    /// merged run.
-    merged: Option<std::io::PipeReader>,
+    stdout: Option<Receiver>,
+    stderr: Option<Receiver>,
+}
+
+/// The child's process: spawned by the runner itself ([`posix`]), or by
+/// tokio where that cannot be done (see [`spawn`]).
+enum Proc {
+    Raw(posix::RawChild),
+    Tokio(Child),
+}
+
+impl Proc {
+    async fn wait(&mut self) -> std::io::Result<ExitStatus> {
+        match self {
+            Proc::Raw(child) => child.wait().await,
+            Proc::Tokio(child) => child.wait().await,
+        }
+    }
+
+    fn id(&self) -> Option<u32> {
+        match self {
+            Proc::Raw(child) => Some(child.id()),
+            Proc::Tokio(child) => child.id(),
+        }
+    }
+
+    fn start_kill(&mut self) {
+        match self {
+            Proc::Raw(child) => child.start_kill(),
+            Proc::Tokio(child) => {
+                let _ = child.start_kill();
+            }
+        }
+    }
 }
 
 /// Writes `input` to the child's stdin and closes it, or hands back the
@@ -153,56 +186,98 @@ fn feed_stdin(mut pipe: std::io::PipeWriter, input: &[u8]) -> Option<Sender> {
     }
 }
 
-/// Spawns the child as the leader of a new process group; with `merge`,
-/// its stdout and stderr are one pipe.
+/// Spawns the child as the leader of a new process group.
+///
+/// The child's environment is built from a cached copy of dsh's
+/// ([`environ`]) and handed to `posix_spawn` as it is ([`posix`]). Only
+/// where that cannot be done, std's `Command` (through tokio) spawns it as
+/// before: a program name found in no `PATH` entry (the system's own error
+/// is then reported), or capabilities that must be dropped in the child
+/// (a `pre_exec` hook, which forks). With `merge`, stdout and stderr are
+/// one pipe (read as stdout).
 fn spawn(spec: &RunRequest, merge: bool) -> Result<Spawned, String> {
     let Some((program, args)) = spec.program.split_first() else {
         return Err("no program given: `program` is empty".to_string());
     };
-    // A child that inherits the host's environment unscrubbed (the hooks)
-    // gets it from std, which builds the child's environment from the
-    // host's at spawn in any case: the runner only names the inherited
-    // variables a removed prefix drops (usually none) and adds the
-    // request's own, which win. Only a scrubbed or non-inherited
-    // environment is built here first (`env`), as building it and then
-    // handing it to std copies the whole environment twice more per run.
-    let keeps_inherited = spec.inherit_env && !spec.scrub_credentials;
-    // (`vars_os` copies the whole environment: only when there are
-    // prefixes to look for.)
-    let removed: Vec<std::ffi::OsString> =
-        if keeps_inherited && !spec.env_remove_prefixes.is_empty() {
-            removed_by_prefix(std::env::vars_os(), &spec.env_remove_prefixes)
-        } else {
-            Vec::new()
-        };
-    let env = (!keeps_inherited).then(|| {
-        env::child_env(
-            std::env::vars_os(),
-            spec.inherit_env,
-            spec.scrub_credentials,
-            &spec.allow_env,
-            &spec.env_remove_prefixes,
-            &spec.env,
-        )
-    });
-    // By absolute path, so that std spawns with `posix_spawn` rather than
-    // forking the daemon (see `program`).
-    let child_path: Option<std::ffi::OsString> = match &env {
-        Some(env) => env
-            .iter()
-            .find(|(k, _)| k == "PATH")
-            .map(|(_, v)| v.clone()),
-        None => match spec.env.get("PATH") {
-            Some(path) => Some(std::ffi::OsString::from(path)),
-            None if removed.iter().any(|k| k == "PATH") => None,
-            None => std::env::var_os("PATH"),
-        },
+    let shape = environ::Shape {
+        inherit: spec.inherit_env,
+        scrub: spec.scrub_credentials,
+        allow: &spec.allow_env,
+        remove_prefixes: &spec.env_remove_prefixes,
+        explicit: &spec.env,
     };
-    let resolved = program::resolve(program, child_path.as_deref(), &spec.cwd);
+    let envp = environ::child_envp(environ::snapshot(), &shape)
+        .map_err(|e| format!("cannot run `{program}`: {e}"))?;
+    // By absolute path, so that the spawn need not search (see `program`).
+    let resolved = program::resolve(program, envp.path(), &spec.cwd);
     // The runner's own pipe for stdin (see `feed_stdin`).
     let (stdin_read, stdin_write) =
         std::io::pipe().map_err(|e| format!("cannot run `{program}`: no pipe for stdin: {e}"))?;
-    let mut command = match &resolved {
+    // A working directory that is not one makes the spawn fail (the child
+    // changes into it before `exec`): only then is it looked at, to say
+    // what is wrong with it rather than the bare error (one `statx` less
+    // per run).
+    let failed = |e: std::io::Error| match check_cwd(&spec.cwd) {
+        Err(cwd) => cwd,
+        Ok(()) => format!("cannot run `{program}`: {e}"),
+    };
+    let (child, stdout, stderr) = match resolved {
+        Some(path) if !caps::must_drop() => {
+            let stdin_read = std::os::fd::OwnedFd::from(stdin_read);
+            let mut argv: Vec<&str> = Vec::with_capacity(spec.program.len());
+            argv.push(program);
+            argv.extend(args.iter().map(String::as_str));
+            let started = posix::spawn(&path, &argv, &spec.cwd, &envp, &stdin_read, merge);
+            // The child's end of stdin closes here, so a child that exits
+            // unread makes writing fail instead of block.
+            drop(stdin_read);
+            let started = started.map_err(failed)?;
+            (
+                Proc::Raw(started.child),
+                Some(started.stdout),
+                started.stderr,
+            )
+        }
+        resolved => spawn_std(
+            spec,
+            program,
+            args,
+            resolved.as_deref(),
+            &envp,
+            stdin_read,
+            merge,
+        )
+        .map_err(failed)?,
+    };
+    drop(envp);
+    let Some(group) = child.id().and_then(ProcessGroup::led_by) else {
+        // Unreachable in practice (a just-spawned child has a pid > 1), but
+        // without a group we could not contain it: refuse to go on.
+        let mut child = child;
+        child.start_kill();
+        return Err(format!("cannot run `{program}`: no usable process id"));
+    };
+    Ok(Spawned {
+        child,
+        group,
+        stdin: stdin_write,
+        stdout,
+        stderr,
+    })
+}
+
+/// [`spawn`] through std's `Command` (tokio's), on the environment `envp`
+/// holds.
+fn spawn_std(
+    spec: &RunRequest,
+    program: &str,
+    args: &[String],
+    resolved: Option<&Path>,
+    envp: &environ::Envp,
+    stdin_read: std::io::PipeReader,
+    merge: bool,
+) -> std::io::Result<(Proc, Option<Receiver>, Option<Receiver>)> {
+    let mut command = match resolved {
         Some(path) => Command::new(path),
         None => Command::new(program),
     };
@@ -213,31 +288,16 @@ fn spawn(spec: &RunRequest, merge: bool) -> Result<Spawned, String> {
         .current_dir(&spec.cwd)
         .stdin(stdin_read)
         .process_group(0);
+    // Merged: both ends the child gets are `command`'s, closed with it.
     let merged = if merge {
-        // Both ends the child gets are `command`'s, closed with it below.
-        let no_pipe =
-            |e: std::io::Error| format!("cannot run `{program}`: no pipe for its output: {e}");
-        let (read, write) = std::io::pipe().map_err(no_pipe)?;
-        command
-            .stdout(write.try_clone().map_err(no_pipe)?)
-            .stderr(write);
+        let (read, write) = std::io::pipe()?;
+        command.stdout(write.try_clone()?).stderr(write);
         Some(read)
     } else {
         command.stdout(Stdio::piped()).stderr(Stdio::piped());
         None
     };
-    match env {
-        Some(env) => {
-            command.env_clear().envs(env);
-        }
-        None => {
-            for name in &removed {
-                command.env_remove(name);
-            }
-            // After the removals: a variable the request sets is kept.
-            command.envs(&spec.env);
-        }
-    }
+    command.env_clear().envs(envp.vars());
     if caps::must_drop() {
         // Only when the process did not drop them at startup (see
         // `drop_capabilities_at_startup`): a `pre_exec` hook forces a fork.
@@ -247,45 +307,27 @@ fn spawn(spec: &RunRequest, merge: bool) -> Result<Spawned, String> {
             command.pre_exec(caps::drop_capabilities);
         }
     }
-    // A working directory that is not one makes the spawn fail (the child
-    // changes into it before `exec`): only then is it looked at, to say
-    // what is wrong with it rather than the bare error (one `statx` less
-    // per run).
-    let mut child = command.spawn().map_err(|e| match check_cwd(&spec.cwd) {
-        Err(cwd) => cwd,
-        Ok(()) => format!("cannot run `{program}`: {e}"),
-    })?;
-    let Some(group) = child.id().and_then(ProcessGroup::led_by) else {
-        // Unreachable in practice (a just-spawned child has a pid > 1), but
-        // without a group we could not contain it: refuse to go on.
-        let _ = child.start_kill();
-        return Err(format!("cannot run `{program}`: no usable process id"));
-    };
-    // The child's end of stdin, which `command` holds, closes here, so a
-    // child that exits unread makes writing fail instead of block.
+    let mut child = command.spawn()?;
+    // The child's end of stdin, which `command` holds, closes here.
     drop(command);
-    Ok(Spawned {
-        child,
-        group,
-        stdin: stdin_write,
-        merged,
-    })
-}
-
-/// The names among `inherited` that one of `prefixes` removes (as
-/// [`env::child_env`] removes them: names that are not UTF-8 are kept).
-fn removed_by_prefix(
-    inherited: impl IntoIterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
-    prefixes: &[String],
-) -> Vec<std::ffi::OsString> {
-    inherited
-        .into_iter()
-        .map(|(name, _)| name)
-        .filter(|name| {
-            name.to_str()
-                .is_some_and(|n| prefixes.iter().any(|p| n.starts_with(p.as_str())))
-        })
-        .collect()
+    // (`into_owned_fd` makes the descriptor blocking again: the checked
+    // conversion makes it non-blocking.)
+    let receiver = |fd: std::io::Result<std::os::fd::OwnedFd>| fd.and_then(Receiver::from_owned_fd);
+    if let Some(read) = merged {
+        let stdout = receiver(Ok(std::os::fd::OwnedFd::from(read)))?;
+        return Ok((Proc::Tokio(child), Some(stdout), None));
+    }
+    let stdout = child
+        .stdout
+        .take()
+        .map(|o| receiver(o.into_owned_fd()))
+        .transpose()?;
+    let stderr = child
+        .stderr
+        .take()
+        .map(|e| receiver(e.into_owned_fd()))
+        .transpose()?;
+    Ok((Proc::Tokio(child), stdout, stderr))
 }
 
 fn check_cwd(cwd: &Path) -> Result<(), String> {
@@ -308,8 +350,8 @@ fn check_cwd(cwd: &Path) -> Result<(), String> {
 
 struct Pipes {
     stdin: Option<Sender>,
-    stdout: Option<Output>,
-    stderr: Option<ChildStderr>,
+    stdout: Option<Receiver>,
+    stderr: Option<Receiver>,
 }
 
 /// Where the run is on its way to the end.
@@ -325,7 +367,7 @@ enum Phase {
 
 async fn supervise(
     spec: &RunRequest,
-    mut child: Child,
+    mut child: Proc,
     mut group: ProcessGroup,
     mut pipes: Pipes,
     cancel: impl Future<Output = ()>,
