@@ -42,12 +42,15 @@
 //!   hooks over the binary: lists outlive the process, per session.
 //! - [`telemetry`]: one turn's spans at an OTLP receiver, the metrics
 //!   endpoint scraped.
+//! - [`bash_shell`]: Claude's `Bash` over the binary: one output stream,
+//!   the shell kept in the project.
 //! - [`worktree`]: Claude Code's `EnterWorktree`/`ExitWorktree`
 //!   (`tools-worktree`) making and removing real git worktrees.
 //! - [`memory2`]: Claude Code's rules and nested memory, user slash
 //!   commands, Setup (`dsh prompt --init`) over the binary.
 
 mod abi_evolution;
+mod bash_shell;
 mod claude_subagent_end;
 mod cli;
 mod codex_compaction;
