@@ -106,8 +106,9 @@ impl Session {
         };
         // Back-pressure: a reader far behind holds the turn here.
         unless_cancelled(cancel, self.feed.room()).await;
-        // A directory deleted under the session: back to where it started.
-        self.recover_cwd();
+        // A directory deleted under the session stays the session's until a
+        // shell tool moves it (Claude Code: hooks cannot start there, and
+        // `Bash` recovers, S236-deleted-under-session*).
         self.append(SessionEvent::ToolCall {
             call_id: call.id.clone(),
             name: call.name.clone(),
@@ -338,7 +339,9 @@ impl Session {
         // A call that moved the session (`cd`): post-execute and everything
         // after it already see the new directory, as in Claude Code.
         let moved = self.take_cwd_move();
-        if moved.is_some() {
+        // (A quiet move, away from a deleted folder, is no announced one.)
+        if moved.is_some() || std::path::Path::new(exec.session.cwd.as_str()) != self.current_cwd()
+        {
             let mut now = (*exec).clone();
             now.session = self.session_ref();
             exec = RArc::new(now);

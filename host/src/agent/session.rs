@@ -389,10 +389,25 @@ impl Session {
             return Err(format!("cwd `{}` is not a directory", cwd.display()));
         }
         let mut state = self.state();
+        // Away from a folder deleted under the session: no move is
+        // announced (Claude Code fires no CwdChanged when its shell
+        // recovers, S236-deleted-under-session-keep).
+        let quiet = !state.cwd.is_dir();
         let root = state.root.clone().unwrap_or_else(|| self.cwd.clone());
-        // Compared physically: a shell reports `pwd -P`.
+        // Compared physically: a shell reports `pwd -P`. A root deleted
+        // under the session keeps nothing in (it cannot be gone back to).
         let physical = std::fs::canonicalize(&root).unwrap_or_else(|_| root.clone());
-        if cwd.starts_with(&physical) || cwd.starts_with(&root) {
+        if quiet {
+            let back_to_root =
+                root.is_dir() && !cwd.starts_with(&physical) && !cwd.starts_with(&root);
+            state.cwd = if back_to_root {
+                root.clone()
+            } else {
+                cwd.to_path_buf()
+            };
+            return Ok(back_to_root.then_some(root));
+        }
+        if !root.is_dir() || cwd.starts_with(&physical) || cwd.starts_with(&root) {
             if state.cwd != cwd {
                 let old = std::mem::replace(&mut state.cwd, cwd.to_path_buf());
                 state.moved_from.get_or_insert(old);
@@ -403,19 +418,6 @@ impl Session {
         state.moved_from.get_or_insert(old);
         state.moved_to = Some(cwd.to_path_buf());
         Ok(Some(root))
-    }
-
-    /// If the current directory is gone (deleted after a `cd`), moves the
-    /// session back to where it started, as Claude Code resets its shell to
-    /// the project; the move is announced like any other.
-    pub(crate) fn recover_cwd(&self) {
-        let mut state = self.state();
-        if state.cwd.is_dir() || state.cwd == self.cwd || !self.cwd.is_dir() {
-            return;
-        }
-        tracing::warn!(session = %self.id, "cwd {} is gone; back to {}", state.cwd.display(), self.cwd.display());
-        let old = std::mem::replace(&mut state.cwd, self.cwd.clone());
-        state.moved_from.get_or_insert(old);
     }
 
     /// The move not yet announced, as `(old, new)` (`new` where an undone

@@ -504,7 +504,9 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
         loads[0].config["task_tools"] = json!(true);
     }
     let bash = match dialect {
-        Dialect::Claude => json!({}),
+        // A deleted folder recovers to the user's home: the run's
+        // (S236-deleted-under-session-keep).
+        Dialect::Claude => json!({"home": sb.home()}),
         // Codex ran with an empty HOME: its login shell read no profile;
         // its shell tool ran in the run's sandbox.
         Dialect::Codex => json!({"codex_exec_command": true,

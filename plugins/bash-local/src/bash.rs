@@ -385,6 +385,9 @@ pub async fn run_call(
             );
         }
     };
+    if let Some(result) = recovered(call, config, host) {
+        return result;
+    }
     let prelude = host.session_shell_prelude(call.session.session_id.as_str());
     let session_env = host.session_env(call.session.session_id.as_str());
     let editor = EditorTerminal {
@@ -427,6 +430,34 @@ pub async fn run_call(
             run.result
         }
     }
+}
+
+/// When the session's folder was deleted under it: the session moved to its
+/// root, or to `$HOME` when the root is gone too, and Claude Code's
+/// refusal, the command not run (recorded `S236-deleted-under-session-keep`).
+fn recovered(call: &ToolCall, config: &Config, host: &Host) -> Option<ToolResult> {
+    let cwd = call.session.cwd.as_str();
+    if Path::new(cwd).is_dir() {
+        return None;
+    }
+    let session = call.session.session_id.as_str();
+    let home = match &config.home {
+        Some(home) => home.to_string_lossy().into_owned(),
+        None => std::env::var("HOME").unwrap_or_else(|_| "/".into()),
+    };
+    let now = match host.set_session_shell_cwd(session, &home) {
+        Ok(None) => home,
+        Ok(Some(root)) => root,
+        Err(e) if e.contains("plugin API 1.10") => match host.set_session_cwd(session, &home) {
+            Ok(()) => home,
+            Err(e) => return Some(ToolResult::error(format!("Bash: {e}"))),
+        },
+        Err(e) => return Some(ToolResult::error(format!("Bash: {e}"))),
+    };
+    Some(ToolResult::error(format!(
+        "Working directory \"{cwd}\" was deleted; shell cwd recovered to \"{now}\". Re-issue your \
+         command (it will run from the recovered directory)."
+    )))
 }
 
 /// A result whose `cd` left the session's root, which the host undid:

@@ -2,9 +2,9 @@
 //! `cd` persist across calls.
 //!
 //! The command runs wrapped as Claude Code wraps it,
-//! `eval '<command>'` followed, when it succeeded, by `pwd -P` into a
-//! private temp file (never stdout, which is the tool's output), and the
-//! command's own exit status is kept. After the run the file holds the
+//! `eval '<command>' && pwd -P >| <file>` into a private temp file (never
+//! stdout, which is the tool's output): the call's status is the
+//! command's, or `pwd`'s after a command that succeeded. After the run the file holds the
 //! shell's final physical directory; the tool hands it to the host
 //! (`set_session_shell_cwd`, which keeps the shell inside the session's
 //! root as Claude Code does) when it differs from where the call started.
@@ -127,13 +127,13 @@ fn is_tmpfs(dir: &Path) -> bool {
     stat.is_some_and(|s| s.f_type as i64 == libc::TMPFS_MAGIC as i64)
 }
 
-/// The script `<shell> -c` runs: the command through `eval`, then, when it
-/// succeeded, its final directory into `file` (Claude Code runs `eval
-/// <command> && pwd -P >| <file>`: a failed command moves nothing,
-/// recorded `S238-cd-out-fail`), ending with the command's own status.
+/// The script `<shell> -c` runs, as Claude Code's: `eval <command> && pwd
+/// -P >| <file>`. A failed command moves nothing (recorded
+/// `S238-cd-out-fail`); a `pwd` that fails (its folder deleted under it)
+/// fails the call with its own error in the output (`S236-deleted-*`).
 pub fn wrap(command: &str, file: &Path) -> String {
     format!(
-        "eval {}\n__dsh_status=$?\n[ $__dsh_status -ne 0 ] || {{ pwd -P >| {}; }} 2>/dev/null\nexit $__dsh_status",
+        "eval {} && pwd -P >| {}",
         shell_quote(command),
         shell_quote(&file.to_string_lossy())
     )

@@ -68,6 +68,10 @@ pub struct Config {
     /// The `dsh` binary whose `sandbox-exec` builds the sandbox (default:
     /// this process's own executable, which is `dsh`).
     pub sandbox_helper: Option<std::path::PathBuf>,
+    /// Where a `Bash` session whose folder and root were deleted under it
+    /// recovers to, as Claude Code recovers to the user's home folder
+    /// (S236-deleted-under-session-keep); default: `$HOME`.
+    pub home: Option<std::path::PathBuf>,
 }
 
 impl Default for Config {
@@ -81,6 +85,7 @@ impl Default for Config {
             sandbox_mode: sandbox::SandboxMode::default(),
             sandbox_workspace_write: sandbox::WorkspaceWrite::default(),
             sandbox_helper: None,
+            home: None,
         }
     }
 }

@@ -63,8 +63,15 @@ async fn a_shell_that_exits_or_ends_in_a_deleted_folder_moves_nothing() {
     let out = run("cd sub && exit 3", &p).await;
     assert_eq!(out.result.text_content(), "Exit code 3");
     assert_eq!(out.moved_to, None);
+    // Claude Code's `pwd -P` fails in a deleted folder, and so does the
+    // call, with its error (recorded S236-deleted-under-session).
     let out = run("cd sub && rmdir \"$PWD\" && echo gone", &p).await;
-    assert_eq!(out.result.text_content(), "gone");
+    assert!(out.result.is_error);
+    assert_eq!(
+        out.result.text_content(),
+        "Exit code 1\ngone\npwd: error retrieving current directory: getcwd: cannot access \
+         parent directories: No such file or directory"
+    );
     assert_eq!(out.moved_to, None);
 }
 
