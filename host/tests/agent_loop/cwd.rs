@@ -62,10 +62,14 @@ async fn sessions_do_not_share_a_cwd() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deleted_cwd_sends_the_session_back_where_it_started() {
+    // As Claude Code (S236-deleted-under-session*): `pwd` fails in the
+    // deleted folder and so does the call; the next `Bash` call runs
+    // nothing and moves the session back to its root.
     let h = Harness::new(
         json!([
             bash("mkdir sub && cd sub"),
             bash("rmdir \"$PWD\" && echo removed"),
+            bash("pwd"),
             bash("pwd"),
             text("done")
         ]),
@@ -73,11 +77,20 @@ async fn a_deleted_cwd_sends_the_session_back_where_it_started() {
     );
     let (session, out) = h.run("go").await;
     let project = physical(&h.project);
+    let sub = project.join("sub");
     assert_eq!(
         results(&out.events),
         [
             "(Bash completed with no output)".to_string(),
-            "removed".to_string(),
+            "Exit code 1\nremoved\npwd: error retrieving current directory: getcwd: cannot \
+             access parent directories: No such file or directory"
+                .to_string(),
+            format!(
+                "Working directory \"{}\" was deleted; shell cwd recovered to \"{}\". Re-issue \
+                 your command (it will run from the recovered directory).",
+                sub.display(),
+                h.project.display()
+            ),
             project.to_string_lossy().into_owned()
         ]
     );
