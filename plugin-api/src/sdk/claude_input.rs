@@ -202,19 +202,46 @@ pub fn in_string(kind: &Value, s: &str) -> Option<Value> {
     }
 }
 
-/// `args` with each `lenient` property's string turned into what it stands
-/// for (what Claude Code's hooks get as `tool_input`, S239-numbers).
-pub fn coerced(schema: &Value, args: &Value, lenient: &[&str]) -> Value {
+/// The properties of Claude Code 2.1.197's built-in tools that also take
+/// their value in a string (recorded `S239-*`), by name.
+pub fn builtin_lenient(tool: &str) -> &'static [&'static str] {
+    match tool {
+        "Bash" => &["timeout", "run_in_background", "dangerouslyDisableSandbox"],
+        "Read" => &["offset", "limit"],
+        "Edit" => &["replace_all"],
+        _ => &[],
+    }
+}
+
+/// The type Claude Code reads a built-in tool's lenient property's string
+/// as ([`builtin_lenient`]): `number` for a count or a time, else
+/// `boolean`.
+fn builtin_kind(name: &str) -> &'static str {
+    match name {
+        "timeout" | "offset" | "limit" => "number",
+        _ => "boolean",
+    }
+}
+
+/// `map` (a call's arguments) with each of `tool`'s lenient properties'
+/// strings turned into what they stand for, in place (what Claude Code's
+/// tools and hooks read, S239-numbers).
+pub fn coerce_builtin(tool: &str, map: &mut serde_json::Map<String, Value>) {
+    for name in builtin_lenient(tool) {
+        if let Some(Value::String(s)) = map.get(*name)
+            && let Some(v) = in_string(&Value::from(builtin_kind(name)), s)
+        {
+            map.insert((*name).to_string(), v);
+        }
+    }
+}
+
+/// `args` with `tool`'s lenient properties' strings read as what they
+/// stand for ([`coerce_builtin`]).
+pub fn coerced(tool: &str, args: &Value) -> Value {
     let mut args = args.clone();
     if let Some(map) = args.as_object_mut() {
-        for name in lenient {
-            let kind = &schema["properties"][*name]["type"];
-            if let Some(Value::String(s)) = map.get(*name)
-                && let Some(v) = in_string(kind, s)
-            {
-                map.insert((*name).to_string(), v);
-            }
-        }
+        coerce_builtin(tool, map);
     }
     args
 }

@@ -96,7 +96,7 @@ pub struct BashInput {
 /// Parses and validates the tool's arguments.
 pub fn parse_input(args: &Value) -> Result<BashInput, BashArgsError> {
     // Values in strings count, as in Claude Code (S239-*).
-    let args = &dsh_plugin_api::sdk::claude_input::coerced(&claude_schema(), args, LENIENT);
+    let args = &dsh_plugin_api::sdk::claude_input::coerced(TOOL_NAME, args);
     let obj = args
         .as_object()
         .ok_or_else(|| BashArgsError::NotObject(String::new()))?;
@@ -159,7 +159,7 @@ pub fn parse_input(args: &Value) -> Result<BashInput, BashArgsError> {
 
 /// The input Claude Code 2.1.197's `Bash` takes, as it checks a call
 /// before any hook hears of it ([`dsh_plugin_api::sdk::claude_input`];
-/// the [`LENIENT`] properties also in strings, S239-*).
+/// `claude_input::builtin_lenient`'s properties also in strings, S239-*).
 pub fn claude_schema() -> Value {
     json!({
         "type": "object",
@@ -174,10 +174,6 @@ pub fn claude_schema() -> Value {
         "additionalProperties": false
     })
 }
-
-/// The properties of [`claude_schema`] that also take their value in a
-/// string (`timeout: "5"`, `run_in_background: "false"`; S239-*).
-pub const LENIENT: &[&str] = &["timeout", "run_in_background", "dangerouslyDisableSandbox"];
 
 /// The tool as advertised to the model.
 pub fn spec() -> ToolSpec {

@@ -146,7 +146,7 @@ impl Plugin for BashLocal {
             host,
             bash::TOOL_NAME,
             bash::claude_schema(),
-            bash::LENIENT,
+            dsh_plugin_api::sdk::claude_input::builtin_lenient(bash::TOOL_NAME),
         )?;
         if codex_exec {
             let env_allow = exec_env_allow;

@@ -35,7 +35,7 @@ pub fn refusal(
         tool,
         &schema(tool),
         &request.arguments,
-        lenient(tool),
+        dsh_plugin_api::sdk::claude_input::builtin_lenient(tool),
     );
     if checked.is_some() {
         return checked;
@@ -162,19 +162,10 @@ pub fn schema(tool: &str) -> Value {
         "additionalProperties": false})
 }
 
-/// The properties that take their value in a string too.
-pub fn lenient(tool: &str) -> &'static [&'static str] {
-    match tool {
-        "Read" => &["offset", "limit"],
-        "Edit" => &["replace_all"],
-        _ => &[],
-    }
-}
-
 /// `args` with the lenient properties' strings read as what they stand for.
-pub fn coerced(tool: &str, args: Value) -> Value {
-    match lenient(tool) {
-        [] => args,
-        names => dsh_plugin_api::sdk::claude_input::coerced(&schema(tool), &args, names),
+pub fn coerced(tool: &str, mut args: Value) -> Value {
+    if let Some(map) = args.as_object_mut() {
+        dsh_plugin_api::sdk::claude_input::coerce_builtin(tool, map);
     }
+    args
 }

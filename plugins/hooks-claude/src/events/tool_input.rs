@@ -56,21 +56,6 @@ fn schema_order(tool: &str) -> Option<&'static [&'static str]> {
     })
 }
 
-/// The properties of Claude Code's tools that also take their value in a
-/// string, with their type (recorded `S239-*`).
-fn lenient(tool: &str) -> &'static [(&'static str, &'static str)] {
-    match tool {
-        "Bash" => &[
-            ("timeout", "number"),
-            ("run_in_background", "boolean"),
-            ("dangerouslyDisableSandbox", "boolean"),
-        ],
-        "Read" => &[("offset", "number"), ("limit", "number")],
-        "Edit" => &[("replace_all", "boolean")],
-        _ => &[],
-    }
-}
-
 /// The order PostToolBatch lists a tool's input in, where it differs from
 /// the schema's.
 fn batch_order(tool: &str) -> Option<&'static [&'static str]> {
@@ -104,13 +89,7 @@ fn ordered(name: &str, args: &str, for_batch: bool, cwd: Option<&str>) -> Value 
     let mut given = given;
     // Values the model wrote in strings, read as Claude Code reads them
     // (`timeout: "5"` is `5`, S239-*).
-    for (key, kind) in lenient(tool) {
-        if let Some(Value::String(s)) = given.get(*key)
-            && let Some(v) = dsh_plugin_api::sdk::claude_input::in_string(&Value::from(*kind), s)
-        {
-            given.insert((*key).to_string(), v);
-        }
-    }
+    dsh_plugin_api::sdk::claude_input::coerce_builtin(tool, &mut given);
     // A file tool's relative path, as the path it names (S239-numbers).
     if let (true, Some(cwd)) = (matches!(tool, "Read" | "Write" | "Edit"), cwd)
         && cwd.starts_with('/')
