@@ -209,6 +209,9 @@ pub fn builtin_lenient(tool: &str) -> &'static [&'static str] {
         "Bash" => &["timeout", "run_in_background", "dangerouslyDisableSandbox"],
         "Read" => &["offset", "limit"],
         "Edit" => &["replace_all"],
+        "Grep" => &[
+            "-B", "-A", "-C", "context", "-n", "-i", "-o", "head_limit", "offset", "multiline",
+        ],
         _ => &[],
     }
 }
@@ -218,7 +221,7 @@ pub fn builtin_lenient(tool: &str) -> &'static [&'static str] {
 /// `boolean`.
 fn builtin_kind(name: &str) -> &'static str {
     match name {
-        "timeout" | "offset" | "limit" => "number",
+        "timeout" | "offset" | "limit" | "-B" | "-A" | "-C" | "context" | "head_limit" => "number",
         _ => "boolean",
     }
 }

@@ -45,6 +45,8 @@ pub fn refusal(
     let text = match tool {
         "Edit" => edit_refusal(&args, cwd, &request.session_id, log, held),
         "Write" => write_refusal(&args, cwd, &request.session_id, log, held),
+        "Glob" => crate::glob::refusal(&args, cwd),
+        "Grep" => crate::grep::refusal(&args, cwd),
         _ => None,
     }?;
     Some(format!("<tool_use_error>{text}</tool_use_error>"))
@@ -143,6 +145,8 @@ pub(crate) async fn held(
 /// The tool's schema as Claude Code checks it.
 pub fn schema(tool: &str) -> Value {
     let (properties, required) = match tool {
+        "Glob" => return crate::glob::schema(),
+        "Grep" => return crate::grep::schema(),
         "Read" => (
             json!({"file_path": {"type": "string"}, "offset": {"type": "number"},
                 "limit": {"type": "number"}, "pages": {"type": "string"}}),

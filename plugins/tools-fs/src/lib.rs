@@ -7,7 +7,10 @@
 //! - [`write`] — `Write {file_path, content}`: whole-file write, creating
 //!   parent directories;
 //! - [`edit`] — `Edit {file_path, old_string, new_string, replace_all?}`:
-//!   exact, unique-unless-`replace_all` string replacement.
+//!   exact, unique-unless-`replace_all` string replacement;
+//! - [`glob`] — `Glob {pattern, path?}`: file names, oldest first;
+//! - [`grep`] — `Grep {pattern, path?, glob?, output_mode?, …}`: ripgrep's
+//!   search, shaped as Claude Code shapes it ([`grep_output`]).
 //!
 //! When the session's editor offers its files (the `editor-fs` service,
 //! [`editor`]), the tools read and write through it; otherwise the disk.
@@ -25,10 +28,14 @@ pub mod claude_input;
 pub mod edit;
 mod editor;
 pub mod error;
+pub mod glob;
+pub mod grep;
+pub mod grep_output;
 pub mod image;
 pub mod patch;
 pub mod read;
 pub mod resize;
+pub mod search_path;
 pub mod seen;
 pub mod token_cap;
 pub mod write;
@@ -80,6 +87,8 @@ enum FsTool {
     Read,
     Write,
     Edit,
+    Glob,
+    Grep,
 }
 
 impl Plugin for ToolsFs {
@@ -94,6 +103,8 @@ impl Plugin for ToolsFs {
             (read::spec(), FsTool::Read),
             (write::spec(), FsTool::Write),
             (edit::spec(), FsTool::Edit),
+            (glob::spec(), FsTool::Glob),
+            (grep::spec(), FsTool::Grep),
         ] {
             // Claude Code's refusals, before any hook hears of the call.
             let name = spec.name.to_string();
@@ -148,6 +159,8 @@ async fn run_call(
         FsTool::Read => read::TOOL_NAME,
         FsTool::Write => write::TOOL_NAME,
         FsTool::Edit => edit::TOOL_NAME,
+        FsTool::Glob => glob::TOOL_NAME,
+        FsTool::Grep => grep::TOOL_NAME,
     };
     let span = tracing::info_span!("tool", tool = name, call_id = %call.call_id, session = %call.session.session_id);
     let args = match args::parse_json(name, &call.arguments) {
@@ -187,6 +200,8 @@ async fn run_call(
             }
             FsTool::Write => write::write_via(&args, cwd, Some(&editor)).await,
             FsTool::Edit => edit::edit_via(&args, cwd, Some(&editor)).await,
+            FsTool::Glob => glob::glob_tool(&args, cwd).await,
+            FsTool::Grep => grep::grep_tool(&args, cwd).await,
         }
     };
     let result = body.instrument(span).await;
