@@ -19,6 +19,7 @@ mod interrupt;
 #[path = "../agent_loop/probe.rs"]
 mod probe;
 mod rewake;
+mod ripgrep_order;
 mod script;
 mod skips;
 mod slash;

@@ -452,6 +452,20 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
             std::fs::write(&path, sb.subst(text.as_str().unwrap_or_default())).unwrap();
         }
     }
+    // The project files' recorded modification times, in ns (`Glob` lists
+    // oldest first and `Grep` newest first: S290).
+    if let Some(times) = v.json["project_mtimes"].as_object() {
+        for (rel, ns) in times {
+            let path = sb.run().join("proj").join(rel);
+            let when = std::time::UNIX_EPOCH + Duration::from_nanos(ns.as_u64().unwrap());
+            match std::fs::File::options().write(true).open(&path) {
+                Ok(file) => file.set_modified(when).unwrap(),
+                // A file the recorder writes where dsh's run does not.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => panic!("{}: mtime of {rel}: {e}", v.name),
+            }
+        }
+    }
     // Folders the session moves into (`cd sub`) must exist.
     for c in v.calls() {
         let cwd = sb.subst(&s(c, "cwd"));
@@ -460,7 +474,7 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
         }
     }
     let mut loads = vec![Load::builtin(dialect.bridge(), dialect.bridge(), config)];
-    // Runs whose model calls the file tools (S30, S31) get dsh's.
+    // Runs whose model calls the file tools (S30, S31, S290) get dsh's.
     let file_tools = v.json["model_script"]
         .as_array()
         .into_iter()
@@ -468,7 +482,7 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
         .any(|r| {
             matches!(
                 r["tool_use"]["name"].as_str(),
-                Some("Read" | "Write" | "Edit")
+                Some("Read" | "Write" | "Edit" | "Glob" | "Grep")
             )
         });
     if file_tools {
@@ -924,8 +938,21 @@ fn check_calls(
         drop_nested(skips, &mut got_cmp);
         strip_durations(&mut expect);
         strip_durations(&mut got_cmp);
+        // ripgrep's file order varies from run to run (`Grep`).
+        if crate::ripgrep_order::applies(s(&expect, "tool_name").as_str(), &expect["tool_input"]) {
+            for v in [&mut expect, &mut got_cmp] {
+                if let Some(text) = v["tool_response"]["content"].as_str() {
+                    v["tool_response"]["content"] = json!(crate::ripgrep_order::normalized(text));
+                }
+            }
+        }
         // Durations and token counts vary (vectors README): type only.
-        let mut type_only = vec!["duration_ms", "totalDurationMs", "totalTokens"];
+        let mut type_only = vec![
+            "duration_ms",
+            "durationMs",
+            "totalDurationMs",
+            "totalTokens",
+        ];
         // An MCP tool's response is the server's answer, which dsh passes
         // on as the CLI does: compared whole, whatever the rows say of the
         // CLI's own tools.
@@ -2161,8 +2188,12 @@ fn check_tools(
         if let (Some(seen), Some(result)) = (seen.as_deref(), result)
             && !skips.has(Aspect::ToolResults)
         {
-            let seen = without_durations(&sb.subst(seen));
-            let got = without_durations(result["content"].as_str().unwrap_or_default());
+            let mut seen = without_durations(&sb.subst(seen));
+            let mut got = without_durations(result["content"].as_str().unwrap_or_default());
+            if crate::ripgrep_order::applies(s(w, "name").as_str(), &w["input"]) {
+                seen = crate::ripgrep_order::normalized(&seen);
+                got = crate::ripgrep_order::normalized(&got);
+            }
             // `$CHUNK_ID`, `$WALL_TIME` (Codex's framing) bind to dsh's.
             if got != seen && !b.match_str(&seen, &got) {
                 fails.push(format!(

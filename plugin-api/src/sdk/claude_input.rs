@@ -210,7 +210,16 @@ pub fn builtin_lenient(tool: &str) -> &'static [&'static str] {
         "Read" => &["offset", "limit"],
         "Edit" => &["replace_all"],
         "Grep" => &[
-            "-B", "-A", "-C", "context", "-n", "-i", "-o", "head_limit", "offset", "multiline",
+            "-B",
+            "-A",
+            "-C",
+            "context",
+            "-n",
+            "-i",
+            "-o",
+            "head_limit",
+            "offset",
+            "multiline",
         ],
         _ => &[],
     }
