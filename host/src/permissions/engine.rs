@@ -97,6 +97,9 @@ fn denied_message(call: &Call<'_>) -> String {
             "Permission to use Bash with command {} has been denied.",
             command(call.args)
         )
+    } else if let Some(path) = search_path(call) {
+        // `Glob` and `Grep` name what they search (S291-deny).
+        format!("Permission to read {path} has been denied.")
     } else if READ_TOOLS.contains(&call.tool) {
         // As a path rule refuses it (see [`refused_on_input`]).
         DENIED_DIRECTORY.to_string()
@@ -105,10 +108,28 @@ fn denied_message(call: &Call<'_>) -> String {
     }
 }
 
+/// What Claude Code's `Glob` and `Grep` name as the folder they read in a
+/// permission text: `Glob` its `path` resolved (or the cwd), `Grep` its
+/// `path` as given (or the cwd).
+fn search_path(call: &Call<'_>) -> Option<String> {
+    let given = call.args.get("path").and_then(Value::as_str);
+    match (call.tool, given) {
+        ("Glob", Some(_)) => target_path(call).map(|p| p.display().to_string()),
+        ("Grep", Some(path)) => Some(path.to_string()),
+        ("Glob" | "Grep", None) => Some(call.cwd.display().to_string()),
+        _ => None,
+    }
+}
+
 /// Claude Code's headless text for a call an ask rule (or a tool with no
 /// rule) asks about: a file tool names its path (`read from`, `write to`;
 /// vectors `S81-read-ask`, `S81-write-edit-ask`), any other tool itself.
 fn requested_message(call: &Call<'_>) -> String {
+    if let Some(path) = search_path(call) {
+        return format!(
+            "Claude requested permissions to read from {path}, but you haven't granted it yet."
+        );
+    }
     let what = match target_path(call) {
         Some(path) if READ_TOOLS.contains(&call.tool) => format!("read from {}", path.display()),
         Some(path) if EDIT_TOOLS.contains(&call.tool) => format!("write to {}", path.display()),
@@ -153,6 +174,33 @@ pub fn refused_on_input(
         message: DENIED_DIRECTORY.to_string(),
         by: format!("rule {}: {}", m.source.as_str(), m.rule),
     })
+}
+
+/// Whether a `Read(path)` deny rule covers `path` (absolute): a file
+/// Claude Code's `Glob` and `Grep` leave out of what they find (recorded
+/// `S291-deny`). Nothing is denied in a session nothing configured.
+pub fn read_denied(
+    state: &PermissionState,
+    path: &Path,
+    cwd: &Path,
+    project: &Path,
+    home: Option<&Path>,
+) -> bool {
+    if !state.managed {
+        return false;
+    }
+    let args = serde_json::json!({ "file_path": path.to_string_lossy() });
+    let call = Call {
+        tool: "Read",
+        args: &args,
+        cwd,
+        project,
+        home,
+    };
+    state
+        .rules
+        .path_rule_matching("Read", Behavior::Deny, &call)
+        .is_some()
 }
 
 /// Claude Code's text for a file tool refused by a path deny rule.
@@ -544,5 +592,55 @@ mod tests {
             run(&s, "Bash", json!({}), HookStance::Ask(Some("r".into()))),
             ask("r")
         );
+    }
+
+    #[test]
+    fn searches_name_their_folder_when_a_read_rule_denies_them() {
+        let s = state(PermissionMode::Default, &[], &[], &["Read(./ignored/**)"]);
+        let deny = |tool: &str, args: Value| match run(&s, tool, args, HookStance::Silent) {
+            Verdict::Deny { message, .. } => message,
+            other => panic!("{other:?}"),
+        };
+        // `dir/**` covers the folder itself (S291-deny).
+        assert_eq!(
+            deny("Grep", json!({"pattern": "x", "path": "ignored"})),
+            "Permission to read ignored has been denied."
+        );
+        assert_eq!(
+            deny("Glob", json!({"pattern": "*", "path": "ignored"})),
+            "Permission to read /p/ignored has been denied."
+        );
+        assert!(matches!(
+            run(
+                &s,
+                "Grep",
+                json!({"pattern": "x", "path": "src"}),
+                HookStance::Silent
+            ),
+            Verdict::Allow
+        ));
+    }
+
+    #[test]
+    fn read_denied_covers_what_a_deny_rule_names_and_nothing_unmanaged() {
+        let s = state(
+            PermissionMode::Default,
+            &[],
+            &[],
+            &["Read(./ignored/**)", "Read(**/.hidden/**)"],
+        );
+        let denied =
+            |p: &str| read_denied(&s, Path::new(p), Path::new("/p"), Path::new("/p"), None);
+        assert!(denied("/p/ignored/a.rs"));
+        assert!(denied("/p/ignored"));
+        assert!(denied("/p/x/.hidden/y.rs"));
+        assert!(!denied("/p/src/a.rs"));
+        assert!(!read_denied(
+            &PermissionState::default(),
+            Path::new("/p/ignored/a.rs"),
+            Path::new("/p"),
+            Path::new("/p"),
+            None
+        ));
     }
 }

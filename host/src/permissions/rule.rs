@@ -295,8 +295,13 @@ fn command_pattern(spec: &str) -> Result<Regex, String> {
 pub(crate) fn target_path(call: &Call<'_>) -> Option<PathBuf> {
     let raw = ["file_path", "notebook_path", "path"]
         .iter()
-        .find_map(|k| call.args.get(*k).and_then(Value::as_str))?;
-    Some(normalize(&call.cwd.join(raw)))
+        .find_map(|k| call.args.get(*k).and_then(Value::as_str));
+    match raw {
+        Some(raw) => Some(normalize(&call.cwd.join(raw))),
+        // A search without a `path` reads the cwd (Claude Code's `getPath`).
+        None if matches!(call.tool, "Glob" | "Grep" | "LS") => Some(normalize(call.cwd)),
+        None => None,
+    }
 }
 
 /// Lexically resolves `.` and `..` (the file may not exist yet).
@@ -332,6 +337,12 @@ fn path_pattern(pattern: &str, call: &Call<'_>) -> Option<Regex> {
     } else {
         let rest = pattern.strip_prefix("./").unwrap_or(pattern);
         format!("{}/{rest}", call.cwd.to_string_lossy())
+    };
+    // Claude Code drops a trailing `/**` (when something is left), so
+    // `dir/**` covers the folder itself as well as what it holds (S291).
+    let anchored = match anchored.strip_suffix("/**") {
+        Some(dir) if dir.contains(|c| c != '/') => dir.to_string(),
+        _ => anchored,
     };
     let mut re = String::from("(?s)^");
     let mut chars = anchored.trim_end_matches('/').chars().peekable();

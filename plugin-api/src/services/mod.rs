@@ -23,7 +23,9 @@
 //!   seam's default calls it);
 //! - [`task_events`]: a task list's tool asks whether a task may be
 //!   created or completed (the Claude bridge provides it; `tools-tasks`
-//!   calls it).
+//!   calls it);
+//! - [`read_rules`]: which files a session's `Read` deny rules keep from it
+//!   (the agent provides it; `Glob` and `Grep` call it).
 //!
 //! Services travel as JSON strings over the ABI (a `call_service` takes
 //! and returns text), so these types are plain serde types, not ABI-stable
@@ -55,5 +57,6 @@ pub mod elicitation;
 pub mod input_check;
 pub mod model;
 pub mod process_runner;
+pub mod read_rules;
 pub mod task_events;
 pub mod worktree_hooks;

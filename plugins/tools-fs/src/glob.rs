@@ -138,6 +138,15 @@ pub fn find(dir: &Path, pattern: &str) -> Vec<PathBuf> {
 
 /// The tool body.
 pub async fn glob_tool(args: &Value, cwd: &Path) -> ToolResult {
+    glob_via(args, cwd, None).await
+}
+
+/// [`glob_tool`], leaving out what the session's `Read` deny rules cover.
+pub(crate) async fn glob_via(
+    args: &Value,
+    cwd: &Path,
+    rules: Option<&crate::read_rules::ReadRules<'_>>,
+) -> ToolResult {
     let started = Instant::now();
     let Some(pattern) = args.get("pattern").and_then(Value::as_str) else {
         return ToolResult::error(
@@ -160,6 +169,10 @@ pub async fn glob_tool(args: &Value, cwd: &Path) -> ToolResult {
     let files = tokio::task::spawn_blocking(move || find(&dir_for, &pattern_for))
         .await
         .unwrap_or_default();
+    let files = match rules {
+        Some(rules) => rules.keep(files).await,
+        None => files,
+    };
     let total = files.len();
     let filenames: Vec<String> = files
         .iter()

@@ -239,9 +239,10 @@ impl Search {
         Some((files, true))
     }
 
-    /// ripgrep's standard output for this search.
-    fn run(&self) -> Vec<u8> {
-        let (Some(matcher), Some((files, walked))) = (self.matcher(), self.files()) else {
+    /// ripgrep's standard output for this search of `files` (`walked`:
+    /// found by the walk, not named by `path`).
+    fn run(&self, files: &[PathBuf], walked: bool) -> Vec<u8> {
+        let Some(matcher) = self.matcher() else {
             return Vec::new();
         };
         if self.before == usize::MAX || self.after == usize::MAX {
@@ -268,7 +269,7 @@ impl Search {
                     .path(walked)
                     .separator_search(context.then(|| b"--".to_vec()))
                     .build_no_color(&mut out);
-                for file in &files {
+                for file in files {
                     let sink = printer.sink_with_path(&matcher, file);
                     search_file(&mut searcher, &matcher, file, sink);
                 }
@@ -283,7 +284,7 @@ impl Search {
                     .kind(kind)
                     .path(true)
                     .build_no_color(&mut out);
-                for file in &files {
+                for file in files {
                     let sink = printer.sink_with_path(&matcher, file);
                     search_file(&mut searcher, &matcher, file, sink);
                 }
@@ -310,14 +311,35 @@ fn search_file<S: grep_searcher::Sink>(
 
 /// The tool body.
 pub async fn grep_tool(args: &Value, cwd: &Path) -> ToolResult {
+    grep_via(args, cwd, None).await
+}
+
+/// [`grep_tool`], leaving out what the session's `Read` deny rules cover.
+pub(crate) async fn grep_via(
+    args: &Value,
+    cwd: &Path,
+    rules: Option<&crate::read_rules::ReadRules<'_>>,
+) -> ToolResult {
     let options = match Options::new(args) {
         Ok(options) => options,
         Err(text) => return ToolResult::error(text),
     };
-    let search = Search::new(args, cwd, options.mode);
+    let search = std::sync::Arc::new(Search::new(args, cwd, options.mode));
+    let walk = search.clone();
+    let found = tokio::task::spawn_blocking(move || walk.files())
+        .await
+        .ok()
+        .flatten();
+    let (files, walked) = match (found, rules) {
+        (Some((files, walked)), Some(rules)) => (rules.keep(files).await, walked),
+        (Some(found), None) => found,
+        (None, _) => (Vec::new(), true),
+    };
     let cwd = cwd.to_path_buf();
     // Files are stat'ed for their order: the blocking pool does it all.
-    let shaped = tokio::task::spawn_blocking(move || shape(&search.run(), &cwd, &options)).await;
+    let shaped =
+        tokio::task::spawn_blocking(move || shape(&search.run(&files, walked), &cwd, &options))
+            .await;
     match shaped {
         Ok((text, structured)) => ToolResult::text(text).with_structured(structured.to_string()),
         Err(e) => ToolResult::error(format!("Grep: the search failed: {e}")),

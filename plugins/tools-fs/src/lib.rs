@@ -34,6 +34,7 @@ pub mod grep_output;
 pub mod image;
 pub mod patch;
 pub mod read;
+mod read_rules;
 pub mod resize;
 pub mod search_path;
 pub mod seen;
@@ -174,6 +175,10 @@ async fn run_call(
         session_id: call.session.session_id.as_str(),
     };
     let session = call.session.session_id.as_str();
+    let rules = read_rules::ReadRules {
+        host,
+        session_id: session,
+    };
     if matches!(tool, FsTool::Write | FsTool::Edit)
         && let Ok(path) = args::Args::new(name, &args).and_then(|a| a.file_path(cwd))
     {
@@ -200,8 +205,8 @@ async fn run_call(
             }
             FsTool::Write => write::write_via(&args, cwd, Some(&editor)).await,
             FsTool::Edit => edit::edit_via(&args, cwd, Some(&editor)).await,
-            FsTool::Glob => glob::glob_tool(&args, cwd).await,
-            FsTool::Grep => grep::grep_tool(&args, cwd).await,
+            FsTool::Glob => glob::glob_via(&args, cwd, Some(&rules)).await,
+            FsTool::Grep => grep::grep_via(&args, cwd, Some(&rules)).await,
         }
     };
     let result = body.instrument(span).await;

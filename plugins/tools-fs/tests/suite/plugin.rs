@@ -13,18 +13,24 @@ fn applied(config: Value) -> (FakeHost, Result<(), String>) {
 }
 
 #[test]
-fn registers_read_write_edit_with_object_schemas() {
+fn registers_the_file_tools_with_object_schemas() {
     let (host, result) = applied(json!({}));
     result.expect("applied");
-    assert_eq!(host.tool_names(), ["Read", "Write", "Edit"]);
+    assert_eq!(host.tool_names(), ["Read", "Write", "Edit", "Glob", "Grep"]);
     for spec in host.specs() {
         let schema: Value = serde_json::from_str(&spec.input_schema).expect("json");
         assert_eq!(schema["type"], "object", "{}", spec.name);
+        let required = match spec.name.as_str() {
+            "Glob" | "Grep" => "pattern",
+            _ => "file_path",
+        };
         assert!(
             schema["required"]
                 .as_array()
                 .expect("required")
-                .contains(&json!("file_path"))
+                .contains(&json!(required)),
+            "{}",
+            spec.name
         );
     }
 }
