@@ -1241,7 +1241,17 @@ fn check_saved_files(
             None
         };
         let saved = std::fs::read(path).unwrap_or_default();
-        if Some(saved.as_slice()) != text.as_deref().map(str::as_bytes) {
+        if let Some(digest) = f["sha256"].as_str() {
+            // A tool's own long result (S292): the whole text, by digest.
+            use sha2::Digest as _;
+            let got: String = sha2::Sha256::digest(&saved)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            if got != digest {
+                fails.push(format!("{}: sha256 {got}, want {digest}", path.display()));
+            }
+        } else if Some(saved.as_slice()) != text.as_deref().map(str::as_bytes) {
             fails.push(format!("{}: does not hold {content}", path.display()));
         }
         if saved.len() as u64 != f["bytes"].as_u64().unwrap_or(0) {
@@ -2188,7 +2198,9 @@ fn check_tools(
         if let (Some(seen), Some(result)) = (seen.as_deref(), result)
             && !skips.has(Aspect::ToolResults)
         {
-            let mut seen = without_durations(&sb.subst(seen));
+            // A long result saved beside the transcript names its file
+            // (S292): Claude Code's folders mapped to dsh's.
+            let mut seen = without_durations(&p.map_paths(sb, seen));
             let mut got = without_durations(result["content"].as_str().unwrap_or_default());
             if crate::ripgrep_order::applies(s(w, "name").as_str(), &w["input"]) {
                 seen = crate::ripgrep_order::normalized(&seen);

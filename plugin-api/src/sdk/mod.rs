@@ -67,6 +67,7 @@ pub mod claude_input;
 mod host;
 mod next;
 mod now;
+pub mod persisted;
 #[cfg(test)]
 mod tests;
 

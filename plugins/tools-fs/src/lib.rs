@@ -36,6 +36,7 @@ pub mod patch;
 pub mod read;
 mod read_rules;
 pub mod resize;
+pub mod result_cap;
 pub mod search_path;
 pub mod seen;
 pub mod token_cap;
@@ -205,8 +206,20 @@ async fn run_call(
             }
             FsTool::Write => write::write_via(&args, cwd, Some(&editor)).await,
             FsTool::Edit => edit::edit_via(&args, cwd, Some(&editor)).await,
-            FsTool::Glob => glob::glob_via(&args, cwd, Some(&rules)).await,
-            FsTool::Grep => grep::grep_via(&args, cwd, Some(&rules)).await,
+            FsTool::Glob => result_cap::capped(
+                glob::glob_via(&args, cwd, Some(&rules)).await,
+                result_cap::GLOB_MAX_UNITS,
+                &call.session.log_path,
+                session,
+                &call.call_id,
+            ),
+            FsTool::Grep => result_cap::capped(
+                grep::grep_via(&args, cwd, Some(&rules)).await,
+                result_cap::GREP_MAX_UNITS,
+                &call.session.log_path,
+                session,
+                &call.call_id,
+            ),
         }
     };
     let result = body.instrument(span).await;
