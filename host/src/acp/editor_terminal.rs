@@ -29,7 +29,8 @@ use agent_client_protocol::v1::schema::{
 use async_ffi::{FfiFuture, FutureExt as _};
 use dsh_plugin_api::ffi::{Service, Service_TO, ServiceBox};
 use dsh_plugin_api::services::editor_terminal::{
-    KillRequest, METHOD_KILL, METHOD_RUN, RunRequest, TerminalAnswer,
+    KillRequest, METHOD_KILL, METHOD_OFFERS, METHOD_RUN, OffersAnswer, OffersRequest, RunRequest,
+    TerminalAnswer,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -260,6 +261,12 @@ impl Service for EditorTerminalService {
                 METHOD_RUN => match serde_json::from_str::<RunRequest>(&args) {
                     Ok(args) => serde_json::to_string(&this.run(args).await),
                     Err(e) => return RResult::RErr(format!("editor-terminal run: {e}").into()),
+                },
+                METHOD_OFFERS => match serde_json::from_str::<OffersRequest>(&args) {
+                    Ok(args) => serde_json::to_string(&OffersAnswer {
+                        offers: this.routes.client_with_terminal(&args.session_id).is_some(),
+                    }),
+                    Err(e) => return RResult::RErr(format!("editor-terminal offers: {e}").into()),
                 },
                 METHOD_KILL => match serde_json::from_str::<KillRequest>(&args) {
                     Ok(args) => {

@@ -27,6 +27,25 @@ pub const VERSION: u32 = 1;
 pub const METHOD_RUN: &str = "run";
 /// Stops a pending `run`: [`KillRequest`] → `{}`.
 pub const METHOD_KILL: &str = "kill";
+/// Whether the session's editor offers terminals at all:
+/// [`OffersRequest`] → [`OffersAnswer`]. A cheap question asked before a
+/// `run`, whose request carries the whole environment; a provider that
+/// does not know it answers an error, and the caller asks `run`.
+pub const METHOD_OFFERS: &str = "offers";
+
+/// `offers`: the session asked about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OffersRequest {
+    /// The session.
+    pub session_id: String,
+}
+
+/// `offers`'s answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OffersAnswer {
+    /// Whether a `run` for this session would run in the editor.
+    pub offers: bool,
+}
 
 /// `run`: one command in a new terminal of the session's editor.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -21,7 +21,8 @@ use std::pin::Pin;
 
 use dsh_plugin_api::Host;
 use dsh_plugin_api::services::editor_terminal::{
-    KillRequest, METHOD_KILL, METHOD_RUN, RunRequest as TerminalRequest, SERVICE, TerminalAnswer,
+    KillRequest, METHOD_KILL, METHOD_OFFERS, METHOD_RUN, OffersAnswer, OffersRequest,
+    RunRequest as TerminalRequest, SERVICE, TerminalAnswer,
 };
 
 use crate::Config;
@@ -55,7 +56,7 @@ impl EditorTerminal<'_> {
         session_env: &[(String, String)],
         mut cancel: Pin<&mut F>,
     ) -> EditorRun {
-        if !self.host.has_service(SERVICE) {
+        if !self.host.has_service(SERVICE) || self.offers().await == Some(false) {
             return EditorRun::Local;
         }
         let script = match scrub_prologue(&config.shell, &config.env_allow) {
@@ -132,6 +133,19 @@ impl EditorTerminal<'_> {
             }),
             TerminalAnswer::Local => EditorRun::Local,
         }
+    }
+
+    /// Whether the session's editor offers terminals; `None` when the
+    /// provider cannot say (one older than `offers`): then `run` is asked.
+    async fn offers(&self) -> Option<bool> {
+        let args = serde_json::to_string(&OffersRequest {
+            session_id: self.session_id.to_string(),
+        })
+        .ok()?;
+        let answer = call_text(self.host, METHOD_OFFERS, args).await.ok()?;
+        serde_json::from_str::<OffersAnswer>(&answer)
+            .ok()
+            .map(|a| a.offers)
     }
 
     async fn kill(&self) {
