@@ -212,7 +212,13 @@ impl Search {
     /// control folders, `glob` and `type` applied), in path order.
     fn files(&self) -> Option<(Vec<PathBuf>, bool)> {
         if !self.root.is_dir() {
-            return Some((vec![self.root.clone()], false));
+            // A FIFO, socket or device named by `path` is not read: ripgrep
+            // would wait on it (and Claude Code give up after 20 s).
+            let regular = std::fs::metadata(&self.root).is_ok_and(|m| m.is_file());
+            return Some((
+                regular.then(|| self.root.clone()).into_iter().collect(),
+                false,
+            ));
         }
         let mut rules: Vec<String> = VCS_DIRS.iter().map(|d| format!("!{d}")).collect();
         rules.extend(self.globs.iter().cloned());
@@ -349,6 +355,37 @@ pub(crate) async fn grep_via(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn grep(args: Value, cwd: &Path) -> String {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(grep_tool(&args, cwd)).text_content()
+    }
+
+    #[test]
+    fn odd_files_neither_hang_nor_break_the_search() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        std::fs::write(root.join("text.txt"), "needle here\n").expect("write");
+        // Binary (a NUL): left out of a walked search, as ripgrep does.
+        std::fs::write(root.join("blob.bin"), b"needle\0\x01").expect("write");
+        // Not UTF-8: searched, shown lossily.
+        std::fs::write(root.join("latin1.txt"), b"needle caf\xe9\n").expect("write");
+        // A symlink loop is not followed; a FIFO is never opened.
+        std::os::unix::fs::symlink(root, root.join("loop")).expect("symlink");
+        nix::unistd::mkfifo(&root.join("pipe"), nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
+        let found = grep(json!({"pattern": "needle", "output_mode": "content"}), root);
+        assert_eq!(
+            found,
+            "latin1.txt:1:needle caf\u{fffd}\ntext.txt:1:needle here"
+        );
+        assert_eq!(
+            grep(json!({"pattern": "needle", "path": "pipe"}), root),
+            "No files found"
+        );
+    }
 
     #[test]
     fn the_glob_option_splits_as_claude_code_splits_it() {
