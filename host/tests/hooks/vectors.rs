@@ -482,7 +482,7 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
         .any(|r| {
             matches!(
                 r["tool_use"]["name"].as_str(),
-                Some("Read" | "Write" | "Edit" | "Glob" | "Grep")
+                Some("Read" | "Write" | "Edit" | "Glob" | "Grep" | "NotebookEdit")
             )
         });
     if file_tools {

@@ -46,6 +46,9 @@ pub fn refusal(
         "Edit" => edit_refusal(&args, cwd, &request.session_id, log, held),
         "Write" => write_refusal(&args, cwd, &request.session_id, log, held),
         "Glob" => crate::glob::refusal(&args, cwd),
+        "NotebookEdit" => {
+            return crate::notebook_edit::refusal(&args, cwd, &request.session_id, log);
+        }
         "Grep" => crate::grep::refusal(&args, cwd),
         _ => None,
     }?;
@@ -147,6 +150,7 @@ pub fn schema(tool: &str) -> Value {
     let (properties, required) = match tool {
         "Glob" => return crate::glob::schema(),
         "Grep" => return crate::grep::schema(),
+        "NotebookEdit" => return crate::notebook_edit::schema(),
         "Read" => (
             json!({"file_path": {"type": "string"}, "offset": {"type": "number"},
                 "limit": {"type": "number"}, "pages": {"type": "string"}}),

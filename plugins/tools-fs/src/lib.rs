@@ -10,7 +10,10 @@
 //!   exact, unique-unless-`replace_all` string replacement;
 //! - [`glob`] — `Glob {pattern, path?}`: file names, oldest first;
 //! - [`grep`] — `Grep {pattern, path?, glob?, output_mode?, …}`: ripgrep's
-//!   search, shaped as Claude Code shapes it ([`grep_output`]).
+//!   search, shaped as Claude Code shapes it ([`grep_output`]);
+//! - [`notebook_edit`] — `NotebookEdit {notebook_path, cell_id?, new_source,
+//!   cell_type?, edit_mode?}`: one cell of a Jupyter notebook (which
+//!   `Read` shows as its cells: [`notebook`]).
 //!
 //! When the session's editor offers its files (the `editor-fs` service,
 //! [`editor`]), the tools read and write through it; otherwise the disk.
@@ -32,6 +35,8 @@ pub mod glob;
 pub mod grep;
 pub mod grep_output;
 pub mod image;
+pub mod notebook;
+pub mod notebook_edit;
 pub mod patch;
 pub mod read;
 mod read_rules;
@@ -91,6 +96,7 @@ enum FsTool {
     Edit,
     Glob,
     Grep,
+    NotebookEdit,
 }
 
 impl Plugin for ToolsFs {
@@ -107,6 +113,7 @@ impl Plugin for ToolsFs {
             (edit::spec(), FsTool::Edit),
             (glob::spec(), FsTool::Glob),
             (grep::spec(), FsTool::Grep),
+            (notebook_edit::spec(), FsTool::NotebookEdit),
         ] {
             // Claude Code's refusals, before any hook hears of the call.
             let name = spec.name.to_string();
@@ -163,6 +170,7 @@ async fn run_call(
         FsTool::Edit => edit::TOOL_NAME,
         FsTool::Glob => glob::TOOL_NAME,
         FsTool::Grep => grep::TOOL_NAME,
+        FsTool::NotebookEdit => notebook_edit::TOOL_NAME,
     };
     let span = tracing::info_span!("tool", tool = name, call_id = %call.call_id, session = %call.session.session_id);
     let args = match args::parse_json(name, &call.arguments) {
@@ -186,9 +194,15 @@ async fn run_call(
         // Written or edited: the next Read reads again.
         log.forget(session, &path);
     }
-    let known = args::Args::new(name, &args)
-        .and_then(|a| a.file_path(cwd))
-        .ok();
+    let known = match tool {
+        FsTool::NotebookEdit => notebook_edit::path(&args, cwd),
+        _ => args::Args::new(name, &args)
+            .and_then(|a| a.file_path(cwd))
+            .ok(),
+    };
+    if let (FsTool::NotebookEdit, Some(path)) = (tool, &known) {
+        log.forget(session, path);
+    }
     let body = async {
         match tool {
             FsTool::Read => {
@@ -213,6 +227,7 @@ async fn run_call(
                 session,
                 &call.call_id,
             ),
+            FsTool::NotebookEdit => notebook_edit::notebook_edit_tool(&args, cwd).await,
             FsTool::Grep => result_cap::capped(
                 grep::grep_via(&args, cwd, Some(&rules)).await,
                 result_cap::GREP_MAX_UNITS,

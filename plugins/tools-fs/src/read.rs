@@ -148,6 +148,12 @@ pub(crate) async fn read_via(
     {
         return ToolResult::error(FsToolError::NotRegular { path, kind }.to_string());
     }
+    // A Jupyter notebook reads as its cells (S293).
+    if crate::notebook::is_notebook(&path)
+        && let Ok(text) = tokio::fs::read_to_string(&path).await
+    {
+        return crate::notebook::read(&path, &text);
+    }
     let image_path = path.clone();
     let is_image = tokio::task::spawn_blocking(move || {
         !image_path.is_dir() && image::is_image_path(&image_path, head)

@@ -32,6 +32,13 @@ fn schema_order(tool: &str) -> Option<&'static [&'static str]> {
         "Edit" => &["file_path", "old_string", "new_string", "replace_all"],
         "Write" => &["file_path", "content"],
         "Glob" => &["pattern", "path"],
+        "NotebookEdit" => &[
+            "notebook_path",
+            "cell_id",
+            "new_source",
+            "cell_type",
+            "edit_mode",
+        ],
         "Grep" => &[
             "pattern",
             "path",
@@ -109,17 +116,20 @@ fn ordered(name: &str, args: &str, for_batch: bool, cwd: Option<&str>) -> Value 
     // (`timeout: "5"` is `5`, S239-*).
     dsh_plugin_api::sdk::claude_input::coerce_builtin(tool, &mut given);
     // A file tool's relative path, as the path it names (S239-numbers).
-    if let (true, Some(cwd)) = (matches!(tool, "Read" | "Write" | "Edit"), cwd)
+    let path_key = match tool {
+        "Read" | "Write" | "Edit" => Some("file_path"),
+        // (S293)
+        "NotebookEdit" => Some("notebook_path"),
+        _ => None,
+    };
+    if let (Some(key), Some(cwd)) = (path_key, cwd)
         && cwd.starts_with('/')
-        && let Some(Value::String(path)) = given.get("file_path")
+        && let Some(Value::String(path)) = given.get(key)
         && !path.is_empty()
         && !path.starts_with('/')
     {
         let absolute = std::path::Path::new(cwd).join(path);
-        given.insert(
-            "file_path".into(),
-            absolute.to_string_lossy().into_owned().into(),
-        );
+        given.insert(key.into(), absolute.to_string_lossy().into_owned().into());
     }
     if tool == "Edit" && !given.contains_key("replace_all") {
         given.insert("replace_all".into(), false.into());

@@ -16,12 +16,16 @@ fn applied(config: Value) -> (FakeHost, Result<(), String>) {
 fn registers_the_file_tools_with_object_schemas() {
     let (host, result) = applied(json!({}));
     result.expect("applied");
-    assert_eq!(host.tool_names(), ["Read", "Write", "Edit", "Glob", "Grep"]);
+    assert_eq!(
+        host.tool_names(),
+        ["Read", "Write", "Edit", "Glob", "Grep", "NotebookEdit"]
+    );
     for spec in host.specs() {
         let schema: Value = serde_json::from_str(&spec.input_schema).expect("json");
         assert_eq!(schema["type"], "object", "{}", spec.name);
         let required = match spec.name.as_str() {
             "Glob" | "Grep" => "pattern",
+            "NotebookEdit" => "notebook_path",
             _ => "file_path",
         };
         assert!(
