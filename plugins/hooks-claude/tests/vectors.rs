@@ -667,6 +667,11 @@ fn check_saved_files(v: &Vector, sb: &Sandbox) {
         .into_iter()
         .flatten()
     {
+        // A tool's own long result (S292, by digest) is the tool's to
+        // save, not the bridge's: the loop test checks it.
+        if f.get("sha256").is_some() {
+            continue;
+        }
         let want = sb.subst(&s(f, "path"));
         let dir = Path::new(&want).parent().unwrap();
         let found: Vec<PathBuf> = std::fs::read_dir(dir)
