@@ -214,9 +214,19 @@ fn tool_fallback(mode: PermissionMode, call: &Call<'_>) -> Verdict {
     };
     // The task tools ask nobody (S220-*, run in `claude -p`'s default mode
     // with none of them in `--allowedTools`).
+    // Nor does a skill without tools of its own (S294-default_mode: dsh
+    // runs every skill so; Claude Code asks about one with
+    // `allowed-tools`, which is open work).
     let no_ask = matches!(
         call.tool,
-        "Agent" | "Task" | "TodoWrite" | "TaskCreate" | "TaskGet" | "TaskList" | "TaskUpdate"
+        "Agent"
+            | "Task"
+            | "TodoWrite"
+            | "TaskCreate"
+            | "TaskGet"
+            | "TaskList"
+            | "TaskUpdate"
+            | "Skill"
     );
     if READ_TOOLS.contains(&call.tool) || no_ask {
         return Verdict::Allow;

@@ -55,6 +55,7 @@ pub mod persist;
 pub mod rewake;
 pub mod rules;
 pub mod session_env;
+pub mod skill;
 pub mod slash;
 
 use std::collections::HashMap;
@@ -401,6 +402,51 @@ impl ClaudeBridge {
     }
 }
 
+/// Claude Code's `Skill` tool ([`skill`]) and its input check. A second
+/// bridge in one manifest finds the names taken and offers none.
+fn register_skill(host: &Host, me: &Arc<OnceLock<Weak<ClaudeBridge>>>) {
+    use dsh_plugin_api::services::input_check;
+    let bridge = |me: &Arc<OnceLock<Weak<ClaudeBridge>>>| me.get().and_then(Weak::upgrade);
+    let check = me.clone();
+    let served = host.provide_service(
+        &input_check::service_name(skill::TOOL_NAME),
+        move |method: String, args: serde_json::Value| {
+            let answer = match (method.as_str(), bridge(&check)) {
+                (input_check::METHOD_CHECK, Some(b)) => {
+                    serde_json::from_value::<input_check::CheckRequest>(args)
+                        .map(|req| b.check_skill(&req))
+                        .map(|refusal| serde_json::json!(input_check::CheckAnswer { refusal }))
+                        .map_err(|e| format!("Skill: bad check request: {e}"))
+                }
+                (input_check::METHOD_CHECK, None) => Ok(serde_json::json!({})),
+                (other, _) => Err(format!("Skill: no method `{other}`")),
+            };
+            async move { answer }
+        },
+    );
+    let run = me.clone();
+    let registered = served.and_then(|()| {
+        host.register_tool(
+            skill::spec(),
+            move |call: RArc<dsh_plugin_api::ToolCall>,
+                  _signal: dsh_plugin_api::ffi::AbortSignalBox| {
+                let bridge = bridge(&run);
+                async move {
+                    match bridge {
+                        Some(b) => b.run_skill(&call),
+                        None => dsh_plugin_api::ToolResult::error(
+                            "Skill: the Claude bridge has not started a session yet",
+                        ),
+                    }
+                }
+            },
+        )
+    });
+    if let Err(e) = registered {
+        host.warn(format!("hooks-claude: no Skill tool: {e}"));
+    }
+}
+
 impl Plugin for ClaudeBridge {
     type Config = Config;
     const NAME: &'static str = "hooks-claude";
@@ -460,6 +506,7 @@ impl Plugin for ClaudeBridge {
                 "hooks-claude: TaskCreated and TaskCompleted hooks of this instance will not run: {e}"
             ));
         }
+        register_skill(host, &bridge.me);
         Ok(bridge)
     }
 

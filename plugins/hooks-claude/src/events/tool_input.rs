@@ -32,6 +32,7 @@ fn schema_order(tool: &str) -> Option<&'static [&'static str]> {
         "Edit" => &["file_path", "old_string", "new_string", "replace_all"],
         "Write" => &["file_path", "content"],
         "Glob" => &["pattern", "path"],
+        "Skill" => &["skill", "args"],
         "NotebookEdit" => &[
             "notebook_path",
             "cell_id",
