@@ -124,6 +124,7 @@ pub fn project_files(project: &Path) -> Vec<PathBuf> {
         .filter(|p| std::fs::symlink_metadata(p).is_ok())
         .collect();
     files.extend(crate::slash::command_files(project));
+    files.extend(crate::skill::skill_files(project));
     files
 }
 

@@ -200,6 +200,19 @@ pub fn lookup(home: Option<&Path>, project: &Path, name: &str) -> Vec<Found> {
     out
 }
 
+/// The skill files of `project` (for `dsh trust`), sorted.
+pub fn skill_files(project: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(project.join(SKILLS_DIR))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path().join("SKILL.md"))
+        .filter(|p| p.is_file())
+        .collect();
+    out.sort();
+    out
+}
+
 /// Every skill and command name under the user's and the project's
 /// folders, then Claude Code's own commands.
 pub fn known_names(home: Option<&Path>, project: &Path) -> Vec<String> {
