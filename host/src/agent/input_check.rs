@@ -9,7 +9,7 @@
 use dsh_plugin_api::ToolCall;
 use dsh_plugin_api::abi_stable::std_types::RString;
 use dsh_plugin_api::services::input_check::{
-    CheckAnswer, CheckRequest, METHOD_CHECK, service_name,
+    AskHint, CheckAnswer, CheckRequest, METHOD_CHECK, service_name,
 };
 use serde_json::Value;
 
@@ -19,14 +19,17 @@ use super::session::Session;
 impl Session {
     /// The refusal of `call` by its tool's input check, if the registry
     /// `view` has one for the tool and it refuses. A check that fails or
-    /// answers badly refuses (fail closed), naming the tool.
+    /// answers badly refuses (fail closed), naming the tool. Also the
+    /// tool's own permission question ([`AskHint`]), when it has one.
     pub(super) async fn input_check(
         &self,
         view: &crate::plugins::HostView,
         call: &ToolCall,
-    ) -> Option<Gate> {
+    ) -> (Option<Gate>, Option<String>) {
         let name = service_name(call.name.as_str());
-        let service = view.services.get(&name)?;
+        let Some(service) = view.services.get(&name) else {
+            return (None, None);
+        };
         let request = CheckRequest {
             session_id: call.session.session_id.to_string(),
             cwd: call.session.cwd.to_string(),
@@ -39,15 +42,20 @@ impl Session {
             .into_result()
             .map_err(String::from)
             .and_then(|a| {
-                serde_json::from_str::<CheckAnswer>(&a).map_err(|e| format!("bad answer: {e}"))
+                let hint = serde_json::from_str::<AskHint>(&a).unwrap_or_default();
+                serde_json::from_str::<CheckAnswer>(&a)
+                    .map(|answer| (answer, hint))
+                    .map_err(|e| format!("bad answer: {e}"))
             });
         let refusal = match answer {
-            Ok(CheckAnswer { refusal }) => refusal?,
+            Ok((CheckAnswer { refusal: None }, hint)) => return (None, hint.ask),
+            Ok((CheckAnswer { refusal: Some(r) }, _)) => r,
             Err(e) => format!("the input check of `{}` failed: {e}", call.name),
         };
-        Some(Gate::Denied {
+        let gate = Gate::Denied {
             reason: refusal,
             by: format!("{name} (input check)"),
-        })
+        };
+        (Some(gate), None)
     }
 }

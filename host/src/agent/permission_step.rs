@@ -16,7 +16,7 @@ use super::pipeline::{APPROVAL_SERVICE, Gate};
 use super::session::Session;
 use super::turn::{default_terminal, originator};
 use crate::permissions::{
-    Behavior, HookStance, PermissionUpdate, Rule, Verdict, decide, parse_updates,
+    Behavior, HookStance, PermissionUpdate, Rule, Verdict, decide_with, parse_updates,
 };
 use crate::seams::Traced;
 use crate::session::SessionEvent;
@@ -157,11 +157,18 @@ impl Session {
     }
 
     /// The permission verdict on `call` (`permissions/`).
-    pub(super) fn permission_verdict(&self, call: &ToolCall, stance: &HookStance) -> Verdict {
+    /// `tool_ask` is the tool's own permission question, when it has one
+    /// (its input check's `ask`).
+    pub(super) fn permission_verdict(
+        &self,
+        call: &ToolCall,
+        stance: &HookStance,
+        tool_ask: Option<&str>,
+    ) -> Verdict {
         let perms = self.state().perms.clone();
         let args = serde_json::from_str::<Value>(&call.arguments).unwrap_or(Value::Null);
         let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-        decide(
+        decide_with(
             &perms,
             &call.name,
             &args,
@@ -169,6 +176,7 @@ impl Session {
             &self.cwd,
             home.as_deref(),
             stance,
+            tool_ask,
         )
     }
 

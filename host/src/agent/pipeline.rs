@@ -131,10 +131,16 @@ impl Session {
         // binary extension, is refused while its input is checked, before
         // any listener hears of it (Claude Code's order, vectors
         // `S31-read-deny-glob`, `S81-*`, `S120-binary`).
+        let mut tool_ask = None;
         let early = match self.refusal_on_input(&sealed) {
             Some(refused) => Some(refused),
-            // The tool's own input check (`input_check.rs`).
-            None => self.input_check(&view, &sealed).await,
+            // The tool's own input check (`input_check.rs`), and its own
+            // permission question.
+            None => {
+                let (refused, ask) = self.input_check(&view, &sealed).await;
+                tool_ask = ask;
+                refused
+            }
         };
         // Phase 1: the pre-execute waterfall.
         let terminal = default_terminal(SeamOutput::PreTool(PreToolDecision::allow()));
@@ -251,7 +257,7 @@ impl Session {
                 HookStance::Ask(reason) => Some(reason.clone()),
                 _ => None,
             };
-            match self.permission_verdict(&exec, &stance) {
+            match self.permission_verdict(&exec, &stance, tool_ask.as_deref()) {
                 Verdict::Allow => {}
                 Verdict::Deny { message, by } => {
                     gate = Gate::Denied {

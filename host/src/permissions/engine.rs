@@ -97,6 +97,9 @@ fn denied_message(call: &Call<'_>) -> String {
             "Permission to use Bash with command {} has been denied.",
             command(call.args)
         )
+    } else if call.tool == "Skill" {
+        // (Claude Code's `Skill` checks its rules itself.)
+        "Skill execution blocked by permission rules".to_string()
     } else if let Some(path) = search_path(call) {
         // `Glob` and `Grep` name what they search (S291-deny).
         format!("Permission to read {path} has been denied.")
@@ -214,9 +217,8 @@ fn tool_fallback(mode: PermissionMode, call: &Call<'_>) -> Verdict {
     };
     // The task tools ask nobody (S220-*, run in `claude -p`'s default mode
     // with none of them in `--allowedTools`).
-    // Nor does a skill without tools of its own (S294-default_mode: dsh
-    // runs every skill so; Claude Code asks about one with
-    // `allowed-tools`, which is open work).
+    // Nor does a skill without tools of its own (one with them asks its
+    // own question: `tool_ask`, S294-default_mode).
     let no_ask = matches!(
         call.tool,
         "Agent"
@@ -287,6 +289,24 @@ pub fn decide(
     home: Option<&Path>,
     hook: &HookStance,
 ) -> Verdict {
+    decide_with(state, tool, args, cwd, project, home, hook, None)
+}
+
+/// [`decide`], with the tool's own permission question: where no rule,
+/// hook or mode decided, the call is asked about with `tool_ask` instead
+/// of the tool's default (Claude Code's `Skill` asks `Execute skill:
+/// <name>` of a skill with tools of its own, S294-default_mode).
+#[allow(clippy::too_many_arguments)]
+pub fn decide_with(
+    state: &PermissionState,
+    tool: &str,
+    args: &Value,
+    cwd: &Path,
+    project: &Path,
+    home: Option<&Path>,
+    hook: &HookStance,
+    tool_ask: Option<&str>,
+) -> Verdict {
     let call = Call {
         tool,
         args,
@@ -349,6 +369,12 @@ pub fn decide(
             || state.rules.matching(Behavior::Allow, &call).is_some()
         {
             break 'verdict Verdict::Allow;
+        }
+        if let Some(question) = tool_ask {
+            break 'verdict Verdict::Ask {
+                message: question.to_string(),
+                rule: None,
+            };
         }
         tool_fallback(mode, &call)
     };

@@ -22,7 +22,9 @@ mod engine;
 mod rule;
 mod updates;
 
-pub use engine::{HookStance, PermissionState, Verdict, decide, read_denied, refused_on_input};
+pub use engine::{
+    HookStance, PermissionState, Verdict, decide, decide_with, read_denied, refused_on_input,
+};
 pub use rule::{Behavior, Rule, RuleError, RuleLayer, RuleSet, RuleSource};
 pub use updates::{PermissionUpdate, parse_updates, suggestions};
 

@@ -47,3 +47,15 @@ pub struct CheckAnswer {
     #[serde(default)]
     pub refusal: Option<String>,
 }
+
+/// A `check` answer may also carry `ask`: the tool's own permission check.
+/// Unless a rule or the session's mode allows the call, it is asked about
+/// with this text (Claude Code's `Execute skill: <name>` for a skill with
+/// tools of its own). Read from the same answer as [`CheckAnswer`]; a
+/// provider that sends no `ask` asks nothing of its own.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AskHint {
+    /// The text of the question; `None`: no question of the tool's own.
+    #[serde(default)]
+    pub ask: Option<String>,
+}

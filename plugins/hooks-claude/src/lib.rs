@@ -415,7 +415,6 @@ fn register_skill(host: &Host, me: &Arc<OnceLock<Weak<ClaudeBridge>>>) {
                 (input_check::METHOD_CHECK, Some(b)) => {
                     serde_json::from_value::<input_check::CheckRequest>(args)
                         .map(|req| b.check_skill(&req))
-                        .map(|refusal| serde_json::json!(input_check::CheckAnswer { refusal }))
                         .map_err(|e| format!("Skill: bad check request: {e}"))
                 }
                 (input_check::METHOD_CHECK, None) => Ok(serde_json::json!({})),

@@ -295,6 +295,13 @@ fn frontmatter(text: &str, key: &str) -> Option<String> {
     })
 }
 
+/// Whether Claude Code asks before running a skill whose file is `text`:
+/// its frontmatter gives it tools (`allowed-tools`) or hooks of its own.
+pub fn asks(text: &str) -> bool {
+    frontmatter(text, "allowed-tools").is_some_and(|v| !v.is_empty() && v != "[]")
+        || frontmatter(text, "hooks").is_some()
+}
+
 /// What a run of the skill gives: the text the model reads after the
 /// result, and the `tool_response`.
 pub fn run(found: &Found, name: &str, bytes: &[u8], args: &str) -> Result<(String, Value), String> {
@@ -374,6 +381,9 @@ mod tests {
             json!({"success": true, "commandName": "greet", "allowedTools": ["Bash(echo:*)"]})
         );
         assert!(known_names(None, project).starts_with(&["greet".to_string()]));
+        assert!(asks(text));
+        assert!(!asks("---\nname: plain\ndescription: d\n---\nbody\n"));
+        assert!(asks("---\nhooks:\n  Stop: []\n---\nbody\n"));
     }
 }
 
@@ -418,8 +428,42 @@ impl crate::ClaudeBridge {
         None
     }
 
-    /// The `input-check/Skill` answer: Claude Code's refusals.
+    /// The `input-check/Skill` answer: Claude Code's refusals, and its
+    /// question about a skill with tools of its own (`allowed-tools` or
+    /// `hooks` in its frontmatter: `Execute skill: <name>`, asked unless a
+    /// rule or the mode allows it, S294-default_mode).
     pub(crate) fn check_skill(
+        &self,
+        request: &dsh_plugin_api::services::input_check::CheckRequest,
+    ) -> Value {
+        let refusal = self.skill_refusal(request);
+        let name = name_of(request.arguments["skill"].as_str().unwrap_or_default()).to_string();
+        let ask = refusal
+            .is_none()
+            .then(|| self.skill_session(request))
+            .and_then(|session| self.usable_skill(&session, &name))
+            .filter(|(_, bytes)| asks(&String::from_utf8_lossy(bytes)))
+            .map(|_| format!("Execute skill: {name}"));
+        json!({"refusal": refusal, "ask": ask})
+    }
+
+    fn skill_session(
+        &self,
+        request: &dsh_plugin_api::services::input_check::CheckRequest,
+    ) -> dsh_plugin_api::SessionRef {
+        dsh_plugin_api::SessionRef {
+            session_id: request.session_id.as_str().into(),
+            cwd: request.cwd.as_str().into(),
+            log_path: Default::default(),
+            permission_mode: Default::default(),
+            turn_id: Default::default(),
+            prompt_id: Default::default(),
+            parent_session_id: dsh_plugin_api::ROption::RNone,
+            agent_type: dsh_plugin_api::ROption::RNone,
+        }
+    }
+
+    fn skill_refusal(
         &self,
         request: &dsh_plugin_api::services::input_check::CheckRequest,
     ) -> Option<String> {
@@ -433,16 +477,7 @@ impl crate::ClaudeBridge {
             return schema_refusal;
         }
         let asked = request.arguments["skill"].as_str().unwrap_or_default();
-        let session = dsh_plugin_api::SessionRef {
-            session_id: request.session_id.as_str().into(),
-            cwd: request.cwd.as_str().into(),
-            log_path: Default::default(),
-            permission_mode: Default::default(),
-            turn_id: Default::default(),
-            prompt_id: Default::default(),
-            parent_session_id: dsh_plugin_api::ROption::RNone,
-            agent_type: dsh_plugin_api::ROption::RNone,
-        };
+        let session = self.skill_session(request);
         let name = name_of(asked);
         let found = !name.is_empty() && self.usable_skill(&session, name).is_some();
         let project = PathBuf::from(self.project_dir_of(&session));
