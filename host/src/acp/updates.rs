@@ -69,7 +69,7 @@ pub(crate) fn tool_kind(name: &str) -> ToolKind {
     match name {
         "Bash" => ToolKind::Execute,
         "Read" => ToolKind::Read,
-        "Write" | "Edit" => ToolKind::Edit,
+        "Write" | "Edit" | "NotebookEdit" => ToolKind::Edit,
         "Glob" | "Grep" => ToolKind::Search,
         "WebFetch" => ToolKind::Fetch,
         "TodoWrite" | "TaskCreate" | "TaskGet" | "TaskList" | "TaskUpdate" => ToolKind::Think,
@@ -81,6 +81,9 @@ pub(crate) fn tool_kind(name: &str) -> ToolKind {
 pub(crate) fn tool_title(name: &str, arguments: &Value) -> String {
     let detail = match name {
         "Bash" => arguments.get("command"),
+        "Glob" | "Grep" => arguments.get("pattern"),
+        "NotebookEdit" => arguments.get("notebook_path"),
+        "Skill" => arguments.get("skill"),
         _ => arguments.get("file_path"),
     };
     match detail.and_then(Value::as_str) {
@@ -416,6 +419,25 @@ mod tests {
         let event = SessionEvent::from_value(line);
         assert!(!matches!(event, SessionEvent::Other(_)), "{event:?}");
         event
+    }
+
+    #[test]
+    fn the_file_tools_have_kinds_and_titles_naming_what_they_touch() {
+        assert_eq!(tool_kind("Grep"), ToolKind::Search);
+        assert_eq!(tool_kind("NotebookEdit"), ToolKind::Edit);
+        assert_eq!(
+            tool_title("Grep", &json!({"pattern": "fn main"})),
+            "Grep: fn main"
+        );
+        assert_eq!(
+            tool_title("NotebookEdit", &json!({"notebook_path": "/p/nb.ipynb"})),
+            "NotebookEdit: /p/nb.ipynb"
+        );
+        assert_eq!(
+            tool_title("Skill", &json!({"skill": "greet"})),
+            "Skill: greet"
+        );
+        assert_eq!(tool_title("Glob", &json!({})), "Glob");
     }
 
     fn wire(updates: Vec<SessionUpdate>) -> Vec<Value> {

@@ -62,8 +62,10 @@ fn check_applies_every_plugin_of_the_default_manifest() {
         vec![
             "ID SOURCE VERSION STATUS SEAMS / TOOLS / SERVICES",
             "bash-local builtin 0.1.0 applied tool:Bash, service:input-check/Bash, service:process-runner",
-            "tools-fs builtin 0.1.0 applied tool:Read, tool:Write, tool:Edit, service:input-check/Edit, \
-             service:input-check/Read, service:input-check/Write",
+            "tools-fs builtin 0.1.0 applied tool:Read, tool:Write, tool:Edit, tool:Glob, tool:Grep, \
+             tool:NotebookEdit, service:input-check/Edit, service:input-check/Glob, \
+             service:input-check/Grep, service:input-check/NotebookEdit, service:input-check/Read, \
+             service:input-check/Write",
             "model builtin 0.1.0 applied service:model",
             "policy-gate $EXAMPLES/libdsh_example_policy_gate.so 0.1.0 applied tools/pre-execute",
             "timeout $EXAMPLES/libdsh_example_timeout.so 0.1.0 applied tools/execute",
