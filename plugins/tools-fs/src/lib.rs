@@ -188,19 +188,16 @@ async fn run_call(
         host,
         session_id: session,
     };
-    if matches!(tool, FsTool::Write | FsTool::Edit)
-        && let Ok(path) = args::Args::new(name, &args).and_then(|a| a.file_path(cwd))
-    {
-        // Written or edited: the next Read reads again.
-        log.forget(session, &path);
-    }
     let known = match tool {
         FsTool::NotebookEdit => notebook_edit::path(&args, cwd),
         _ => args::Args::new(name, &args)
             .and_then(|a| a.file_path(cwd))
             .ok(),
     };
-    if let (FsTool::NotebookEdit, Some(path)) = (tool, &known) {
+    if matches!(tool, FsTool::Write | FsTool::Edit | FsTool::NotebookEdit)
+        && let Some(path) = &known
+    {
+        // Written or edited: the next Read reads again.
         log.forget(session, path);
     }
     let body = async {
@@ -227,7 +224,6 @@ async fn run_call(
                 session,
                 &call.call_id,
             ),
-            FsTool::NotebookEdit => notebook_edit::notebook_edit_tool(&args, cwd).await,
             FsTool::Grep => result_cap::capped(
                 grep::grep_via(&args, cwd, Some(&rules)).await,
                 result_cap::GREP_MAX_UNITS,
@@ -235,6 +231,7 @@ async fn run_call(
                 session,
                 &call.call_id,
             ),
+            FsTool::NotebookEdit => notebook_edit::notebook_edit_tool(&args, cwd).await,
         }
     };
     let result = body.instrument(span).await;
