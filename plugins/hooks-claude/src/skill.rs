@@ -172,7 +172,12 @@ pub fn name_of(asked: &str) -> &str {
 /// first: the skill, then the command.
 fn candidates(root: &Path, name: &str, user: bool) -> Vec<Found> {
     let mut out = Vec::new();
-    if !name.contains(':') && !name.contains('/') && !name.starts_with('.') {
+    // A name the model gave never reaches outside the skills and commands
+    // folders (`../x`, `a:..:b`).
+    if !slash::valid_name(name) {
+        return out;
+    }
+    if !name.contains(':') {
         let dir = root.join(SKILLS_DIR).join(name);
         out.push(Found {
             path: dir.join("SKILL.md"),
@@ -356,6 +361,15 @@ mod tests {
             Some("<tool_use_error>Invalid skill format:  </tool_use_error>")
         );
         assert_eq!(refusal("/greet", true, &known), None);
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join("p/.claude/commands")).expect("mkdir");
+        std::fs::write(dir.path().join("p/secret.md"), "s").expect("write");
+        for sneaky in ["..:..:secret", "../../secret", ":secret"] {
+            assert!(
+                lookup(None, &dir.path().join("p"), sneaky).is_empty(),
+                "{sneaky}"
+            );
+        }
     }
 
     #[test]

@@ -73,8 +73,7 @@ pub fn invocation(prompt: &str) -> Option<Invocation> {
     let rest = prompt.strip_prefix('/')?;
     let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
     let name = &rest[..end];
-    let ok = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':');
-    if name.is_empty() || !name.chars().all(ok) || name.starts_with('.') {
+    if !valid_name(name) {
         return None;
     }
     Some(Invocation {
@@ -82,6 +81,18 @@ pub fn invocation(prompt: &str) -> Option<Invocation> {
         args: rest[end..].trim().to_string(),
         source: PROJECT_SOURCE,
     })
+}
+
+/// Whether `name` can name a command file: letters, digits, `-`, `_`,
+/// `.` and `:` only, each `:`-separated part non-empty and starting with
+/// no `.` (so never `..`: a name stays inside its commands folder).
+pub fn valid_name(name: &str) -> bool {
+    let ok = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':');
+    !name.is_empty()
+        && name.chars().all(ok)
+        && name
+            .split(':')
+            .all(|part| !part.is_empty() && !part.starts_with('.'))
 }
 
 /// Claude Code's answer to a prompt naming a command neither `home` nor
@@ -384,6 +395,17 @@ pub fn content(inv: &Invocation, expanded: &str) -> Vec<ContentBlock_NE> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_never_leaves_its_commands_folder() {
+        for bad in ["a:..:..:x", "..", ".x", "a::b", "a/b", "", "a:.hidden"] {
+            assert!(!valid_name(bad), "{bad}");
+            assert_eq!(invocation(&format!("/{bad} args")), None, "{bad}");
+        }
+        for good in ["hello", "a:b", "v1.2", "x-y_z"] {
+            assert!(valid_name(good), "{good}");
+        }
+    }
 
     #[test]
     fn a_prompt_names_a_command_only_with_a_slash_and_a_plain_name() {
