@@ -47,6 +47,10 @@
 //!   malformed or symlinks out of the project are refused by name, never
 //!   hang a turn, and leave the good files running; a damaged trust record
 //!   trusts nothing and is named.
+//! - [`file_search`]: `Grep` patterns ripgrep rejects or that are huge, a
+//!   NUL in a path, a `Glob` climbing out of its folder, a notebook that is
+//!   not JSON, skill names climbing out of `.claude/commands`: results the
+//!   model reads, no other file run as a skill.
 //! - [`task_tools`]: task ids that are paths, a damaged task file,
 //!   arguments of the wrong shape, a task folder that is a file: refused or
 //!   skipped by name, nothing lost.
@@ -91,6 +95,7 @@ mod daemon;
 mod discovery;
 mod elicit;
 mod envfile;
+mod file_search;
 mod hook_servers;
 mod hooks;
 mod img;
