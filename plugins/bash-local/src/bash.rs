@@ -40,6 +40,7 @@
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use dsh_plugin_api::ffi::AbortSignalBox;
 use dsh_plugin_api::{Host, RString, ToolCall, ToolResult, ToolSpec};
@@ -47,6 +48,7 @@ use serde_json::{Value, json};
 use tracing::Instrument as _;
 
 use crate::Config;
+use crate::background::{Jobs, Start};
 use crate::cwd::CwdFile;
 use crate::runner::{self, RunAnswer, RunRequest};
 use crate::terminal::{EditorRun, EditorTerminal};
@@ -77,9 +79,6 @@ pub enum BashArgsError {
         /// What it must be.
         expected: &'static str,
     },
-    /// `run_in_background: true`.
-    #[error("Bash: run_in_background is not supported; run the command in the foreground")]
-    Background,
 }
 
 /// Validated tool input.
@@ -91,6 +90,8 @@ pub struct BashInput {
     pub timeout_ms: u64,
     /// The model's 5-10 word summary, if given.
     pub description: Option<String>,
+    /// `run_in_background: true` ([`crate::background`]).
+    pub background: bool,
 }
 
 /// Parses and validates the tool's arguments.
@@ -140,20 +141,21 @@ pub fn parse_input(args: &Value) -> Result<BashInput, BashArgsError> {
             });
         }
     };
-    match obj.get("run_in_background") {
-        None | Some(Value::Null) | Some(Value::Bool(false)) => {}
-        Some(Value::Bool(true)) => return Err(BashArgsError::Background),
+    let background = match obj.get("run_in_background") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
         Some(_) => {
             return Err(BashArgsError::Invalid {
                 key: "run_in_background",
                 expected: "a boolean",
             });
         }
-    }
+    };
     Ok(BashInput {
         command,
         timeout_ms,
         description,
+        background,
     })
 }
 
@@ -187,7 +189,7 @@ pub fn spec() -> ToolSpec {
             "description": {"type": "string",
                 "description": "Clear, concise description of what this command does in 5-10 words"},
             "run_in_background": {"type": "boolean",
-                "description": "Not supported: must be absent or false"}
+                "description": "Set to true to run this command in the background."}
         },
         "required": ["command"],
         "additionalProperties": false
@@ -269,6 +271,15 @@ async fn bash_run_in(
             };
         }
     };
+    if input.background {
+        // Only a session's call ([`run_call`]) has jobs to keep it in.
+        return BashRun {
+            result: ToolResult::error(
+                "Bash: run_in_background needs a session: the command was not run",
+            ),
+            moved_to: None,
+        };
+    }
     let sandbox = match config.sandbox() {
         Ok(sandbox) => sandbox,
         Err(e) => {
@@ -370,6 +381,7 @@ pub async fn run_call(
     call: &ToolCall,
     config: &Config,
     host: &Host,
+    jobs: &Arc<Jobs>,
     signal: AbortSignalBox,
 ) -> ToolResult {
     let span = tracing::info_span!("tool", tool = TOOL_NAME, call_id = %call.call_id, session = %call.session.session_id);
@@ -383,6 +395,11 @@ pub async fn run_call(
     };
     if let Some(result) = recovered(call, config, host) {
         return result;
+    }
+    if let Ok(input) = parse_input(&args)
+        && input.background
+    {
+        return start_background(call, &input, config, host, jobs);
     }
     let prelude = host.session_shell_prelude(call.session.session_id.as_str());
     let session_env = host.session_env(call.session.session_id.as_str());
@@ -425,6 +442,51 @@ pub async fn run_call(
             );
             run.result
         }
+    }
+}
+
+/// `run_in_background: true`: the command starts as a job of its own
+/// ([`crate::background`]) and the call answers at once, in Claude Code's
+/// words, with the job's id in `tool_response.backgroundTaskId` (S260-*).
+fn start_background(
+    call: &ToolCall,
+    input: &BashInput,
+    config: &Config,
+    host: &Host,
+    jobs: &Arc<Jobs>,
+) -> ToolResult {
+    match config.sandbox() {
+        Ok(None) => {}
+        Ok(Some(_)) => {
+            return ToolResult::error(
+                "Bash: run_in_background is not available with a sandbox_mode; run the command \
+                 in the foreground",
+            );
+        }
+        Err(e) => return ToolResult::error(format!("Bash: {e}")),
+    }
+    let session = call.session.session_id.as_str();
+    let prelude = host.session_shell_prelude(session);
+    let session_env = host.session_env(session);
+    let start = Start {
+        session_id: session,
+        tool_use_id: call.call_id.as_str(),
+        cwd: Path::new(call.session.cwd.as_str()),
+        command: &input.command,
+        description: input.description.as_deref(),
+        prelude: prelude.as_deref(),
+        session_env: &session_env,
+    };
+    match jobs.start(host, config, start) {
+        Ok(job) => {
+            let silent = crate::silent::no_output_expected(&input.command);
+            let mut response: Value = serde_json::from_str(&response("", "", false, silent))
+                .unwrap_or_else(|_| json!({}));
+            response["backgroundTaskId"] = json!(job.id);
+            ToolResult::text(crate::background::started_text(&job))
+                .with_structured(response.to_string())
+        }
+        Err(e) => ToolResult::error(e.to_string()),
     }
 }
 

@@ -86,6 +86,28 @@ pub fn run_started(spec: RunRequest) -> impl Future<Output = RunAnswer> + Send +
     async move { finish(spec, spawned, std::future::pending(), started).await }
 }
 
+/// [`run_merged`] started at once, on the calling thread: the id of the
+/// run's process group (or why nothing started) and the future that
+/// supervises it to its end, `cancel` killing the group (a background
+/// `Bash` job: [`crate::background`]).
+pub fn start_merged(
+    spec: RunRequest,
+    cancel: impl Future<Output = ()> + Send + 'static,
+) -> (
+    Result<i32, String>,
+    impl Future<Output = RunAnswer> + Send + 'static,
+) {
+    let started = Instant::now();
+    let spawned = spawn(&spec, true);
+    let pgid = match &spawned {
+        Ok(s) => Ok(s.group.id()),
+        Err(e) => Err(e.clone()),
+    };
+    (pgid, async move {
+        finish(spec, spawned, cancel, started).await
+    })
+}
+
 /// Supervises a spawned run to its end.
 async fn finish(
     spec: RunRequest,

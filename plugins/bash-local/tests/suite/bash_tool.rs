@@ -122,7 +122,7 @@ async fn invalid_arguments_are_error_results() {
         (json!({"command": "x", "timeout": "soon"}), "`timeout`"),
         (
             json!({"command": "x", "run_in_background": true}),
-            "run_in_background is not supported",
+            "run_in_background needs a session",
         ),
     ];
     for (args, expected) in cases {
