@@ -280,7 +280,8 @@ impl Jobs {
                     (None, None) => 1,
                 })
             };
-            job.state.send_replace(state);
+            // Told before its state changes: whoever waits on it (a
+            // blocking `TaskOutput`) answers after the notification is in.
             if let JobState::Exited(code) = state {
                 match host.inject_system_context(&job.session_id, notification(&job, code)) {
                     Ok(()) => job.notified.store(true, Ordering::SeqCst),
@@ -291,6 +292,7 @@ impl Jobs {
                     }
                 }
             }
+            job.state.send_replace(state);
         });
         *lock(&job.supervisor) = Some(handle);
         lock(&self.jobs).insert(id, job.clone());
