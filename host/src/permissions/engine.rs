@@ -165,10 +165,19 @@ fn tool_fallback(mode: PermissionMode, call: &Call<'_>) -> Verdict {
         rule: None,
     };
     // The task tools ask nobody (S220-*, run in `claude -p`'s default mode
-    // with none of them in `--allowedTools`).
+    // with none of them in `--allowedTools`), nor do the tools of
+    // background shells (S260-*).
     let no_ask = matches!(
         call.tool,
-        "Agent" | "Task" | "TodoWrite" | "TaskCreate" | "TaskGet" | "TaskList" | "TaskUpdate"
+        "Agent"
+            | "Task"
+            | "TodoWrite"
+            | "TaskCreate"
+            | "TaskGet"
+            | "TaskList"
+            | "TaskUpdate"
+            | "TaskOutput"
+            | "TaskStop"
     );
     if READ_TOOLS.contains(&call.tool) || no_ask {
         return Verdict::Allow;
@@ -514,7 +523,14 @@ mod tests {
     #[test]
     fn the_task_tools_ask_nobody_but_deny_rules_bind_them_s220() {
         let s = state(PermissionMode::Default, &["Read"], &[], &[]);
-        for tool in ["TaskCreate", "TaskGet", "TaskList", "TaskUpdate"] {
+        for tool in [
+            "TaskCreate",
+            "TaskGet",
+            "TaskList",
+            "TaskUpdate",
+            "TaskOutput",
+            "TaskStop",
+        ] {
             assert_eq!(
                 run(&s, tool, json!({"taskId": "1"}), HookStance::Silent),
                 Verdict::Allow,

@@ -506,7 +506,8 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
     let bash = match dialect {
         // A deleted folder recovers to the user's home: the run's
         // (S236-deleted-under-session-keep).
-        Dialect::Claude => json!({"home": sb.home()}),
+        // Background jobs write where Claude Code's did (S260-*).
+        Dialect::Claude => json!({"home": sb.home(), "background_dir": sb.subst("$CLAUDE_TMP")}),
         // Codex ran with an empty HOME: its login shell read no profile;
         // its shell tool ran in the run's sandbox.
         Dialect::Codex => json!({"codex_exec_command": true,
