@@ -794,6 +794,7 @@ async fn check(
     check_calls(&v, &sb, dialect, &skips, &p, &mut b, &mut fails);
     check_requests(&v, &sb, dialect, &skips, &p, &mut b, &mut fails);
     check_notifications(&v, &sb, &p, &mut b, &mut fails);
+    crate::bg_vectors::check(&v, &sb, &p.requests, &mut b, &mut fails);
     check_saved_files(&v, &sb, &skips, &p, &mut b, &mut fails);
     check_files_after_run(&v, &sb, &mut fails);
     check_tools(&v, &sb, &skips, &p, &mut b, &mut fails);
@@ -1287,6 +1288,7 @@ fn sourced(requests: &[Value]) -> Vec<(usize, String, Value)> {
         for m in &msgs[shared..] {
             if let Some(src) = m.get("source")
                 && !is_subagent_notification(m)
+                && !crate::bg_vectors::is_task_notification(m)
             {
                 out.push((r, s(m, "content"), src.clone()));
             }
