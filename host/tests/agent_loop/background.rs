@@ -291,3 +291,34 @@ async fn a_failed_job_is_reported_with_its_exit_code() {
         "{text}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_that_times_out_after_printing_goes_on_in_the_background() {
+    let h = Bg::new(json!([
+        call("Bash", json!({
+            "command": "echo MARK_STARTED; while [ ! -e go ]; do sleep 0.01; done; echo MARK_AFTER",
+            "timeout": 1000, "description": "Print, then wait"})),
+        call("TaskOutput", json!({"task_id": "$BG_ID", "block": true, "timeout": 30000})),
+        call("Bash", json!({"command": "sleep 5", "timeout": 1000})),
+        text("done")
+    ]));
+    let (_session, _out) = h.run("go").await;
+    let requests = h.requests();
+    let started = last_tool_text(&requests[1]);
+    assert!(
+        started.starts_with("Command running in background with ID: b"),
+        "{started}"
+    );
+    let answer = last_tool_text(&requests[2]);
+    assert!(
+        answer.contains("<status>completed</status>\n\n<exit_code>0</exit_code>\n\n<output>\nMARK_STARTED\nMARK_AFTER\n</output>"),
+        "{answer}"
+    );
+    let summary = "<summary>Background command \\\"Print, then wait\\\" completed (exit code 0)</summary>";
+    assert!(requests[2]["messages"].to_string().contains(summary));
+    // A command that printed nothing times out as before.
+    assert_eq!(
+        last_tool_text(&requests[3]),
+        "Exit code 143\nCommand timed out after 1s"
+    );
+}

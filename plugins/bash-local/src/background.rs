@@ -29,7 +29,7 @@ use dsh_plugin_api::Host;
 use serde::Serialize;
 use tokio::sync::{oneshot, watch};
 
-use crate::runner::{self, RunRequest};
+use crate::runner::{self, RunAnswer, RunRequest};
 
 /// How long ending a session waits for a killed job to be reaped.
 const REAP_WAIT: Duration = Duration::from_secs(5);
@@ -136,6 +136,84 @@ impl Job {
     }
 }
 
+impl Job {
+    fn new(meta: &Meta, id: String, output: PathBuf, pgid: i32, stop: oneshot::Sender<()>) -> Arc<Job> {
+        let (state, _) = watch::channel(JobState::Running);
+        Arc::new(Job {
+            id,
+            session_id: meta.session_id.clone(),
+            command: meta.command.clone(),
+            description: meta
+                .description
+                .clone()
+                .filter(|d| !d.is_empty())
+                .unwrap_or_else(|| meta.command.clone()),
+            tool_use_id: meta.tool_use_id.clone(),
+            output,
+            pgid: AtomicI32::new(pgid),
+            state,
+            stop: Mutex::new(Some(stop)),
+            supervisor: Mutex::new(None),
+            stopping: AtomicBool::new(false),
+            notified: AtomicBool::new(false),
+        })
+    }
+}
+
+/// Who a job is for and what it runs.
+#[derive(Debug, Clone)]
+pub struct Meta {
+    /// The session.
+    pub session_id: String,
+    /// The `Bash` call's id.
+    pub tool_use_id: String,
+    /// Where it runs.
+    pub cwd: PathBuf,
+    /// The model's command.
+    pub command: String,
+    /// The model's description.
+    pub description: Option<String>,
+}
+
+impl Meta {
+    fn of(start: &Start<'_>) -> Meta {
+        Meta {
+            session_id: start.session_id.to_string(),
+            tool_use_id: start.tool_use_id.to_string(),
+            cwd: start.cwd.to_path_buf(),
+            command: start.command.to_string(),
+            description: start.description.map(str::to_string),
+        }
+    }
+}
+
+/// How a foreground command ended ([`Jobs::run_foreground`]).
+#[derive(Debug)]
+pub enum Foreground {
+    /// As any run: on its own, killed at its timeout (it had printed
+    /// nothing), or cancelled.
+    Done(RunAnswer),
+    /// It timed out after printing something and goes on as this job.
+    Detached(Arc<Job>),
+}
+
+/// Stops a run when dropped, unless its sender was taken.
+struct StopOnDrop(Option<oneshot::Sender<()>>);
+
+impl StopOnDrop {
+    fn fire(&mut self) {
+        if let Some(stop) = self.0.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.fire();
+    }
+}
+
 /// Sends `SIGKILL` to process group `pgid` (nothing for ids that would hit
 /// other processes, nothing when the group is gone).
 fn kill_group(pgid: i32) {
@@ -210,6 +288,15 @@ impl Jobs {
             .collect()
     }
 
+    /// Where job `id` of `session_id`, working in `cwd`, writes.
+    fn output_path(&self, cwd: &Path, session_id: &str, id: &str) -> PathBuf {
+        self.root
+            .join(slug(cwd))
+            .join(session_id)
+            .join("tasks")
+            .join(format!("{id}.output"))
+    }
+
     /// Starts `start.command` in the background; `host` gets its
     /// notification when it ends.
     pub fn start(
@@ -219,13 +306,8 @@ impl Jobs {
         start: Start<'_>,
     ) -> Result<Arc<Job>, StartError> {
         let id = new_id();
-        let dir = self
-            .root
-            .join(slug(start.cwd))
-            .join(start.session_id)
-            .join("tasks");
-        let output = dir.join(format!("{id}.output"));
-        create_output(&dir, &output).map_err(|source| StartError::OutputFile {
+        let output = self.output_path(start.cwd, start.session_id, &id);
+        create_output(&output).map_err(|source| StartError::OutputFile {
             path: output.clone(),
             source,
         })?;
@@ -238,30 +320,81 @@ impl Jobs {
         spec.timeout_ms = None;
         spec.allow_env = config.env_allow.clone();
         spec.env.extend(start.session_env.iter().cloned());
-        let (state, _) = watch::channel(JobState::Running);
         let (stop_tx, stop_rx) = oneshot::channel::<()>();
         let (pgid, run) = runner::start_merged(spec, async move {
             let _ = stop_rx.await;
         });
         let pgid = pgid.map_err(StartError::Spawn)?;
-        let job = Arc::new(Job {
-            id: id.clone(),
-            session_id: start.session_id.to_string(),
-            command: start.command.to_string(),
-            description: start
-                .description
-                .filter(|d| !d.is_empty())
-                .unwrap_or(start.command)
-                .to_string(),
-            tool_use_id: start.tool_use_id.to_string(),
-            output,
-            pgid: AtomicI32::new(pgid),
-            state,
-            stop: Mutex::new(Some(stop_tx)),
-            supervisor: Mutex::new(None),
-            stopping: AtomicBool::new(false),
-            notified: AtomicBool::new(false),
-        });
+        let job = Job::new(&Meta::of(&start), id, output, pgid, stop_tx);
+        Ok(self.track(host, job, run))
+    }
+
+    /// Runs a foreground `Bash` command (`spec`, its timeout set) that
+    /// moves to the background, as Claude Code's does, when it times out
+    /// after printing something (recorded `S260-timeout-output`): then it
+    /// becomes a job whose output file starts with what it printed so far.
+    /// `cancel` resolving before that kills it, as in the foreground.
+    pub async fn run_foreground(
+        self: &Arc<Self>,
+        host: &Host,
+        meta: Meta,
+        spec: RunRequest,
+        cancel: impl std::future::Future<Output = ()>,
+    ) -> Foreground {
+        let id = new_id();
+        let output = self.output_path(&meta.cwd, &meta.session_id, &id);
+        let (stop_tx, stop_rx) = oneshot::channel::<()>();
+        let (detach_tx, detach_rx) = oneshot::channel();
+        let detach = runner::Detach {
+            answer: detach_tx,
+            path: output.clone(),
+        };
+        let (pgid, run) = runner::start_merged_detachable(
+            spec,
+            async move {
+                let _ = stop_rx.await;
+            },
+            detach,
+        );
+        // Dropped before it detached (the call's future dropped): the run
+        // is killed, as a foreground run's is.
+        let mut stop = StopOnDrop(Some(stop_tx));
+        let mut run = tokio::spawn(run);
+        tokio::pin!(cancel);
+        let joined = |r: Result<RunAnswer, tokio::task::JoinError>| {
+            r.unwrap_or_else(|e| RunAnswer {
+                spawn_error: Some(format!("the command's supervisor failed: {e}")),
+                ..RunAnswer::default()
+            })
+        };
+        tokio::select! {
+            answer = &mut run => Foreground::Done(joined(answer)),
+            detached = detach_rx => match (detached, pgid, stop.0.take()) {
+                (Ok(_), Ok(pgid), Some(stop_tx)) => {
+                    let job = Job::new(&meta, id, output, pgid, stop_tx);
+                    let handle = async move { joined(run.await) };
+                    Foreground::Detached(self.track(host, job, handle))
+                }
+                // The run ended without detaching.
+                (_, _, stop_tx) => {
+                    stop.0 = stop_tx;
+                    Foreground::Done(joined(run.await))
+                }
+            },
+            () = &mut cancel => {
+                stop.fire();
+                Foreground::Done(joined(run.await))
+            }
+        }
+    }
+
+    /// Supervises `job` (running `run`) until it ends, and knows it.
+    fn track(
+        self: &Arc<Self>,
+        host: &Host,
+        job: Arc<Job>,
+        run: impl std::future::Future<Output = RunAnswer> + Send + 'static,
+    ) -> Arc<Job> {
         let supervised = job.clone();
         let jobs = self.clone();
         let host = host.clone();
@@ -295,8 +428,8 @@ impl Jobs {
             job.state.send_replace(state);
         });
         *lock(&job.supervisor) = Some(handle);
-        lock(&self.jobs).insert(id, job.clone());
-        Ok(job)
+        lock(&self.jobs).insert(job.id.clone(), job.clone());
+        job
     }
 
     fn forget(&self, id: &str) -> Option<Arc<Job>> {
@@ -356,12 +489,14 @@ impl Drop for Jobs {
     }
 }
 
-fn create_output(dir: &Path, file: &Path) -> std::io::Result<()> {
+fn create_output(file: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
+    if let Some(dir) = file.parent() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+    }
     std::fs::OpenOptions::new()
         .write(true)
         .create(true)

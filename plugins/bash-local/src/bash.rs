@@ -48,7 +48,7 @@ use serde_json::{Value, json};
 use tracing::Instrument as _;
 
 use crate::Config;
-use crate::background::{Jobs, Start};
+use crate::background::{Foreground, Jobs, Meta, Start};
 use crate::cwd::CwdFile;
 use crate::runner::{self, RunAnswer, RunRequest};
 use crate::terminal::{EditorRun, EditorTerminal};
@@ -247,12 +247,13 @@ pub async fn bash_run_with_prelude(
     prelude: Option<&str>,
     cancel: impl Future<Output = ()>,
 ) -> BashRun {
-    bash_run_in(args, cwd, config, prelude, &[], None, cancel).await
+    bash_run_in(args, cwd, config, prelude, &[], None, None, cancel).await
 }
 
 /// The tool body: in the session's editor when it offers terminals
 /// (`editor`, [`crate::terminal`]), else locally; `session_env` (plugin API
 /// 1.9: Claude Code's settings `env`) is set for the command either way.
+#[allow(clippy::too_many_arguments)]
 async fn bash_run_in(
     args: &Value,
     cwd: &Path,
@@ -260,6 +261,7 @@ async fn bash_run_in(
     prelude: Option<&str>,
     session_env: &[(String, String)],
     editor: Option<EditorTerminal<'_>>,
+    jobs: Option<SessionJobs<'_>>,
     cancel: impl Future<Output = ()>,
 ) -> BashRun {
     let input = match parse_input(args) {
@@ -347,8 +349,30 @@ async fn bash_run_in(
             spec.allow_env = config.env_allow.clone();
             spec.env.extend(session_env.iter().cloned());
             // One pipe for both streams, as Claude Code runs its commands:
-            // the model reads them interleaved (recorded S237).
-            runner::run_merged(spec, cancel).await
+            // the model reads them interleaved (recorded S237). In a
+            // session, a command that times out after printing something
+            // goes on in the background (recorded S260-timeout-output).
+            match jobs.filter(|_| sandbox.is_none()) {
+                Some(SessionJobs { host, jobs, call }) => {
+                    let meta = Meta {
+                        session_id: call.session.session_id.to_string(),
+                        tool_use_id: call.call_id.to_string(),
+                        cwd: cwd.to_path_buf(),
+                        command: input.command.clone(),
+                        description: input.description.clone(),
+                    };
+                    match jobs.run_foreground(host, meta, spec, cancel).await {
+                        Foreground::Done(answer) => answer,
+                        Foreground::Detached(job) => {
+                            return BashRun {
+                                result: started_result(&job, &input.command),
+                                moved_to: None,
+                            };
+                        }
+                    }
+                }
+                None => runner::run_merged(spec, cancel).await,
+            }
         }
     };
     let moved_to = cwd_file
@@ -415,6 +439,7 @@ pub async fn run_call(
         prelude.as_deref(),
         &session_env,
         Some(editor),
+        Some(SessionJobs { host, jobs, call }),
         abort_future(signal),
     )
     .instrument(span)
@@ -478,16 +503,27 @@ fn start_background(
         session_env: &session_env,
     };
     match jobs.start(host, config, start) {
-        Ok(job) => {
-            let silent = crate::silent::no_output_expected(&input.command);
-            let mut response: Value = serde_json::from_str(&response("", "", false, silent))
-                .unwrap_or_else(|_| json!({}));
-            response["backgroundTaskId"] = json!(job.id);
-            ToolResult::text(crate::background::started_text(&job))
-                .with_structured(response.to_string())
-        }
+        Ok(job) => started_result(&job, &input.command),
         Err(e) => ToolResult::error(e.to_string()),
     }
+}
+
+/// What the model and hooks read of a command now running in the
+/// background: Claude Code's text, `tool_response.backgroundTaskId`.
+fn started_result(job: &crate::background::Job, command: &str) -> ToolResult {
+    let silent = crate::silent::no_output_expected(command);
+    let mut response: Value =
+        serde_json::from_str(&response("", "", false, silent)).unwrap_or_else(|_| json!({}));
+    response["backgroundTaskId"] = json!(job.id);
+    ToolResult::text(crate::background::started_text(job)).with_structured(response.to_string())
+}
+
+/// What a session's call hands the tool body so that a command can go on
+/// in the background.
+struct SessionJobs<'a> {
+    host: &'a Host,
+    jobs: &'a Arc<Jobs>,
+    call: &'a ToolCall,
 }
 
 /// When the session's folder was deleted under it: the session moved to its

@@ -108,6 +108,76 @@ pub fn start_merged(
     })
 }
 
+/// A run that goes on in the background when it times out after printing
+/// something, as Claude Code's `Bash` moves such a command (recorded
+/// `S186-timeout-output`, `S260-timeout-output`).
+#[derive(Debug)]
+pub struct Detach {
+    /// Told, with the output so far and `timed_out`, when the run detached.
+    pub answer: tokio::sync::oneshot::Sender<RunAnswer>,
+    /// The file that gets the output so far, then everything the run
+    /// writes until it ends (created, mode 0600, in a folder of mode 0700).
+    pub path: std::path::PathBuf,
+}
+
+/// [`start_merged`] whose timeout, once the run has printed something,
+/// does not kill it: the run detaches ([`Detach`]) and its future goes on
+/// until it ends on its own or `cancel` resolves. A run that printed
+/// nothing times out as any other.
+pub fn start_merged_detachable(
+    spec: RunRequest,
+    cancel: impl Future<Output = ()> + Send + 'static,
+    detach: Detach,
+) -> (
+    Result<i32, String>,
+    impl Future<Output = RunAnswer> + Send + 'static,
+) {
+    let started = Instant::now();
+    let spawned = spawn(&spec, true);
+    let pgid = match &spawned {
+        Ok(s) => Ok(s.group.id()),
+        Err(e) => Err(e.clone()),
+    };
+    (pgid, async move {
+        let Spawned {
+            child,
+            group,
+            stdin,
+            stdout,
+            stderr,
+        } = match spawned {
+            Ok(spawned) => spawned,
+            Err(message) => return spawn_failure(message, started),
+        };
+        let pipes = Pipes {
+            stdin: feed_stdin(stdin, spec.stdin.as_bytes()),
+            stdout,
+            stderr,
+        };
+        supervise(&spec, child, group, pipes, cancel, started, Some(detach)).await
+    })
+}
+
+/// Opens `path` for the output of a detached run (its folder made, mode
+/// 0700) and writes `so_far` to it.
+fn open_detached(path: &Path, so_far: &[u8]) -> std::io::Result<std::fs::File> {
+    use std::io::Write as _;
+    use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+    if let Some(dir) = path.parent() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .open(path)?;
+    file.write_all(so_far)?;
+    Ok(file)
+}
+
 /// Supervises a spawned run to its end.
 async fn finish(
     spec: RunRequest,
@@ -131,7 +201,7 @@ async fn finish(
         stdout,
         stderr,
     };
-    supervise(&spec, child, group, pipes, cancel, started).await
+    supervise(&spec, child, group, pipes, cancel, started, None).await
 }
 
 /// A spawned child: its process, its group, the writing end of its stdin
@@ -394,7 +464,10 @@ async fn supervise(
     mut pipes: Pipes,
     cancel: impl Future<Output = ()>,
     started: Instant,
+    mut detach: Option<Detach>,
 ) -> RunAnswer {
+    // Where the output goes once the run detached (`detach`).
+    let mut tee: Option<std::fs::File> = None;
     // A cap past the address space is no cap at all.
     let cap = usize::try_from(spec.max_output_bytes).unwrap_or(usize::MAX);
     let mut out = TailBuffer::new(cap);
@@ -427,8 +500,10 @@ async fn supervise(
             Phase::Killed { abandon_at } => (Some(abandon_at), false),
         };
         let mut overflowed = false;
+        let timer = if tee.is_some() { None } else { timer };
         tokio::select! {
             read = read_from(&mut pipes.stdout, &mut out_chunk) => match read {
+                Some(n) if tee.is_some() => tee_write(&mut tee, &out_chunk[..n]),
                 Some(n) if hard_limit => if !out.push_within_cap(&out_chunk[..n]) {
                     overflowed = true;
                 },
@@ -436,6 +511,7 @@ async fn supervise(
                 None => pipes.stdout = None,
             },
             read = read_from(&mut pipes.stderr, &mut err_chunk) => match read {
+                Some(n) if tee.is_some() => tee_write(&mut tee, &err_chunk[..n]),
                 Some(n) if hard_limit => if !err.push_within_cap(&err_chunk[..n]) {
                     overflowed = true;
                 },
@@ -469,6 +545,35 @@ async fn supervise(
                 phase = Phase::Killed { abandon_at: Instant::now() + DRAIN_AFTER_KILL };
             },
             () = sleep_until(timer) => match phase {
+                Phase::Running if !out.is_empty() && detach.is_some() => {
+                    let Some(Detach { answer, path }) = detach.take() else { continue };
+                    match open_detached(&path, out.bytes()) {
+                        Ok(file) => {
+                            tracing::info!(pgid = group.id(), timeout_ms = ?spec.timeout_ms, path = %path.display(), "process-runner: timed out after output, going on in the background");
+                            let (stdout, stdout_truncated) = std::mem::replace(&mut out, TailBuffer::new(cap)).finish();
+                            let _ = answer.send(RunAnswer {
+                                exit_code: None,
+                                signal: None,
+                                stdout,
+                                stderr: String::new(),
+                                stdout_truncated,
+                                stderr_truncated: false,
+                                timed_out: true,
+                                spawn_error: None,
+                                duration_ms: elapsed_ms(started),
+                                interrupted: false,
+                                output_limit_exceeded: false,
+                            });
+                            tee = Some(file);
+                        }
+                        Err(e) => {
+                            tracing::warn!(pgid = group.id(), path = %path.display(), "process-runner: cannot keep a timed-out run's output, killing it: {e}");
+                            timed_out = true;
+                            group.signal_logged(libc::SIGTERM);
+                            phase = Phase::Terminating { kill_at: Instant::now() + grace };
+                        }
+                    }
+                }
                 Phase::Running => {
                     tracing::info!(pgid = group.id(), timeout_ms = ?spec.timeout_ms, "process-runner: timed out, sending SIGTERM to group");
                     timed_out = true;
@@ -541,6 +646,17 @@ async fn supervise(
         duration_ms: elapsed_ms(started),
         interrupted,
         output_limit_exceeded: over_limit,
+    }
+}
+
+/// Appends a detached run's output to its file; a write that fails stops
+/// the copying (the run goes on, its output is dropped).
+fn tee_write(tee: &mut Option<std::fs::File>, bytes: &[u8]) {
+    use std::io::Write as _;
+    if let Some(file) = tee.as_mut()
+        && let Err(e) = file.write_all(bytes)
+    {
+        tracing::warn!("process-runner: cannot write a detached run's output: {e}");
     }
 }
 
