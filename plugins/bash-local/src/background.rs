@@ -507,7 +507,7 @@ fn create_output(file: &Path) -> std::io::Result<()> {
 }
 
 /// A fresh job id: `b` and eight characters of `[0-9a-z]`.
-fn new_id() -> String {
+pub(crate) fn new_id() -> String {
     const DIGITS: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
     let bytes = uuid::Uuid::new_v4().into_bytes();
     let mut id = String::from("b");

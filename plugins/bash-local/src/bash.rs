@@ -59,6 +59,9 @@ pub const TOOL_NAME: &str = "Bash";
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 /// Longest timeout the model may ask for; longer asks are clamped.
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
+/// How much of a command's output is kept in memory (its end, past
+/// this): what a long output's saved file can hold.
+pub const CAPTURE_BYTES: u64 = 32 * 1024 * 1024;
 /// What the model reads when a successful command printed nothing.
 pub const NO_OUTPUT: &str = "(Bash completed with no output)";
 
@@ -291,6 +294,13 @@ async fn bash_run_in(
             };
         }
     };
+    // A session's long outputs are saved beside its log (S261-*).
+    let spill = jobs.as_ref().and_then(|j| {
+        crate::large::results_dir(
+            Path::new(j.call.session.log_path.as_str()),
+            j.call.session.session_id.as_str(),
+        )
+    });
     // Without the side channel the command still runs, in place.
     let cwd_file = CwdFile::create(sandbox.is_some())
         .inspect_err(|e| tracing::warn!("Bash: no temp file for the final cwd: {e}"))
@@ -346,6 +356,8 @@ async fn bash_run_in(
             };
             let mut spec = RunRequest::new(program, cwd);
             spec.timeout_ms = Some(input.timeout_ms);
+            // Long output is saved whole (S261-*): keep that much of it.
+            spec.max_output_bytes = CAPTURE_BYTES;
             spec.allow_env = config.env_allow.clone();
             spec.env.extend(session_env.iter().cloned());
             // One pipe for both streams, as Claude Code runs its commands:
@@ -393,6 +405,7 @@ async fn bash_run_in(
             &input.command,
             input.timeout_ms,
             config.max_output_bytes,
+            spill.as_deref(),
         ),
         moved_to,
     }
@@ -589,29 +602,26 @@ pub async fn abort_future(signal: AbortSignalBox) {
     }
 }
 
-/// Formats a run the way Claude Code reports a Bash call.
+/// Formats a run the way Claude Code reports a Bash call: the head of a
+/// long output, saved whole in `spill` (the session's tool-results
+/// folder) when the command succeeded ([`crate::large`], recorded
+/// `S261-*`).
 pub fn to_tool_result(
     outcome: &RunAnswer,
     command: &str,
     timeout_ms: u64,
     max_output_bytes: usize,
+    spill: Option<&Path>,
 ) -> ToolResult {
     let silent = crate::silent::no_output_expected(command);
     if let Some(error) = &outcome.spawn_error {
         return ToolResult::error(format!("Failed to start the command: {error}"))
             .with_structured(response("", error, false, silent));
     }
-    let stdout = keep_tail(
-        &strip_blank_edges(&outcome.stdout),
-        outcome.stdout_truncated,
-        max_output_bytes,
-    );
-    let stderr = keep_tail(
-        &strip_blank_edges(&outcome.stderr),
-        outcome.stderr_truncated,
-        max_output_bytes,
-    );
-    let body = keep_tail(&join_nonempty(&stdout, &stderr), false, max_output_bytes);
+    let stdout = strip_blank_edges(&outcome.stdout);
+    let stderr = strip_blank_edges(&outcome.stderr);
+    let whole = join_nonempty(&stdout, &stderr);
+    let head = crate::large::utf16_prefix(&whole, max_output_bytes);
     let failure = if outcome.interrupted {
         Some("Command was aborted before completion".to_string())
     } else if outcome.timed_out {
@@ -631,18 +641,47 @@ pub fn to_tool_result(
         }
     };
     let structured = response(
-        &stdout,
-        &stderr,
+        crate::large::utf16_prefix(&stdout, max_output_bytes),
+        crate::large::utf16_prefix(&stderr, max_output_bytes),
         outcome.interrupted || outcome.timed_out,
         silent,
     );
     match failure {
-        None if body.is_empty() => ToolResult::text(NO_OUTPUT),
-        None => ToolResult::text(body),
-        Some(header) if body.is_empty() => ToolResult::error(header),
-        Some(header) => ToolResult::error(format!("{header}\n{body}")),
+        None if whole.is_empty() => ToolResult::text(NO_OUTPUT).with_structured(structured),
+        None if head.len() < whole.len() => persisted(outcome, head, spill, structured),
+        None => ToolResult::text(whole).with_structured(structured),
+        Some(header) if head.is_empty() => ToolResult::error(header).with_structured(structured),
+        Some(header) => {
+            ToolResult::error(crate::large::cap_error(&format!("{header}\n{head}")))
+                .with_structured(structured)
+        }
     }
-    .with_structured(structured)
+}
+
+/// A successful output past the cap: saved whole in `spill`, the model
+/// reads Claude Code's preview of it; without a folder (or when it cannot
+/// be written) the head.
+fn persisted(outcome: &RunAnswer, head: &str, spill: Option<&Path>, structured: String) -> ToolResult {
+    let output = if outcome.stderr.is_empty() {
+        outcome.stdout.clone()
+    } else {
+        format!("{}\n{}", outcome.stdout, outcome.stderr)
+    };
+    let saved = spill.map(|dir| crate::large::save(dir, &output));
+    match saved {
+        Some(Ok(path)) => {
+            let mut response: Value = serde_json::from_str(&structured).unwrap_or_default();
+            response["persistedOutputPath"] = json!(path.display().to_string());
+            response["persistedOutputSize"] = json!(output.len());
+            ToolResult::text(crate::large::persisted(&output, &path))
+                .with_structured(response.to_string())
+        }
+        Some(Err(e)) => {
+            tracing::warn!("Bash: cannot save the whole output; the model reads its head: {e}");
+            ToolResult::text(head).with_structured(structured)
+        }
+        None => ToolResult::text(head).with_structured(structured),
+    }
 }
 
 fn response(stdout: &str, stderr: &str, interrupted: bool, silent: bool) -> String {
@@ -669,24 +708,6 @@ fn join_nonempty(a: &str, b: &str) -> String {
         (false, true) => a.to_string(),
         _ => b.to_string(),
     }
-}
-
-/// Keeps at most `max` bytes of the end of `text` (on a char boundary),
-/// behind a marker line when anything was dropped here or earlier.
-fn keep_tail(text: &str, already_truncated: bool, max: usize) -> String {
-    if text.len() <= max && !already_truncated {
-        return text.to_string();
-    }
-    let mut cut = text.len().saturating_sub(max);
-    while !text.is_char_boundary(cut) {
-        cut += 1;
-    }
-    let marker = if cut == 0 {
-        "[... earlier output truncated ...]".to_string()
-    } else {
-        format!("[... earlier output truncated, {cut} more bytes ...]")
-    };
-    format!("{marker}\n{}", &text[cut..])
 }
 
 fn human_ms(ms: u64) -> String {
@@ -717,20 +738,6 @@ mod tests {
         assert_eq!(t(json!(10_000_000)), Ok(MAX_TIMEOUT_MS));
         assert!(t(json!(0)).is_err());
         assert!(t(json!("5s")).is_err());
-    }
-
-    #[test]
-    fn keep_tail_respects_char_boundaries() {
-        let text = "ééé"; // 6 bytes
-        assert_eq!(
-            keep_tail(text, false, 3),
-            "[... earlier output truncated, 4 more bytes ...]\né"
-        );
-        assert_eq!(
-            keep_tail("ab", true, 10),
-            "[... earlier output truncated ...]\nab"
-        );
-        assert_eq!(keep_tail("ab", false, 10), "ab");
     }
 
     #[test]

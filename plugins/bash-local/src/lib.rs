@@ -18,6 +18,7 @@ pub mod background;
 pub mod bash;
 pub mod cwd;
 pub mod exec;
+pub mod large;
 pub mod prelude;
 pub mod runner;
 pub mod sandbox;
@@ -48,7 +49,10 @@ pub struct Config {
     /// SECRET, TOKEN, PASSWORD, PASSWD or WEBHOOK, `*_PAT`, `*_DSN`, and
     /// `*_URL`/`*_URI` values with userinfo).
     pub env_allow: Vec<String>,
-    /// Cap, in bytes, on the Bash output the model reads (the tail is kept).
+    /// Cap on the Bash output kept in `tool_response.stdout`, in UTF-16
+    /// units as Claude Code counts (its head is kept); a successful command
+    /// that printed more is saved whole and the model reads a preview
+    /// ([`large`]).
     pub max_output_bytes: usize,
     /// Also offer Codex's shell tool `exec_command` ([`exec`]): for
     /// sessions whose hooks are Codex's.
