@@ -904,6 +904,10 @@ fn check_calls(
             o.retain(|k, _| !dropped(skips, k));
         }
         drop_nested(skips, &mut expect);
+        // Where a long `Bash` output was saved (S261-*): beside dsh's log.
+        if let Some(path) = expect["tool_response"]["persistedOutputPath"].as_str() {
+            expect["tool_response"]["persistedOutputPath"] = json!(p.map_paths(sb, path));
+        }
         let got_json: Value = match serde_json::from_str(&g.stdin) {
             Ok(j) => j,
             Err(e) => {
@@ -1215,6 +1219,16 @@ fn check_saved_files(
         } else {
             None
         };
+        // A long `Bash` output (S261-*), kept compressed in the vector.
+        let text = text.or_else(|| {
+            let z = base64::engine::general_purpose::STANDARD
+                .decode(f["base64_zlib"].as_str()?)
+                .ok()?;
+            let mut out = String::new();
+            std::io::Read::read_to_string(&mut flate2::read::ZlibDecoder::new(&z[..]), &mut out)
+                .ok()?;
+            Some(out)
+        });
         let saved = std::fs::read(path).unwrap_or_default();
         if Some(saved.as_slice()) != text.as_deref().map(str::as_bytes) {
             fails.push(format!("{}: does not hold {content}", path.display()));
@@ -2164,7 +2178,7 @@ fn check_tools(
         if let (Some(seen), Some(result)) = (seen.as_deref(), result)
             && !skips.has(Aspect::ToolResults)
         {
-            let seen = without_durations(&sb.subst(seen));
+            let seen = without_durations(&p.map_paths(sb, seen));
             let got = without_durations(result["content"].as_str().unwrap_or_default());
             // `$CHUNK_ID`, `$WALL_TIME` (Codex's framing) bind to dsh's.
             if got != seen && !b.match_str(&seen, &got) {
