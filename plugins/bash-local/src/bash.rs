@@ -12,16 +12,23 @@
 //! output in `stdout` and `stderr` empty (recorded S237)
 //! (`noOutputExpected` as Claude Code guesses it: [`crate::silent`]).
 //!
-//! Where this tool departs from Claude Code (on purpose):
-//! - past `max_output_bytes` the **tail** of the output is kept (the end of
-//!   a log is where the error is), behind a `[... N bytes ... truncated ...]`
-//!   line; Claude keeps the head;
+//! Long output, timeouts and background commands are Claude Code's
+//! (recorded `S186-*`, `S260-*`, `S261-*`):
+//! - `tool_response.stdout` keeps the **head** of a long output (its first
+//!   `max_output_bytes` UTF-16 units); a successful command that printed
+//!   more is saved whole beside the session log and the model reads
+//!   Claude Code's `<persisted-output>` preview; a long failure's text
+//!   keeps its first and last 5,000 units ([`crate::large`]);
 //! - a timeout is an error result `Exit code 143\nCommand timed out after
-//!   ...` (Claude Code's text when the command printed nothing, S186) with
-//!   `interrupted: true`, the output after it; Claude Code moves a command
-//!   that printed something before its timeout to the background instead
-//!   (S186); an abort is `Command was aborted ...`, also `interrupted: true`;
-//! - `run_in_background` is refused.
+//!   ...` with `interrupted: true` when the command printed nothing; one
+//!   that printed something goes on in the background instead, as a job
+//!   ([`crate::background`]); an abort is `Command was aborted ...`, also
+//!   `interrupted: true`;
+//! - `run_in_background: true` starts the command as a job and answers at
+//!   once (`Command running in background with ID: …`,
+//!   `tool_response.backgroundTaskId`); `TaskOutput` and `TaskStop`
+//!   ([`crate::task_tools`]) read and stop it, and the model is told when
+//!   it ends.
 //!
 //! As in Claude Code, the working directory persists: the command runs
 //! wrapped so the shell reports where it ended ([`crate::cwd`]), and a
@@ -202,7 +209,7 @@ pub fn spec() -> ToolSpec {
         description: "Executes a bash command in the session's working directory and returns its \
             output. Each call starts a fresh shell in the directory the previous call ended in \
             (a `cd` persists; exported variables do not). \
-            Long output is truncated to its end. A non-zero exit is reported as `Exit code N` \
+            Long output is saved to a file and previewed. A non-zero exit is reported as `Exit code N` \
             followed by the output."
             .into(),
         input_schema: schema.to_string().into(),

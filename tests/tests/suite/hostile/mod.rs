@@ -47,6 +47,11 @@
 //!   malformed or symlinks out of the project are refused by name, never
 //!   hang a turn, and leave the good files running; a damaged trust record
 //!   trusts nothing and is named.
+//! - [`bgbash`]: background `Bash` jobs: task ids that are paths, empty,
+//!   numbers or absent refused before any hook; a job's output that is not
+//!   UTF-8 read with replacement characters (the file keeps its bytes); a
+//!   job forking children leaves nothing running when `dsh prompt` ends;
+//!   an output folder that cannot be made is named and runs nothing.
 //! - [`task_tools`]: task ids that are paths, a damaged task file,
 //!   arguments of the wrong shape, a task folder that is a file: refused or
 //!   skipped by name, nothing lost.
@@ -82,6 +87,7 @@
 //!   password.
 
 mod audit;
+mod bgbash;
 mod codex_compaction;
 mod codex_subagent;
 mod codex_subagent_manage;
