@@ -17,7 +17,9 @@
 //! Code). `TaskStop` kills the job's group at once and forgets it, with no
 //! notification. When the session ends, or the plugin is disposed (the
 //! daemon stops), every job still running is killed and reaped: no
-//! process, zombie or descriptor outlives its session.
+//! process, zombie or descriptor outlives its session. A foreground
+//! command that times out after printing something becomes a job the same
+//! way ([`Jobs::run_foreground`]).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

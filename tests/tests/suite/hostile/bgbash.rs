@@ -14,7 +14,8 @@ use serde_json::{Value, json};
 
 use crate::suite::task_tools::{call, results};
 
-/// A folder with a project, a `PreToolUse` hook logging every call, and
+/// A folder with a project, a `PreToolUse` hook logging every call (and
+/// adding a line to `proj/calls`, which a job can wait on), and
 /// `bash-local` writing job output to `background_dir`.
 struct Site {
     dir: tempfile::TempDir,
@@ -26,7 +27,8 @@ impl Site {
         std::fs::create_dir_all(dir.path().join("proj")).unwrap();
         let log = dir.path().join("pre.log");
         let hooks = json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "command",
-            "command": format!("cat >> '{}'; echo >> '{}'", log.display(), log.display())}]}]}});
+            "command": format!("cat >> '{log}'; echo >> '{log}'; echo x >> '{calls}'",
+                log = log.display(), calls = dir.path().join("proj/calls").display())}]}]}});
         std::fs::write(dir.path().join("hooks.json"), hooks.to_string()).unwrap();
         Site { dir }
     }
@@ -156,7 +158,8 @@ fn a_job_writing_bytes_that_are_not_utf8_is_read_with_replacement_characters() {
     let bg_dir = site.path("bg");
     let (requests, out) = site.prompt(
         json!([
-            bg(r"printf 'MARK_A\377\376MARK_B\n'; printf '\303' "),
+            // Ends once the `TaskOutput` call's hook ran (the second call).
+            bg(r"while [ $(wc -l < calls) -lt 2 ]; do sleep 0.01; done; printf 'MARK_A\377\376MARK_B\n'; printf '\303' "),
             call("TaskOutput", json!({"task_id": "$BG_ID", "block": true, "timeout": 30000})),
             {"text": "ok"}
         ]),
