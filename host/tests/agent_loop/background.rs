@@ -122,16 +122,24 @@ fn read_pid(path: &Path) -> i32 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_background_job_outlives_its_call_and_the_model_is_told_when_it_ends() {
-    let h = Bg::new(
-        json!([
-            bg("echo MARK_BG_START; while [ ! -e go ]; do sleep 0.01; done; echo MARK_BG_END"),
-            call("TaskOutput", json!({"task_id": "$BG_ID", "block": false, "timeout": 1000})),
-            call("Bash", json!({"command": "echo MARK_BETWEEN"})),
-            call("TaskOutput", json!({"task_id": "$BG_ID", "block": true, "timeout": 30000})),
-            call("Bash", json!({"command": "echo MARK_NEXT"})),
-            call("TaskOutput", json!({"task_id": "$BG_ID", "block": true, "timeout": 1000})),
-            text("done")
-        ]));
+    let h = Bg::new(json!([
+        bg("echo MARK_BG_START; while [ ! -e go ]; do sleep 0.01; done; echo MARK_BG_END"),
+        call(
+            "TaskOutput",
+            json!({"task_id": "$BG_ID", "block": false, "timeout": 1000})
+        ),
+        call("Bash", json!({"command": "echo MARK_BETWEEN"})),
+        call(
+            "TaskOutput",
+            json!({"task_id": "$BG_ID", "block": true, "timeout": 30000})
+        ),
+        call("Bash", json!({"command": "echo MARK_NEXT"})),
+        call(
+            "TaskOutput",
+            json!({"task_id": "$BG_ID", "block": true, "timeout": 1000})
+        ),
+        text("done")
+    ]));
     let (session, out) = h.run("go").await;
     assert_eq!(out.reason, dsh_host::session::TurnEndReason::Completed);
     let requests = h.requests();
@@ -139,7 +147,10 @@ async fn a_background_job_outlives_its_call_and_the_model_is_told_when_it_ends()
     let (_, rest) = started
         .split_once("Command running in background with ID: ")
         .unwrap_or_else(|| panic!("{started}"));
-    let id: String = rest.chars().take_while(char::is_ascii_alphanumeric).collect();
+    let id: String = rest
+        .chars()
+        .take_while(char::is_ascii_alphanumeric)
+        .collect();
     let file = h
         .root
         .join("bg")
@@ -207,14 +218,16 @@ async fn a_background_job_outlives_its_call_and_the_model_is_told_when_it_ends()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn task_stop_kills_the_job_and_forgets_it() {
-    let h = Bg::new(
-        json!([
-            bg("echo $$ > shell.pid; sleep 300"),
-            call("TaskStop", json!({"task_id": "$BG_ID"})),
-            call("TaskOutput", json!({"task_id": "$BG_ID", "block": false, "timeout": 0})),
-            call("TaskStop", json!({"task_id": "$BG_ID"})),
-            text("done")
-        ]));
+    let h = Bg::new(json!([
+        bg("echo $$ > shell.pid; sleep 300"),
+        call("TaskStop", json!({"task_id": "$BG_ID"})),
+        call(
+            "TaskOutput",
+            json!({"task_id": "$BG_ID", "block": false, "timeout": 0})
+        ),
+        call("TaskStop", json!({"task_id": "$BG_ID"})),
+        text("done")
+    ]));
     let (_session, _out) = h.run("go").await;
     let requests = h.requests();
     let started = last_tool_text(&requests[1]);
@@ -237,19 +250,29 @@ async fn task_stop_kills_the_job_and_forgets_it() {
     assert_eq!(last_tool_text(&requests[4]), gone);
     // Killed and reaped by the time TaskStop answered.
     let pid = read_pid(&h.project.join("shell.pid"));
-    assert_eq!(proc_state(pid), None, "the stopped shell {pid} is still there");
+    assert_eq!(
+        proc_state(pid),
+        None,
+        "the stopped shell {pid} is still there"
+    );
     // A stopped job sends no notification.
-    assert!(!requests[4]["messages"].to_string().contains("task-notification"));
+    assert!(
+        !requests[4]["messages"]
+            .to_string()
+            .contains("task-notification")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_running_job_and_its_children_are_killed_and_reaped_when_the_session_ends() {
-    let h = Bg::new(
-        json!([
-            bg("echo $$ > shell.pid; sleep 300 & echo $! > child.pid; wait"),
-            call("Bash", json!({"command": "while [ ! -s child.pid ]; do sleep 0.01; done"})),
-            text("done")
-        ]));
+    let h = Bg::new(json!([
+        bg("echo $$ > shell.pid; sleep 300 & echo $! > child.pid; wait"),
+        call(
+            "Bash",
+            json!({"command": "while [ ! -s child.pid ]; do sleep 0.01; done"})
+        ),
+        text("done")
+    ]));
     let (session, _out) = h.run("go").await;
     let shell = read_pid(&h.project.join("shell.pid"));
     let child = read_pid(&h.project.join("child.pid"));
@@ -272,12 +295,14 @@ async fn a_running_job_and_its_children_are_killed_and_reaped_when_the_session_e
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_job_is_reported_with_its_exit_code() {
-    let h = Bg::new(
-        json!([
-            bg("while [ ! -e go ]; do sleep 0.01; done; echo MARK_OUT; echo MARK_ERR >&2; exit 3"),
-            call("TaskOutput", json!({"task_id": "$BG_ID", "block": true, "timeout": 30000})),
-            text("done")
-        ]));
+    let h = Bg::new(json!([
+        bg("while [ ! -e go ]; do sleep 0.01; done; echo MARK_OUT; echo MARK_ERR >&2; exit 3"),
+        call(
+            "TaskOutput",
+            json!({"task_id": "$BG_ID", "block": true, "timeout": 30000})
+        ),
+        text("done")
+    ]));
     let (_session, _out) = h.run("go").await;
     let requests = h.requests();
     let answer = last_tool_text(&requests[2]);
@@ -295,10 +320,16 @@ async fn a_failed_job_is_reported_with_its_exit_code() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_command_that_times_out_after_printing_goes_on_in_the_background() {
     let h = Bg::new(json!([
-        call("Bash", json!({
+        call(
+            "Bash",
+            json!({
             "command": "echo MARK_STARTED; while [ ! -e go ]; do sleep 0.01; done; echo MARK_AFTER",
-            "timeout": 1000, "description": "Print, then wait"})),
-        call("TaskOutput", json!({"task_id": "$BG_ID", "block": true, "timeout": 30000})),
+            "timeout": 1000, "description": "Print, then wait"})
+        ),
+        call(
+            "TaskOutput",
+            json!({"task_id": "$BG_ID", "block": true, "timeout": 30000})
+        ),
         call("Bash", json!({"command": "sleep 5", "timeout": 1000})),
         text("done")
     ]));
@@ -314,7 +345,8 @@ async fn a_command_that_times_out_after_printing_goes_on_in_the_background() {
         answer.contains("<status>completed</status>\n\n<exit_code>0</exit_code>\n\n<output>\nMARK_STARTED\nMARK_AFTER\n</output>"),
         "{answer}"
     );
-    let summary = "<summary>Background command \\\"Print, then wait\\\" completed (exit code 0)</summary>";
+    let summary =
+        "<summary>Background command \\\"Print, then wait\\\" completed (exit code 0)</summary>";
     assert!(requests[2]["messages"].to_string().contains(summary));
     // A command that printed nothing times out as before.
     assert_eq!(

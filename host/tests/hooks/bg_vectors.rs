@@ -55,7 +55,9 @@ pub fn check(
             let text = sb.subst(w["text"].as_str().unwrap_or_default());
             let got = m["content"].as_str().unwrap_or_default();
             if w["request"] != serde_json::json!(r) || !b.match_str(&text, got) {
-                fails.push(format!("request {r}: task notification want {w} got {got:?}"));
+                fails.push(format!(
+                    "request {r}: task notification want {w} got {got:?}"
+                ));
             }
             let after_results = j.checked_sub(1).is_some_and(|k| msgs[k]["role"] == "tool");
             if m["role"] != w["role"] || !after_results {

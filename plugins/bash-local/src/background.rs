@@ -139,7 +139,13 @@ impl Job {
 }
 
 impl Job {
-    fn new(meta: &Meta, id: String, output: PathBuf, pgid: i32, stop: oneshot::Sender<()>) -> Arc<Job> {
+    fn new(
+        meta: &Meta,
+        id: String,
+        output: PathBuf,
+        pgid: i32,
+        stop: oneshot::Sender<()>,
+    ) -> Arc<Job> {
         let (state, _) = watch::channel(JobState::Running);
         Arc::new(Job {
             id,

@@ -658,17 +658,20 @@ pub fn to_tool_result(
         None if head.len() < whole.len() => persisted(outcome, head, spill, structured),
         None => ToolResult::text(whole).with_structured(structured),
         Some(header) if head.is_empty() => ToolResult::error(header).with_structured(structured),
-        Some(header) => {
-            ToolResult::error(crate::large::cap_error(&format!("{header}\n{head}")))
-                .with_structured(structured)
-        }
+        Some(header) => ToolResult::error(crate::large::cap_error(&format!("{header}\n{head}")))
+            .with_structured(structured),
     }
 }
 
 /// A successful output past the cap: saved whole in `spill`, the model
 /// reads Claude Code's preview of it; without a folder (or when it cannot
 /// be written) the head.
-fn persisted(outcome: &RunAnswer, head: &str, spill: Option<&Path>, structured: String) -> ToolResult {
+fn persisted(
+    outcome: &RunAnswer,
+    head: &str,
+    spill: Option<&Path>,
+    structured: String,
+) -> ToolResult {
     let output = if outcome.stderr.is_empty() {
         outcome.stdout.clone()
     } else {

@@ -43,10 +43,7 @@ fn recorded(text: &str) -> Value {
 fn spec_of(name: &str, recorded: &Value) -> ToolSpec {
     ToolSpec {
         name: name.into(),
-        description: recorded["description"]
-            .as_str()
-            .unwrap_or_default()
-            .into(),
+        description: recorded["description"].as_str().unwrap_or_default().into(),
         input_schema: recorded["input_schema"].to_string().into(),
         aliases: Default::default(),
     }
@@ -222,7 +219,12 @@ mod tests {
     fn an_unknown_id_is_refused_in_claude_codes_words() {
         let jobs = Jobs::new(std::env::temp_dir());
         assert_eq!(
-            refusal(OUTPUT_TOOL, &jobs, "s", &json!({"task_id": "nosuch", "block": true})),
+            refusal(
+                OUTPUT_TOOL,
+                &jobs,
+                "s",
+                &json!({"task_id": "nosuch", "block": true})
+            ),
             Some("<tool_use_error>No task found with ID: nosuch</tool_use_error>".into())
         );
         assert_eq!(

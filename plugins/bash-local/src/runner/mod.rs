@@ -103,9 +103,10 @@ pub fn start_merged(
         Ok(s) => Ok(s.group.id()),
         Err(e) => Err(e.clone()),
     };
-    (pgid, async move {
-        finish(spec, spawned, cancel, started).await
-    })
+    (
+        pgid,
+        async move { finish(spec, spawned, cancel, started).await },
+    )
 }
 
 /// A run that goes on in the background when it times out after printing

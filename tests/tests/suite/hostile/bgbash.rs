@@ -222,10 +222,7 @@ fn an_output_folder_that_cannot_be_made_is_named_and_runs_nothing() {
     // The output root is a file.
     let blocked = site.path("not-a-folder");
     std::fs::write(&blocked, "x").unwrap();
-    let (requests, out) = site.prompt(
-        json!([bg("touch ran.txt"), {"text": "ok"}]),
-        &blocked,
-    );
+    let (requests, out) = site.prompt(json!([bg("touch ran.txt"), {"text": "ok"}]), &blocked);
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let got = results(&requests);
     assert!(got[0].1, "{got:?}");
