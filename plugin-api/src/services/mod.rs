@@ -24,6 +24,8 @@
 //! - [`task_events`]: a task list's tool asks whether a task may be
 //!   created or completed (the Claude bridge provides it; `tools-tasks`
 //!   calls it).
+//! - [`background_tasks`]: the background shell jobs a session has running
+//!   (`bash-local` provides it; the Claude bridge's Stop payload lists them).
 //!
 //! Services travel as JSON strings over the ABI (a `call_service` takes
 //! and returns text), so these types are plain serde types, not ABI-stable
@@ -49,6 +51,7 @@
 //! old method stays until the next major of this crate.
 
 pub mod approval;
+pub mod background_tasks;
 pub mod editor_fs;
 pub mod editor_terminal;
 pub mod elicitation;

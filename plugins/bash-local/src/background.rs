@@ -87,6 +87,7 @@ pub struct Job {
     /// Its notification was added to the session (forgotten at the next
     /// model request).
     notified: AtomicBool,
+    started: std::time::Instant,
 }
 
 impl Job {
@@ -164,6 +165,7 @@ impl Job {
             supervisor: Mutex::new(None),
             stopping: AtomicBool::new(false),
             notified: AtomicBool::new(false),
+            started: std::time::Instant::now(),
         })
     }
 }
@@ -287,13 +289,46 @@ impl Jobs {
             .cloned()
     }
 
-    /// The jobs of `session_id` still running.
+    /// The jobs of `session_id` still running, oldest first.
     pub fn running(&self, session_id: &str) -> Vec<Arc<Job>> {
-        lock(&self.jobs)
+        let mut running: Vec<Arc<Job>> = lock(&self.jobs)
             .values()
             .filter(|j| j.session_id == session_id && j.state() == JobState::Running)
             .cloned()
-            .collect()
+            .collect();
+        running.sort_by_key(|j| j.started);
+        running
+    }
+
+    /// Provides the `background-tasks` service: a session's running jobs,
+    /// as Claude Code's Stop payload lists them.
+    pub fn provide(self: &Arc<Self>, host: &Host) -> Result<(), String> {
+        use dsh_plugin_api::services::background_tasks::{
+            ListAnswer, ListRequest, METHOD_LIST, SERVICE, Task,
+        };
+        let jobs = self.clone();
+        host.provide_service(SERVICE, move |method: String, args: serde_json::Value| {
+            let answer = match method.as_str() {
+                METHOD_LIST => serde_json::from_value::<ListRequest>(args)
+                    .map(|req| {
+                        let tasks = jobs
+                            .running(&req.session_id)
+                            .iter()
+                            .map(|j| Task {
+                                id: j.id.clone(),
+                                kind: "shell".into(),
+                                status: "running".into(),
+                                description: j.description.clone(),
+                                command: j.command.clone(),
+                            })
+                            .collect();
+                        serde_json::json!(ListAnswer { tasks })
+                    })
+                    .map_err(|e| format!("{SERVICE}: bad request: {e}")),
+                _ => Err(format!("{SERVICE}: no method `{method}`")),
+            };
+            async move { answer }
+        })
     }
 
     /// Where job `id` of `session_id`, working in `cwd`, writes.

@@ -183,6 +183,7 @@ impl Plugin for BashLocal {
             },
         )?;
         task_tools::provide_checks(host, &jobs)?;
+        jobs.provide(host)?;
         // Claude Code's refusals of malformed input, before any hook.
         dsh_plugin_api::sdk::claude_input::provide_check(
             host,
