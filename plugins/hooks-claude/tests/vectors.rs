@@ -667,6 +667,11 @@ fn check_saved_files(v: &Vector, sb: &Sandbox) {
         .into_iter()
         .flatten()
     {
+        // A long `Bash` output (S261-*) is `bash-local`'s, not the
+        // bridge's: the host's vector run checks it.
+        if f.get("base64_zlib").is_some() {
+            continue;
+        }
         let want = sb.subst(&s(f, "path"));
         let dir = Path::new(&want).parent().unwrap();
         let found: Vec<PathBuf> = std::fs::read_dir(dir)
