@@ -18,7 +18,10 @@
 //!   `max_output_bytes` UTF-16 units); a successful command that printed
 //!   more is saved whole beside the session log and the model reads
 //!   Claude Code's `<persisted-output>` preview; a long failure's text
-//!   keeps its first and last 5,000 units ([`crate::large`]);
+//!   keeps its first and last 5,000 units ([`crate::large`]); an output
+//!   whose start was dropped before dsh read it (an editor's terminal
+//!   keeps its last `max_output_bytes`) is shown behind
+//!   `[... earlier output truncated ...]`;
 //! - a timeout is an error result `Exit code 143\nCommand timed out after
 //!   ...` with `interrupted: true` when the command printed nothing; one
 //!   that printed something goes on in the background instead, as a job
@@ -69,6 +72,9 @@ pub const MAX_TIMEOUT_MS: u64 = 600_000;
 /// How much of a command's output is kept in memory (its end, past
 /// this): what a long output's saved file can hold.
 pub const CAPTURE_BYTES: u64 = 32 * 1024 * 1024;
+/// The line before an output whose start was dropped before dsh could
+/// read it.
+pub const HEAD_LOST: &str = "[... earlier output truncated ...]";
 /// What the model reads when a successful command printed nothing.
 pub const NO_OUTPUT: &str = "(Bash completed with no output)";
 
@@ -627,7 +633,14 @@ pub fn to_tool_result(
     }
     let stdout = strip_blank_edges(&outcome.stdout);
     let stderr = strip_blank_edges(&outcome.stderr);
-    let whole = join_nonempty(&stdout, &stderr);
+    let mut whole = join_nonempty(&stdout, &stderr);
+    // What kept the output (an editor's terminal at `max_output_bytes`, the
+    // runner past `CAPTURE_BYTES`) dropped its start: there is no whole
+    // output to save, and the model is told the start is missing.
+    if outcome.stdout_truncated || outcome.stderr_truncated {
+        whole = format!("{HEAD_LOST}\n{whole}");
+    }
+    let head_lost = outcome.stdout_truncated || outcome.stderr_truncated;
     let head = crate::large::utf16_prefix(&whole, max_output_bytes);
     let failure = if outcome.interrupted {
         Some("Command was aborted before completion".to_string())
@@ -655,7 +668,9 @@ pub fn to_tool_result(
     );
     match failure {
         None if whole.is_empty() => ToolResult::text(NO_OUTPUT).with_structured(structured),
-        None if head.len() < whole.len() => persisted(outcome, head, spill, structured),
+        None if head.len() < whole.len() && !head_lost => {
+            persisted(outcome, head, spill, structured)
+        }
         None => ToolResult::text(whole).with_structured(structured),
         Some(header) if head.is_empty() => ToolResult::error(header).with_structured(structured),
         Some(header) => ToolResult::error(crate::large::cap_error(&format!("{header}\n{head}")))
