@@ -28,10 +28,17 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use dsh_plugin_api::Host;
-use serde::Serialize;
 use tokio::sync::{oneshot, watch};
 
 use crate::runner::{self, RunAnswer, RunRequest};
+
+mod foreground;
+mod texts;
+pub use foreground::Foreground;
+pub use texts::{
+    OutputResponse, StopResponse, TaskView, not_found, notification, output_answer, started_text,
+    stop_answer,
+};
 
 /// How long ending a session waits for a killed job to be reaped.
 const REAP_WAIT: Duration = Duration::from_secs(5);
@@ -197,33 +204,6 @@ impl Meta {
     }
 }
 
-/// How a foreground command ended ([`Jobs::run_foreground`]).
-#[derive(Debug)]
-pub enum Foreground {
-    /// As any run: on its own, killed at its timeout (it had printed
-    /// nothing), or cancelled.
-    Done(RunAnswer),
-    /// It timed out after printing something and goes on as this job.
-    Detached(Arc<Job>),
-}
-
-/// Stops a run when dropped, unless its sender was taken.
-struct StopOnDrop(Option<oneshot::Sender<()>>);
-
-impl StopOnDrop {
-    fn fire(&mut self) {
-        if let Some(stop) = self.0.take() {
-            let _ = stop.send(());
-        }
-    }
-}
-
-impl Drop for StopOnDrop {
-    fn drop(&mut self) {
-        self.fire();
-    }
-}
-
 /// Sends `SIGKILL` to process group `pgid` (nothing for ids that would hit
 /// other processes, nothing when the group is gone).
 fn kill_group(pgid: i32) {
@@ -332,7 +312,7 @@ impl Jobs {
     }
 
     /// Where job `id` of `session_id`, working in `cwd`, writes.
-    fn output_path(&self, cwd: &Path, session_id: &str, id: &str) -> PathBuf {
+    pub(crate) fn output_path(&self, cwd: &Path, session_id: &str, id: &str) -> PathBuf {
         self.root
             .join(slug(cwd))
             .join(session_id)
@@ -372,67 +352,8 @@ impl Jobs {
         Ok(self.track(host, job, run))
     }
 
-    /// Runs a foreground `Bash` command (`spec`, its timeout set) that
-    /// moves to the background, as Claude Code's does, when it times out
-    /// after printing something (recorded `S260-timeout-output`): then it
-    /// becomes a job whose output file starts with what it printed so far.
-    /// `cancel` resolving before that kills it, as in the foreground.
-    pub async fn run_foreground(
-        self: &Arc<Self>,
-        host: &Host,
-        meta: Meta,
-        spec: RunRequest,
-        cancel: impl std::future::Future<Output = ()>,
-    ) -> Foreground {
-        let id = new_id();
-        let output = self.output_path(&meta.cwd, &meta.session_id, &id);
-        let (stop_tx, stop_rx) = oneshot::channel::<()>();
-        let (detach_tx, detach_rx) = oneshot::channel();
-        let detach = runner::Detach {
-            answer: detach_tx,
-            path: output.clone(),
-        };
-        let (pgid, run) = runner::start_merged_detachable(
-            spec,
-            async move {
-                let _ = stop_rx.await;
-            },
-            detach,
-        );
-        // Dropped before it detached (the call's future dropped): the run
-        // is killed, as a foreground run's is.
-        let mut stop = StopOnDrop(Some(stop_tx));
-        let mut run = tokio::spawn(run);
-        tokio::pin!(cancel);
-        let joined = |r: Result<RunAnswer, tokio::task::JoinError>| {
-            r.unwrap_or_else(|e| RunAnswer {
-                spawn_error: Some(format!("the command's supervisor failed: {e}")),
-                ..RunAnswer::default()
-            })
-        };
-        tokio::select! {
-            answer = &mut run => Foreground::Done(joined(answer)),
-            detached = detach_rx => match (detached, pgid, stop.0.take()) {
-                (Ok(_), Ok(pgid), Some(stop_tx)) => {
-                    let job = Job::new(&meta, id, output, pgid, stop_tx);
-                    let handle = async move { joined(run.await) };
-                    Foreground::Detached(self.track(host, job, handle))
-                }
-                // The run ended without detaching.
-                (_, _, stop_tx) => {
-                    stop.0 = stop_tx;
-                    Foreground::Done(joined(run.await))
-                }
-            },
-            () = &mut cancel => {
-                stop.fire();
-                Foreground::Done(joined(run.await))
-            }
-        }
-    }
-
     /// Supervises `job` (running `run`) until it ends, and knows it.
-    fn track(
+    pub(crate) fn track(
         self: &Arc<Self>,
         host: &Host,
         job: Arc<Job>,
@@ -567,119 +488,6 @@ pub fn slug(path: &Path) -> String {
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
         .collect()
-}
-
-/// What the model reads when `Bash` started `job` (recorded `S260-*`).
-pub fn started_text(job: &Job) -> String {
-    format!(
-        "Command running in background with ID: {}. Output is being written to: {}. You will be \
-         notified when it completes. To check interim output, use Read on that file path.",
-        job.id,
-        job.output.display()
-    )
-}
-
-/// Claude Code's notification of a job that exited with `code`.
-pub fn notification(job: &Job, code: i32) -> String {
-    let (status, summary) = if code == 0 {
-        ("completed", format!("completed (exit code {code})"))
-    } else {
-        ("failed", format!("failed with exit code {code}"))
-    };
-    format!(
-        "[SYSTEM NOTIFICATION - NOT USER INPUT]\nThis is an automated background-task event, NOT \
-         a message from the user.\nDo NOT interpret this as user acknowledgement, confirmation, \
-         or response to any pending question.\n\n<task-notification>\n<task-id>{}</task-id>\n\
-         <tool-use-id>{}</tool-use-id>\n<output-file>{}</output-file>\n<status>{status}</status>\n\
-         <summary>Background command \"{}\" {summary}</summary>\n</task-notification>",
-        job.id,
-        job.tool_use_id,
-        job.output.display(),
-        job.description
-    )
-}
-
-/// A job as `TaskOutput` reports it.
-#[derive(Debug, Serialize)]
-pub struct TaskView {
-    task_id: String,
-    task_type: &'static str,
-    status: &'static str,
-    description: String,
-    output: String,
-    #[serde(rename = "exitCode")]
-    exit_code: Option<i32>,
-}
-
-/// `TaskOutput`'s `tool_response`.
-#[derive(Debug, Serialize)]
-pub struct OutputResponse {
-    retrieval_status: &'static str,
-    task: TaskView,
-}
-
-/// `TaskOutput`'s answer for `job` in `state`; `waited_out` when a
-/// blocking wait ran out of time.
-pub fn output_answer(job: &Job, state: JobState, waited_out: bool) -> (String, OutputResponse) {
-    let (status, exit_code) = match state {
-        JobState::Running => ("running", None),
-        JobState::Exited(0) => ("completed", Some(0)),
-        JobState::Exited(code) => ("failed", Some(code)),
-        JobState::Killed => ("killed", None),
-    };
-    let retrieval = match state {
-        JobState::Running if waited_out => "timeout",
-        JobState::Running => "not_ready",
-        _ => "success",
-    };
-    let output = job.output_text();
-    let mut text = format!(
-        "<retrieval_status>{retrieval}</retrieval_status>\n\n<task_id>{}</task_id>\n\n\
-         <task_type>local_bash</task_type>\n\n<status>{status}</status>",
-        job.id
-    );
-    if let Some(code) = exit_code {
-        text.push_str(&format!("\n\n<exit_code>{code}</exit_code>"));
-    }
-    if !output.trim_end().is_empty() {
-        text.push_str(&format!("\n\n<output>\n{}\n</output>", output.trim_end()));
-    }
-    let response = OutputResponse {
-        retrieval_status: retrieval,
-        task: TaskView {
-            task_id: job.id.clone(),
-            task_type: "local_bash",
-            status,
-            description: job.description.clone(),
-            output,
-            exit_code,
-        },
-    };
-    (text, response)
-}
-
-/// `TaskStop`'s answer (the model reads the same JSON).
-#[derive(Debug, Serialize)]
-pub struct StopResponse {
-    message: String,
-    task_id: String,
-    task_type: &'static str,
-    command: String,
-}
-
-/// `TaskStop`'s answer for `job`.
-pub fn stop_answer(job: &Job) -> StopResponse {
-    StopResponse {
-        message: format!("Successfully stopped task: {} ({})", job.id, job.command),
-        task_id: job.id.clone(),
-        task_type: "local_bash",
-        command: job.command.clone(),
-    }
-}
-
-/// Claude Code's refusal of an id it does not know (before any hook).
-pub fn not_found(id: &str) -> String {
-    format!("<tool_use_error>No task found with ID: {id}</tool_use_error>")
 }
 
 #[cfg(test)]
