@@ -33,6 +33,11 @@
 //!   ([`crate::task_tools`]) read and stop it, and the model is told when
 //!   it ends.
 //!
+//! Still different (`FINDINGS-bgbash.md`): a job that ends after its
+//! session's turn is told at the next prompt, where `claude -p` waits up to
+//! 5 s for it and opens a turn for its notification (S262); a job still
+//! running when the session ends is killed at once (Claude Code waits 5 s).
+//!
 //! As in Claude Code, the working directory persists: the command runs
 //! wrapped so the shell reports where it ended ([`crate::cwd`]), and a
 //! call that ends elsewhere moves its session there (the host's
