@@ -58,6 +58,7 @@ impl Jobs {
         let detach = runner::Detach {
             answer: detach_tx,
             path: output.clone(),
+            root: self.root.clone(),
         };
         let (pgid, run) = runner::start_merged_detachable(
             spec,

@@ -330,10 +330,12 @@ impl Jobs {
     ) -> Result<Arc<Job>, StartError> {
         let id = new_id();
         let output = self.output_path(start.cwd, start.session_id, &id);
-        create_output(&output).map_err(|source| StartError::OutputFile {
-            path: output.clone(),
-            source,
-        })?;
+        crate::runner::private_root(&self.root)
+            .and_then(|()| create_output(&output))
+            .map_err(|source| StartError::OutputFile {
+                path: output.clone(),
+                source,
+            })?;
         let script = format!(
             "exec >>{} 2>&1; {}",
             crate::cwd::shell_quote(&output.to_string_lossy()),
@@ -466,6 +468,7 @@ fn create_output(file: &Path) -> std::io::Result<()> {
         .create(true)
         .truncate(true)
         .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
         .open(file)
         .map(drop)
 }

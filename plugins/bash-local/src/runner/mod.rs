@@ -119,6 +119,8 @@ pub struct Detach {
     /// The file that gets the output so far, then everything the run
     /// writes until it ends (created, mode 0600, in a folder of mode 0700).
     pub path: std::path::PathBuf,
+    /// The folder above it that must be this user's only.
+    pub root: std::path::PathBuf,
 }
 
 /// [`start_merged`] whose timeout, once the run has printed something,
@@ -159,11 +161,37 @@ pub fn start_merged_detachable(
     })
 }
 
+/// Makes `root` (mode 0700) unless it exists, and checks that it is a
+/// folder of this user only, not a symlink: job output under a shared
+/// temp folder must not land where someone else points it.
+pub(crate) fn private_root(root: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, PermissionsExt as _};
+    if let Some(parent) = root.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    match std::fs::DirBuilder::new().mode(0o700).create(root) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
+        _ => {}
+    }
+    let meta = std::fs::symlink_metadata(root)?;
+    // SAFETY: geteuid never fails.
+    let me = unsafe { libc::geteuid() };
+    if !meta.is_dir() || meta.uid() != me || meta.permissions().mode() & 0o077 != 0 {
+        return Err(std::io::Error::other(format!(
+            "{} is not a private folder of this user (a symlink, another user's, or open to \
+             others)",
+            root.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Opens `path` for the output of a detached run (its folder made, mode
-/// 0700) and writes `so_far` to it.
-fn open_detached(path: &Path, so_far: &[u8]) -> std::io::Result<std::fs::File> {
+/// 0700, under the private `root`) and writes `so_far` to it.
+fn open_detached(root: &Path, path: &Path, so_far: &[u8]) -> std::io::Result<std::fs::File> {
     use std::io::Write as _;
     use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+    private_root(root)?;
     if let Some(dir) = path.parent() {
         std::fs::DirBuilder::new()
             .recursive(true)
@@ -174,6 +202,7 @@ fn open_detached(path: &Path, so_far: &[u8]) -> std::io::Result<std::fs::File> {
         .append(true)
         .create(true)
         .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
         .open(path)?;
     file.write_all(so_far)?;
     Ok(file)
@@ -547,8 +576,8 @@ async fn supervise(
             },
             () = sleep_until(timer) => match phase {
                 Phase::Running if !out.is_empty() && detach.is_some() => {
-                    let Some(Detach { answer, path }) = detach.take() else { continue };
-                    match open_detached(&path, out.bytes()) {
+                    let Some(Detach { answer, path, root }) = detach.take() else { continue };
+                    match open_detached(&root, &path, out.bytes()) {
                         Ok(file) => {
                             tracing::info!(pgid = group.id(), timeout_ms = ?spec.timeout_ms, path = %path.display(), "process-runner: timed out after output, going on in the background");
                             let (stdout, stdout_truncated) = std::mem::replace(&mut out, TailBuffer::new(cap)).finish();

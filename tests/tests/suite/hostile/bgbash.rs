@@ -236,3 +236,33 @@ fn an_output_folder_that_cannot_be_made_is_named_and_runs_nothing() {
     assert!(!site.path("proj/ran.txt").exists());
     assert_eq!(std::fs::read_to_string(&blocked).unwrap(), "x");
 }
+
+#[test]
+fn an_output_root_that_is_a_symlink_or_open_to_others_is_refused_by_name() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let site = Site::new();
+    // Someone pointed the shared root elsewhere: a symlink to a folder.
+    let elsewhere = site.path("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let link = site.path("link-root");
+    std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
+    // Or made it open to everyone.
+    let open = site.path("open-root");
+    std::fs::create_dir(&open).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+    for root in [&link, &open] {
+        let (requests, out) = site.prompt(json!([bg("touch ran.txt"), {"text": "ok"}]), root);
+        assert_eq!(out.code, Some(0), "{}", out.stderr);
+        let got = results(&requests);
+        assert!(got[0].1, "{got:?}");
+        assert!(
+            got[0].0.contains(&format!(
+                "{} is not a private folder of this user",
+                root.display()
+            )),
+            "{got:?}"
+        );
+        assert!(!site.path("proj/ran.txt").exists());
+    }
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+}

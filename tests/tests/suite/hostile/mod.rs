@@ -51,7 +51,8 @@
 //!   numbers or absent refused before any hook; a job's output that is not
 //!   UTF-8 read with replacement characters (the file keeps its bytes); a
 //!   job forking children leaves nothing running when `dsh prompt` ends;
-//!   an output folder that cannot be made is named and runs nothing.
+//!   an output folder that cannot be made, or whose root is a symlink or
+//!   open to others, is named and runs nothing.
 //! - [`task_tools`]: task ids that are paths, a damaged task file,
 //!   arguments of the wrong shape, a task folder that is a file: refused or
 //!   skipped by name, nothing lost.
