@@ -6,7 +6,9 @@
 //! optionally with the `model` name and the `usage` accounting a provider would report.
 //! `record`: a file (relative paths as for `script`) to which every request is appended as one JSON line.
 //! A `"$AGENT_ID"` string in a call's arguments stands for the `agent_id`
-//! the newest tool result of the request names (a `spawn_agent` answer).
+//! the newest tool result of the request names (a `spawn_agent` answer);
+//! a `"$BG_ID"` string for the id the newest tool result naming one gave
+//! (`… with ID: <id>.`: a background `Bash` call's answer).
 //! `subagent_script` (same forms as `script`): the replies for every
 //! session but the first that asks, so a sub-agent running beside its
 //! parent gets its own in order.
@@ -188,7 +190,7 @@ impl Script {
                 arguments: if c.arguments.is_null() {
                     serde_json::json!({})
                 } else {
-                    with_agent_id(&c.arguments, request)
+                    with_bg_id(&with_agent_id(&c.arguments, request), request)
                 },
             })
             .collect();
@@ -228,6 +230,41 @@ fn with_agent_id(arguments: &serde_json::Value, request: &ModelRequest) -> serde
         }
         let v: Value = serde_json::from_str(&m.content).ok()?;
         v.get("agent_id")?.as_str().map(str::to_string)
+    });
+    match id {
+        Some(id) => replace(arguments, &id),
+        None => arguments.clone(),
+    }
+}
+
+/// `arguments` with every `"$BG_ID"` string replaced by the id the
+/// newest tool result naming one gave (`Command running in background
+/// with ID: <id>.`), as a model would quote it.
+fn with_bg_id(arguments: &serde_json::Value, request: &ModelRequest) -> serde_json::Value {
+    use serde_json::Value;
+    fn replace(v: &Value, id: &str) -> Value {
+        match v {
+            Value::String(s) if s == "$BG_ID" => Value::String(id.to_string()),
+            Value::Array(a) => Value::Array(a.iter().map(|x| replace(x, id)).collect()),
+            Value::Object(o) => {
+                Value::Object(o.iter().map(|(k, x)| (k.clone(), replace(x, id))).collect())
+            }
+            other => other.clone(),
+        }
+    }
+    if !arguments.to_string().contains("\"$BG_ID\"") {
+        return arguments.clone();
+    }
+    let id = request.messages.iter().rev().find_map(|m| {
+        if m.role != "tool" {
+            return None;
+        }
+        let (_, rest) = m.content.split_once(" with ID: ")?;
+        let id: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+            .collect();
+        (!id.is_empty()).then_some(id)
     });
     match id {
         Some(id) => replace(arguments, &id),

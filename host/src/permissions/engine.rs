@@ -216,7 +216,8 @@ fn tool_fallback(mode: PermissionMode, call: &Call<'_>) -> Verdict {
         rule: None,
     };
     // The task tools ask nobody (S220-*, run in `claude -p`'s default mode
-    // with none of them in `--allowedTools`).
+    // with none of them in `--allowedTools`), nor do the tools of
+    // background shells (S260-*).
     // Nor does a skill without tools of its own (one with them asks its
     // own question: `tool_ask`, S294-default_mode).
     let no_ask = matches!(
@@ -229,6 +230,8 @@ fn tool_fallback(mode: PermissionMode, call: &Call<'_>) -> Verdict {
             | "TaskList"
             | "TaskUpdate"
             | "Skill"
+            | "TaskOutput"
+            | "TaskStop"
     );
     if READ_TOOLS.contains(&call.tool) || no_ask {
         return Verdict::Allow;
@@ -598,7 +601,14 @@ mod tests {
     #[test]
     fn the_task_tools_ask_nobody_but_deny_rules_bind_them_s220() {
         let s = state(PermissionMode::Default, &["Read"], &[], &[]);
-        for tool in ["TaskCreate", "TaskGet", "TaskList", "TaskUpdate"] {
+        for tool in [
+            "TaskCreate",
+            "TaskGet",
+            "TaskList",
+            "TaskUpdate",
+            "TaskOutput",
+            "TaskStop",
+        ] {
             assert_eq!(
                 run(&s, tool, json!({"taskId": "1"}), HookStance::Silent),
                 Verdict::Allow,

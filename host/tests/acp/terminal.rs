@@ -81,8 +81,8 @@ async fn bash_runs_in_the_editor_s_terminal_as_it_would_locally() {
     // prelude applied, the editor's credential gone, its other variable
     // kept, the exit code first (a failed command's `cd` does not persist,
     // as in Claude Code, S238-cd-out-fail); then a `cd sub` that succeeded
-    // and persisted; then the end of a long output behind the truncation
-    // marker.
+    // and persisted; then the end of a long output the terminal cut,
+    // behind the truncation marker.
     let results = tool_results(&host);
     assert_eq!(
         results[..2],
@@ -94,7 +94,8 @@ async fn bash_runs_in_the_editor_s_terminal_as_it_would_locally() {
             sub.display().to_string(),
         ]
     );
-    // (As a local run reports it: the marker, then the last 30,000 bytes.)
+    // (The terminal kept the last 30,000 bytes: the marker says the start
+    // is missing; a local run would keep the head and save the whole.)
     let (marker, tail) = results[2].split_once('\n').unwrap();
     assert!(
         marker.starts_with("[... earlier output truncated"),

@@ -2,6 +2,7 @@
 //! native listeners only (no hook bridges).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
+mod background;
 mod cwd;
 mod harness;
 mod permissions;

@@ -12,6 +12,7 @@
 //!   placeholder matching.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)] // tests fail loudly by design
 
+mod bg_vectors;
 mod bridge;
 mod codex_subagent;
 mod handler_options;

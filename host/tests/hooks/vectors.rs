@@ -520,7 +520,8 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
     let bash = match dialect {
         // A deleted folder recovers to the user's home: the run's
         // (S236-deleted-under-session-keep).
-        Dialect::Claude => json!({"home": sb.home()}),
+        // Background jobs write where Claude Code's did (S260-*).
+        Dialect::Claude => json!({"home": sb.home(), "background_dir": sb.subst("$CLAUDE_TMP")}),
         // Codex ran with an empty HOME: its login shell read no profile;
         // its shell tool ran in the run's sandbox.
         Dialect::Codex => json!({"codex_exec_command": true,
@@ -807,6 +808,7 @@ async fn check(
     check_calls(&v, &sb, dialect, &skips, &p, &mut b, &mut fails);
     check_requests(&v, &sb, dialect, &skips, &p, &mut b, &mut fails);
     check_notifications(&v, &sb, &p, &mut b, &mut fails);
+    crate::bg_vectors::check(&v, &sb, &p.requests, &mut b, &mut fails);
     check_saved_files(&v, &sb, &skips, &p, &mut b, &mut fails);
     check_files_after_run(&v, &sb, &mut fails);
     check_tools(&v, &sb, &skips, &p, &mut b, &mut fails);
@@ -916,6 +918,10 @@ fn check_calls(
             o.retain(|k, _| !dropped(skips, k));
         }
         drop_nested(skips, &mut expect);
+        // Where a long `Bash` output was saved (S261-*): beside dsh's log.
+        if let Some(path) = expect["tool_response"]["persistedOutputPath"].as_str() {
+            expect["tool_response"]["persistedOutputPath"] = json!(p.map_paths(sb, path));
+        }
         let got_json: Value = match serde_json::from_str(&g.stdin) {
             Ok(j) => j,
             Err(e) => {
@@ -1240,6 +1246,16 @@ fn check_saved_files(
         } else {
             None
         };
+        // A long `Bash` output (S261-*), kept compressed in the vector.
+        let text = text.or_else(|| {
+            let z = base64::engine::general_purpose::STANDARD
+                .decode(f["base64_zlib"].as_str()?)
+                .ok()?;
+            let mut out = String::new();
+            std::io::Read::read_to_string(&mut flate2::read::ZlibDecoder::new(&z[..]), &mut out)
+                .ok()?;
+            Some(out)
+        });
         let saved = std::fs::read(path).unwrap_or_default();
         if let Some(digest) = f["sha256"].as_str() {
             // A tool's own long result (S292): the whole text, by digest.
@@ -1323,6 +1339,7 @@ fn sourced(requests: &[Value]) -> Vec<(usize, String, Value)> {
         for m in &msgs[shared..] {
             if let Some(src) = m.get("source")
                 && !is_subagent_notification(m)
+                && !crate::bg_vectors::is_task_notification(m)
             {
                 out.push((r, s(m, "content"), src.clone()));
             }

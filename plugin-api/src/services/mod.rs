@@ -25,7 +25,9 @@
 //!   created or completed (the Claude bridge provides it; `tools-tasks`
 //!   calls it);
 //! - [`read_rules`]: which files a session's `Read` deny rules keep from it
-//!   (the agent provides it; `Glob` and `Grep` call it).
+//!   (the agent provides it; `Glob` and `Grep` call it);
+//! - [`background_tasks`]: the background shell jobs a session has running
+//!   (`bash-local` provides it; the Claude bridge's Stop payload lists them).
 //!
 //! Services travel as JSON strings over the ABI (a `call_service` takes
 //! and returns text), so these types are plain serde types, not ABI-stable
@@ -51,6 +53,7 @@
 //! old method stays until the next major of this crate.
 
 pub mod approval;
+pub mod background_tasks;
 pub mod editor_fs;
 pub mod editor_terminal;
 pub mod elicitation;

@@ -14,14 +14,17 @@
 //! sandbox ([`sandbox`]: `sandbox_mode`). The plugin runs inside the host process and uses the
 //! host's tokio runtime.
 
+pub mod background;
 pub mod bash;
 pub mod cwd;
 pub mod exec;
+pub mod large;
 pub mod prelude;
 pub mod runner;
 pub mod sandbox;
 pub mod service;
 pub mod silent;
+pub mod task_tools;
 pub mod terminal;
 mod text_service;
 
@@ -29,6 +32,7 @@ use std::sync::Arc;
 
 use dsh_plugin_api::abi_stable::std_types::RArc;
 use dsh_plugin_api::ffi::AbortSignalBox;
+use dsh_plugin_api::seams::{ModelRequestInput, SessionEndInput};
 use dsh_plugin_api::{ConfigProblem, Host, Plugin, PluginModuleRef, ToolCall, plugin_module};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -45,7 +49,10 @@ pub struct Config {
     /// SECRET, TOKEN, PASSWORD, PASSWD or WEBHOOK, `*_PAT`, `*_DSN`, and
     /// `*_URL`/`*_URI` values with userinfo).
     pub env_allow: Vec<String>,
-    /// Cap, in bytes, on the Bash output the model reads (the tail is kept).
+    /// Cap on the Bash output kept in `tool_response.stdout`, in UTF-16
+    /// units as Claude Code counts (its head is kept); a successful command
+    /// that printed more is saved whole and the model reads a preview
+    /// ([`large`]).
     pub max_output_bytes: usize,
     /// Also offer Codex's shell tool `exec_command` ([`exec`]): for
     /// sessions whose hooks are Codex's.
@@ -72,6 +79,10 @@ pub struct Config {
     /// recovers to, as Claude Code recovers to the user's home folder
     /// (S236-deleted-under-session-keep); default: `$HOME`.
     pub home: Option<std::path::PathBuf>,
+    /// Where background `Bash` jobs write their output
+    /// (`<dir>/<project slug>/<session>/tasks/<id>.output`, as Claude Code
+    /// lays them out under its temp folder); default: `<temp>/dsh-<uid>`.
+    pub background_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for Config {
@@ -86,6 +97,7 @@ impl Default for Config {
             sandbox_workspace_write: sandbox::WorkspaceWrite::default(),
             sandbox_helper: None,
             home: None,
+            background_dir: None,
         }
     }
 }
@@ -101,8 +113,12 @@ impl Config {
     }
 }
 
-/// The plugin. Everything it does is registered in [`Plugin::apply`].
-pub struct BashLocal;
+/// The plugin. Everything it does is registered in [`Plugin::apply`]; it
+/// keeps the background jobs ([`background`]), which end with their
+/// session or with it.
+pub struct BashLocal {
+    jobs: Arc<background::Jobs>,
+}
 
 impl Plugin for BashLocal {
     type Config = Config;
@@ -125,6 +141,12 @@ impl Plugin for BashLocal {
                 ));
             }
         }
+        let jobs = Arc::new(background::Jobs::new(
+            config
+                .background_dir
+                .clone()
+                .unwrap_or_else(background::Jobs::default_root),
+        ));
         let config = Arc::new(config);
         let codex_exec = config.codex_exec_command;
         let exec_env_allow = config.env_allow.clone();
@@ -133,14 +155,35 @@ impl Plugin for BashLocal {
         text_service::provide(host, config.env_allow.clone())?;
 
         let tool_host = host.clone();
+        let tool_jobs = jobs.clone();
         host.register_tool(
             bash::spec(),
             move |call: RArc<ToolCall>, signal: AbortSignalBox| {
                 let config = config.clone();
                 let host = tool_host.clone();
-                async move { bash::run_call(&call, &config, &host, signal).await }
+                let jobs = tool_jobs.clone();
+                async move { bash::run_call(&call, &config, &host, &jobs, signal).await }
             },
         )?;
+        // Claude Code's tools for background shells, offered with `Bash`.
+        let output_jobs = jobs.clone();
+        host.register_tool(
+            task_tools::output_spec(),
+            move |call: RArc<ToolCall>, _signal: AbortSignalBox| {
+                let jobs = output_jobs.clone();
+                async move { task_tools::output(&call, &jobs).await }
+            },
+        )?;
+        let stop_jobs = jobs.clone();
+        host.register_tool(
+            task_tools::stop_spec(),
+            move |call: RArc<ToolCall>, _signal: AbortSignalBox| {
+                let jobs = stop_jobs.clone();
+                async move { task_tools::stop(&call, &jobs).await }
+            },
+        )?;
+        task_tools::provide_checks(host, &jobs)?;
+        jobs.provide(host)?;
         // Claude Code's refusals of malformed input, before any hook.
         dsh_plugin_api::sdk::claude_input::provide_check(
             host,
@@ -165,7 +208,17 @@ impl Plugin for BashLocal {
                 },
             )?;
         }
-        Ok(BashLocal)
+        Ok(BashLocal { jobs })
+    }
+
+    async fn session_end(self: Arc<Self>, input: RArc<SessionEndInput>) -> Result<(), String> {
+        self.jobs.end_session(&input.session.session_id).await;
+        Ok(())
+    }
+
+    async fn model_request(self: Arc<Self>, input: RArc<ModelRequestInput>) -> Result<(), String> {
+        self.jobs.request_sent(&input.session.session_id);
+        Ok(())
     }
 }
 

@@ -120,6 +120,13 @@ pub trait HookHost: Send + Sync + 'static {
         let _ = request;
         Box::pin(async { Err("this host cannot run hooks in the background".to_string()) })
     }
+    /// The background shell jobs `session_id` has running, as Claude
+    /// Code's Stop payload lists them (the `background-tasks` service,
+    /// `S260-left-running`). The default knows none.
+    fn background_tasks(&self, session_id: &str) -> BoxFuture<Vec<Value>> {
+        let _ = session_id;
+        Box::pin(async { Vec::new() })
+    }
 }
 
 /// The production [`HookHost`]: the plugin SDK's [`Host`].
@@ -136,6 +143,24 @@ impl PluginHost {
 }
 
 impl HookHost for PluginHost {
+    fn background_tasks(&self, session_id: &str) -> BoxFuture<Vec<Value>> {
+        use dsh_plugin_api::services::background_tasks::{METHOD_LIST, SERVICE};
+        let host = self.host.clone();
+        let args = serde_json::json!({"session_id": session_id});
+        Box::pin(async move {
+            if !host.has_service(SERVICE) {
+                return Vec::new();
+            }
+            match host.call_service(SERVICE, METHOD_LIST, &args).await {
+                Ok(answer) => answer["tasks"].as_array().cloned().unwrap_or_default(),
+                Err(e) => {
+                    tracing::warn!("cannot list the session's background jobs: {e}");
+                    Vec::new()
+                }
+            }
+        })
+    }
+
     fn run(&self, request: RunRequest) -> BoxFuture<RunAnswer> {
         let host = self.host.clone();
         Box::pin(async move {

@@ -140,6 +140,8 @@ impl Sandbox {
             ("$PLUGIN_ROOT".to_string(), r("plugin")),
             ("$CODEX_HOME".to_string(), r("codex_home")),
             ("$PROJECT_SLUG".to_string(), project_slug(&r("proj"))),
+            // Claude Code's temp folder: background `Bash` output (S260-*).
+            ("$CLAUDE_TMP".to_string(), r("claude_tmp")),
             ("$PROJECT".to_string(), r("proj")),
             ("$HOOKS".to_string(), r("hooks")),
             ("$HOME".to_string(), r("home")),

@@ -61,7 +61,9 @@ fn check_applies_every_plugin_of_the_default_manifest() {
         tokens(&out.stdout.replace(&examples, "$EXAMPLES")),
         vec![
             "ID SOURCE VERSION STATUS SEAMS / TOOLS / SERVICES",
-            "bash-local builtin 0.1.0 applied tool:Bash, service:input-check/Bash, service:process-runner",
+            "bash-local builtin 0.1.0 applied agent/session-end, agent/model-request, tool:Bash, \
+             tool:TaskOutput, tool:TaskStop, service:background-tasks, service:input-check/Bash, \
+             service:input-check/TaskOutput, service:input-check/TaskStop, service:process-runner",
             "tools-fs builtin 0.1.0 applied tool:Read, tool:Write, tool:Edit, tool:Glob, tool:Grep, \
              tool:NotebookEdit, service:input-check/Edit, service:input-check/Glob, \
              service:input-check/Grep, service:input-check/NotebookEdit, service:input-check/Read, \

@@ -44,6 +44,8 @@
 //!   endpoint scraped.
 //! - [`bash_shell`]: Claude's `Bash` over the binary: one output stream,
 //!   the shell kept in the project.
+//! - [`bgbash`]: a background `Bash` job listed to Stop hooks, gone after
+//!   the run.
 //! - [`worktree`]: Claude Code's `EnterWorktree`/`ExitWorktree`
 //!   (`tools-worktree`) making and removing real git worktrees.
 //! - [`memory2`]: Claude Code's rules and nested memory, user slash
@@ -51,6 +53,7 @@
 
 mod abi_evolution;
 mod bash_shell;
+mod bgbash;
 mod claude_subagent_end;
 mod cli;
 mod codex_compaction;

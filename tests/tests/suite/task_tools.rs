@@ -140,7 +140,8 @@ fn tasks_outlive_the_process_ids_stay_used_and_hooks_refuse_as_recorded() {
             {"text": "done"}
         ]),
     );
-    // The four tools, with Claude Code's schemas.
+    // The four tools, with Claude Code's schemas (after `bash-local`'s
+    // `TaskOutput` and `TaskStop`, which Claude Code offers too, S260-*).
     let tools: Vec<&str> = first[0]["tools"]
         .as_array()
         .unwrap()
@@ -148,7 +149,17 @@ fn tasks_outlive_the_process_ids_stay_used_and_hooks_refuse_as_recorded() {
         .filter_map(|t| t["name"].as_str())
         .filter(|n| n.starts_with("Task"))
         .collect();
-    assert_eq!(tools, ["TaskCreate", "TaskGet", "TaskList", "TaskUpdate"]);
+    assert_eq!(
+        tools,
+        [
+            "TaskOutput",
+            "TaskStop",
+            "TaskCreate",
+            "TaskGet",
+            "TaskList",
+            "TaskUpdate"
+        ]
+    );
     let got = results(&first);
     let hook_command = std::fs::read_to_string(site.path("hooks.json")).unwrap();
     let hook_command: Value = serde_json::from_str(&hook_command).unwrap();

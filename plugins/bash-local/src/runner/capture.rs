@@ -61,6 +61,16 @@ impl TailBuffer {
         }
     }
 
+    /// Whether nothing was kept.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+
+    /// The bytes kept so far.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.buf
+    }
+
     /// The kept text (decoded lossily) and whether anything was dropped
     /// or refused.
     pub(crate) fn finish(mut self) -> (String, bool) {

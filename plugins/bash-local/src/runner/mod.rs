@@ -86,6 +86,128 @@ pub fn run_started(spec: RunRequest) -> impl Future<Output = RunAnswer> + Send +
     async move { finish(spec, spawned, std::future::pending(), started).await }
 }
 
+/// [`run_merged`] started at once, on the calling thread: the id of the
+/// run's process group (or why nothing started) and the future that
+/// supervises it to its end, `cancel` killing the group (a background
+/// `Bash` job: [`crate::background`]).
+pub fn start_merged(
+    spec: RunRequest,
+    cancel: impl Future<Output = ()> + Send + 'static,
+) -> (
+    Result<i32, String>,
+    impl Future<Output = RunAnswer> + Send + 'static,
+) {
+    let started = Instant::now();
+    let spawned = spawn(&spec, true);
+    let pgid = match &spawned {
+        Ok(s) => Ok(s.group.id()),
+        Err(e) => Err(e.clone()),
+    };
+    (
+        pgid,
+        async move { finish(spec, spawned, cancel, started).await },
+    )
+}
+
+/// A run that goes on in the background when it times out after printing
+/// something, as Claude Code's `Bash` moves such a command (recorded
+/// `S186-timeout-output`, `S260-timeout-output`).
+#[derive(Debug)]
+pub struct Detach {
+    /// Told, with the output so far and `timed_out`, when the run detached.
+    pub answer: tokio::sync::oneshot::Sender<RunAnswer>,
+    /// The file that gets the output so far, then everything the run
+    /// writes until it ends (created, mode 0600, in a folder of mode 0700).
+    pub path: std::path::PathBuf,
+    /// The folder above it that must be this user's only.
+    pub root: std::path::PathBuf,
+}
+
+/// [`start_merged`] whose timeout, once the run has printed something,
+/// does not kill it: the run detaches ([`Detach`]) and its future goes on
+/// until it ends on its own or `cancel` resolves. A run that printed
+/// nothing times out as any other.
+pub fn start_merged_detachable(
+    spec: RunRequest,
+    cancel: impl Future<Output = ()> + Send + 'static,
+    detach: Detach,
+) -> (
+    Result<i32, String>,
+    impl Future<Output = RunAnswer> + Send + 'static,
+) {
+    let started = Instant::now();
+    let spawned = spawn(&spec, true);
+    let pgid = match &spawned {
+        Ok(s) => Ok(s.group.id()),
+        Err(e) => Err(e.clone()),
+    };
+    (pgid, async move {
+        let Spawned {
+            child,
+            group,
+            stdin,
+            stdout,
+            stderr,
+        } = match spawned {
+            Ok(spawned) => spawned,
+            Err(message) => return spawn_failure(message, started),
+        };
+        let pipes = Pipes {
+            stdin: feed_stdin(stdin, spec.stdin.as_bytes()),
+            stdout,
+            stderr,
+        };
+        supervise(&spec, child, group, pipes, cancel, started, Some(detach)).await
+    })
+}
+
+/// Makes `root` (mode 0700) unless it exists, and checks that it is a
+/// folder of this user only, not a symlink: job output under a shared
+/// temp folder must not land where someone else points it.
+pub(crate) fn private_root(root: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, PermissionsExt as _};
+    if let Some(parent) = root.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    match std::fs::DirBuilder::new().mode(0o700).create(root) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
+        _ => {}
+    }
+    let meta = std::fs::symlink_metadata(root)?;
+    // SAFETY: geteuid never fails.
+    let me = unsafe { libc::geteuid() };
+    if !meta.is_dir() || meta.uid() != me || meta.permissions().mode() & 0o077 != 0 {
+        return Err(std::io::Error::other(format!(
+            "{} is not a private folder of this user (a symlink, another user's, or open to \
+             others)",
+            root.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Opens `path` for the output of a detached run (its folder made, mode
+/// 0700, under the private `root`) and writes `so_far` to it.
+fn open_detached(root: &Path, path: &Path, so_far: &[u8]) -> std::io::Result<std::fs::File> {
+    use std::io::Write as _;
+    use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+    private_root(root)?;
+    if let Some(dir) = path.parent() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)?;
+    file.write_all(so_far)?;
+    Ok(file)
+}
+
 /// Supervises a spawned run to its end.
 async fn finish(
     spec: RunRequest,
@@ -109,7 +231,7 @@ async fn finish(
         stdout,
         stderr,
     };
-    supervise(&spec, child, group, pipes, cancel, started).await
+    supervise(&spec, child, group, pipes, cancel, started, None).await
 }
 
 /// A spawned child: its process, its group, the writing end of its stdin
@@ -372,7 +494,10 @@ async fn supervise(
     mut pipes: Pipes,
     cancel: impl Future<Output = ()>,
     started: Instant,
+    mut detach: Option<Detach>,
 ) -> RunAnswer {
+    // Where the output goes once the run detached (`detach`).
+    let mut tee: Option<std::fs::File> = None;
     // A cap past the address space is no cap at all.
     let cap = usize::try_from(spec.max_output_bytes).unwrap_or(usize::MAX);
     let mut out = TailBuffer::new(cap);
@@ -405,8 +530,10 @@ async fn supervise(
             Phase::Killed { abandon_at } => (Some(abandon_at), false),
         };
         let mut overflowed = false;
+        let timer = if tee.is_some() { None } else { timer };
         tokio::select! {
             read = read_from(&mut pipes.stdout, &mut out_chunk) => match read {
+                Some(n) if tee.is_some() => tee_write(&mut tee, &out_chunk[..n]),
                 Some(n) if hard_limit => if !out.push_within_cap(&out_chunk[..n]) {
                     overflowed = true;
                 },
@@ -414,6 +541,7 @@ async fn supervise(
                 None => pipes.stdout = None,
             },
             read = read_from(&mut pipes.stderr, &mut err_chunk) => match read {
+                Some(n) if tee.is_some() => tee_write(&mut tee, &err_chunk[..n]),
                 Some(n) if hard_limit => if !err.push_within_cap(&err_chunk[..n]) {
                     overflowed = true;
                 },
@@ -447,6 +575,35 @@ async fn supervise(
                 phase = Phase::Killed { abandon_at: Instant::now() + DRAIN_AFTER_KILL };
             },
             () = sleep_until(timer) => match phase {
+                Phase::Running if !out.is_empty() && detach.is_some() => {
+                    let Some(Detach { answer, path, root }) = detach.take() else { continue };
+                    match open_detached(&root, &path, out.bytes()) {
+                        Ok(file) => {
+                            tracing::info!(pgid = group.id(), timeout_ms = ?spec.timeout_ms, path = %path.display(), "process-runner: timed out after output, going on in the background");
+                            let (stdout, stdout_truncated) = std::mem::replace(&mut out, TailBuffer::new(cap)).finish();
+                            let _ = answer.send(RunAnswer {
+                                exit_code: None,
+                                signal: None,
+                                stdout,
+                                stderr: String::new(),
+                                stdout_truncated,
+                                stderr_truncated: false,
+                                timed_out: true,
+                                spawn_error: None,
+                                duration_ms: elapsed_ms(started),
+                                interrupted: false,
+                                output_limit_exceeded: false,
+                            });
+                            tee = Some(file);
+                        }
+                        Err(e) => {
+                            tracing::warn!(pgid = group.id(), path = %path.display(), "process-runner: cannot keep a timed-out run's output, killing it: {e}");
+                            timed_out = true;
+                            group.signal_logged(libc::SIGTERM);
+                            phase = Phase::Terminating { kill_at: Instant::now() + grace };
+                        }
+                    }
+                }
                 Phase::Running => {
                     tracing::info!(pgid = group.id(), timeout_ms = ?spec.timeout_ms, "process-runner: timed out, sending SIGTERM to group");
                     timed_out = true;
@@ -519,6 +676,17 @@ async fn supervise(
         duration_ms: elapsed_ms(started),
         interrupted,
         output_limit_exceeded: over_limit,
+    }
+}
+
+/// Appends a detached run's output to its file; a write that fails stops
+/// the copying (the run goes on, its output is dropped).
+fn tee_write(tee: &mut Option<std::fs::File>, bytes: &[u8]) {
+    use std::io::Write as _;
+    if let Some(file) = tee.as_mut()
+        && let Err(e) = file.write_all(bytes)
+    {
+        tracing::warn!("process-runner: cannot write a detached run's output: {e}");
     }
 }
 

@@ -26,7 +26,7 @@ fn describes_itself_with_a_config_schema_and_defaults() {
             "sandbox_mode": "danger-full-access",
             "sandbox_workspace_write": {"writable_roots": [], "network_access": false,
                 "exclude_tmpdir_env_var": false, "exclude_slash_tmp": false},
-            "sandbox_helper": null, "home": null})
+            "sandbox_helper": null, "home": null, "background_dir": null})
     );
     let schema: Value = serde_json::from_str(&descriptor.config_schema).expect("json");
     assert!(schema["properties"]["env_allow"].is_object(), "{schema}");

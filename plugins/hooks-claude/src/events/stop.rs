@@ -76,7 +76,15 @@ impl ClaudeBridge {
         if !self.has_hooks(&input.session, EVENT) {
             return next().await;
         }
-        let payload = payload(input, self.effort.as_deref());
+        let mut payload = payload(input, self.effort.as_deref());
+        // The session's background jobs still running (S260-left-running).
+        let running = self
+            .host
+            .background_tasks(input.session.session_id.as_str())
+            .await;
+        if !running.is_empty() {
+            payload["background_tasks"] = Value::Array(running);
+        }
         let runs = self.fire(EVENT, &input.session, &[], &payload).await;
         match self.stop_decision(EVENT, &input.session, runs, input.consecutive_continues) {
             Some(decision) => Ok(decision),

@@ -47,6 +47,12 @@
 //!   malformed or symlinks out of the project are refused by name, never
 //!   hang a turn, and leave the good files running; a damaged trust record
 //!   trusts nothing and is named.
+//! - [`bgbash`]: background `Bash` jobs: task ids that are paths, empty,
+//!   numbers or absent refused before any hook; a job's output that is not
+//!   UTF-8 read with replacement characters (the file keeps its bytes); a
+//!   job forking children leaves nothing running when `dsh prompt` ends;
+//!   an output folder that cannot be made, or whose root is a symlink or
+//!   open to others, is named and runs nothing.
 //! - [`file_search`]: `Grep` patterns ripgrep rejects or that are huge, a
 //!   NUL in a path, a `Glob` climbing out of its folder, a notebook that is
 //!   not JSON, skill names climbing out of `.claude/commands`: results the
@@ -86,6 +92,7 @@
 //!   password.
 
 mod audit;
+mod bgbash;
 mod codex_compaction;
 mod codex_subagent;
 mod codex_subagent_manage;
