@@ -134,7 +134,7 @@ impl Stdout {
     /// `{` that does not parse as plain text; Codex reports it (and a bare
     /// `[`) as invalid output and ignores it.
     pub fn parse(stdout: &str, dialect: Dialect) -> Stdout {
-        let trimmed = stdout.trim();
+        let trimmed = trim(stdout, dialect);
         if trimmed.is_empty() {
             return Stdout::Empty;
         }
@@ -159,6 +159,33 @@ impl Stdout {
             _ => None,
         }
     }
+}
+
+/// `text` without leading and trailing white space, as each dialect trims
+/// a hook's stdout: Codex with Rust's `trim`, Claude Code with
+/// JavaScript's, which also drops a byte order mark (U+FEFF) and keeps
+/// U+0085 (vector `S270-bom-json`: a JSON answer after a BOM is read).
+pub fn trim(text: &str, dialect: Dialect) -> &str {
+    match dialect {
+        Dialect::Codex => text.trim(),
+        Dialect::Claude => text.trim_matches(is_js_space),
+    }
+}
+
+/// JavaScript's `String.prototype.trim` set: white space (tab, vertical
+/// tab, form feed, U+FEFF and the space separators) and line terminators.
+fn is_js_space(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200a}'
+            | '\u{2028}'
+            | '\u{2029}'
+            | '\u{202f}'
+            | '\u{205f}'
+            | '\u{3000}'
+            | '\u{feff}'
+    )
 }
 
 /// The stdout of a finished hook, classified, when its exit lets stdout count.
@@ -277,6 +304,21 @@ mod tests {
             Stdout::parse("\n\n  line A\nline B  \n\n", Dialect::Codex),
             Stdout::Plain("line A\nline B".into())
         );
+    }
+
+    #[test]
+    fn claude_trims_as_javascript_does() {
+        let bom = "\u{feff}\n {\"a\":1}\n";
+        assert!(matches!(
+            Stdout::parse(bom, Dialect::Claude),
+            Stdout::Json(_)
+        ));
+        assert_eq!(
+            Stdout::parse(bom, Dialect::Codex),
+            Stdout::Plain("\u{feff}\n {\"a\":1}".into())
+        );
+        assert_eq!(trim("\u{85}x\u{3000}", Dialect::Claude), "\u{85}x");
+        assert_eq!(trim("\u{85}x\u{3000}", Dialect::Codex), "x");
     }
 
     #[test]

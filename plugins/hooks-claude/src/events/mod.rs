@@ -48,6 +48,7 @@ use dsh_plugin_api::SessionRef;
 use serde_json::{Map, Value};
 
 use crate::options::{self, HandlerOptions};
+use crate::output_schema;
 use crate::persist::{Kind, Spill};
 use crate::{ClaudeBridge, ClaudeHook};
 
@@ -187,11 +188,37 @@ impl Reading {
 /// Reads `run`'s answer for `event`, marking the run's outcome and detail
 /// when the output is rejected (wrong `hookEventName`).
 pub(crate) fn read(run: &mut HookRun, event: &str) -> Reading {
-    let (exit, stdout) = codec::read_output(&run.answer, Dialect::Claude);
+    let exit = Exit::of(&run.answer);
+    // Claude Code checks a JSON answer's shape before the exit code: one
+    // that does not fit is a non-blocking error even on exit 2
+    // ([`crate::output_schema`]).
+    let stdout = if exit.output_counts(Dialect::Claude) || exit == Exit::Block {
+        Stdout::parse(&run.answer.stdout, Dialect::Claude)
+    } else {
+        Stdout::Empty
+    };
     let mut reading = Reading {
         blocked: exit.blocks(),
         ..Reading::default()
     };
+    if let Stdout::Json(map) = &stdout {
+        match output_schema::check(map) {
+            Ok(output_schema::Shape::Answer) => {}
+            Ok(output_schema::Shape::Async) => {
+                reading.blocked = false;
+                return reading;
+            }
+            Err(e) => {
+                run.outcome = Outcome::NonBlockingError;
+                run.detail = Some(e);
+                reading.blocked = false;
+                return reading;
+            }
+        }
+    }
+    if exit == Exit::Block {
+        return reading;
+    }
     match stdout {
         Stdout::Json(map) => match codec::check_event_name(&map, event) {
             Ok(()) => reading.json = Some(map),
@@ -281,9 +308,14 @@ pub(crate) fn text_blocks(mut blocks: Vec<String>) -> Vec<String> {
     blocks
 }
 
-/// `[command]: stderr`: how Claude Code quotes a blocking hook's stderr.
+/// `[command]: stderr`: how Claude Code quotes a blocking hook's stderr;
+/// `No stderr output` for an empty one (vector `S271-exit2-empty`).
 pub(crate) fn quoted_stderr(run: &HookRun) -> String {
-    format!("[{}]: {}", run.command, run.answer.stderr)
+    let stderr = match run.answer.stderr.as_str() {
+        "" => "No stderr output",
+        text => text,
+    };
+    format!("[{}]: {stderr}", run.command)
 }
 
 /// A warning per hook file with hooks for `events`, which only a tool
