@@ -4,7 +4,8 @@
 //!   Code's message, `UserPromptSubmit operation blocked by hook:\n<why>\n\n
 //!   Original prompt: <prompt>` (`<why>` is `[command]: stderr` for exit 2,
 //!   the reason for JSON; vectors `S4-exit2`, `S4-decision-block`);
-//! - `continue: false`: no model call; the `stopReason` is reported (Block);
+//! - `continue: false`: no model call; `Operation stopped by hook: <stopReason>`
+//!   is reported (Block; vector `S273-continue-false`);
 //! - plain stdout of an exit-0 hook or `additionalContext`: system-role
 //!   context after the prompt, as Claude Code's system message (`UserPromptSubmit
 //!   hook success: ...` / `... additional context: ...`, vectors
@@ -130,10 +131,10 @@ impl ClaudeBridge {
             }
             if let Some(reason) = reading.stop() {
                 run.outcome = Outcome::Blocked;
-                stop.get_or_insert_with(|| {
-                    reason
-                        .unwrap_or("Prompt stopped by a UserPromptSubmit hook")
-                        .to_string()
+                // Claude Code's words (vector `S273-continue-false`).
+                stop.get_or_insert_with(|| match reason {
+                    Some(reason) => format!("Operation stopped by hook: {reason}"),
+                    None => "Operation stopped by hook".to_string(),
                 });
             }
             if reading.decision() == Some("block") {
