@@ -148,21 +148,23 @@ pub(crate) fn tool_subjects(tool: &str) -> Vec<&str> {
 #[derive(Debug, Default)]
 pub(crate) struct Reading {
     /// Exit 2 (or an output past the limit): the hook blocks; its stderr
-    /// is the reason.
+    /// is the reason. Not set when its JSON answer blocks by itself.
     pub blocked: bool,
-    /// A JSON object answer (exit 0, or another exit except 2), event name
-    /// checked.
+    /// A JSON object answer (any exit code: Claude Code reads one on exit
+    /// 1, 2 and 3 alike), shape and event name checked.
     pub json: Option<Map<String, Value>>,
     /// Plain stdout of an exit-0 hook, trimmed.
     pub plain: Option<String>,
 }
 
 impl Reading {
-    /// `hookSpecificOutput.additionalContext`.
+    /// `hookSpecificOutput.additionalContext`; an empty one is no context
+    /// (vector `S277-ups-empty-context`).
     pub fn additional_context(&self) -> Option<&str> {
         self.json
             .as_ref()
             .and_then(|j| codec::specific_str(j, "additionalContext"))
+            .filter(|c| !c.is_empty())
     }
 
     /// `continue: false` and its `stopReason`.
@@ -216,21 +218,36 @@ pub(crate) fn read(run: &mut HookRun, event: &str) -> Reading {
             }
         }
     }
-    if exit == Exit::Block {
-        return reading;
-    }
     match stdout {
         Stdout::Json(map) => match codec::check_event_name(&map, event) {
-            Ok(()) => reading.json = Some(map),
+            // On exit 2 too the answer is read, and a block it makes itself
+            // is the hook's block instead of the stderr one (vectors
+            // `S277-pre-exit2-json-deny`, `S277-ups-exit2-json-block`,
+            // `S277-pre-exit2-json-context`, `S2-exit2-json-stdout`).
+            Ok(()) => {
+                if exit == Exit::Block && blocks_itself(&map, event) {
+                    reading.blocked = false;
+                }
+                reading.json = Some(map);
+            }
             Err(e) => {
                 run.outcome = Outcome::NonBlockingError;
                 run.detail = Some(e);
+                reading.blocked = false;
             }
         },
         Stdout::Plain(text) if exit == Exit::Success => reading.plain = Some(text),
         _ => {}
     }
     reading
+}
+
+/// Whether a JSON answer blocks by itself, as Claude Code reads it:
+/// `decision: "block"`, or a PreToolUse `permissionDecision: "deny"`.
+fn blocks_itself(output: &Map<String, Value>, event: &str) -> bool {
+    codec::str_field(output, "decision") == Some("block")
+        || (event == pre_tool_use::EVENT
+            && codec::specific_str(output, "permissionDecision") == Some("deny"))
 }
 
 /// A fresh id (a hook run, or a batch without a tool use id).

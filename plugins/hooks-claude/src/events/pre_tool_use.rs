@@ -174,10 +174,11 @@ impl ClaudeBridge {
             let run = &mut runs[i];
             let reading = read(run, EVENT);
             let nth = answers.count(&reading);
+            // An exit 2's JSON answer is read too: its context and its
+            // other votes (vector `S277-pre-exit2-json-context`).
             if reading.blocked {
                 let reason = format!("{EVENT}:{tool} hook error: {}", quoted_stderr(run));
                 votes.push(Vote::new(Permission::Deny, Some(reason)));
-                continue;
             }
             let Some(json) = reading.json.as_ref() else {
                 continue;

@@ -119,7 +119,7 @@ impl ClaudeBridge {
             }
             // Context continues the turn too, as its own steering part
             // (vector `S274-context`).
-            if let Some(ctx) = reading.additional_context().filter(|c| !c.is_empty()) {
+            if let Some(ctx) = reading.additional_context() {
                 steering.push(format!(
                     "<system-reminder>\n{event} hook additional context: {ctx}\n</system-reminder>"
                 ));
