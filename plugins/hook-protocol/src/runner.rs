@@ -240,12 +240,7 @@ impl HookHost for PluginHost {
             CheckAnswer, CheckRequest, METHOD_CHECK, service_name,
         };
         let name = service_name(tool);
-        if self
-            .host
-            .raw()
-            .service(RStr::from_str(&name))
-            .is_none()
-        {
+        if self.host.raw().service(RStr::from_str(&name)).is_none() {
             return Box::pin(async { None });
         }
         let host = self.host.clone();

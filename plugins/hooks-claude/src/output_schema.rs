@@ -183,8 +183,14 @@ fn specific_issue(specific: &Map<String, Value>) -> Option<String> {
             ("suppressOriginalPrompt", Kind::Bool),
         ],
         Some(
-            "UserPromptExpansion" | "Setup" | "SubagentStart" | "PostToolUseFailure"
-            | "PostToolBatch" | "Stop" | "SubagentStop" | "Notification",
+            "UserPromptExpansion"
+            | "Setup"
+            | "SubagentStart"
+            | "PostToolUseFailure"
+            | "PostToolBatch"
+            | "Stop"
+            | "SubagentStop"
+            | "Notification",
         ) => CONTEXT,
         Some("SessionStart") => &[
             ("additionalContext", Kind::Str),
@@ -203,7 +209,12 @@ fn specific_issue(specific: &Map<String, Value>) -> Option<String> {
         Some("Elicitation" | "ElicitationResult") => ELICITATION,
         Some("CwdChanged" | "FileChanged") => WATCH,
         Some("WorktreeCreate") => {
-            return field_issue(specific, p, &[("worktreePath", Kind::Str)], &["worktreePath"]);
+            return field_issue(
+                specific,
+                p,
+                &[("worktreePath", Kind::Str)],
+                &["worktreePath"],
+            );
         }
         Some("MessageDisplay") => &[("displayContent", Kind::Str)],
         _ => {
@@ -310,7 +321,10 @@ mod tests {
                 json!({"continue": "false"}),
                 "continue: expected a boolean, got \"false\"",
             ),
-            (json!({"reason": null}), "reason: expected a string, got null"),
+            (
+                json!({"reason": null}),
+                "reason: expected a string, got null",
+            ),
             (
                 json!({"decision": "BLOCK"}),
                 "decision: expected one of approve, block",

@@ -19,6 +19,8 @@
 //!   characters it is saved and replaced ([`crate::persist`]);
 //! - `continue: false`: the call's outcome stands and the turn ends after
 //!   this step (`Host::halt_turn`);
+//! - `permissionDecision: "defer"` (unless another hook denies): the call
+//!   does not run and the turn ends after this step (`S278-pre-defer`);
 //! - a `hookEventName` naming another event voids the output
 //!   (`S3-wrong-event-name`).
 //!
@@ -138,7 +140,9 @@ impl ClaudeBridge {
         for key in unexpected {
             map.remove(key);
         }
-        self.host.check_input(&call.name, &call.session, &known).await
+        self.host
+            .check_input(&call.name, &call.session, &known)
+            .await
     }
 
     /// Runs the PreToolUse hooks, then (unless denied) the rest of the
@@ -168,6 +172,7 @@ impl ClaudeBridge {
         let mut updated: Option<Value> = None;
         let mut contexts = Vec::new();
         let mut halt: Option<String> = None;
+        let mut deferred: Option<String> = None;
         let spill = self.spill(&session.session_id, &session.log_path, &call.call_id);
         let mut answers = JsonCount::default();
         for i in completion(&runs) {
@@ -183,6 +188,14 @@ impl ClaudeBridge {
             let Some(json) = reading.json.as_ref() else {
                 continue;
             };
+            if codec::specific_str(json, "permissionDecision") == Some("defer") {
+                deferred.get_or_insert_with(|| {
+                    codec::specific_str(json, "permissionDecisionReason").map_or_else(
+                        || format!("{EVENT}:{tool} hook deferred this tool call"),
+                        String::from,
+                    )
+                });
+            }
             if let Some(vote) = vote_of_json(json, tool) {
                 if vote.permission == Permission::Deny {
                     run.outcome = Outcome::Blocked;
@@ -222,6 +235,15 @@ impl ClaudeBridge {
         if merged.denied() {
             return Ok(PreToolDecision::Deny {
                 reason: ours.unwrap_or_default(),
+            });
+        }
+        // `defer`: the call is left for later and the turn ends here, with
+        // no result and no further request (vectors `S278-pre-defer`,
+        // `S278-pre-defer-not-allowed`).
+        if let Some(reason) = deferred {
+            self.halt(&session.session_id, &reason);
+            return Ok(PreToolDecision::Deny {
+                reason: reason.into(),
             });
         }
         // The rewrite must fit the tool's input schema, or the call fails

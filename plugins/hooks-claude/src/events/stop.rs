@@ -142,9 +142,7 @@ impl ClaudeBridge {
             // Each block is its own text block of one user message, in the
             // order the hooks finished (vector `S53-two-stop-blocks`): the
             // steering's parts.
-            return Some(ContinuationDecision::steer(super::text_blocks(
-                steering,
-            )));
+            return Some(ContinuationDecision::steer(super::text_blocks(steering)));
         }
         None
     }
