@@ -138,8 +138,15 @@ impl Stdout {
         if trimmed.is_empty() {
             return Stdout::Empty;
         }
+        // Claude Code reads any depth: values nested past what the parser
+        // follows are cut to a string first, so a deep answer still reads
+        // (`crate::deep_json`). Codex's own reader stops where ours does.
         let parsed = if trimmed.starts_with('{') {
-            serde_json::from_str::<Value>(trimmed).ok()
+            let text = match dialect {
+                Dialect::Claude => crate::deep_json::flattened(trimmed),
+                Dialect::Codex => std::borrow::Cow::Borrowed(trimmed),
+            };
+            serde_json::from_str::<Value>(&text).ok()
         } else {
             None
         };
