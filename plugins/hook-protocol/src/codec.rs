@@ -10,10 +10,14 @@
 //!   cannot be read fails closed, never open.
 //!
 //! Where the dialects differ the vectors decide: Claude also honours a JSON
-//! object printed by a hook that exits 1 (vector `S3-deny-exit1`), so
-//! [`Exit::output_counts`] says whether stdout is read at all per dialect,
-//! and Codex reports "looks like JSON but is not a JSON object" as invalid
-//! output where Claude falls back to plain text.
+//! object printed by a hook that exits 1 or 3 (vectors `S3-deny-exit1`,
+//! `S277-pre-exit3-json-deny`), so [`Exit::output_counts`] says whether
+//! stdout is read at all per dialect, and Codex reports "looks like JSON
+//! but is not a JSON object" as invalid output where Claude falls back to
+//! plain text. Claude reads an exit 2's JSON too (`S277-*`): the Claude
+//! bridge parses that stdout itself, [`read_output`] does not. Claude trims
+//! stdout as JavaScript does ([`trim`]) and reads JSON of any depth
+//! ([`crate::deep_json`]).
 
 use serde_json::{Map, Value};
 
