@@ -133,10 +133,8 @@ async fn hooks_printing_junk_answer_nothing_and_the_server_gets_cancel() {
         .map(|e| e.to_string())
         .collect();
     assert!(
-        details
-            .iter()
-            .any(|d| d.contains("ElicitationResult")
-                && d.contains("hookSpecificOutput.content: expected an object, got array")),
+        details.iter().any(|d| d.contains("ElicitationResult")
+            && d.contains("hookSpecificOutput.content: expected an object, got array")),
         "{details:#?}"
     );
 }
