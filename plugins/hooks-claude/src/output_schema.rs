@@ -31,22 +31,59 @@ pub enum Shape {
     Async,
 }
 
-/// Checks `output` against Claude Code's schema; the error is the text
-/// Claude Code reports, naming the first offending key.
-pub fn check(output: &Map<String, Value>) -> Result<Shape, String> {
+/// Why an answer does not fit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejection {
+    /// Claude Code's own text, byte for byte: what `/compact`'s output
+    /// shows for a PreCompact hook (vector `S282-pre-block-upper`).
+    /// Claude Code names no key (`(root): Invalid input`).
+    pub text: String,
+    /// dsh's account: the first offending key and what it holds.
+    pub issue: String,
+}
+
+impl Rejection {
+    /// Both, for the hook's record.
+    pub fn detail(&self) -> String {
+        format!("{}\n\n(dsh: {})", self.text, self.issue)
+    }
+}
+
+/// The schema Claude Code prints after a validation error (2.1.197's text).
+const EXPECTED_SCHEMA: &str = include_str!("expected_schema.json");
+
+/// Checks `output` against Claude Code's schema.
+pub fn check(output: &Map<String, Value>) -> Result<Shape, Rejection> {
     if output.get("async") == Some(&Value::Bool(true))
         && output.get("asyncTimeout").is_none_or(Value::is_number)
     {
         return Ok(Shape::Async);
     }
-    match first_issue(output) {
-        None => Ok(Shape::Answer),
-        Some(issue) => Err(format!(
-            "Hook JSON output validation failed \u{2014} {issue}\n\nThe hook's output was: {}",
-            serde_json::to_string_pretty(output).unwrap_or_default()
-        )),
-    }
+    let Some(issue) = first_issue(output) else {
+        return Ok(Shape::Answer);
+    };
+    // Claude Code's message: its zod union fails as a whole at the root,
+    // except that a hookSpecificOutput object without hookEventName is
+    // named.
+    let unnamed = output
+        .get("hookSpecificOutput")
+        .and_then(Value::as_object)
+        .is_some_and(|h| !h.contains_key("hookEventName"));
+    let first = if unnamed {
+        MISSING_EVENT_NAME
+    } else {
+        "(root): Invalid input"
+    };
+    let text = format!(
+        "Hook JSON output validation failed \u{2014} {first}\n\nThe hook's output was: {}\n\n\
+         Expected schema:\n{EXPECTED_SCHEMA}",
+        serde_json::to_string_pretty(output).unwrap_or_default()
+    );
+    Err(Rejection { text, issue })
 }
+
+/// Claude Code's words for a `hookSpecificOutput` without `hookEventName`.
+const MISSING_EVENT_NAME: &str = "hookSpecificOutput is missing required field \"hookEventName\"";
 
 /// JSON's name for the type of `value`.
 fn type_name(value: &Value) -> &'static str {
@@ -165,7 +202,7 @@ const ELICITATION: &[(&str, Kind)] = &[
 fn specific_issue(specific: &Map<String, Value>) -> Option<String> {
     let p = "hookSpecificOutput.";
     let Some(name) = specific.get("hookEventName") else {
-        return Some("hookSpecificOutput is missing required field \"hookEventName\"".into());
+        return Some(MISSING_EVENT_NAME.into());
     };
     let fields: &[(&str, Kind)] = match name.as_str() {
         Some("PreToolUse") => &[
@@ -268,7 +305,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn check_value(v: Value) -> Result<Shape, String> {
+    fn check_value(v: Value) -> Result<Shape, Rejection> {
         match v {
             Value::Object(m) => check(&m),
             _ => panic!("object expected"),
@@ -352,12 +389,48 @@ mod tests {
             (json!({"hookSpecificOutput": [1]}), "expected an object"),
         ] {
             let err = check_value(bad.clone()).expect_err(&bad.to_string());
+            assert!(err.issue.contains(says), "{bad}: {}", err.issue);
             assert!(
-                err.starts_with("Hook JSON output validation failed \u{2014} "),
-                "{err}"
+                err.text
+                    .starts_with("Hook JSON output validation failed \u{2014} "),
+                "{}",
+                err.text
             );
-            assert!(err.contains(says), "{bad}: {err}");
-            assert!(err.contains("The hook's output was: {"), "{err}");
+            assert!(
+                err.text.contains("The hook's output was: {"),
+                "{}",
+                err.text
+            );
+            assert!(err.detail().contains(says));
         }
+    }
+
+    #[test]
+    fn the_text_is_claude_codes_own() {
+        // Recorded `S275-context-number` (cli_hook_responses[0].stderr).
+        let err = check_value(json!({"hookSpecificOutput": {
+            "hookEventName": "PreToolUse", "additionalContext": 5}}))
+        .expect_err("a number is no context");
+        assert!(
+            err.text.starts_with(
+                "Hook JSON output validation failed \u{2014} (root): Invalid input\n\n\
+                 The hook's output was: {\n  \"hookSpecificOutput\": {\n    \
+                 \"hookEventName\": \"PreToolUse\",\n    \"additionalContext\": 5\n  }\n}\n\n\
+                 Expected schema:\n{\n  \"continue\": \"boolean (optional)\","
+            ),
+            "{}",
+            err.text
+        );
+        assert!(
+            err.text
+                .ends_with("so the model can act on it\"\n    }\n  }\n}")
+        );
+        // No hookEventName is named, whatever else is wrong.
+        let err = check_value(json!({"continue": "x", "hookSpecificOutput": {}}))
+            .expect_err("two faults");
+        assert!(err.text.starts_with(
+            "Hook JSON output validation failed \u{2014} hookSpecificOutput is missing required \
+             field \"hookEventName\"\n\n"
+        ));
     }
 }

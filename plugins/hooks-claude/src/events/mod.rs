@@ -155,6 +155,9 @@ pub(crate) struct Reading {
     pub json: Option<Map<String, Value>>,
     /// Plain stdout of an exit-0 hook, trimmed.
     pub plain: Option<String>,
+    /// Claude Code's text for a JSON answer that does not fit its schema
+    /// ([`crate::output_schema`]): nothing of it was read.
+    pub rejected: Option<String>,
 }
 
 impl Reading {
@@ -210,10 +213,11 @@ pub(crate) fn read(run: &mut HookRun, event: &str) -> Reading {
                 reading.blocked = false;
                 return reading;
             }
-            Err(e) => {
+            Err(rejection) => {
                 run.outcome = Outcome::NonBlockingError;
-                run.detail = Some(e);
+                run.detail = Some(rejection.detail());
                 reading.blocked = false;
+                reading.rejected = Some(rejection.text);
                 return reading;
             }
         }
