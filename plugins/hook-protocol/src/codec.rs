@@ -10,8 +10,9 @@
 //!   cannot be read fails closed, never open.
 //!
 //! Where the dialects differ the vectors decide: Claude also honours a JSON
-//! object printed by a hook that exits 1 or 3 (vectors `S3-deny-exit1`,
-//! `S277-pre-exit3-json-deny`), so [`Exit::output_counts`] says whether
+//! object printed by a hook that exits 1 or 3 or dies of a signal (vectors
+//! `S3-deny-exit1`, `S277-pre-exit3-json-deny`, `S283-*`), so
+//! [`Exit::output_counts`] says whether
 //! stdout is read at all per dialect, and Codex reports "looks like JSON
 //! but is not a JSON object" as invalid output where Claude falls back to
 //! plain text. Claude reads an exit 2's JSON too (`S277-*`): the Claude
@@ -106,13 +107,16 @@ impl Exit {
     /// Whether the hook's stdout is read as its answer.
     ///
     /// Both dialects read stdout on exit 0. Claude Code also honours a JSON
-    /// object on other ordinary exit codes (not 2, whose stdout is ignored):
-    /// vector `S3-deny-exit1` denies on exit 1. Plain text is context only on
-    /// exit 0 (see [`Stdout::plain_counts`]).
+    /// object on other ordinary exit codes (not 2, whose stdout is ignored
+    /// here): vector `S3-deny-exit1` denies on exit 1; and from a hook that
+    /// died of a signal, which it reports as exit 1 (`S283-*`: a deny
+    /// printed before a SIGKILL or SIGTERM is honoured). Plain text is
+    /// context only on exit 0 (see [`Stdout::plain_counts`]); a hook past
+    /// its timeout is never read (`S280-*`).
     pub fn output_counts(&self, dialect: Dialect) -> bool {
         matches!(
             (self, dialect),
-            (Exit::Success, _) | (Exit::Failed { .. }, Dialect::Claude)
+            (Exit::Success, _) | (Exit::Failed { .. } | Exit::Signaled { .. }, Dialect::Claude)
         )
     }
 }
@@ -364,6 +368,17 @@ mod tests {
         assert_eq!(out, Stdout::Empty);
         let (exit, out) = read_output(&answer(Some(1), "plain"), Dialect::Claude);
         assert_eq!(out.plain_counts(&exit), None);
+        // Killed by a signal after printing: Claude reads it as exit 1.
+        let mut killed = answer(None, "{\"decision\":\"block\"}");
+        killed.signal = Some(9);
+        assert!(matches!(
+            read_output(&killed, Dialect::Claude).1,
+            Stdout::Json(_)
+        ));
+        assert_eq!(read_output(&killed, Dialect::Codex).1, Stdout::Empty);
+        // Past its timeout: never read.
+        killed.timed_out = true;
+        assert_eq!(read_output(&killed, Dialect::Claude).1, Stdout::Empty);
     }
 
     #[test]
