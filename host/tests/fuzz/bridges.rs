@@ -282,13 +282,17 @@ fn codex_gates_read_any_hook_answer() {
 
 #[test]
 fn claude_exit_2_always_blocks_a_prompt_and_a_tool() {
-    // Claude Code: exit 2 blocks whatever stdout says (vectors S2-*).
+    // Claude Code: exit 2 blocks whatever stdout says (vectors S2-*),
+    // unless stdout is a JSON object, which is read first: one that fails
+    // its schema blocks nothing (S277-pre-exit2-json-invalid), so this
+    // hook's stdout is anything but an object.
     let f = claude();
-    proptest!(|(mut answers in answers(), at in any::<prop::sample::Index>(), stderr in ".{1,40}")| {
+    proptest!(|(mut answers in answers(), at in any::<prop::sample::Index>(), stderr in ".{1,40}", stdout in "[^{]{0,40}")| {
         let i = at.index(HOOKS_PER_EVENT);
         answers[i] = dsh_hook_protocol::RunAnswer {
             exit_code: Some(2),
             stderr,
+            stdout,
             ..answers[i].clone()
         };
         answers[i].spawn_error = None;

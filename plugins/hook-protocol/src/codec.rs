@@ -10,10 +10,15 @@
 //!   cannot be read fails closed, never open.
 //!
 //! Where the dialects differ the vectors decide: Claude also honours a JSON
-//! object printed by a hook that exits 1 (vector `S3-deny-exit1`), so
-//! [`Exit::output_counts`] says whether stdout is read at all per dialect,
-//! and Codex reports "looks like JSON but is not a JSON object" as invalid
-//! output where Claude falls back to plain text.
+//! object printed by a hook that exits 1 or 3 or dies of a signal (vectors
+//! `S3-deny-exit1`, `S277-pre-exit3-json-deny`, `S283-*`), so
+//! [`Exit::output_counts`] says whether
+//! stdout is read at all per dialect, and Codex reports "looks like JSON
+//! but is not a JSON object" as invalid output where Claude falls back to
+//! plain text. Claude reads an exit 2's JSON too (`S277-*`): the Claude
+//! bridge parses that stdout itself, [`read_output`] does not. Claude trims
+//! stdout as JavaScript does ([`trim`]) and reads JSON of any depth
+//! ([`crate::deep_json`]).
 
 use serde_json::{Map, Value};
 
@@ -102,13 +107,16 @@ impl Exit {
     /// Whether the hook's stdout is read as its answer.
     ///
     /// Both dialects read stdout on exit 0. Claude Code also honours a JSON
-    /// object on other ordinary exit codes (not 2, whose stdout is ignored):
-    /// vector `S3-deny-exit1` denies on exit 1. Plain text is context only on
-    /// exit 0 (see [`Stdout::plain_counts`]).
+    /// object on other ordinary exit codes (not 2, whose stdout is ignored
+    /// here): vector `S3-deny-exit1` denies on exit 1; and from a hook that
+    /// died of a signal, which it reports as exit 1 (`S283-*`: a deny
+    /// printed before a SIGKILL or SIGTERM is honoured). Plain text is
+    /// context only on exit 0 (see [`Stdout::plain_counts`]); a hook past
+    /// its timeout is never read (`S280-*`).
     pub fn output_counts(&self, dialect: Dialect) -> bool {
         matches!(
             (self, dialect),
-            (Exit::Success, _) | (Exit::Failed { .. }, Dialect::Claude)
+            (Exit::Success, _) | (Exit::Failed { .. } | Exit::Signaled { .. }, Dialect::Claude)
         )
     }
 }
@@ -134,12 +142,19 @@ impl Stdout {
     /// `{` that does not parse as plain text; Codex reports it (and a bare
     /// `[`) as invalid output and ignores it.
     pub fn parse(stdout: &str, dialect: Dialect) -> Stdout {
-        let trimmed = stdout.trim();
+        let trimmed = trim(stdout, dialect);
         if trimmed.is_empty() {
             return Stdout::Empty;
         }
+        // Claude Code reads any depth: values nested past what the parser
+        // follows are cut to a string first, so a deep answer still reads
+        // (`crate::deep_json`). Codex's own reader stops where ours does.
         let parsed = if trimmed.starts_with('{') {
-            serde_json::from_str::<Value>(trimmed).ok()
+            let text = match dialect {
+                Dialect::Claude => crate::deep_json::flattened(trimmed),
+                Dialect::Codex => std::borrow::Cow::Borrowed(trimmed),
+            };
+            serde_json::from_str::<Value>(&text).ok()
         } else {
             None
         };
@@ -159,6 +174,33 @@ impl Stdout {
             _ => None,
         }
     }
+}
+
+/// `text` without leading and trailing white space, as each dialect trims
+/// a hook's stdout: Codex with Rust's `trim`, Claude Code with
+/// JavaScript's, which also drops a byte order mark (U+FEFF) and keeps
+/// U+0085 (vector `S270-bom-json`: a JSON answer after a BOM is read).
+pub fn trim(text: &str, dialect: Dialect) -> &str {
+    match dialect {
+        Dialect::Codex => text.trim(),
+        Dialect::Claude => text.trim_matches(is_js_space),
+    }
+}
+
+/// JavaScript's `String.prototype.trim` set: white space (tab, vertical
+/// tab, form feed, U+FEFF and the space separators) and line terminators.
+fn is_js_space(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200a}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202f}'
+                | '\u{205f}'
+                | '\u{3000}'
+                | '\u{feff}'
+    )
 }
 
 /// The stdout of a finished hook, classified, when its exit lets stdout count.
@@ -280,6 +322,21 @@ mod tests {
     }
 
     #[test]
+    fn claude_trims_as_javascript_does() {
+        let bom = "\u{feff}\n {\"a\":1}\n";
+        assert!(matches!(
+            Stdout::parse(bom, Dialect::Claude),
+            Stdout::Json(_)
+        ));
+        assert_eq!(
+            Stdout::parse(bom, Dialect::Codex),
+            Stdout::Plain("\u{feff}\n {\"a\":1}".into())
+        );
+        assert_eq!(trim("\u{85}x\u{3000}", Dialect::Claude), "\u{85}x");
+        assert_eq!(trim("\u{85}x\u{3000}", Dialect::Codex), "x");
+    }
+
+    #[test]
     fn broken_json_is_plain_for_claude_and_invalid_for_codex() {
         assert_eq!(
             Stdout::parse("{oops", Dialect::Claude),
@@ -311,6 +368,17 @@ mod tests {
         assert_eq!(out, Stdout::Empty);
         let (exit, out) = read_output(&answer(Some(1), "plain"), Dialect::Claude);
         assert_eq!(out.plain_counts(&exit), None);
+        // Killed by a signal after printing: Claude reads it as exit 1.
+        let mut killed = answer(None, "{\"decision\":\"block\"}");
+        killed.signal = Some(9);
+        assert!(matches!(
+            read_output(&killed, Dialect::Claude).1,
+            Stdout::Json(_)
+        ));
+        assert_eq!(read_output(&killed, Dialect::Codex).1, Stdout::Empty);
+        // Past its timeout: never read.
+        killed.timed_out = true;
+        assert_eq!(read_output(&killed, Dialect::Claude).1, Stdout::Empty);
     }
 
     #[test]

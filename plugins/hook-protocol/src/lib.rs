@@ -43,6 +43,7 @@
 
 pub mod codec;
 pub mod config;
+pub mod deep_json;
 pub mod discovery;
 pub mod handler;
 #[cfg(feature = "local-runner")]

@@ -113,6 +113,20 @@ pub trait HookHost: Send + Sync + 'static {
         let _ = session_id;
         None
     }
+    /// The refusal of `arguments` by `tool`'s own input check (the service
+    /// `input-check/<tool>` of the plugin offering the tool), `None` when it
+    /// takes them or the host has no check for the tool. A check that fails
+    /// refuses, naming the tool (fail closed, as the host's own use of it).
+    /// The default checks nothing.
+    fn check_input(
+        &self,
+        tool: &str,
+        session: &dsh_plugin_api::SessionRef,
+        arguments: &Value,
+    ) -> BoxFuture<Option<String>> {
+        let _ = (tool, session, arguments);
+        Box::pin(async { None })
+    }
     /// Starts one hook process in the background and does not wait for it
     /// (Claude Code's `async` hooks; plugin API 1.4's `process-runner`
     /// method `spawn`). The default refuses.
@@ -238,6 +252,37 @@ impl HookHost for PluginHost {
 
     fn set_session_env(&self, session_id: &str, env: &[(String, String)]) -> Result<(), String> {
         self.host.set_session_env(session_id, env)
+    }
+
+    fn check_input(
+        &self,
+        tool: &str,
+        session: &dsh_plugin_api::SessionRef,
+        arguments: &Value,
+    ) -> BoxFuture<Option<String>> {
+        use dsh_plugin_api::abi_stable::std_types::RStr;
+        use dsh_plugin_api::services::input_check::{
+            CheckAnswer, CheckRequest, METHOD_CHECK, service_name,
+        };
+        let name = service_name(tool);
+        if self.host.raw().service(RStr::from_str(&name)).is_none() {
+            return Box::pin(async { None });
+        }
+        let host = self.host.clone();
+        let tool = tool.to_string();
+        let request = CheckRequest {
+            session_id: session.session_id.to_string(),
+            cwd: session.cwd.to_string(),
+            arguments: arguments.clone(),
+        };
+        Box::pin(async move {
+            let answer: Result<CheckAnswer, String> =
+                call_typed(&host, &name, METHOD_CHECK, &request, 512).await;
+            match answer {
+                Ok(CheckAnswer { refusal }) => refusal,
+                Err(e) => Some(format!("the input check of `{tool}` failed: {e}")),
+            }
+        })
     }
 
     fn spawn(&self, request: RunRequest) -> BoxFuture<Result<(), String>> {

@@ -50,6 +50,7 @@ pub mod discover;
 pub mod events;
 pub mod memory;
 pub mod options;
+pub mod output_schema;
 pub mod permissions;
 pub mod persist;
 pub mod rewake;

@@ -269,10 +269,11 @@ async fn continue_false_stops_the_prompt_and_halts_tool_turns() {
         })
         .await
         .unwrap();
+    // Claude Code's words (recorded `S273-continue-false`).
     assert_eq!(
         d,
         PromptDecision::Block {
-            reason: "enough".into()
+            reason: "Operation stopped by hook: enough".into()
         }
     );
 

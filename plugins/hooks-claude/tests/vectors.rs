@@ -775,9 +775,14 @@ async fn replay(v: &Vector) {
     let mut consecutive = 0;
     let mut sub_consecutive = 0;
     let mut started: std::collections::HashSet<String> = std::collections::HashSet::new();
-    let mut stop_feedback = texts
-        .iter()
-        .filter(|(t, _)| t.starts_with("Stop hook feedback:"));
+    // A block's feedback, or a Stop/SubagentStop hook's context, which
+    // continues the turn too (S274-context, S281-context).
+    let mut stop_feedback = texts.iter().filter(|(t, p)| {
+        t.starts_with("Stop hook feedback:")
+            || (p.starts_with("text block")
+                && (t.starts_with("<system-reminder>\nStop hook additional context:")
+                    || t.starts_with("<system-reminder>\nSubagentStop hook additional context:")))
+    });
     // PostToolUse feedback, one group per model request (a call's feedback
     // reaches the request after it; S82 has the same text twice): each
     // call that gives feedback takes the next group, and every group is
@@ -972,15 +977,43 @@ async fn replay(v: &Vector) {
                     .iter()
                     .any(|(t, p)| *t == seen && p.contains("is_error=true"));
                 let ran = tc.as_ref().is_none_or(|t| t["ran"] == true);
+                // Claude Code refused the hook's JSON (its schema), so it
+                // said nothing (S275-updated-input-string).
+                let rejected = outcome["cli_hook_responses"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|r| {
+                        s(r, "hook_name").starts_with("PreToolUse")
+                            && s(r, "stderr").starts_with("Hook JSON output validation failed")
+                    });
                 // A silent PreToolUse hook made nothing (S33-deny: the
-                // refusal is the PermissionRequest hook's).
+                // refusal is the PermissionRequest hook's); a
+                // hookSpecificOutput deny beats a top-level approve
+                // (S275-approve-vs-hso-deny).
                 let said_allow = code == 0
                     && serde_json::from_str::<Value>(&out).is_ok_and(|o| {
-                        o["hookSpecificOutput"]["permissionDecision"] == "allow"
-                            || o["decision"] == "approve"
+                        let specific = &o["hookSpecificOutput"]["permissionDecision"];
+                        *specific == "allow" || (o["decision"] == "approve" && specific.is_null())
                     });
                 let spoke = (code != 0 || !out.trim().is_empty()) && !said_allow;
-                if !ran && hook_made && spoke {
+                // `defer`: not run, and the turn ended there (S278-pre-defer).
+                let deferred = outcome["turn_end"]["stop_reason"] == "tool_deferred";
+                if deferred {
+                    let reason = serde_json::from_str::<Value>(&out).unwrap()["hookSpecificOutput"]
+                        ["permissionDecisionReason"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string();
+                    assert_eq!(
+                        d,
+                        PreToolDecision::Deny {
+                            reason: reason.into()
+                        },
+                        "{}",
+                        v.name
+                    );
+                } else if !ran && hook_made && spoke {
                     let asked = out.contains("\"ask\"");
                     let want = if asked {
                         PreToolDecision::Ask {
@@ -995,7 +1028,7 @@ async fn replay(v: &Vector) {
                 } else {
                     let json = serde_json::from_str::<Value>(&out)
                         .ok()
-                        .filter(|_| code == 0);
+                        .filter(|_| code == 0 && !rejected);
                     let updated = json
                         .as_ref()
                         .and_then(|o| o["hookSpecificOutput"].get("updatedInput").cloned());

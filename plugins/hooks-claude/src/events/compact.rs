@@ -5,7 +5,8 @@
 //! - **PreCompact**: `trigger` (`manual`, `auto`; the matcher subject) and
 //!   `custom_instructions` (the text after `/compact`, `null` when none).
 //!   Exit 2 blocks the compaction with `Compaction blocked by PreCompact
-//!   hook: [<command>]: <stderr>` (`S90-pre-exit2`), as does a JSON
+//!   hook: [<command>]: <stderr>` (`S90-pre-exit2`; `[<command>]` alone
+//!   for an empty stderr, `S282-pre-exit2-empty`), as does a JSON
 //!   `{"decision": "block", "reason"}` with its reason
 //!   (`S90-pre-json-block`). The plain stdout of an exit-0 hook joins the
 //!   summary instructions (`Additional Instructions:` in the summary
@@ -25,7 +26,7 @@ use dsh_plugin_api::display::CommandDisplay;
 use dsh_plugin_api::{CompactInput, CompactedInput, PromptDecision, SessionRef};
 use serde_json::Value;
 
-use super::{Reading, completion, head, prompt_id, quoted_stderr, read};
+use super::{Reading, completion, head, prompt_id, read};
 use crate::ClaudeBridge;
 
 /// PreCompact.
@@ -62,6 +63,14 @@ fn blocked(quoted: &str) -> String {
     format!("Compaction blocked by PreCompact hook: {quoted}")
 }
 
+/// `[<command>]: <why>`, or `[<command>]` when `why` is blank.
+fn quoted(command: &str, why: &str) -> String {
+    match why.trim_end() {
+        "" => format!("[{command}]"),
+        why => format!("[{command}]: {why}"),
+    }
+}
+
 /// The line Claude Code shows for one run of `event` (2.1.197's PreCompact
 /// and PostCompact runners, recorded `S130-outcomes`): `<event> [<command>]
 /// completed successfully` for a run that exited 0 (and, for PreCompact,
@@ -74,6 +83,9 @@ pub(crate) fn display_line(event: &str, run: &HookRun, reading: &Reading) -> Str
     let exit = run.exit();
     let decided_block = reading.decision() == Some("block");
     let output = match &exit {
+        // An answer that does not fit the schema fails the run, whatever
+        // its exit code (vector `S282-pre-block-upper`).
+        _ if reading.rejected.is_some() => reading.rejected.clone().unwrap_or_default(),
         Exit::TimedOut => "Hook cancelled".to_string(),
         Exit::SpawnFailed { message } => message.clone(),
         _ if decided_block => reading
@@ -84,7 +96,7 @@ pub(crate) fn display_line(event: &str, run: &HookRun, reading: &Reading) -> Str
         _ => run.answer.stderr.clone(),
     };
     let blocks = event == PRE && (reading.blocked || decided_block);
-    let outcome = if exit == Exit::Success && !blocks {
+    let outcome = if exit == Exit::Success && !blocks && reading.rejected.is_none() {
         "completed successfully"
     } else {
         "failed"
@@ -126,12 +138,14 @@ impl ClaudeBridge {
                 continue;
             }
             if reading.blocked {
-                let mut quoted = quoted_stderr(run);
-                quoted.truncate(quoted.trim_end().len());
-                block = Some(blocked(&quoted));
+                // No `No stderr output` here: `[<command>]` alone (vector
+                // `S282-pre-exit2-empty`).
+                block = Some(blocked(&quoted(&run.command, &run.answer.stderr)));
             } else if reading.decision() == Some("block") {
-                let reason = reading.reason().unwrap_or_default();
-                block = Some(blocked(&format!("[{}]: {reason}", run.command)));
+                // No reason: the stderr, as in the run's line.
+                let reason = reading.reason().filter(|r| !r.is_empty());
+                let why = reason.unwrap_or(&run.answer.stderr);
+                block = Some(blocked(&quoted(&run.command, why)));
             } else if let Some(text) = reading.plain.as_deref().filter(|t| !t.is_empty()) {
                 instructions.push(text.to_string());
             }
@@ -251,6 +265,39 @@ mod tests {
         assert_eq!(
             line(POST, run("h p2", 2, "", "e\n")),
             "PostCompact [h p2] failed: e"
+        );
+    }
+
+    #[test]
+    fn an_answer_that_does_not_fit_the_schema_fails_the_run_in_claude_codes_words() {
+        // Recorded `S282/pre_block_upper` and `S282/pre_context` (their
+        // vectors are not kept: the compaction that follows needs the
+        // summary mapping S90-* have): `/compact`'s output shows the whole
+        // validation text, and the compaction goes on.
+        let stdout = "{\"decision\": \"BLOCK\", \"reason\": \"MARK_S282_UP\"}\n";
+        let mut r = run("bash $HOOKS/hook.sh PreCompact", 0, stdout, "");
+        let reading = read(&mut r, PRE);
+        assert!(!reading.blocked && reading.decision().is_none());
+        let line = display_line(PRE, &r, &reading);
+        assert!(
+            line.starts_with(
+                "PreCompact [bash $HOOKS/hook.sh PreCompact] failed: Hook JSON output validation \
+                 failed \u{2014} (root): Invalid input\n\nThe hook's output was: {\n  \
+                 \"decision\": \"BLOCK\",\n  \"reason\": \"MARK_S282_UP\"\n}\n\nExpected schema:\n{"
+            ),
+            "{line}"
+        );
+        let ctx = "{\"hookSpecificOutput\": {\"hookEventName\": \"PreCompact\", \"additionalContext\": \"c\"}}";
+        let mut r = run("h", 0, ctx, "");
+        let reading = read(&mut r, PRE);
+        assert!(display_line(PRE, &r, &reading).starts_with("PreCompact [h] failed: Hook JSON"));
+        // Recorded `S282/pre_continue_false`: read, not a failure.
+        let stop = "{\"continue\": false, \"stopReason\": \"MARK_S282_STOP\"}";
+        let mut r = run("h", 0, stop, "");
+        let reading = read(&mut r, PRE);
+        assert_eq!(
+            display_line(PRE, &r, &reading),
+            format!("PreCompact [h] completed successfully: {stop}")
         );
     }
 }

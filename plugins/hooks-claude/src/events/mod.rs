@@ -48,6 +48,7 @@ use dsh_plugin_api::SessionRef;
 use serde_json::{Map, Value};
 
 use crate::options::{self, HandlerOptions};
+use crate::output_schema;
 use crate::persist::{Kind, Spill};
 use crate::{ClaudeBridge, ClaudeHook};
 
@@ -147,21 +148,26 @@ pub(crate) fn tool_subjects(tool: &str) -> Vec<&str> {
 #[derive(Debug, Default)]
 pub(crate) struct Reading {
     /// Exit 2 (or an output past the limit): the hook blocks; its stderr
-    /// is the reason.
+    /// is the reason. Not set when its JSON answer blocks by itself.
     pub blocked: bool,
-    /// A JSON object answer (exit 0, or another exit except 2), event name
-    /// checked.
+    /// A JSON object answer (any exit code: Claude Code reads one on exit
+    /// 1, 2 and 3 alike), shape and event name checked.
     pub json: Option<Map<String, Value>>,
     /// Plain stdout of an exit-0 hook, trimmed.
     pub plain: Option<String>,
+    /// Claude Code's text for a JSON answer that does not fit its schema
+    /// ([`crate::output_schema`]): nothing of it was read.
+    pub rejected: Option<String>,
 }
 
 impl Reading {
-    /// `hookSpecificOutput.additionalContext`.
+    /// `hookSpecificOutput.additionalContext`; an empty one is no context
+    /// (vector `S277-ups-empty-context`).
     pub fn additional_context(&self) -> Option<&str> {
         self.json
             .as_ref()
             .and_then(|j| codec::specific_str(j, "additionalContext"))
+            .filter(|c| !c.is_empty())
     }
 
     /// `continue: false` and its `stopReason`.
@@ -187,23 +193,65 @@ impl Reading {
 /// Reads `run`'s answer for `event`, marking the run's outcome and detail
 /// when the output is rejected (wrong `hookEventName`).
 pub(crate) fn read(run: &mut HookRun, event: &str) -> Reading {
-    let (exit, stdout) = codec::read_output(&run.answer, Dialect::Claude);
+    let exit = Exit::of(&run.answer);
+    // Claude Code checks a JSON answer's shape before the exit code: one
+    // that does not fit is a non-blocking error even on exit 2
+    // ([`crate::output_schema`]).
+    let stdout = if exit.output_counts(Dialect::Claude) || exit == Exit::Block {
+        Stdout::parse(&run.answer.stdout, Dialect::Claude)
+    } else {
+        Stdout::Empty
+    };
     let mut reading = Reading {
         blocked: exit.blocks(),
         ..Reading::default()
     };
+    if let Stdout::Json(map) = &stdout {
+        match output_schema::check(map) {
+            Ok(output_schema::Shape::Answer) => {}
+            Ok(output_schema::Shape::Async) => {
+                reading.blocked = false;
+                return reading;
+            }
+            Err(rejection) => {
+                run.outcome = Outcome::NonBlockingError;
+                run.detail = Some(rejection.detail());
+                reading.blocked = false;
+                reading.rejected = Some(rejection.text);
+                return reading;
+            }
+        }
+    }
     match stdout {
         Stdout::Json(map) => match codec::check_event_name(&map, event) {
-            Ok(()) => reading.json = Some(map),
+            // On exit 2 too the answer is read, and a block it makes itself
+            // is the hook's block instead of the stderr one (vectors
+            // `S277-pre-exit2-json-deny`, `S277-ups-exit2-json-block`,
+            // `S277-pre-exit2-json-context`, `S2-exit2-json-stdout`).
+            Ok(()) => {
+                if exit == Exit::Block && blocks_itself(&map, event) {
+                    reading.blocked = false;
+                }
+                reading.json = Some(map);
+            }
             Err(e) => {
                 run.outcome = Outcome::NonBlockingError;
                 run.detail = Some(e);
+                reading.blocked = false;
             }
         },
         Stdout::Plain(text) if exit == Exit::Success => reading.plain = Some(text),
         _ => {}
     }
     reading
+}
+
+/// Whether a JSON answer blocks by itself, as Claude Code reads it:
+/// `decision: "block"`, or a PreToolUse `permissionDecision: "deny"`.
+fn blocks_itself(output: &Map<String, Value>, event: &str) -> bool {
+    codec::str_field(output, "decision") == Some("block")
+        || (event == pre_tool_use::EVENT
+            && codec::specific_str(output, "permissionDecision") == Some("deny"))
 }
 
 /// A fresh id (a hook run, or a batch without a tool use id).
@@ -281,9 +329,14 @@ pub(crate) fn text_blocks(mut blocks: Vec<String>) -> Vec<String> {
     blocks
 }
 
-/// `[command]: stderr`: how Claude Code quotes a blocking hook's stderr.
+/// `[command]: stderr`: how Claude Code quotes a blocking hook's stderr;
+/// `No stderr output` for an empty one (vector `S271-exit2-empty`).
 pub(crate) fn quoted_stderr(run: &HookRun) -> String {
-    format!("[{}]: {}", run.command, run.answer.stderr)
+    let stderr = match run.answer.stderr.as_str() {
+        "" => "No stderr output",
+        text => text,
+    };
+    format!("[{}]: {stderr}", run.command)
 }
 
 /// A warning per hook file with hooks for `events`, which only a tool

@@ -8,12 +8,19 @@
 //!   verbatim), or the legacy top-level `decision` `approve` / `block` with
 //!   `reason`; a JSON deny is honoured even on exit 1 (`S3-deny-exit1`);
 //! - `updatedInput` replaces the whole argument object
-//!   ([`PreToolDecision::Allow`] `updated_arguments`);
+//!   ([`PreToolDecision::Allow`] `updated_arguments`), with or without a
+//!   `permissionDecision` (`S275-updated-input-no-decision`); one the
+//!   tool's input check refuses fails the call (`PreToolUse hook for <tool>
+//!   returned updatedInput that failed schema validation: …`,
+//!   `S275-updated-input-bad-schema`), unknown keys passed on unchecked
+//!   (`S275-updated-input-unknown-key`);
 //! - `additionalContext`: a `<system-reminder>` the host delivers after the
 //!   step's tool results (`S3-allow-additional-context`); over 10,000
 //!   characters it is saved and replaced ([`crate::persist`]);
 //! - `continue: false`: the call's outcome stands and the turn ends after
 //!   this step (`Host::halt_turn`);
+//! - `permissionDecision: "defer"` (unless another hook denies): the call
+//!   does not run and the turn ends after this step (`S278-pre-defer`);
 //! - a `hookEventName` naming another event voids the output
 //!   (`S3-wrong-event-name`).
 //!
@@ -83,7 +90,61 @@ fn vote_of_json(json: &serde_json::Map<String, Value>, tool: &str) -> Option<Vot
     }
 }
 
+/// What the model reads when a hook's `updatedInput` does not fit the
+/// tool: `refusal` is the tool's own input check's text, whose
+/// `<tool_use_error>InputValidationError: …</tool_use_error>` wrapper
+/// Claude Code does not repeat here.
+fn rewrite_refusal(tool: &str, refusal: &str) -> String {
+    let body = unwrapped(refusal);
+    format!("{EVENT} hook for {tool} returned updatedInput that failed schema validation: {body}")
+}
+
+/// An input check's refusal without its `<tool_use_error>InputValidationError: `
+/// wrapper.
+fn unwrapped(refusal: &str) -> &str {
+    refusal
+        .strip_prefix("<tool_use_error>")
+        .and_then(|r| r.strip_suffix("</tool_use_error>"))
+        .map(|r| r.strip_prefix("InputValidationError: ").unwrap_or(r))
+        .unwrap_or(refusal)
+}
+
+/// The parameters an input check's refusal names as unexpected (its
+/// `An unexpected parameter \`x\` was provided` lines).
+fn unexpected_parameters(refusal: &str) -> Vec<&str> {
+    unwrapped(refusal)
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix("An unexpected parameter `")?
+                .strip_suffix("` was provided")
+        })
+        .collect()
+}
+
 impl ClaudeBridge {
+    /// The tool's input check's refusal of a hook's `updatedInput`, `None`
+    /// when the tool takes it. Unknown keys do not make it fail: Claude
+    /// Code runs the call with them, and hooks after it see them
+    /// (`S275-updated-input-unknown-key`), so the rest is checked without
+    /// them.
+    async fn checked_rewrite(&self, call: &ToolCall, input: &Value) -> Option<String> {
+        let refusal = self
+            .host
+            .check_input(&call.name, &call.session, input)
+            .await?;
+        let unexpected = unexpected_parameters(&refusal);
+        let mut known = input.clone();
+        let Some(map) = known.as_object_mut().filter(|_| !unexpected.is_empty()) else {
+            return Some(refusal);
+        };
+        for key in unexpected {
+            map.remove(key);
+        }
+        self.host
+            .check_input(&call.name, &call.session, &known)
+            .await
+    }
+
     /// Runs the PreToolUse hooks, then (unless denied) the rest of the
     /// waterfall.
     pub async fn on_pre_tool_use<F, Fut>(
@@ -111,20 +172,30 @@ impl ClaudeBridge {
         let mut updated: Option<Value> = None;
         let mut contexts = Vec::new();
         let mut halt: Option<String> = None;
+        let mut deferred: Option<String> = None;
         let spill = self.spill(&session.session_id, &session.log_path, &call.call_id);
         let mut answers = JsonCount::default();
         for i in completion(&runs) {
             let run = &mut runs[i];
             let reading = read(run, EVENT);
             let nth = answers.count(&reading);
+            // An exit 2's JSON answer is read too: its context and its
+            // other votes (vector `S277-pre-exit2-json-context`).
             if reading.blocked {
                 let reason = format!("{EVENT}:{tool} hook error: {}", quoted_stderr(run));
                 votes.push(Vote::new(Permission::Deny, Some(reason)));
-                continue;
             }
             let Some(json) = reading.json.as_ref() else {
                 continue;
             };
+            if codec::specific_str(json, "permissionDecision") == Some("defer") {
+                deferred.get_or_insert_with(|| {
+                    codec::specific_str(json, "permissionDecisionReason").map_or_else(
+                        || format!("{EVENT}:{tool} hook deferred this tool call"),
+                        String::from,
+                    )
+                });
+            }
             if let Some(vote) = vote_of_json(json, tool) {
                 if vote.permission == Permission::Deny {
                     run.outcome = Outcome::Blocked;
@@ -164,6 +235,24 @@ impl ClaudeBridge {
         if merged.denied() {
             return Ok(PreToolDecision::Deny {
                 reason: ours.unwrap_or_default(),
+            });
+        }
+        // `defer`: the call is left for later and the turn ends here, with
+        // no result and no further request (vectors `S278-pre-defer`,
+        // `S278-pre-defer-not-allowed`).
+        if let Some(reason) = deferred {
+            self.halt(&session.session_id, &reason);
+            return Ok(PreToolDecision::Deny {
+                reason: reason.into(),
+            });
+        }
+        // The rewrite must fit the tool's input schema, or the call fails
+        // with Claude Code's words (vector `S275-updated-input-bad-schema`).
+        if let Some(input) = &updated
+            && let Some(refusal) = self.checked_rewrite(call, input).await
+        {
+            return Ok(PreToolDecision::Deny {
+                reason: rewrite_refusal(tool, &refusal).into(),
             });
         }
         let decision = match (next().await?, merged.permission) {

@@ -2,7 +2,11 @@
 //!
 //! Plain stdout of an exit-0 hook and `additionalContext` both become
 //! context (vectors `S7-plain-stdout`, `S7-json-additional-context`), in
-//! Claude Code's wording; an exit 2 blocks nothing (`S7-exit2`). The host
+//! Claude Code's wording; an exit 2 blocks nothing (`S7-exit2`), and a
+//! `decision: "block"` neither, its reason reaching the model as
+//! `SessionStart:<source> hook blocking error from command: "<command>":
+//! <reason>` (`S278-ss-decision-block`); `continue: false` is ignored
+//! (`S278-ss-continue-false`). The host
 //! awaits session-start listeners, so the context reaches the first request:
 //! system-role context, which the host places right after the first prompt
 //! (Claude Code's system message there, `S7-plain-stdout`).
@@ -74,6 +78,16 @@ impl ClaudeBridge {
             let nth = answers.count(&reading);
             // Files to watch for FileChanged (vector `S184-file-changed`).
             watch.extend(super::file_changed::watch_paths(reading.json.as_ref()));
+            // A JSON block stops nothing, but the model reads it (vector
+            // `S278-ss-decision-block`; an exit 2's stderr it does not,
+            // `S7-exit2`).
+            if !reading.blocked && reading.decision() == Some("block") {
+                plain.push(format!(
+                    "{EVENT}:{source} hook blocking error from command: \"{}\": {}",
+                    run.command,
+                    reading.reason().unwrap_or("Blocked by hook")
+                ));
+            }
             if let Some(text) = capped_plain(&spill, &reading) {
                 plain.push(format!("{EVENT}:{source} hook success: {text}"));
             }

@@ -8,7 +8,9 @@
 //! `stop_hook_active: true`. Claude Code honours at most 8 blocks in a row
 //! and overrides the 9th (vector `S6-block-always`). `continue: false` ends
 //! the turn whatever else is said (`S6-continue-false`); plain stdout and
-//! other exits are ignored. A subagent's turn runs its SubagentStop hooks
+//! other exits are ignored. `hookSpecificOutput.additionalContext` also
+//! continues the turn, the model reading `<system-reminder>\nStop hook
+//! additional context: <text>\n</system-reminder>` (`S274-context`). A subagent's turn runs its SubagentStop hooks
 //! here instead, read the same way (vectors `S171-*`, `S173-substop-block-always`;
 //! [`crate::events::subagent`]).
 
@@ -104,24 +106,36 @@ impl ClaudeBridge {
         mut runs: Vec<HookRun>,
         consecutive_continues: u32,
     ) -> Option<ContinuationDecision> {
-        let mut blocks = Vec::new();
+        let mut blocks = 0;
+        // The blocks' feedback and the hooks' context, in the order the
+        // hooks finished.
+        let mut steering = Vec::new();
         let mut halted = false;
         for i in completion(&runs) {
             let run = &mut runs[i];
             let reading = read(run, event);
             if reading.blocked {
-                blocks.push(quoted_stderr(run));
+                blocks += 1;
+                steering.push(feedback(&quoted_stderr(run)));
             } else if reading.decision() == Some("block") {
                 run.outcome = Outcome::Blocked;
                 // No reason: Claude Code's own words (vector
                 // `S174-substop-block-no-reason`).
                 let reason = reading.reason().filter(|r| !r.is_empty());
-                blocks.push(reason.unwrap_or(NO_REASON).to_string());
+                blocks += 1;
+                steering.push(feedback(reason.unwrap_or(NO_REASON)));
+            }
+            // Context continues the turn too, as its own steering part
+            // (vector `S274-context`).
+            if let Some(ctx) = reading.additional_context() {
+                steering.push(format!(
+                    "<system-reminder>\n{event} hook additional context: {ctx}\n</system-reminder>"
+                ));
             }
             halted |= reading.stop().is_some();
         }
         let capped = consecutive_continues >= MAX_CONSECUTIVE_BLOCKS;
-        if capped && !blocks.is_empty() {
+        if capped && blocks > 0 {
             for run in runs.iter_mut().filter(|r| r.outcome == Outcome::Blocked) {
                 run.detail = Some(format!(
                     "block overridden: {MAX_CONSECUTIVE_BLOCKS} consecutive {event} blocks already honoured"
@@ -132,17 +146,17 @@ impl ClaudeBridge {
         if halted {
             return Some(ContinuationDecision::Stop);
         }
-        if !blocks.is_empty() && !capped {
+        if !steering.is_empty() && !capped {
             // Each block is its own text block of one user message, in the
             // order the hooks finished (vector `S53-two-stop-blocks`): the
             // steering's parts.
-            return Some(ContinuationDecision::steer(super::text_blocks(
-                blocks
-                    .iter()
-                    .map(|b| format!("{EVENT} hook feedback:\n{b}"))
-                    .collect(),
-            )));
+            return Some(ContinuationDecision::steer(super::text_blocks(steering)));
         }
         None
     }
+}
+
+/// A block's steering text (both events' start `Stop hook feedback:`).
+fn feedback(reason: &str) -> String {
+    format!("{EVENT} hook feedback:\n{reason}")
 }

@@ -3,8 +3,11 @@
 //! - exit 2 or `decision: "block"`: [`PromptDecision::Block`] with Claude
 //!   Code's message, `UserPromptSubmit operation blocked by hook:\n<why>\n\n
 //!   Original prompt: <prompt>` (`<why>` is `[command]: stderr` for exit 2,
-//!   the reason for JSON; vectors `S4-exit2`, `S4-decision-block`);
-//! - `continue: false`: no model call; the `stopReason` is reported (Block);
+//!   the reason for JSON; vectors `S4-exit2`, `S4-decision-block`); the
+//!   first blocking hook's `suppressOriginalPrompt: true` leaves out the
+//!   `Original prompt` part (`S278-ups-suppress-original`);
+//! - `continue: false`: no model call; `Operation stopped by hook: <stopReason>`
+//!   is reported (Block; vector `S273-continue-false`);
 //! - plain stdout of an exit-0 hook or `additionalContext`: system-role
 //!   context after the prompt, as Claude Code's system message (`UserPromptSubmit
 //!   hook success: ...` / `... additional context: ...`, vectors
@@ -115,6 +118,7 @@ impl ClaudeBridge {
         }
         let mut runs = self.fire(EVENT, &input.session, &[], &payload(input)).await;
         let mut blocks = Vec::new();
+        let mut suppress_original: Option<bool> = None;
         let mut stop: Option<String> = None;
         let batch = fresh_id();
         let spill = self.spill(&input.session.session_id, &input.session.log_path, &batch);
@@ -124,16 +128,22 @@ impl ClaudeBridge {
             let run = &mut runs[i];
             let reading = read(run, EVENT);
             let nth = answers.count(&reading);
+            if reading.blocked || reading.decision() == Some("block") {
+                // Whether the message leaves the prompt out is the first
+                // block's hook's say (vectors `S278-ups-suppress-original`,
+                // `S278-ups-exit2-suppress-original`).
+                suppress_original.get_or_insert(suppresses_original(&reading));
+            }
             if reading.blocked {
                 blocks.push(quoted_stderr(run));
                 continue;
             }
             if let Some(reason) = reading.stop() {
                 run.outcome = Outcome::Blocked;
-                stop.get_or_insert_with(|| {
-                    reason
-                        .unwrap_or("Prompt stopped by a UserPromptSubmit hook")
-                        .to_string()
+                // Claude Code's words (vector `S273-continue-false`).
+                stop.get_or_insert_with(|| match reason {
+                    Some(reason) => format!("Operation stopped by hook: {reason}"),
+                    None => "Operation stopped by hook".to_string(),
                 });
             }
             if reading.decision() == Some("block") {
@@ -154,10 +164,10 @@ impl ClaudeBridge {
             });
         }
         if !blocks.is_empty() {
-            let reason = format!(
-                "{EVENT} operation blocked by hook:\n{}\n\nOriginal prompt: {prompt}",
-                blocks.join("\n")
-            );
+            let mut reason = format!("{EVENT} operation blocked by hook:\n{}", blocks.join("\n"));
+            if suppress_original != Some(true) {
+                reason.push_str(&format!("\n\nOriginal prompt: {prompt}"));
+            }
             return Ok(PromptDecision::Block {
                 reason: reason.into(),
             });
@@ -170,6 +180,16 @@ impl ClaudeBridge {
         }
         Ok(decision)
     }
+}
+
+/// `hookSpecificOutput.suppressOriginalPrompt: true`.
+fn suppresses_original(reading: &super::Reading) -> bool {
+    reading
+        .json
+        .as_ref()
+        .and_then(|j| j.get("hookSpecificOutput"))
+        .and_then(|h| h.get("suppressOriginalPrompt"))
+        == Some(&Value::Bool(true))
 }
 
 /// `decision` with the command's content as the prompt, unless a later

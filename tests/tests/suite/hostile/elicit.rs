@@ -125,16 +125,16 @@ async fn hooks_printing_junk_answer_nothing_and_the_server_gets_cancel() {
         [r#"elicitation result: {"action": "cancel"}"#],
         "{events:#?}"
     );
-    // The bad content is said in the hook's record.
+    // The bad content is said in the hook's record (the answer does not
+    // fit Claude Code's schema: `hooks-claude`'s `output_schema`).
     let details: Vec<String> = events
         .iter()
         .filter(|e| e["type"] == "hook/result")
         .map(|e| e.to_string())
         .collect();
     assert!(
-        details
-            .iter()
-            .any(|d| d.contains("ElicitationResult") && d.contains("content must be an object")),
+        details.iter().any(|d| d.contains("ElicitationResult")
+            && d.contains("hookSpecificOutput.content: expected an object, got array")),
         "{details:#?}"
     );
 }

@@ -66,6 +66,8 @@
 //! - [`worktree`]: a worktree name git refuses as a branch, a worktree
 //!   deleted under the session: Claude Code's texts (recorded S236), no
 //!   worktree, folder or branch left behind, the project untouched.
+//! - [`hook_answers`]: a Claude Code PreToolUse deny beside JSON nested a
+//!   million levels deep: honoured, as Claude Code honours it (S279).
 //! - [`hook_servers`]: socket hook servers and http endpoints that send
 //!   garbage, too much, or hang up: each read as the command hook it stands
 //!   for would be.
@@ -103,6 +105,7 @@ mod discovery;
 mod elicit;
 mod envfile;
 mod file_search;
+mod hook_answers;
 mod hook_servers;
 mod hooks;
 mod img;
