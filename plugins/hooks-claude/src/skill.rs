@@ -337,70 +337,6 @@ pub fn run(found: &Found, name: &str, bytes: &[u8], args: &str) -> Result<(Strin
     Ok((text, response))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unknown_names_get_claude_codes_guess() {
-        let known = vec!["greet".to_string(), "copy".to_string()];
-        assert_eq!(
-            refusal("gret", false, &known).as_deref(),
-            Some("<tool_use_error>Unknown skill: gret. Did you mean greet?</tool_use_error>")
-        );
-        assert_eq!(
-            refusal("nope", false, &known).as_deref(),
-            Some("<tool_use_error>Unknown skill: nope. Did you mean copy?</tool_use_error>")
-        );
-        assert_eq!(
-            refusal("zzzzzz", false, &known).as_deref(),
-            Some("<tool_use_error>Unknown skill: zzzzzz</tool_use_error>")
-        );
-        assert_eq!(
-            refusal(" ", false, &known).as_deref(),
-            Some("<tool_use_error>Invalid skill format:  </tool_use_error>")
-        );
-        assert_eq!(refusal("/greet", true, &known), None);
-        let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::create_dir_all(dir.path().join("p/.claude/commands")).expect("mkdir");
-        std::fs::write(dir.path().join("p/secret.md"), "s").expect("write");
-        for sneaky in ["..:..:secret", "../../secret", ":secret"] {
-            assert!(
-                lookup(None, &dir.path().join("p"), sneaky).is_empty(),
-                "{sneaky}"
-            );
-        }
-    }
-
-    #[test]
-    fn a_skill_reads_after_its_folder_and_says_its_tools() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let project = dir.path();
-        let skill = project.join(".claude/skills/greet");
-        std::fs::create_dir_all(&skill).expect("mkdir");
-        let text = "---\nname: greet\nallowed-tools: Bash(echo:*)\n---\nSay hello to $ARGUMENTS.\n";
-        std::fs::write(skill.join("SKILL.md"), text).expect("write");
-        let found = lookup(None, project, "greet");
-        assert_eq!(found.len(), 1);
-        let (shown, response) = run(&found[0], "greet", text.as_bytes(), "bob").expect("run");
-        assert_eq!(
-            shown,
-            format!(
-                "Base directory for this skill: {}\n\nSay hello to bob.\n",
-                skill.display()
-            )
-        );
-        assert_eq!(
-            response,
-            json!({"success": true, "commandName": "greet", "allowedTools": ["Bash(echo:*)"]})
-        );
-        assert!(known_names(None, project).starts_with(&["greet".to_string()]));
-        assert!(asks(text));
-        assert!(!asks("---\nname: plain\ndescription: d\n---\nbody\n"));
-        assert!(asks("---\nhooks:\n  Stop: []\n---\nbody\n"));
-    }
-}
-
 impl crate::ClaudeBridge {
     /// The home whose skills and commands count, if one is known.
     fn skill_home(&self) -> Option<&Path> {
@@ -523,5 +459,69 @@ impl crate::ClaudeBridge {
             }
             Err(e) => ToolResult::error(e),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_names_get_claude_codes_guess() {
+        let known = vec!["greet".to_string(), "copy".to_string()];
+        assert_eq!(
+            refusal("gret", false, &known).as_deref(),
+            Some("<tool_use_error>Unknown skill: gret. Did you mean greet?</tool_use_error>")
+        );
+        assert_eq!(
+            refusal("nope", false, &known).as_deref(),
+            Some("<tool_use_error>Unknown skill: nope. Did you mean copy?</tool_use_error>")
+        );
+        assert_eq!(
+            refusal("zzzzzz", false, &known).as_deref(),
+            Some("<tool_use_error>Unknown skill: zzzzzz</tool_use_error>")
+        );
+        assert_eq!(
+            refusal(" ", false, &known).as_deref(),
+            Some("<tool_use_error>Invalid skill format:  </tool_use_error>")
+        );
+        assert_eq!(refusal("/greet", true, &known), None);
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join("p/.claude/commands")).expect("mkdir");
+        std::fs::write(dir.path().join("p/secret.md"), "s").expect("write");
+        for sneaky in ["..:..:secret", "../../secret", ":secret"] {
+            assert!(
+                lookup(None, &dir.path().join("p"), sneaky).is_empty(),
+                "{sneaky}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_skill_reads_after_its_folder_and_says_its_tools() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let project = dir.path();
+        let skill = project.join(".claude/skills/greet");
+        std::fs::create_dir_all(&skill).expect("mkdir");
+        let text = "---\nname: greet\nallowed-tools: Bash(echo:*)\n---\nSay hello to $ARGUMENTS.\n";
+        std::fs::write(skill.join("SKILL.md"), text).expect("write");
+        let found = lookup(None, project, "greet");
+        assert_eq!(found.len(), 1);
+        let (shown, response) = run(&found[0], "greet", text.as_bytes(), "bob").expect("run");
+        assert_eq!(
+            shown,
+            format!(
+                "Base directory for this skill: {}\n\nSay hello to bob.\n",
+                skill.display()
+            )
+        );
+        assert_eq!(
+            response,
+            json!({"success": true, "commandName": "greet", "allowedTools": ["Bash(echo:*)"]})
+        );
+        assert!(known_names(None, project).starts_with(&["greet".to_string()]));
+        assert!(asks(text));
+        assert!(!asks("---\nname: plain\ndescription: d\n---\nbody\n"));
+        assert!(asks("---\nhooks:\n  Stop: []\n---\nbody\n"));
     }
 }
