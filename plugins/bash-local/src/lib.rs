@@ -17,6 +17,7 @@
 pub mod bash;
 pub mod cwd;
 pub mod exec;
+pub mod exec_output;
 pub mod prelude;
 pub mod runner;
 pub mod sandbox;
