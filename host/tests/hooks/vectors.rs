@@ -1668,12 +1668,31 @@ fn check_requests(
         } else {
             text
         };
+        // The newest of equal texts is the one this request added; the
+        // same text added several times in one request (vector
+        // `C200-same-handler-twice`) is the newest few, in order.
+        let nth = want_sourced
+            .iter()
+            .filter(|w| w.0 == r && w.1 == text)
+            .count();
+        let same = texts
+            .iter()
+            .filter(|o| o["request"] == t["request"] && o["text"] == t["text"])
+            .count();
         want_sourced.push((r, text.clone()));
-        // The newest of equal texts is the one this request added.
         // One text block is one part: a message in parts is not it.
-        let Some(j) = msgs.iter().rposition(|m| {
-            m.get("source").is_some() && m["content"] == text.as_str() && m.get("parts").is_none()
-        }) else {
+        let equal: Vec<usize> = msgs
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| {
+                m.get("source").is_some()
+                    && m["content"] == text.as_str()
+                    && m.get("parts").is_none()
+            })
+            .map(|(k, _)| k)
+            .collect();
+        let pick = (equal.len() + nth).checked_sub(same.max(nth + 1));
+        let Some(j) = pick.and_then(|k| equal.get(k)).or(equal.last()).copied() else {
             fails.push(format!(
                 "request {r}: no hook message {text:?} ({placement})"
             ));
@@ -1774,6 +1793,22 @@ fn check_requests(
             }
             "developer message, after another developer message, last input item" => {
                 prev.is_some_and(is_sourced) && last && !steering
+            }
+            // Several contexts of one tool step, in a row after its result
+            // (vector `C200-same-handler-twice`).
+            "developer message, after the function_call item, before another developer message" => {
+                prev.is_some_and(|m| m["role"] == "tool")
+                    && msgs.get(j + 1).is_some_and(is_sourced)
+                    && !steering
+            }
+            "developer message, after another developer message, before the function_call_output item" => {
+                prev.is_some_and(is_sourced)
+                    && msgs[..j]
+                        .iter()
+                        .rev()
+                        .find(|m| !is_sourced(m))
+                        .is_some_and(|m| m["role"] == "tool")
+                    && !steering
             }
             other => {
                 fails.push(format!("unknown placement {other:?}"));
