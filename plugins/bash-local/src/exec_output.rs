@@ -121,7 +121,8 @@ mod tests {
     fn the_default_budget_is_10000_bytes_with_a_chars_marker() {
         let out = lines_40k();
         let shown = cut(&out, Budget::of(&json!({"cmd": "x"})));
-        let head = "Warning: truncated output (original token count: 10000)\nTotal output lines: 400\n\n";
+        let head =
+            "Warning: truncated output (original token count: 10000)\nTotal output lines: 400\n\n";
         assert!(shown.starts_with(head), "{shown:.200}");
         let body = &shown[head.len()..];
         let (h, t) = body.split_once("…30000 chars truncated…").unwrap();
@@ -145,7 +146,10 @@ mod tests {
         let out = "x".repeat(10_000);
         assert_eq!(cut(&out, Budget::Bytes(10_000)), out);
         assert_eq!(cut("", Budget::Tokens(0)), "");
-        assert_eq!(cut("abc", Budget::Tokens(0)).lines().last(), Some("…1 tokens truncated…"));
+        assert_eq!(
+            cut("abc", Budget::Tokens(0)).lines().last(),
+            Some("…1 tokens truncated…")
+        );
     }
 
     #[test]

@@ -168,12 +168,16 @@ mod tests {
         assert!(decode::<PreOutput>(&obj(json!({"hookSpecificOutput": {"nope": true}}))).is_err());
         // hookEventName is required (vector `C195-pd-no-event-name`).
         assert!(
-            decode::<PreOutput>(&obj(json!({"hookSpecificOutput": {"permissionDecision": "deny"}})))
-                .is_err()
+            decode::<PreOutput>(&obj(
+                json!({"hookSpecificOutput": {"permissionDecision": "deny"}})
+            ))
+            .is_err()
         );
         assert!(
-            decode::<PostOutput>(&obj(json!({"hookSpecificOutput": {"additionalContext": "c"}})))
-                .is_err()
+            decode::<PostOutput>(&obj(
+                json!({"hookSpecificOutput": {"additionalContext": "c"}})
+            ))
+            .is_err()
         );
         let ok: StopOutput = decode(&obj(json!({"decision": "block", "reason": "r"}))).unwrap();
         assert_eq!(ok.decision, Some(Block::Block));

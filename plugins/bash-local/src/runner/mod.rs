@@ -93,7 +93,11 @@ pub async fn run_merged(spec: RunRequest, cancel: impl Future<Output = ()>) -> R
 pub fn run_started(spec: RunRequest) -> impl Future<Output = RunAnswer> + Send + 'static {
     let started = Instant::now();
     let spawned = spawn(&spec, false);
-    async move { finish(spec, spawned, std::future::pending(), started).await.0 }
+    async move {
+        finish(spec, spawned, std::future::pending(), started)
+            .await
+            .0
+    }
 }
 
 /// Supervises a spawned run to its end; also the stdout bytes kept.
