@@ -395,12 +395,42 @@ fn read_events(path: &Path, bytes: &[u8]) -> Result<Option<Events>, ConfigError>
     } else {
         shared::parse_json_object(path, bytes)?
     };
-    match top.get("hooks") {
-        Some(Value::Object(events)) => Ok(Some((events.clone(), "hooks"))),
-        Some(_) => Err(shape_error("key `hooks`: not a table of events")),
-        None if top.values().all(Value::is_array) && !top.is_empty() => Ok(Some((top, ""))),
-        None => Ok(None),
+    let found = match top.get("hooks") {
+        Some(Value::Object(events)) => Some((events.clone(), "hooks")),
+        Some(_) => return Err(shape_error("key `hooks`: not a table of events")),
+        None if top.values().all(Value::is_array) && !top.is_empty() => Some((top, "")),
+        None => None,
+    };
+    if let Some((events, prefix)) = &found
+        && let Some(message) = bad_timeout(events, prefix)
+    {
+        return Err(shape_error(&message));
     }
+    Ok(found)
+}
+
+/// A handler `timeout` Codex cannot read as a whole number of seconds (a
+/// `u64`: not negative, not a fraction, not a string), which makes Codex
+/// reject the whole file: none of its hooks run (vectors
+/// `C204-timeout-negative`, `-float`, `-string`; `0` and `null` are read).
+fn bad_timeout(events: &Map<String, Value>, prefix: &str) -> Option<String> {
+    let dot = if prefix.is_empty() { "" } else { "." };
+    events.iter().find_map(|(event, groups)| {
+        let groups = groups.as_array()?;
+        groups.iter().enumerate().find_map(|(g, group)| {
+            let handlers = group.get("hooks")?.as_array()?;
+            handlers.iter().enumerate().find_map(|(h, handler)| {
+                let t = handler.get("timeout")?;
+                let whole = t.is_null() || t.as_u64().is_some();
+                (!whole).then(|| {
+                    format!(
+                        "key `{prefix}{dot}{event}[{g}].hooks[{h}].timeout`: {t} is not a whole \
+                         number of seconds; Codex rejects the whole file, so none of its hooks run"
+                    )
+                })
+            })
+        })
+    })
 }
 
 #[cfg(test)]
@@ -480,6 +510,41 @@ Stop = [{ hooks = [{ type = "command", command = "stop" }] }]
             .collect();
         assert_eq!(got, [("PreToolUse", "pre", 5), ("Stop", "stop", 600)]);
         assert!(loaded.hooks[0].hook.matcher.matches("Bash"));
+    }
+
+    #[test]
+    fn a_timeout_that_is_not_a_u64_rejects_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        for bad in ["-1", "1.5", "\"5\""] {
+            let p = write(
+                dir.path(),
+                "hooks.json",
+                &format!(
+                    r#"{{"hooks": {{"Stop": [{{"hooks": [{{"type": "command", "command": "s"}}]}}],
+                       "PreToolUse": [{{"hooks": [{{"type": "command", "command": "p", "timeout": {bad}}}]}}]}}}}"#
+                ),
+            );
+            let loaded = load_one(p);
+            assert!(loaded.hooks.is_empty(), "timeout {bad}: {:?}", loaded.hooks);
+            assert!(
+                loaded.problems.iter().any(|pr| pr
+                    .message
+                    .contains("key `hooks.PreToolUse[0].hooks[0].timeout`")
+                    && pr.message.contains("Codex rejects the whole file")),
+                "timeout {bad}: {:?}",
+                loaded.problems
+            );
+        }
+        for good in ["0", "null", "7"] {
+            let p = write(
+                dir.path(),
+                "hooks.json",
+                &format!(
+                    r#"{{"hooks": {{"PreToolUse": [{{"hooks": [{{"type": "command", "command": "p", "timeout": {good}}}]}}]}}}}"#
+                ),
+            );
+            assert_eq!(load_one(p).hooks.len(), 1, "timeout {good}");
+        }
     }
 
     #[test]
