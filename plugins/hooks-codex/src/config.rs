@@ -402,32 +402,64 @@ fn read_events(path: &Path, bytes: &[u8]) -> Result<Option<Events>, ConfigError>
         None => None,
     };
     if let Some((events, prefix)) = &found
-        && let Some(message) = bad_timeout(events, prefix)
+        && let Some(message) = bad_value(events, prefix)
     {
         return Err(shape_error(&message));
     }
     Ok(found)
 }
 
-/// A handler `timeout` Codex cannot read as a whole number of seconds (a
-/// `u64`: not negative, not a fraction, not a string), which makes Codex
-/// reject the whole file: none of its hooks run (vectors
-/// `C204-timeout-negative`, `-float`, `-string`; `0` and `null` are read).
-fn bad_timeout(events: &Map<String, Value>, prefix: &str) -> Option<String> {
+/// The first value Codex's hook file schema cannot read, which makes Codex
+/// reject the whole file (`failed to parse hooks config`): none of its
+/// hooks run. Recorded: a handler `timeout` that is not a `u64` (`-1`,
+/// `1.5`, `"5"`; `0` and `null` are read: vectors `C204-*`), a `command`,
+/// `statusMessage` or group `matcher` that is not a string, an `async`
+/// that is not a boolean, a `type` that is none of Codex's
+/// (`command`, `mcp_tool`, `prompt`, `agent`) (vectors `C205-*`) nor dsh's
+/// own `socket`.
+fn bad_value(events: &Map<String, Value>, prefix: &str) -> Option<String> {
+    const TYPES: [&str; 5] = ["command", "mcp_tool", "prompt", "agent", "socket"];
     let dot = if prefix.is_empty() { "" } else { "." };
+    let wrong = |at: String, value: &Value, want: &str| {
+        format!(
+            "key `{at}`: {value} is not {want}; Codex rejects the whole file, so none of its \
+             hooks run"
+        )
+    };
     events.iter().find_map(|(event, groups)| {
         let groups = groups.as_array()?;
         groups.iter().enumerate().find_map(|(g, group)| {
+            let at = format!("{prefix}{dot}{event}[{g}]");
+            if let Some(m) = group
+                .get("matcher")
+                .filter(|m| !m.is_null() && !m.is_string())
+            {
+                return Some(wrong(format!("{at}.matcher"), m, "a string"));
+            }
             let handlers = group.get("hooks")?.as_array()?;
             handlers.iter().enumerate().find_map(|(h, handler)| {
-                let t = handler.get("timeout")?;
-                let whole = t.is_null() || t.as_u64().is_some();
-                (!whole).then(|| {
-                    format!(
-                        "key `{prefix}{dot}{event}[{g}].hooks[{h}].timeout`: {t} is not a whole \
-                         number of seconds; Codex rejects the whole file, so none of its hooks run"
-                    )
-                })
+                let key = |k: &str| format!("{at}.hooks[{h}].{k}");
+                let field = |k: &str| handler.get(k).filter(|v| !v.is_null());
+                if let Some(t) = field("timeout").filter(|t| t.as_u64().is_none()) {
+                    return Some(wrong(key("timeout"), t, "a whole number of seconds"));
+                }
+                if let Some(t) =
+                    field("type").filter(|t| !t.as_str().is_some_and(|t| TYPES.contains(&t)))
+                {
+                    return Some(wrong(
+                        key("type"),
+                        t,
+                        "one of command, mcp_tool, prompt, agent, socket",
+                    ));
+                }
+                for k in ["command", "statusMessage"] {
+                    if let Some(v) = field(k).filter(|v| !v.is_string()) {
+                        return Some(wrong(key(k), v, "a string"));
+                    }
+                }
+                field("async")
+                    .filter(|v| !v.is_boolean())
+                    .map(|v| wrong(key("async"), v, "a boolean"))
             })
         })
     })
@@ -513,7 +545,7 @@ Stop = [{ hooks = [{ type = "command", command = "stop" }] }]
     }
 
     #[test]
-    fn a_timeout_that_is_not_a_u64_rejects_the_file() {
+    fn a_value_codex_cannot_read_rejects_the_file() {
         let dir = tempfile::tempdir().unwrap();
         for bad in ["-1", "1.5", "\"5\""] {
             let p = write(
@@ -535,6 +567,38 @@ Stop = [{ hooks = [{ type = "command", command = "stop" }] }]
                 loaded.problems
             );
         }
+        // C205: wrong types elsewhere reject the file the same way.
+        for (bad, key) in [
+            (r#""async": "yes""#, "hooks[0].async"),
+            (r#""statusMessage": 5"#, "hooks[0].statusMessage"),
+            (r#""type": "shell""#, "hooks[0].type"),
+            (r#""command": 5"#, "hooks[0].command"),
+        ] {
+            let p = write(
+                dir.path(),
+                "hooks.json",
+                &format!(
+                    r#"{{"hooks": {{"Stop": [{{"hooks": [{{"type": "command", "command": "s"}}]}}],
+                       "PreToolUse": [{{"hooks": [{{"type": "command", "command": "p", {bad}}}]}}]}}}}"#
+                ),
+            );
+            let loaded = load_one(p);
+            assert!(loaded.hooks.is_empty(), "{bad}: {:?}", loaded.hooks);
+            assert!(
+                loaded
+                    .problems
+                    .iter()
+                    .any(|pr| pr.message.contains(&format!("PreToolUse[0].{key}`"))),
+                "{bad}: {:?}",
+                loaded.problems
+            );
+        }
+        let p = write(
+            dir.path(),
+            "hooks.json",
+            r#"{"hooks": {"PreToolUse": [{"matcher": 5, "hooks": [{"type": "command", "command": "p"}]}]}}"#,
+        );
+        assert!(load_one(p).hooks.is_empty());
         for good in ["0", "null", "7"] {
             let p = write(
                 dir.path(),

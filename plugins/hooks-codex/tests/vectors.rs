@@ -495,11 +495,12 @@ fn unified(want: &[String], got: &[String]) -> Vec<String> {
 
 /// Vectors only the loop-level test (`host/tests/hooks`) replays: several
 /// hooks of one point answering at once (`C50-*`, `C197-groups-*`,
-/// `C198-*`, `C200-*` but `C200-no-stdin-read`), a sub-agent's hooks
-/// beside its parent's (`C180-*`–`C183-*`); this harness drives one
-/// recorded call at a time.
+/// `C198-*`, `C200-*` but `C200-no-stdin-read`), an `async` hook nobody
+/// waits for (`C205-async-true`), a sub-agent's hooks beside its parent's
+/// (`C180-*`–`C183-*`); this harness drives one recorded call at a time.
 fn loop_only(v: &Vector) -> bool {
-    const SEVERAL: [&str; 6] = [
+    const SEVERAL: [&str; 7] = [
+        "C205-async-true",
         "C50-",
         "C197-groups-",
         "C198-",
