@@ -395,6 +395,20 @@ fn read_events(path: &Path, bytes: &[u8]) -> Result<Option<Events>, ConfigError>
     } else {
         shared::parse_json_object(path, bytes)?
     };
+    // A hooks.json holds `hooks` and at most a `description` (vector
+    // `C206-top-level-extra-key`: any other key rejects the file).
+    let is_json = !path.extension().is_some_and(|e| e == "toml");
+    if is_json
+        && top.contains_key("hooks")
+        && let Some(key) = top
+            .keys()
+            .find(|k| !matches!(k.as_str(), "hooks" | "description"))
+    {
+        return Err(shape_error(&format!(
+            "unknown key `{key}` (a hooks file holds `hooks` and `description`); Codex rejects \
+             the whole file, so none of its hooks run"
+        )));
+    }
     let found = match top.get("hooks") {
         Some(Value::Object(events)) => Some((events.clone(), "hooks")),
         Some(_) => return Err(shape_error("key `hooks`: not a table of events")),
@@ -427,7 +441,18 @@ fn bad_value(events: &Map<String, Value>, prefix: &str) -> Option<String> {
         )
     };
     events.iter().find_map(|(event, groups)| {
-        let groups = groups.as_array()?;
+        // An event of its own name is a list of groups (recorded
+        // `C206b_event_object`: an object rejects the file).
+        if !DISCOVERY_ORDER.contains(&event.as_str()) {
+            return None;
+        }
+        let Some(groups) = groups.as_array() else {
+            return Some(wrong(
+                format!("{prefix}{dot}{event}"),
+                groups,
+                "a list of groups",
+            ));
+        };
         groups.iter().enumerate().find_map(|(g, group)| {
             let at = format!("{prefix}{dot}{event}[{g}]");
             if let Some(m) = group
@@ -436,10 +461,29 @@ fn bad_value(events: &Map<String, Value>, prefix: &str) -> Option<String> {
             {
                 return Some(wrong(format!("{at}.matcher"), m, "a string"));
             }
-            let handlers = group.get("hooks")?.as_array()?;
+            let handlers = group.get("hooks")?;
+            let Some(handlers) = handlers.as_array() else {
+                return Some(wrong(format!("{at}.hooks"), handlers, "a list of handlers"));
+            };
             handlers.iter().enumerate().find_map(|(h, handler)| {
                 let key = |k: &str| format!("{at}.hooks[{h}].{k}");
                 let field = |k: &str| handler.get(k).filter(|v| !v.is_null());
+                // `type` is required, and a command handler needs its
+                // `command` (`C206-handler-without-type`, recorded
+                // `C206f_handler_without_command`).
+                let missing = |k: &str| {
+                    format!(
+                        "key `{}`: missing; Codex rejects the whole file, so none of its hooks run",
+                        key(k)
+                    )
+                };
+                match handler.get("type") {
+                    None => return Some(missing("type")),
+                    Some(t) if t == "command" && handler.get("command").is_none() => {
+                        return Some(missing("command"));
+                    }
+                    _ => {}
+                }
                 if let Some(t) = field("timeout").filter(|t| t.as_u64().is_none()) {
                     return Some(wrong(key("timeout"), t, "a whole number of seconds"));
                 }
@@ -593,12 +637,34 @@ Stop = [{ hooks = [{ type = "command", command = "stop" }] }]
                 loaded.problems
             );
         }
+        // C206: shapes Codex's schema cannot read reject the file too.
+        for bad in [
+            r#"{"hooks": {"PreToolUse": [{"matcher": 5, "hooks": [{"type": "command", "command": "p"}]}]}}"#,
+            r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "s"}]}], "PostToolUse": {"hooks": []}}}"#,
+            r#"{"hooks": {"Stop": [{"hooks": {}}], "PreToolUse": [{"hooks": [{"type": "command", "command": "p"}]}]}}"#,
+            r#"{"hooks": {"Stop": [{"hooks": [{"command": "s"}]}]}}"#,
+            r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "s"}, {"type": "command"}]}]}}"#,
+            r#"{"version": 1, "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "s"}]}]}}"#,
+        ] {
+            let p = write(dir.path(), "hooks.json", bad);
+            let loaded = load_one(p);
+            assert!(loaded.hooks.is_empty(), "{bad}: {:?}", loaded.hooks);
+            assert!(
+                loaded
+                    .problems
+                    .iter()
+                    .any(|pr| pr.message.contains("Codex rejects the whole file")),
+                "{bad}: {:?}",
+                loaded.problems
+            );
+        }
+        // A description, a group without `hooks` and a null matcher are read.
         let p = write(
             dir.path(),
             "hooks.json",
-            r#"{"hooks": {"PreToolUse": [{"matcher": 5, "hooks": [{"type": "command", "command": "p"}]}]}}"#,
+            r#"{"description": "d", "hooks": {"PreToolUse": [{"matcher": null, "hooks": [{"type": "command", "command": "p"}]}, {"matcher": "Bash"}]}}"#,
         );
-        assert!(load_one(p).hooks.is_empty());
+        assert_eq!(load_one(p).hooks.len(), 1);
         for good in ["0", "null", "7"] {
             let p = write(
                 dir.path(),
