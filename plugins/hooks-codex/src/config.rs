@@ -471,16 +471,24 @@ fn bad_value(events: &Map<String, Value>, prefix: &str) -> Option<String> {
                 // `type` is required, and a command handler needs its
                 // `command` (`C206-handler-without-type`, recorded
                 // `C206f_handler_without_command`).
-                let missing = |k: &str| {
+                // A key Codex does not know hints at a misspelling.
+                let found = handler
+                    .as_object()
+                    .into_iter()
+                    .flat_map(|o| o.keys())
+                    .find(|k| !HANDLER_KEYS.contains(&k.as_str()) && *k != "commandWindows")
+                    .map(|k| format!(" (found `{k}`)"))
+                    .unwrap_or_default();
+                let missing = |what: &str| {
                     format!(
-                        "key `{}`: missing; Codex rejects the whole file, so none of its hooks run",
-                        key(k)
+                        "key `{at}.hooks[{h}]`: {what}{found}; Codex rejects the whole file, so \
+                         none of its hooks run"
                     )
                 };
                 match handler.get("type") {
-                    None => return Some(missing("type")),
+                    None => return Some(missing("no `type`")),
                     Some(t) if t == "command" && handler.get("command").is_none() => {
-                        return Some(missing("command"));
+                        return Some(missing("command hook with no `command`"));
                     }
                     _ => {}
                 }
