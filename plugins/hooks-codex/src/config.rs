@@ -397,7 +397,7 @@ fn read_events(path: &Path, bytes: &[u8]) -> Result<Option<Events>, ConfigError>
     };
     // A hooks.json holds `hooks` and at most a `description` (vector
     // `C206-top-level-extra-key`: any other key rejects the file).
-    let is_json = !path.extension().is_some_and(|e| e == "toml");
+    let is_json = path.extension().is_none_or(|e| e != "toml");
     if is_json
         && top.contains_key("hooks")
         && let Some(key) = top
