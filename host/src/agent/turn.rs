@@ -71,11 +71,14 @@ pub(crate) fn originator(trace: &[TraceEntry], answer: &SeamOutput) -> Option<St
 }
 
 /// The `(plugin, text)` of every piece of added context a plugin added, in
-/// the decision's order.
+/// the decision's order. An empty text is kept: Codex sends a hook's empty
+/// `additionalContext` as an empty developer message (vector
+/// `C201-ups-context-empty`); a bridge that drops empty texts drops them
+/// itself.
 pub(crate) fn authored(pieces: Vec<AuthoredContext>) -> Vec<(String, String)> {
     pieces
         .into_iter()
-        .filter(|p| !p.plugin.is_empty() && !p.text.is_empty())
+        .filter(|p| !p.plugin.is_empty())
         .map(|p| (p.plugin.into_string(), p.text.into_string()))
         .collect()
 }

@@ -102,9 +102,10 @@ pub(crate) fn stamp(
         from_text(plugin, &text, handed)
     } else {
         let mut left: Vec<&AuthoredContext> = handed.iter().collect();
+        // An empty piece is kept: Codex sends an empty `additionalContext`
+        // as an empty developer message (vector `C201-ups-context-empty`).
         given
             .into_iter()
-            .filter(|piece| !piece.text.is_empty())
             .map(|piece| {
                 let kept = (!piece.plugin.is_empty())
                     .then(|| left.iter().position(|h| **h == piece))

@@ -10,6 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
+use base64::Engine as _;
 use dsh_hook_protocol::vectors::{Sandbox, Vector};
 use serde_json::Value;
 
@@ -32,6 +33,7 @@ fi
 [ -f "$b/sleep" ] && sleep "$(cat "$b/sleep")"
 [ -f "$b/stdout" ] && cat "$b/stdout"
 [ -f "$b/stderr" ] && cat "$b/stderr" >&2
+[ -f "$b/signal" ] && kill -9 $$
 code=0
 [ -f "$b/exit" ] && code=$(cat "$b/exit")
 exit "$code"
@@ -71,9 +73,20 @@ pub fn install(sb: &Sandbox) {
 
 fn write_answer(dir: &Path, b: &Value, sb: &Sandbox) {
     std::fs::create_dir_all(dir).unwrap();
-    let text = |k: &str| sb.subst(b[k].as_str().unwrap_or_default());
-    std::fs::write(dir.join("stdout"), text("stdout")).unwrap();
-    std::fs::write(dir.join("stderr"), text("stderr")).unwrap();
+    // Bytes that are not UTF-8 come whole in `<stream>_b64` (vectors
+    // `C19x-invalid-utf8-*`).
+    let bytes = |k: &str| match b[format!("{k}_b64")].as_str() {
+        Some(b64) => base64::engine::general_purpose::STANDARD
+            .decode(b64)
+            .unwrap(),
+        None => sb.subst(b[k].as_str().unwrap_or_default()).into_bytes(),
+    };
+    std::fs::write(dir.join("stdout"), bytes("stdout")).unwrap();
+    std::fs::write(dir.join("stderr"), bytes("stderr")).unwrap();
+    // A hook that kills itself (vectors `C19x-signal`).
+    if b["killed_by_signal"].is_string() {
+        std::fs::write(dir.join("signal"), "").unwrap();
+    }
     std::fs::write(
         dir.join("exit"),
         b["exit_code"].as_i64().unwrap_or(0).to_string(),

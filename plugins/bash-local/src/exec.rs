@@ -3,9 +3,8 @@
 //! Codex hook gets as `tool_response` are Codex 0.171.0's (vectors
 //! `codex/*`).
 //!
-//! Input `{cmd, workdir?, ...}` (Codex's other arguments, such as
-//! `yield_time_ms` or `max_output_tokens`, are accepted and change
-//! nothing). The command runs as Codex runs it, `/bin/bash -lc <cmd>`, in
+//! Input `{cmd, workdir?, max_output_tokens?, ...}` (Codex's other
+//! arguments, such as `yield_time_ms`, are accepted and change nothing). The command runs as Codex runs it, `/bin/bash -lc <cmd>`, in
 //! `workdir` (relative to the session's cwd) or the session's cwd, with
 //! stderr into the same stream as stdout, so the output is the raw
 //! interleaved text, trailing newline kept. The model reads Codex's
@@ -17,11 +16,13 @@
 //! Process exited with code <N>
 //! Original token count: <ceil(bytes / 4)>
 //! Output:
-//! <raw output>
+//! <output>
 //! ```
 //!
-//! and the structured response is `{"output": <raw output>}`, which the
-//! Codex bridge hands its hooks as `tool_response`. The session's cwd does
+//! and the structured response is `{"output": <output>}`, which the
+//! Codex bridge hands its hooks as `tool_response`. The token count is of
+//! the raw bytes; `<output>` is the text decoded lossily and cut to the
+//! call's budget as Codex cuts it ([`crate::exec_output`]). The session's cwd does
 //! not move (Codex's shell has no `cd` that persists). With a
 //! `sandbox_mode` the command runs in Codex's sandbox ([`crate::sandbox`]):
 //! a refused write is the command's own failure (`touch: cannot touch
@@ -69,9 +70,10 @@ fn workdir(args: &Value, cwd: &Path) -> PathBuf {
     }
 }
 
-/// Codex's framing of one finished command.
-pub fn framed(chunk_id: &str, wall_s: f64, exit_code: i64, output: &str) -> String {
-    let tokens = output.len().div_ceil(4);
+/// Codex's framing of one finished command whose raw output had `bytes`
+/// bytes.
+pub fn framed(chunk_id: &str, wall_s: f64, exit_code: i64, bytes: usize, output: &str) -> String {
+    let tokens = crate::exec_output::tokens_of(bytes);
     format!(
         "Chunk ID: {chunk_id}\nWall time: {wall_s:.4} seconds\nProcess exited with code {exit_code}\n\
          Original token count: {tokens}\nOutput:\n{output}"
@@ -122,7 +124,7 @@ pub async fn run(
     spec.env
         .extend(env.iter().map(|(k, v)| (k.clone(), v.clone())));
     let started = std::time::Instant::now();
-    let outcome = runner::run(spec).await;
+    let (outcome, bytes) = runner::run_counted(spec).await;
     if let Some(e) = &outcome.spawn_error {
         return ToolResult::error(format!("exec_command: {e}"));
     }
@@ -135,13 +137,9 @@ pub async fn run(
         (None, None) => -1,
     };
     let chunk = &uuid::Uuid::new_v4().simple().to_string()[..6];
-    let text = framed(
-        chunk,
-        started.elapsed().as_secs_f64(),
-        code,
-        &outcome.stdout,
-    );
-    ToolResult::text(text).with_structured(json!({"output": outcome.stdout}).to_string())
+    let output = crate::exec_output::cut(&outcome.stdout, crate::exec_output::Budget::of(args));
+    let text = framed(chunk, started.elapsed().as_secs_f64(), code, bytes, &output);
+    ToolResult::text(text).with_structured(json!({"output": output}).to_string())
 }
 
 #[cfg(test)]
@@ -151,7 +149,7 @@ mod tests {
     #[test]
     fn framing_is_codexs() {
         assert_eq!(
-            framed("ab12cd", 0.0, 3, "out\nerr\n"),
+            framed("ab12cd", 0.0, 3, 8, "out\nerr\n"),
             "Chunk ID: ab12cd\nWall time: 0.0000 seconds\nProcess exited with code 3\nOriginal token count: 2\nOutput:\nout\nerr\n"
         );
         assert_eq!(

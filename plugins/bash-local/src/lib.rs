@@ -18,6 +18,7 @@ pub mod background;
 pub mod bash;
 pub mod cwd;
 pub mod exec;
+pub mod exec_output;
 pub mod large;
 pub mod prelude;
 pub mod runner;

@@ -95,6 +95,7 @@ pwd -P > "$R/cap/$label.cwd"
 env > "$R/cap/$label.env"
 [ -f "$R/beh/$label.stdout" ] && cat "$R/beh/$label.stdout"
 [ -f "$R/beh/$label.stderr" ] && cat "$R/beh/$label.stderr" >&2
+[ -f "$R/beh/$label.signal" ] && kill -9 $$
 code=0
 [ -f "$R/beh/$label.exit" ] && code=$(cat "$R/beh/$label.exit")
 exit "$code"
@@ -232,16 +233,31 @@ impl Sandbox {
         written
     }
 
-    /// Tells `hook.sh` how to answer the next call of `label`.
-    pub fn set_behavior(&self, label: &str, exit: i64, stdout: &str, stderr: &str) {
+    /// Tells `hook.sh` how to answer the next call of `label` (bytes, so
+    /// output that is not UTF-8 is replayed whole).
+    pub fn set_behavior(
+        &self,
+        label: &str,
+        exit: i64,
+        stdout: impl AsRef<[u8]>,
+        stderr: impl AsRef<[u8]>,
+    ) {
         let beh = self.run.join("beh");
-        let w = |ext: &str, s: &str| {
+        let w = |ext: &str, s: &[u8]| {
             std::fs::write(beh.join(format!("{label}.{ext}")), s)
                 .unwrap_or_else(|e| panic!("beh: {e}"))
         };
-        w("exit", &exit.to_string());
-        w("stdout", stdout);
-        w("stderr", stderr);
+        w("exit", exit.to_string().as_bytes());
+        w("stdout", stdout.as_ref());
+        w("stderr", stderr.as_ref());
+        let _ = std::fs::remove_file(beh.join(format!("{label}.signal")));
+    }
+
+    /// Makes the next call of `label` kill itself with SIGKILL after its
+    /// output (`killed_by_signal`; call after [`Sandbox::set_behavior`]).
+    pub fn set_killed(&self, label: &str) {
+        std::fs::write(self.run.join("beh").join(format!("{label}.signal")), "")
+            .unwrap_or_else(|e| panic!("beh: {e}"));
     }
 
     /// Takes what `hook.sh` saved for `label`, if it ran.
@@ -379,20 +395,28 @@ pub fn matches_with_uuids(want: &str, got: &str) -> bool {
 /// The answer a vector's `hook_behaviors[label]` gives on its `nth` call
 /// (1-based) whose stdin is `stdin`: `(exit code, stdout, stderr)`.
 pub fn behavior(vector: &Vector, label: &str, nth: usize, stdin: &str) -> (i64, String, String) {
+    let v = behavior_entry(vector, label, nth, stdin);
+    (
+        v["exit_code"].as_i64().unwrap_or(0),
+        v["stdout"].as_str().unwrap_or_default().to_string(),
+        v["stderr"].as_str().unwrap_or_default().to_string(),
+    )
+}
+
+/// The entry of `hook_behaviors[label]` that answers its `nth` call
+/// (1-based) whose stdin is `stdin` (`exit_code`, `stdout`, `stderr`, and
+/// where recorded `stdout_b64`/`stderr_b64` for bytes that are not UTF-8
+/// and `killed_by_signal`); a silent answer when there is none.
+pub fn behavior_entry(vector: &Vector, label: &str, nth: usize, stdin: &str) -> Value {
     let b = &vector.json["hook_behaviors"][label];
-    let pick = |v: &Value| {
-        (
-            v["exit_code"].as_i64().unwrap_or(0),
-            v["stdout"].as_str().unwrap_or_default().to_string(),
-            v["stderr"].as_str().unwrap_or_default().to_string(),
-        )
-    };
+    let silent = || serde_json::json!({"exit_code": 0, "stdout": "", "stderr": ""});
+    let pick = |v: &Value| v.clone();
     if let Some(calls) = b["per_call"].as_array() {
-        return calls.get(nth - 1).or(calls.last()).map(pick).unwrap_or((
-            0,
-            String::new(),
-            String::new(),
-        ));
+        return calls
+            .get(nth - 1)
+            .or(calls.last())
+            .map(pick)
+            .unwrap_or_else(silent);
     }
     if let Some(when) = b["when"].as_str() {
         let needle = when.split("contains ").nth(1).unwrap_or_default().trim();
@@ -407,7 +431,7 @@ pub fn behavior(vector: &Vector, label: &str, nth: usize, stdin: &str) -> (i64, 
         });
     }
     if b["only_first_call"].as_bool() == Some(true) && nth > 1 {
-        return (0, String::new(), String::new());
+        return silent();
     }
     pick(b)
 }

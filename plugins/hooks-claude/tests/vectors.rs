@@ -817,7 +817,7 @@ async fn replay(v: &Vector) {
             .or_insert(1);
         let (code, out, err) = behavior(v, &label, *n, &s(call, "stdin"));
         // An answer naming the run's paths (S184-file-changed's watchPaths).
-        sb.set_behavior(&label, code, &sb.subst(&out), &err);
+        sb.set_behavior(&label, code, sb.subst(&out), &err);
         let j = sb.subst_value(&call["stdin_json"]);
         // The model may have moved the session (`cd sub`, S12-cwd-after-cd).
         if Path::new(&s(&j, "cwd")).starts_with(sb.run()) {

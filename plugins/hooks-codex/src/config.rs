@@ -395,12 +395,126 @@ fn read_events(path: &Path, bytes: &[u8]) -> Result<Option<Events>, ConfigError>
     } else {
         shared::parse_json_object(path, bytes)?
     };
-    match top.get("hooks") {
-        Some(Value::Object(events)) => Ok(Some((events.clone(), "hooks"))),
-        Some(_) => Err(shape_error("key `hooks`: not a table of events")),
-        None if top.values().all(Value::is_array) && !top.is_empty() => Ok(Some((top, ""))),
-        None => Ok(None),
+    // A hooks.json holds `hooks` and at most a `description` (vector
+    // `C206-top-level-extra-key`: any other key rejects the file).
+    let is_json = path.extension().is_none_or(|e| e != "toml");
+    if is_json
+        && top.contains_key("hooks")
+        && let Some(key) = top
+            .keys()
+            .find(|k| !matches!(k.as_str(), "hooks" | "description"))
+    {
+        return Err(shape_error(&format!(
+            "unknown key `{key}` (a hooks file holds `hooks` and `description`); Codex rejects \
+             the whole file, so none of its hooks run"
+        )));
     }
+    let found = match top.get("hooks") {
+        Some(Value::Object(events)) => Some((events.clone(), "hooks")),
+        Some(_) => return Err(shape_error("key `hooks`: not a table of events")),
+        None if top.values().all(Value::is_array) && !top.is_empty() => Some((top, "")),
+        None => None,
+    };
+    if let Some((events, prefix)) = &found
+        && let Some(message) = bad_value(events, prefix)
+    {
+        return Err(shape_error(&message));
+    }
+    Ok(found)
+}
+
+/// The first value Codex's hook file schema cannot read, which makes Codex
+/// reject the whole file (`failed to parse hooks config`): none of its
+/// hooks run. Recorded: a handler `timeout` that is not a `u64` (`-1`,
+/// `1.5`, `"5"`; `0` and `null` are read: vectors `C204-*`), a `command`,
+/// `statusMessage` or group `matcher` that is not a string, an `async`
+/// that is not a boolean, a `type` that is none of Codex's
+/// (`command`, `mcp_tool`, `prompt`, `agent`) (vectors `C205-*`) nor dsh's
+/// own `socket`.
+fn bad_value(events: &Map<String, Value>, prefix: &str) -> Option<String> {
+    const TYPES: [&str; 5] = ["command", "mcp_tool", "prompt", "agent", "socket"];
+    let dot = if prefix.is_empty() { "" } else { "." };
+    let wrong = |at: String, value: &Value, want: &str| {
+        format!(
+            "key `{at}`: {value} is not {want}; Codex rejects the whole file, so none of its \
+             hooks run"
+        )
+    };
+    events.iter().find_map(|(event, groups)| {
+        // An event of its own name is a list of groups (recorded
+        // `C206b_event_object`: an object rejects the file).
+        if !DISCOVERY_ORDER.contains(&event.as_str()) {
+            return None;
+        }
+        let Some(groups) = groups.as_array() else {
+            return Some(wrong(
+                format!("{prefix}{dot}{event}"),
+                groups,
+                "a list of groups",
+            ));
+        };
+        groups.iter().enumerate().find_map(|(g, group)| {
+            let at = format!("{prefix}{dot}{event}[{g}]");
+            if let Some(m) = group
+                .get("matcher")
+                .filter(|m| !m.is_null() && !m.is_string())
+            {
+                return Some(wrong(format!("{at}.matcher"), m, "a string"));
+            }
+            let handlers = group.get("hooks")?;
+            let Some(handlers) = handlers.as_array() else {
+                return Some(wrong(format!("{at}.hooks"), handlers, "a list of handlers"));
+            };
+            handlers.iter().enumerate().find_map(|(h, handler)| {
+                let key = |k: &str| format!("{at}.hooks[{h}].{k}");
+                let field = |k: &str| handler.get(k).filter(|v| !v.is_null());
+                // `type` is required, and a command handler needs its
+                // `command` (`C206-handler-without-type`, recorded
+                // `C206f_handler_without_command`).
+                // A key Codex does not know hints at a misspelling.
+                let found = handler
+                    .as_object()
+                    .into_iter()
+                    .flat_map(|o| o.keys())
+                    .find(|k| !HANDLER_KEYS.contains(&k.as_str()) && *k != "commandWindows")
+                    .map(|k| format!(" (found `{k}`)"))
+                    .unwrap_or_default();
+                let missing = |what: &str| {
+                    format!(
+                        "key `{at}.hooks[{h}]`: {what}{found}; Codex rejects the whole file, so \
+                         none of its hooks run"
+                    )
+                };
+                match handler.get("type") {
+                    None => return Some(missing("no `type`")),
+                    Some(t) if t == "command" && handler.get("command").is_none() => {
+                        return Some(missing("command hook with no `command`"));
+                    }
+                    _ => {}
+                }
+                if let Some(t) = field("timeout").filter(|t| t.as_u64().is_none()) {
+                    return Some(wrong(key("timeout"), t, "a whole number of seconds"));
+                }
+                if let Some(t) =
+                    field("type").filter(|t| !t.as_str().is_some_and(|t| TYPES.contains(&t)))
+                {
+                    return Some(wrong(
+                        key("type"),
+                        t,
+                        "one of command, mcp_tool, prompt, agent, socket",
+                    ));
+                }
+                for k in ["command", "statusMessage"] {
+                    if let Some(v) = field(k).filter(|v| !v.is_string()) {
+                        return Some(wrong(key(k), v, "a string"));
+                    }
+                }
+                field("async")
+                    .filter(|v| !v.is_boolean())
+                    .map(|v| wrong(key("async"), v, "a boolean"))
+            })
+        })
+    })
 }
 
 #[cfg(test)]
@@ -480,6 +594,95 @@ Stop = [{ hooks = [{ type = "command", command = "stop" }] }]
             .collect();
         assert_eq!(got, [("PreToolUse", "pre", 5), ("Stop", "stop", 600)]);
         assert!(loaded.hooks[0].hook.matcher.matches("Bash"));
+    }
+
+    #[test]
+    fn a_value_codex_cannot_read_rejects_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        for bad in ["-1", "1.5", "\"5\""] {
+            let p = write(
+                dir.path(),
+                "hooks.json",
+                &format!(
+                    r#"{{"hooks": {{"Stop": [{{"hooks": [{{"type": "command", "command": "s"}}]}}],
+                       "PreToolUse": [{{"hooks": [{{"type": "command", "command": "p", "timeout": {bad}}}]}}]}}}}"#
+                ),
+            );
+            let loaded = load_one(p);
+            assert!(loaded.hooks.is_empty(), "timeout {bad}: {:?}", loaded.hooks);
+            assert!(
+                loaded.problems.iter().any(|pr| pr
+                    .message
+                    .contains("key `hooks.PreToolUse[0].hooks[0].timeout`")
+                    && pr.message.contains("Codex rejects the whole file")),
+                "timeout {bad}: {:?}",
+                loaded.problems
+            );
+        }
+        // C205: wrong types elsewhere reject the file the same way.
+        for (bad, key) in [
+            (r#""async": "yes""#, "hooks[0].async"),
+            (r#""statusMessage": 5"#, "hooks[0].statusMessage"),
+            (r#""type": "shell""#, "hooks[0].type"),
+            (r#""command": 5"#, "hooks[0].command"),
+        ] {
+            let p = write(
+                dir.path(),
+                "hooks.json",
+                &format!(
+                    r#"{{"hooks": {{"Stop": [{{"hooks": [{{"type": "command", "command": "s"}}]}}],
+                       "PreToolUse": [{{"hooks": [{{"type": "command", "command": "p", {bad}}}]}}]}}}}"#
+                ),
+            );
+            let loaded = load_one(p);
+            assert!(loaded.hooks.is_empty(), "{bad}: {:?}", loaded.hooks);
+            assert!(
+                loaded
+                    .problems
+                    .iter()
+                    .any(|pr| pr.message.contains(&format!("PreToolUse[0].{key}`"))),
+                "{bad}: {:?}",
+                loaded.problems
+            );
+        }
+        // C206: shapes Codex's schema cannot read reject the file too.
+        for bad in [
+            r#"{"hooks": {"PreToolUse": [{"matcher": 5, "hooks": [{"type": "command", "command": "p"}]}]}}"#,
+            r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "s"}]}], "PostToolUse": {"hooks": []}}}"#,
+            r#"{"hooks": {"Stop": [{"hooks": {}}], "PreToolUse": [{"hooks": [{"type": "command", "command": "p"}]}]}}"#,
+            r#"{"hooks": {"Stop": [{"hooks": [{"command": "s"}]}]}}"#,
+            r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "s"}, {"type": "command"}]}]}}"#,
+            r#"{"version": 1, "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "s"}]}]}}"#,
+        ] {
+            let p = write(dir.path(), "hooks.json", bad);
+            let loaded = load_one(p);
+            assert!(loaded.hooks.is_empty(), "{bad}: {:?}", loaded.hooks);
+            assert!(
+                loaded
+                    .problems
+                    .iter()
+                    .any(|pr| pr.message.contains("Codex rejects the whole file")),
+                "{bad}: {:?}",
+                loaded.problems
+            );
+        }
+        // A description, a group without `hooks` and a null matcher are read.
+        let p = write(
+            dir.path(),
+            "hooks.json",
+            r#"{"description": "d", "hooks": {"PreToolUse": [{"matcher": null, "hooks": [{"type": "command", "command": "p"}]}, {"matcher": "Bash"}]}}"#,
+        );
+        assert_eq!(load_one(p).hooks.len(), 1);
+        for good in ["0", "null", "7"] {
+            let p = write(
+                dir.path(),
+                "hooks.json",
+                &format!(
+                    r#"{{"hooks": {{"PreToolUse": [{{"hooks": [{{"type": "command", "command": "p", "timeout": {good}}}]}}]}}}}"#
+                ),
+            );
+            assert_eq!(load_one(p).hooks.len(), 1, "timeout {good}");
+        }
     }
 
     #[test]

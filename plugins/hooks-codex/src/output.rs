@@ -2,7 +2,8 @@
 //! anywhere makes the whole output invalid, and an invalid output is a
 //! non-blocking error (the hook fails open). The event-specific rules on
 //! top (a block needs a non-empty reason, `ask` is unsupported, ...) live in
-//! the event modules.
+//! the event modules. `hookSpecificOutput` must name an event
+//! (`hookEventName`), though not necessarily its own.
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -45,8 +46,10 @@ fn yes() -> bool {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ContextSpecific {
-    /// Not checked against the event (vector `C2-pd-deny-wrong-event-name`).
-    pub hook_event_name: Option<String>,
+    /// Required (without it the whole output is invalid: vectors
+    /// `C195-*-hso-no-event-name`) but not checked against the event
+    /// (vectors `C2-pd-deny-wrong-event-name`, `C195-*-wrong-event-name`).
+    pub hook_event_name: String,
     /// Context for the model.
     pub additional_context: Option<String>,
 }
@@ -55,8 +58,8 @@ pub struct ContextSpecific {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PreSpecific {
-    /// Not checked against the event.
-    pub hook_event_name: Option<String>,
+    /// Required, not checked against the event (see [`ContextSpecific`]).
+    pub hook_event_name: String,
     /// allow / deny / ask.
     pub permission_decision: Option<PermissionDecision>,
     /// The deny reason.
@@ -71,8 +74,8 @@ pub struct PreSpecific {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PostSpecific {
-    /// Not checked against the event.
-    pub hook_event_name: Option<String>,
+    /// Required, not checked against the event (see [`ContextSpecific`]).
+    pub hook_event_name: String,
     /// Context for the model.
     pub additional_context: Option<String>,
     /// Only for MCP tools; ignored for built-in ones (vector
@@ -163,6 +166,19 @@ mod tests {
             .is_err()
         );
         assert!(decode::<PreOutput>(&obj(json!({"hookSpecificOutput": {"nope": true}}))).is_err());
+        // hookEventName is required (vector `C195-pd-no-event-name`).
+        assert!(
+            decode::<PreOutput>(&obj(
+                json!({"hookSpecificOutput": {"permissionDecision": "deny"}})
+            ))
+            .is_err()
+        );
+        assert!(
+            decode::<PostOutput>(&obj(
+                json!({"hookSpecificOutput": {"additionalContext": "c"}})
+            ))
+            .is_err()
+        );
         let ok: StopOutput = decode(&obj(json!({"decision": "block", "reason": "r"}))).unwrap();
         assert_eq!(ok.decision, Some(Block::Block));
         assert!(ok.proceed);

@@ -255,3 +255,62 @@ async fn post_tool_use_continue_false_replaces_the_output_without_ending_the_tur
     );
     assert!(f.host.take().halts.is_empty());
 }
+
+/// A PreToolUse hook that prints a deny and exits, leaving `child` running
+/// with the hook's stdout (recorded `C203_background_child`: Codex reads
+/// stdout to its end, not to the hook's exit).
+async fn deny_then_child(child: &str, timeout_s: Option<u64>) -> (PreToolDecision, Vec<Value>) {
+    let deny = json_out(json!({"hookSpecificOutput": {
+        "hookEventName": "PreToolUse", "permissionDecision": "deny",
+        "permissionDecisionReason": "MARK bg"}}));
+    let mut handler = json!({"type": "command", "command": format!("{deny}; {child} &")});
+    if let Some(t) = timeout_s {
+        handler["timeout"] = t.into();
+    }
+    let f = fixture(json!({"PreToolUse": [{"hooks": [handler]}]}));
+    let d = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        f.bridge.on_pre_tool_use(&shell_call(&f.cwd), || async {
+            Ok(PreToolDecision::allow())
+        }),
+    )
+    .await
+    .expect("the hook point ends")
+    .unwrap();
+    let outcomes = f
+        .host
+        .take()
+        .records
+        .into_iter()
+        .filter(|(_, r)| r["type"] == "hook/result")
+        .map(|(_, r)| r["outcome"].clone())
+        .collect();
+    (d, outcomes)
+}
+
+#[tokio::test]
+async fn a_child_holding_stdout_is_waited_for_and_its_output_read() {
+    // C203b: a silent child: the deny is read once the child closes stdout.
+    let (d, outcomes) = deny_then_child("(sleep 1)", None).await;
+    assert_eq!(
+        d,
+        PreToolDecision::Deny {
+            reason: "Command blocked by PreToolUse hook: MARK bg. Command: echo hi".into()
+        }
+    );
+    assert_eq!(outcomes, [json!("blocked")]);
+    // C203a: the child's later line joins stdout: JSON then `late` is not
+    // JSON, so the hook fails open.
+    let (d, outcomes) = deny_then_child("(sleep 1; echo late)", None).await;
+    assert_eq!(d, PreToolDecision::allow());
+    assert_eq!(outcomes, [json!("non_blocking_error")]);
+}
+
+#[tokio::test]
+async fn a_child_holding_stdout_past_the_timeout_times_the_hook_out() {
+    // C203c: the hook exited with its deny at once, but its stdout stays
+    // open past the 1 s timeout: a timeout, the deny is lost.
+    let (d, outcomes) = deny_then_child("(sleep 5)", Some(1)).await;
+    assert_eq!(d, PreToolDecision::allow());
+    assert_eq!(outcomes, [json!("timed_out")]);
+}

@@ -15,9 +15,11 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use base64::Engine as _;
 use dsh_hook_protocol::local::LocalHost;
 use dsh_hook_protocol::vectors::{
-    Sandbox, Vector, behavior, foreign_to, load_dir, matches_with_uuids, set_launch_env,
+    Sandbox, Vector, behavior, behavior_entry, foreign_to, load_dir, matches_with_uuids,
+    set_launch_env,
 };
 use dsh_hooks_codex::events::{
     self, compact, interrupt, post_tool_use, pre_tool_use, session_end, session_start, stop,
@@ -492,12 +494,22 @@ fn unified(want: &[String], got: &[String]) -> Vec<String> {
 }
 
 /// Vectors only the loop-level test (`host/tests/hooks`) replays: several
-/// hooks of one point answering at once (`C50-*`), a sub-agent's hooks
-/// beside its parent's (`C180-*`–`C183-*`); this harness drives one
-/// recorded call at a time.
+/// hooks of one point answering at once (`C50-*`, `C197-groups-*`,
+/// `C198-*`, `C200-*` but `C200-no-stdin-read`), an `async` hook nobody
+/// waits for (`C205-async-true`), a sub-agent's hooks beside its parent's
+/// (`C180-*`–`C183-*`); this harness drives one recorded call at a time.
 fn loop_only(v: &Vector) -> bool {
+    const SEVERAL: [&str; 7] = [
+        "C205-async-true",
+        "C50-",
+        "C197-groups-",
+        "C198-",
+        "C200-same-",
+        "C200-two-",
+        "C200-rewrite-",
+    ];
     // And a sub-agent beside its parent (C180-*): two threads at once.
-    v.name.starts_with("C50-") || v.json.get("model_script_subagent").is_some()
+    SEVERAL.iter().any(|p| v.name.starts_with(p)) || v.json.get("model_script_subagent").is_some()
 }
 
 async fn replay(v: &Vector) {
@@ -527,7 +539,25 @@ async fn replay(v: &Vector) {
             .and_modify(|n| *n += 1)
             .or_insert(1);
         let (code, out, err) = behavior(v, &label, *n, &s(call, "stdin"));
-        sb.set_behavior(&label, code, &out, &err);
+        // Output that is not UTF-8 is replayed as its bytes, and a hook
+        // that killed itself kills itself again (vectors `C19x-invalid-utf8-*`,
+        // `C19x-signal`).
+        let entry = behavior_entry(v, &label, *n, &s(call, "stdin"));
+        let bytes = |k: &str, text: String| match entry[format!("{k}_b64")].as_str() {
+            Some(b64) => base64::engine::general_purpose::STANDARD
+                .decode(b64)
+                .unwrap(),
+            None => text.into_bytes(),
+        };
+        sb.set_behavior(
+            &label,
+            code,
+            bytes("stdout", out.clone()),
+            bytes("stderr", err),
+        );
+        if entry["killed_by_signal"].is_string() {
+            sb.set_killed(&label);
+        }
         let j = sb.subst_value(&call["stdin_json"]);
         let cwd = sb.subst(&s(call, "cwd"));
         host.take();
@@ -583,8 +613,13 @@ async fn replay(v: &Vector) {
                         assert!(answered, "{}: let through a prompt Codex blocked", v.name);
                         let want =
                             texts(v, &sb, &outs, "developer message, after the user message");
-                        // The hooks' context as the bridge folded it.
-                        let got = allowed.context_text("\n\n");
+                        // The hooks' context as the bridge folded it,
+                        // empty pieces included (C201-ups-context-empty).
+                        let pieces = allowed.context();
+                        let got = (!pieces.is_empty()).then(|| {
+                            let texts: Vec<&str> = pieces.iter().map(|p| p.text.as_str()).collect();
+                            texts.join("\n\n")
+                        });
                         match want.first() {
                             // The recording kept the first 300 characters of
                             // Codex's cut (`...[truncated N chars]`); the

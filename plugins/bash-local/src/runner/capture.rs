@@ -73,7 +73,14 @@ impl TailBuffer {
 
     /// The kept text (decoded lossily) and whether anything was dropped
     /// or refused.
-    pub(crate) fn finish(mut self) -> (String, bool) {
+    pub(crate) fn finish(self) -> (String, bool) {
+        let (text, truncated, _) = self.finish_counted();
+        (text, truncated)
+    }
+
+    /// [`TailBuffer::finish`], also giving how many bytes the text was
+    /// decoded from.
+    pub(crate) fn finish_counted(mut self) -> (String, bool, usize) {
         self.compact();
         let truncated = self.dropped > 0 || self.refused;
         let mut start = 0;
@@ -87,6 +94,7 @@ impl TailBuffer {
         (
             String::from_utf8_lossy(&self.buf[start..]).into_owned(),
             truncated,
+            self.buf.len() - start,
         )
     }
 }

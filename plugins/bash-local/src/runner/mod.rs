@@ -65,7 +65,17 @@ pub async fn run(spec: RunRequest) -> RunAnswer {
 pub async fn run_cancellable(spec: RunRequest, cancel: impl Future<Output = ()>) -> RunAnswer {
     let started = Instant::now();
     let spawned = spawn(&spec, false);
-    finish(spec, spawned, cancel, started).await
+    finish(spec, spawned, cancel, started).await.0
+}
+
+/// [`run`], also giving how many bytes of stdout the answer holds before
+/// decoding (its `stdout` is decoded lossily, so bytes that are not UTF-8
+/// grow): Codex counts an output's tokens on its bytes (vector
+/// `C199-non-utf8`).
+pub async fn run_counted(spec: RunRequest) -> (RunAnswer, usize) {
+    let started = Instant::now();
+    let spawned = spawn(&spec, false);
+    finish(spec, spawned, std::future::pending(), started).await
 }
 
 /// [`run_cancellable`] with stdout and stderr on one pipe: the answer's
@@ -74,7 +84,7 @@ pub async fn run_cancellable(spec: RunRequest, cancel: impl Future<Output = ()>)
 pub async fn run_merged(spec: RunRequest, cancel: impl Future<Output = ()>) -> RunAnswer {
     let started = Instant::now();
     let spawned = spawn(&spec, true);
-    finish(spec, spawned, cancel, started).await
+    finish(spec, spawned, cancel, started).await.0
 }
 
 /// Starts `spec` at once, on the calling thread, and returns the future
@@ -83,7 +93,11 @@ pub async fn run_merged(spec: RunRequest, cancel: impl Future<Output = ()>) -> R
 pub fn run_started(spec: RunRequest) -> impl Future<Output = RunAnswer> + Send + 'static {
     let started = Instant::now();
     let spawned = spawn(&spec, false);
-    async move { finish(spec, spawned, std::future::pending(), started).await }
+    async move {
+        finish(spec, spawned, std::future::pending(), started)
+            .await
+            .0
+    }
 }
 
 /// [`run_merged`] started at once, on the calling thread: the id of the
@@ -103,10 +117,9 @@ pub fn start_merged(
         Ok(s) => Ok(s.group.id()),
         Err(e) => Err(e.clone()),
     };
-    (
-        pgid,
-        async move { finish(spec, spawned, cancel, started).await },
-    )
+    (pgid, async move {
+        finish(spec, spawned, cancel, started).await.0
+    })
 }
 
 /// A run that goes on in the background when it times out after printing
@@ -157,7 +170,9 @@ pub fn start_merged_detachable(
             stdout,
             stderr,
         };
-        supervise(&spec, child, group, pipes, cancel, started, Some(detach)).await
+        supervise(&spec, child, group, pipes, cancel, started, Some(detach))
+            .await
+            .0
     })
 }
 
@@ -214,7 +229,7 @@ async fn finish(
     spawned: Result<Spawned, String>,
     cancel: impl Future<Output = ()>,
     started: Instant,
-) -> RunAnswer {
+) -> (RunAnswer, usize) {
     let Spawned {
         child,
         group,
@@ -223,7 +238,7 @@ async fn finish(
         stderr,
     } = match spawned {
         Ok(spawned) => spawned,
-        Err(message) => return spawn_failure(message, started),
+        Err(message) => return (spawn_failure(message, started), 0),
     };
     tracing::debug!(pgid = group.id(), program = ?spec.program, cwd = %spec.cwd.display(), "process-runner: spawned");
     let pipes = Pipes {
@@ -495,7 +510,7 @@ async fn supervise(
     cancel: impl Future<Output = ()>,
     started: Instant,
     mut detach: Option<Detach>,
-) -> RunAnswer {
+) -> (RunAnswer, usize) {
     // Where the output goes once the run detached (`detach`).
     let mut tee: Option<std::fs::File> = None;
     // A cap past the address space is no cap at all.
@@ -658,13 +673,13 @@ async fn supervise(
     }
     group.disarm();
 
-    let (stdout, stdout_truncated) = out.finish();
+    let (stdout, stdout_truncated, stdout_bytes) = out.finish_counted();
     let (stderr, stderr_truncated) = err.finish();
     let (exit_code, signal) = match status {
         Some(s) => (s.code(), std::os::unix::process::ExitStatusExt::signal(&s)),
         None => (None, None),
     };
-    RunAnswer {
+    let answer = RunAnswer {
         exit_code,
         signal,
         stdout,
@@ -676,7 +691,8 @@ async fn supervise(
         duration_ms: elapsed_ms(started),
         interrupted,
         output_limit_exceeded: over_limit,
-    }
+    };
+    (answer, stdout_bytes)
 }
 
 /// Appends a detached run's output to its file; a write that fails stops

@@ -167,13 +167,36 @@ impl CodexBridge {
     ) -> Vec<HookRun> {
         let stdin = stdin_bytes(payload);
         let resolution = self.hooks_for(session);
-        let invocations: Vec<Invocation> = resolution
-            .hooks
-            .iter()
-            .enumerate()
-            .filter(|(_, h)| {
-                h.hook.event == event && subject.is_none_or(|s| h.hook.matcher.matches(s))
-            })
+        let selected = resolution.hooks.iter().enumerate().filter(|(_, h)| {
+            h.hook.event == event && subject.is_none_or(|s| h.hook.matcher.matches(s))
+        });
+        // `async: true`: started, never waited for, its answer changes
+        // nothing (vector `C205-async-true`: its deny does not gate).
+        let (background, waited): (Vec<_>, Vec<_>) = selected.partition(|(_, h)| {
+            h.hook.transport.is_none() && h.hook.handler.get("async") == Some(&Value::Bool(true))
+        });
+        for (_, h) in background {
+            let request = self.env.iter().fold(
+                hook_request(
+                    vec![
+                        Self::SHELL[0].into(),
+                        Self::SHELL[1].into(),
+                        h.hook.command.clone(),
+                    ],
+                    &session.cwd,
+                    stdin.clone(),
+                    h.hook.timeout_s,
+                ),
+                |req, (k, v)| req.with_env(k, v),
+            );
+            if let Err(e) = self.host.spawn(request).await {
+                self.host.warn(&format!(
+                    "hooks-codex: an async {event} hook did not start: {e}"
+                ));
+            }
+        }
+        let invocations: Vec<Invocation> = waited
+            .into_iter()
             .map(|(index, h)| Invocation {
                 index,
                 command: h.hook.command.clone(),

@@ -475,7 +475,9 @@ fn check_names_the_file_and_key_of_every_hook_file_problem_and_fails_without_a_u
             "misspelled command",
             Some(gate_with(("\"command\":\"exit", "\"comand\":\"exit"))),
             true,
-            ": key `hooks.PreToolUse[0].hooks[0]`: command hook with no `command` (found `comand`); the hook never runs",
+            // What follows is the CLI's: Claude Code skips the hook, Codex
+            // rejects the whole file (recorded, C206f_handler_without_command).
+            ": key `hooks.PreToolUse[0].hooks[0]`: command hook with no `command` (found `comand`);",
         ),
         (
             "misspelled matcher",
