@@ -31,18 +31,12 @@ impl ReadRules {
         let perms = session.permissions();
         let cwd = session.current_cwd();
         let home = std::env::var_os("HOME").map(PathBuf::from);
+        let denied_here =
+            crate::permissions::read_denier(&perms, &cwd, &session.cwd, home.as_deref());
         let denied = request
             .paths
             .iter()
-            .map(|p| {
-                crate::permissions::read_denied(
-                    &perms,
-                    Path::new(p),
-                    &cwd,
-                    &session.cwd,
-                    home.as_deref(),
-                )
-            })
+            .map(|p| denied_here(Path::new(p)))
             .collect();
         Ok(DeniedAnswer { denied })
     }

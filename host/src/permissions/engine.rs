@@ -189,21 +189,21 @@ pub fn read_denied(
     project: &Path,
     home: Option<&Path>,
 ) -> bool {
-    if !state.managed {
-        return false;
-    }
-    let args = serde_json::json!({ "file_path": path.to_string_lossy() });
-    let call = Call {
-        tool: "Read",
-        args: &args,
-        cwd,
-        project,
-        home,
-    };
-    state
-        .rules
-        .path_rule_matching("Read", Behavior::Deny, &call)
-        .is_some()
+    read_denier(state, cwd, project, home)(path)
+}
+
+/// [`read_denied`] for many paths of one session: its rules are compiled
+/// once.
+pub fn read_denier(
+    state: &PermissionState,
+    cwd: &Path,
+    project: &Path,
+    home: Option<&Path>,
+) -> impl Fn(&Path) -> bool + use<> {
+    let denies = state
+        .managed
+        .then(|| state.rules.read_denies(cwd, project, home));
+    move |path| denies.as_ref().is_some_and(|d| d.covers(path))
 }
 
 /// Claude Code's text for a file tool refused by a path deny rule.

@@ -23,7 +23,8 @@ mod rule;
 mod updates;
 
 pub use engine::{
-    HookStance, PermissionState, Verdict, decide, decide_with, read_denied, refused_on_input,
+    HookStance, PermissionState, Verdict, decide, decide_with, read_denied, read_denier,
+    refused_on_input,
 };
 pub use rule::{Behavior, Rule, RuleError, RuleLayer, RuleSet, RuleSource};
 pub use updates::{PermissionUpdate, parse_updates, suggestions};

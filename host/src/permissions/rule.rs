@@ -374,6 +374,17 @@ fn url_host(url: &str) -> Option<String> {
     (!host.is_empty()).then(|| host.to_ascii_lowercase())
 }
 
+/// A session's `Read(path)` deny rules, compiled ([`RuleSet::read_denies`]).
+pub(crate) struct ReadDenies(Vec<Regex>);
+
+impl ReadDenies {
+    /// Whether a rule covers `path` (absolute) or a folder above it.
+    pub(crate) fn covers(&self, path: &Path) -> bool {
+        !self.0.is_empty()
+            && ancestors_or_self(&normalize(path)).any(|p| self.0.iter().any(|re| re.is_match(&p)))
+    }
+}
+
 /// Every layer's rules, parsed, with their behavior and source.
 #[derive(Debug, Clone, Default)]
 pub struct RuleSet {
@@ -454,6 +465,34 @@ impl RuleSet {
                 source: *source,
                 whole_tool: matches!(rule.spec, Spec::Any),
             })
+    }
+
+    /// The `Read(path)` deny rules compiled once for a session's folders
+    /// (what `Glob` and `Grep` leave out: [`ReadDenies::covers`]), as
+    /// [`RuleSet::path_rule_matching`] would match them one path at a time.
+    pub(crate) fn read_denies(
+        &self,
+        cwd: &Path,
+        project: &Path,
+        home: Option<&Path>,
+    ) -> ReadDenies {
+        let call = Call {
+            tool: "Read",
+            args: &Value::Null,
+            cwd,
+            project,
+            home,
+        };
+        ReadDenies(
+            self.rules
+                .iter()
+                .filter(|(b, _, r)| *b == Behavior::Deny && canonical_tool(&r.tool) == "Read")
+                .filter_map(|(_, _, r)| match &r.spec {
+                    Spec::Path(pattern) => path_pattern(pattern, &call),
+                    _ => None,
+                })
+                .collect(),
+        )
     }
 
     /// The rule of this behavior that matches `call`. Deny and ask rules

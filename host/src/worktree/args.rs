@@ -7,6 +7,7 @@
 //! wrapped in `<tool_use_error>InputValidationError: ...</tool_use_error>`.
 //! Only the first issue is reported (no recording has two).
 
+use dsh_plugin_api::sdk::claude_input::js_type;
 use serde_json::{Map, Value, json};
 
 /// The longest `name` Claude Code takes.
@@ -43,18 +44,6 @@ fn wrap(tool: &str, issue: Issue) -> String {
 enum Issue {
     Line(String),
     Listed(Value),
-}
-
-/// JavaScript's name for the type of `v`, as the one-line texts say it.
-fn js_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 /// Checks `args` against the keys and types of one tool's schema.

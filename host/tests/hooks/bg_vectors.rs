@@ -31,42 +31,29 @@ pub fn check(
         .cloned()
         .unwrap_or_default();
     let mut seen = 0;
-    for (r, req) in requests.iter().enumerate() {
-        let msgs = req["messages"].as_array().cloned().unwrap_or_default();
-        for (j, m) in msgs.iter().enumerate() {
-            if !is_task_notification(m) {
-                continue;
-            }
-            let earlier = requests[..r].iter().any(|q| {
-                q["messages"]
-                    .as_array()
-                    .is_some_and(|ms| ms.iter().any(|x| x == m))
-            });
-            if earlier {
-                continue;
-            }
-            let Some(w) = want.get(seen) else {
-                fails.push(format!(
-                    "request {r}: a task notification the CLI never sent: {m}"
-                ));
-                continue;
-            };
-            seen += 1;
-            let text = sb.subst(w["text"].as_str().unwrap_or_default());
-            let got = m["content"].as_str().unwrap_or_default();
-            if w["request"] != serde_json::json!(r) || !b.match_str(&text, got) {
-                fails.push(format!(
-                    "request {r}: task notification want {w} got {got:?}"
-                ));
-            }
-            let after_results = j.checked_sub(1).is_some_and(|k| msgs[k]["role"] == "tool");
-            if m["role"] != w["role"] || !after_results {
-                fails.push(format!(
-                    "request {r}: task notification not a `{}` message after the tool results: {}",
-                    w["role"],
-                    Value::Array(msgs.clone())
-                ));
-            }
+    for (r, j, msgs) in crate::support::first_appearances(requests, is_task_notification) {
+        let m = &msgs[j];
+        let Some(w) = want.get(seen) else {
+            fails.push(format!(
+                "request {r}: a task notification the CLI never sent: {m}"
+            ));
+            continue;
+        };
+        seen += 1;
+        let text = sb.subst(w["text"].as_str().unwrap_or_default());
+        let got = m["content"].as_str().unwrap_or_default();
+        if w["request"] != serde_json::json!(r) || !b.match_str(&text, got) {
+            fails.push(format!(
+                "request {r}: task notification want {w} got {got:?}"
+            ));
+        }
+        let after_results = j.checked_sub(1).is_some_and(|k| msgs[k]["role"] == "tool");
+        if m["role"] != w["role"] || !after_results {
+            fails.push(format!(
+                "request {r}: task notification not a `{}` message after the tool results: {}",
+                w["role"],
+                Value::Array(msgs.clone())
+            ));
         }
     }
     if seen != want.len() {

@@ -53,3 +53,29 @@ impl dsh_plugin_api::Plugin for DialogRejects {
         Ok(DialogRejects)
     }
 }
+
+/// Each message of the recorded `requests` that `pick` selects, where it
+/// first appears (later requests repeat the conversation): the request's
+/// index, the message's index in it, and that request's messages.
+pub fn first_appearances(
+    requests: &[serde_json::Value],
+    pick: impl Fn(&serde_json::Value) -> bool,
+) -> Vec<(usize, usize, Vec<serde_json::Value>)> {
+    let mut out = Vec::new();
+    for (r, req) in requests.iter().enumerate() {
+        let msgs = req["messages"].as_array().cloned().unwrap_or_default();
+        for (j, m) in msgs.iter().enumerate() {
+            let earlier = || {
+                requests[..r].iter().any(|q| {
+                    q["messages"]
+                        .as_array()
+                        .is_some_and(|ms| ms.iter().any(|x| x == m))
+                })
+            };
+            if pick(m) && !earlier() {
+                out.push((r, j, msgs.clone()));
+            }
+        }
+    }
+    out
+}

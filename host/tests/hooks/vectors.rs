@@ -1386,47 +1386,33 @@ fn check_notifications(
         .cloned()
         .unwrap_or_default();
     let mut seen = 0;
-    for (r, req) in p.requests.iter().enumerate() {
-        let msgs = req["messages"].as_array().cloned().unwrap_or_default();
-        for (j, m) in msgs.iter().enumerate() {
-            if !is_subagent_notification(m) {
-                continue;
-            }
-            let earlier = p.requests[..r].iter().any(|q| {
-                q["messages"]
-                    .as_array()
-                    .is_some_and(|ms| ms.iter().any(|x| x == m))
-            });
-            if earlier {
-                continue;
-            }
-            let Some(w) = want.get(seen) else {
-                fails.push(format!(
-                    "request {r}: a notification the CLI never sent: {m}"
-                ));
-                continue;
-            };
-            seen += 1;
-            let text = sb.subst(&s(w, "text"));
-            if w["request"] != json!(r) || !b.match_str(&text, &s(m, "content")) {
-                fails.push(format!(
-                    "request {r}: notification want {w} got {}",
-                    m["content"]
-                ));
-            }
-            let placed = m["role"] == "user"
-                && j.checked_sub(1).is_some_and(|k| msgs[k]["role"] == "tool")
-                && j + 1 == msgs.len();
-            if s(w, "placement")
-                != "user message, after the function_call_output item, last input item"
-                || !placed
-            {
-                fails.push(format!(
-                    "request {r}: notification not placed as `{}`: {}",
-                    s(w, "placement"),
-                    Value::Array(msgs.clone())
-                ));
-            }
+    for (r, j, msgs) in crate::support::first_appearances(&p.requests, is_subagent_notification) {
+        let m = &msgs[j];
+        let Some(w) = want.get(seen) else {
+            fails.push(format!(
+                "request {r}: a notification the CLI never sent: {m}"
+            ));
+            continue;
+        };
+        seen += 1;
+        let text = sb.subst(&s(w, "text"));
+        if w["request"] != json!(r) || !b.match_str(&text, &s(m, "content")) {
+            fails.push(format!(
+                "request {r}: notification want {w} got {}",
+                m["content"]
+            ));
+        }
+        let placed = m["role"] == "user"
+            && j.checked_sub(1).is_some_and(|k| msgs[k]["role"] == "tool")
+            && j + 1 == msgs.len();
+        if s(w, "placement") != "user message, after the function_call_output item, last input item"
+            || !placed
+        {
+            fails.push(format!(
+                "request {r}: notification not placed as `{}`: {}",
+                s(w, "placement"),
+                Value::Array(msgs.clone())
+            ));
         }
     }
     if seen != want.len() {

@@ -258,6 +258,19 @@ pub fn coerced(tool: &str, args: &Value) -> Value {
     args
 }
 
+/// A Claude-shaped tool as advertised to the model: `schema` (the input
+/// schema its calls are checked against) with the JSON-Schema dialect
+/// named, and Claude Code's `description`.
+pub fn tool_spec(name: &str, description: &str, mut schema: Value) -> crate::ToolSpec {
+    schema["$schema"] = json!("https://json-schema.org/draft/2020-12/schema");
+    crate::ToolSpec {
+        name: name.into(),
+        description: description.into(),
+        input_schema: schema.to_string().into(),
+        aliases: Default::default(),
+    }
+}
+
 /// Provides `input-check/<tool>` for `tool` with its input `schema`:
 /// calls whose arguments do not fit are refused in Claude Code's words
 /// before any listener hears of them.
@@ -309,8 +322,9 @@ fn js_name(want: &str) -> &'static str {
     }
 }
 
-/// JavaScript's name for the type of `v`.
-fn js_type(v: &Value) -> &'static str {
+/// JavaScript's name for the type of `v` (`null`, `array` and `object`
+/// apart), as Claude Code's checks word it.
+pub fn js_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "boolean",

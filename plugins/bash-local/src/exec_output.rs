@@ -83,28 +83,8 @@ fn middle(s: &str, budget: Budget, max: usize) -> String {
     if max == 0 {
         return marker(s.chars().count(), s.len());
     }
-    let left_budget = max / 2;
-    let tail_start_target = s.len().saturating_sub(max - left_budget);
-    let mut prefix_end = 0;
-    let mut suffix_start = s.len();
-    let mut suffix_started = false;
-    for (idx, ch) in s.char_indices() {
-        let end = idx + ch.len_utf8();
-        if end <= left_budget {
-            prefix_end = end;
-        } else if idx >= tail_start_target && !suffix_started {
-            suffix_start = idx;
-            suffix_started = true;
-        }
-    }
-    let suffix_start = suffix_start.max(prefix_end);
-    let cut_chars = s[prefix_end..suffix_start].chars().count();
-    format!(
-        "{}{}{}",
-        &s[..prefix_end],
-        marker(cut_chars, s.len() - max),
-        &s[suffix_start..]
-    )
+    let (head, cut, tail) = dsh_plugin_api::sdk::codex_text::split_middle(s, max);
+    format!("{head}{}{tail}", marker(cut.chars().count(), s.len() - max))
 }
 
 #[cfg(test)]

@@ -85,18 +85,6 @@ pub fn check(output: &Map<String, Value>) -> Result<Shape, Rejection> {
 /// Claude Code's words for a `hookSpecificOutput` without `hookEventName`.
 const MISSING_EVENT_NAME: &str = "hookSpecificOutput is missing required field \"hookEventName\"";
 
-/// JSON's name for the type of `value`.
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 /// The kinds of value a field takes.
 #[derive(Clone, Copy)]
 enum Kind {
@@ -154,7 +142,7 @@ fn field_issue(
             Some(value) => {
                 let got = match value {
                     Value::String(s) => format!("\"{s}\""),
-                    other => type_name(other).to_string(),
+                    other => dsh_plugin_api::sdk::claude_input::js_type(other).to_string(),
                 };
                 return Some(format!(
                     "{prefix}{name}: expected {}, got {got}",
@@ -185,7 +173,7 @@ fn first_issue(output: &Map<String, Value>) -> Option<String> {
         Some(Value::Object(specific)) => specific_issue(specific),
         Some(other) => Some(format!(
             "hookSpecificOutput: expected an object, got {}",
-            type_name(other)
+            dsh_plugin_api::sdk::claude_input::js_type(other)
         )),
     }
 }
@@ -275,7 +263,7 @@ fn permission_request_issue(specific: &Map<String, Value>) -> Option<String> {
     let Value::Object(decision) = decision else {
         return Some(format!(
             "hookSpecificOutput.decision: expected an object, got {}",
-            type_name(decision)
+            dsh_plugin_api::sdk::claude_input::js_type(decision)
         ));
     };
     match decision.get("behavior").and_then(Value::as_str) {
@@ -285,7 +273,7 @@ fn permission_request_issue(specific: &Map<String, Value>) -> Option<String> {
             {
                 return Some(format!(
                     "{p}updatedPermissions: expected an array, got {}",
-                    type_name(rules)
+                    dsh_plugin_api::sdk::claude_input::js_type(rules)
                 ));
             }
             field_issue(decision, p, &[("updatedInput", Kind::Object)], &[])

@@ -141,14 +141,7 @@ pub fn schema() -> Value {
 
 /// The tool as advertised to the model.
 pub fn spec() -> dsh_plugin_api::ToolSpec {
-    let mut schema = schema();
-    schema["$schema"] = json!("https://json-schema.org/draft/2020-12/schema");
-    dsh_plugin_api::ToolSpec {
-        name: TOOL_NAME.into(),
-        description: DESCRIPTION.into(),
-        input_schema: schema.to_string().into(),
-        aliases: Default::default(),
-    }
+    dsh_plugin_api::sdk::claude_input::tool_spec(TOOL_NAME, DESCRIPTION, schema())
 }
 
 /// A skill found by name.
@@ -244,30 +237,12 @@ pub fn known_names(home: Option<&Path>, project: &Path) -> Vec<String> {
     names
 }
 
-/// The edit distance of `a` and `b` (characters).
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (row[j + 1] + 1)
-                .min(row[j] + 1)
-                .min(prev + usize::from(ca != *cb));
-            prev = cur;
-        }
-    }
-    row[b.len()]
-}
-
 /// Claude Code's guess for an unknown name: the nearest known name within
 /// two edits (the first of the nearest).
 pub fn guess<'a>(name: &str, known: &'a [String]) -> Option<&'a str> {
     known
         .iter()
-        .map(|k| (distance(name, k), k))
+        .map(|k| (dsh_hook_protocol::config::edit_distance(name, k), k))
         .filter(|(d, _)| *d <= 2)
         .min_by_key(|(d, _)| *d)
         .map(|(_, k)| k.as_str())
@@ -386,15 +361,29 @@ impl crate::ClaudeBridge {
         &self,
         request: &dsh_plugin_api::services::input_check::CheckRequest,
     ) -> Value {
-        let refusal = self.skill_refusal(request);
-        let name = name_of(request.arguments["skill"].as_str().unwrap_or_default()).to_string();
-        let ask = refusal
-            .is_none()
-            .then(|| self.skill_session(request))
-            .and_then(|session| self.usable_skill(&session, &name))
-            .filter(|(_, bytes)| asks(&String::from_utf8_lossy(bytes)))
-            .map(|_| format!("Execute skill: {name}"));
-        json!({"refusal": refusal, "ask": ask})
+        let args = &request.arguments;
+        if let Some(refused) =
+            dsh_plugin_api::sdk::claude_input::refusal(TOOL_NAME, &schema(), args, &[])
+        {
+            return json!({ "refusal": refused });
+        }
+        let asked = args["skill"].as_str().unwrap_or_default();
+        let name = name_of(asked);
+        let session = self.skill_session(request);
+        let usable = if name.is_empty() {
+            None
+        } else {
+            self.usable_skill(&session, name)
+        };
+        // The skill file is read once, for both answers; the names to
+        // guess from only when refusing.
+        let Some((_, bytes)) = usable else {
+            let project = PathBuf::from(self.project_dir_of(&session));
+            let known = known_names(self.skill_home(), &project);
+            return json!({ "refusal": refusal(asked, false, &known) });
+        };
+        let ask = asks(&String::from_utf8_lossy(&bytes)).then(|| format!("Execute skill: {name}"));
+        json!({ "refusal": null, "ask": ask })
     }
 
     fn skill_session(
@@ -411,27 +400,6 @@ impl crate::ClaudeBridge {
             parent_session_id: dsh_plugin_api::ROption::RNone,
             agent_type: dsh_plugin_api::ROption::RNone,
         }
-    }
-
-    fn skill_refusal(
-        &self,
-        request: &dsh_plugin_api::services::input_check::CheckRequest,
-    ) -> Option<String> {
-        let schema_refusal = dsh_plugin_api::sdk::claude_input::refusal(
-            TOOL_NAME,
-            &schema(),
-            &request.arguments,
-            &[],
-        );
-        if schema_refusal.is_some() {
-            return schema_refusal;
-        }
-        let asked = request.arguments["skill"].as_str().unwrap_or_default();
-        let session = self.skill_session(request);
-        let name = name_of(asked);
-        let found = !name.is_empty() && self.usable_skill(&session, name).is_some();
-        let project = PathBuf::from(self.project_dir_of(&session));
-        refusal(asked, found, &known_names(self.skill_home(), &project))
     }
 
     /// Runs a `Skill` call.

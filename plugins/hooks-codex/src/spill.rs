@@ -103,27 +103,9 @@ pub fn truncate_middle(s: &str, tokens: usize) -> String {
     if max_bytes == 0 {
         return format!("…{} tokens truncated…", approx_token_count(s));
     }
-    let left_budget = max_bytes / 2;
-    let tail_start_target = s.len().saturating_sub(max_bytes - left_budget);
-    let mut prefix_end = 0;
-    let mut suffix_start = s.len();
-    let mut suffix_started = false;
-    for (idx, ch) in s.char_indices() {
-        let end = idx + ch.len_utf8();
-        if end <= left_budget {
-            prefix_end = end;
-        } else if idx >= tail_start_target && !suffix_started {
-            suffix_start = idx;
-            suffix_started = true;
-        }
-    }
-    let suffix_start = suffix_start.max(prefix_end);
+    let (head, _, tail) = dsh_plugin_api::sdk::codex_text::split_middle(s, max_bytes);
     let removed = (s.len() - max_bytes).div_ceil(BYTES_PER_TOKEN);
-    format!(
-        "{}…{removed} tokens truncated…{}",
-        &s[..prefix_end],
-        &s[suffix_start..]
-    )
+    format!("{head}…{removed} tokens truncated…{tail}")
 }
 
 /// Writes `text` to `<dir>/<session>/<uuid>.txt`, owner-only.

@@ -25,7 +25,7 @@ use dsh_plugin_api::{ToolResult, ToolSpec};
 use ignore::overrides::{Override, OverrideBuilder};
 use serde_json::{Value, json};
 
-use crate::search_path::{missing, resolve, shown};
+use crate::search_path::{given_path, resolve, shown};
 
 /// The tool's name.
 pub const TOOL_NAME: &str = "Glob";
@@ -55,27 +55,17 @@ pub fn schema() -> Value {
 
 /// The tool as advertised to the model.
 pub fn spec() -> ToolSpec {
-    let mut schema = schema();
-    schema["$schema"] = json!("https://json-schema.org/draft/2020-12/schema");
-    ToolSpec {
-        name: TOOL_NAME.into(),
-        description: DESCRIPTION.into(),
-        input_schema: schema.to_string().into(),
-        aliases: Default::default(),
-    }
+    dsh_plugin_api::sdk::claude_input::tool_spec(TOOL_NAME, DESCRIPTION, schema())
 }
 
 /// Why Claude Code refuses the call before any hook hears of it: a `path`
 /// that does not exist, or is not a folder (the schema is checked before).
 pub fn refusal(args: &Value, cwd: &Path) -> Option<String> {
     let given = args.get("path")?.as_str()?;
-    let resolved = resolve(cwd, given);
-    match std::fs::metadata(&resolved) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Some(missing("Directory", given, &resolved, cwd))
-        }
-        Ok(meta) if !meta.is_dir() => Some(format!("Path is not a directory: {given}")),
-        _ => None,
+    match given_path("Directory", given, cwd) {
+        Err(refusal) => Some(refusal),
+        Ok(Some(meta)) if !meta.is_dir() => Some(format!("Path is not a directory: {given}")),
+        Ok(_) => None,
     }
 }
 

@@ -27,7 +27,7 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use serde_json::{Value, json};
 
 use crate::grep_output::{Mode, Options, shape};
-use crate::search_path::{missing, resolve};
+use crate::search_path::{given_path, resolve};
 
 /// The tool's name.
 pub const TOOL_NAME: &str = "Grep";
@@ -78,14 +78,7 @@ pub fn schema() -> Value {
 
 /// The tool as advertised to the model.
 pub fn spec() -> ToolSpec {
-    let mut schema = schema();
-    schema["$schema"] = json!("https://json-schema.org/draft/2020-12/schema");
-    ToolSpec {
-        name: TOOL_NAME.into(),
-        description: DESCRIPTION.into(),
-        input_schema: schema.to_string().into(),
-        aliases: Default::default(),
-    }
+    dsh_plugin_api::sdk::claude_input::tool_spec(TOOL_NAME, DESCRIPTION, schema())
 }
 
 /// Why Claude Code refuses the call before any hook hears of it: a NUL in
@@ -103,14 +96,7 @@ pub fn refusal(args: &Value, cwd: &Path) -> Option<String> {
             ));
         }
     }
-    let given = args.get("path")?.as_str()?;
-    let resolved = resolve(cwd, given);
-    match std::fs::metadata(&resolved) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Some(missing("Path", given, &resolved, cwd))
-        }
-        _ => None,
-    }
+    given_path("Path", args.get("path")?.as_str()?, cwd).err()
 }
 
 /// A number option (`-A`, `-B`, `-C`, `context`) as a line count.

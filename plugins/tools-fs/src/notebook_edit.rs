@@ -56,14 +56,7 @@ pub fn schema() -> Value {
 
 /// The tool as advertised to the model.
 pub fn spec() -> ToolSpec {
-    let mut schema = schema();
-    schema["$schema"] = json!("https://json-schema.org/draft/2020-12/schema");
-    ToolSpec {
-        name: TOOL_NAME.into(),
-        description: DESCRIPTION.into(),
-        input_schema: schema.to_string().into(),
-        aliases: Default::default(),
-    }
+    dsh_plugin_api::sdk::claude_input::tool_spec(TOOL_NAME, DESCRIPTION, schema())
 }
 
 /// The call's notebook, resolved against `cwd`.

@@ -81,6 +81,23 @@ pub fn missing(what: &str, given: &str, resolved: &Path, cwd: &Path) -> String {
     text
 }
 
+/// The `path` argument `given` as a search reads it: its metadata when it
+/// exists (`None` when it cannot be looked at: the tool judges it), or
+/// `Err` with [`missing`]'s refusal naming it as `what`.
+pub fn given_path(
+    what: &str,
+    given: &str,
+    cwd: &Path,
+) -> Result<Option<std::fs::Metadata>, String> {
+    let resolved = resolve(cwd, given);
+    match std::fs::metadata(&resolved) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(missing(what, given, &resolved, cwd))
+        }
+        meta => Ok(meta.ok()),
+    }
+}
+
 /// Claude Code's guess for a missing path: one that lies beside `cwd`
 /// (under its parent but not under `cwd`) may have meant the same place
 /// under `cwd`, if that exists.

@@ -65,7 +65,7 @@ pub async fn run(spec: RunRequest) -> RunAnswer {
 pub async fn run_cancellable(spec: RunRequest, cancel: impl Future<Output = ()>) -> RunAnswer {
     let started = Instant::now();
     let spawned = spawn(&spec, false);
-    finish(spec, spawned, cancel, started).await.0
+    finish(spec, spawned, cancel, started, None).await.0
 }
 
 /// [`run`], also giving how many bytes of stdout the answer holds before
@@ -75,7 +75,7 @@ pub async fn run_cancellable(spec: RunRequest, cancel: impl Future<Output = ()>)
 pub async fn run_counted(spec: RunRequest) -> (RunAnswer, usize) {
     let started = Instant::now();
     let spawned = spawn(&spec, false);
-    finish(spec, spawned, std::future::pending(), started).await
+    finish(spec, spawned, std::future::pending(), started, None).await
 }
 
 /// [`run_cancellable`] with stdout and stderr on one pipe: the answer's
@@ -84,7 +84,7 @@ pub async fn run_counted(spec: RunRequest) -> (RunAnswer, usize) {
 pub async fn run_merged(spec: RunRequest, cancel: impl Future<Output = ()>) -> RunAnswer {
     let started = Instant::now();
     let spawned = spawn(&spec, true);
-    finish(spec, spawned, cancel, started).await.0
+    finish(spec, spawned, cancel, started, None).await.0
 }
 
 /// Starts `spec` at once, on the calling thread, and returns the future
@@ -94,7 +94,7 @@ pub fn run_started(spec: RunRequest) -> impl Future<Output = RunAnswer> + Send +
     let started = Instant::now();
     let spawned = spawn(&spec, false);
     async move {
-        finish(spec, spawned, std::future::pending(), started)
+        finish(spec, spawned, std::future::pending(), started, None)
             .await
             .0
     }
@@ -111,6 +111,19 @@ pub fn start_merged(
     Result<i32, String>,
     impl Future<Output = RunAnswer> + Send + 'static,
 ) {
+    start(spec, cancel, None)
+}
+
+/// Spawns `spec` (stdout and stderr on one pipe) now: its group's id and
+/// the future supervising it, which detaches per `detach`.
+fn start(
+    spec: RunRequest,
+    cancel: impl Future<Output = ()> + Send + 'static,
+    detach: Option<Detach>,
+) -> (
+    Result<i32, String>,
+    impl Future<Output = RunAnswer> + Send + 'static,
+) {
     let started = Instant::now();
     let spawned = spawn(&spec, true);
     let pgid = match &spawned {
@@ -118,7 +131,7 @@ pub fn start_merged(
         Err(e) => Err(e.clone()),
     };
     (pgid, async move {
-        finish(spec, spawned, cancel, started).await.0
+        finish(spec, spawned, cancel, started, detach).await.0
     })
 }
 
@@ -148,32 +161,7 @@ pub fn start_merged_detachable(
     Result<i32, String>,
     impl Future<Output = RunAnswer> + Send + 'static,
 ) {
-    let started = Instant::now();
-    let spawned = spawn(&spec, true);
-    let pgid = match &spawned {
-        Ok(s) => Ok(s.group.id()),
-        Err(e) => Err(e.clone()),
-    };
-    (pgid, async move {
-        let Spawned {
-            child,
-            group,
-            stdin,
-            stdout,
-            stderr,
-        } = match spawned {
-            Ok(spawned) => spawned,
-            Err(message) => return spawn_failure(message, started),
-        };
-        let pipes = Pipes {
-            stdin: feed_stdin(stdin, spec.stdin.as_bytes()),
-            stdout,
-            stderr,
-        };
-        supervise(&spec, child, group, pipes, cancel, started, Some(detach))
-            .await
-            .0
-    })
+    start(spec, cancel, Some(detach))
 }
 
 /// Makes `root` (mode 0700) unless it exists, and checks that it is a
@@ -229,6 +217,7 @@ async fn finish(
     spawned: Result<Spawned, String>,
     cancel: impl Future<Output = ()>,
     started: Instant,
+    detach: Option<Detach>,
 ) -> (RunAnswer, usize) {
     let Spawned {
         child,
@@ -246,7 +235,7 @@ async fn finish(
         stdout,
         stderr,
     };
-    supervise(&spec, child, group, pipes, cancel, started, None).await
+    supervise(&spec, child, group, pipes, cancel, started, detach).await
 }
 
 /// A spawned child: its process, its group, the writing end of its stdin

@@ -175,20 +175,20 @@ impl CodexBridge {
         let (background, waited): (Vec<_>, Vec<_>) = selected.partition(|(_, h)| {
             h.hook.transport.is_none() && h.hook.handler.get("async") == Some(&Value::Bool(true))
         });
-        for (_, h) in background {
-            let request = self.env.iter().fold(
+        // Codex's shell with the bridge's variables, in the session's folder.
+        let request_for = |command: &str, timeout_s| {
+            self.env.iter().fold(
                 hook_request(
-                    vec![
-                        Self::SHELL[0].into(),
-                        Self::SHELL[1].into(),
-                        h.hook.command.clone(),
-                    ],
+                    vec![Self::SHELL[0].into(), Self::SHELL[1].into(), command.into()],
                     &session.cwd,
                     stdin.clone(),
-                    h.hook.timeout_s,
+                    timeout_s,
                 ),
                 |req, (k, v)| req.with_env(k, v),
-            );
+            )
+        };
+        for (_, h) in background {
+            let request = request_for(&h.hook.command, h.hook.timeout_s);
             if let Err(e) = self.host.spawn(request).await {
                 self.host.warn(&format!(
                     "hooks-codex: an async {event} hook did not start: {e}"
@@ -202,19 +202,7 @@ impl CodexBridge {
                 command: h.hook.command.clone(),
                 matcher: h.hook.matcher_raw.clone(),
                 source: h.hook.source.clone(),
-                request: Ok(self.env.iter().fold(
-                    hook_request(
-                        vec![
-                            Self::SHELL[0].into(),
-                            Self::SHELL[1].into(),
-                            h.hook.command.clone(),
-                        ],
-                        &session.cwd,
-                        stdin.clone(),
-                        h.hook.timeout_s,
-                    ),
-                    |req, (k, v)| req.with_env(k, v),
-                )),
+                request: Ok(request_for(&h.hook.command, h.hook.timeout_s)),
                 transport: h.hook.transport.clone(),
             })
             .collect();
