@@ -67,7 +67,7 @@ fn text_content(text: &str) -> Vec<ToolCallContent> {
 /// The ACP kind of a dsh tool.
 pub(crate) fn tool_kind(name: &str) -> ToolKind {
     match name {
-        "Bash" => ToolKind::Execute,
+        "Bash" | "exec_command" | "write_stdin" => ToolKind::Execute,
         "Read" => ToolKind::Read,
         "Write" | "Edit" | "NotebookEdit" => ToolKind::Edit,
         "Glob" | "Grep" => ToolKind::Search,
@@ -81,6 +81,7 @@ pub(crate) fn tool_kind(name: &str) -> ToolKind {
 pub(crate) fn tool_title(name: &str, arguments: &Value) -> String {
     let detail = match name {
         "Bash" => arguments.get("command"),
+        "exec_command" => arguments.get("cmd"),
         "Glob" | "Grep" => arguments.get("pattern"),
         "NotebookEdit" => arguments.get("notebook_path"),
         "Skill" => arguments.get("skill"),

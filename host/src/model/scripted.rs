@@ -8,7 +8,9 @@
 //! A `"$AGENT_ID"` string in a call's arguments stands for the `agent_id`
 //! the newest tool result of the request names (a `spawn_agent` answer);
 //! a `"$BG_ID"` string for the id the newest tool result naming one gave
-//! (`… with ID: <id>.`: a background `Bash` call's answer).
+//! (`… with ID: <id>.`: a background `Bash` call's answer); a
+//! `"$EXEC_SESSION"` string for the number of the newest `Process running
+//! with session ID <n>` (an `exec_command` still running).
 //! `subagent_script` (same forms as `script`): the replies for every
 //! session but the first that asks, so a sub-agent running beside its
 //! parent gets its own in order.
@@ -190,7 +192,7 @@ impl Script {
                 arguments: if c.arguments.is_null() {
                     serde_json::json!({})
                 } else {
-                    with_bg_id(&with_agent_id(&c.arguments, request), request)
+                    with_placeholders(&c.arguments, request)
                 },
             })
             .collect();
@@ -209,67 +211,70 @@ impl Script {
     }
 }
 
-/// `arguments` with every `"$AGENT_ID"` string replaced by the
-/// `agent_id` of the newest tool result in the request that names one
-/// (what a `spawn_agent` call returned), as a model would quote it.
-fn with_agent_id(arguments: &serde_json::Value, request: &ModelRequest) -> serde_json::Value {
-    use serde_json::Value;
-    fn replace(v: &Value, id: &str) -> Value {
-        match v {
-            Value::String(s) if s == "$AGENT_ID" => Value::String(id.to_string()),
-            Value::Array(a) => Value::Array(a.iter().map(|x| replace(x, id)).collect()),
-            Value::Object(o) => {
-                Value::Object(o.iter().map(|(k, x)| (k.clone(), replace(x, id))).collect())
-            }
-            other => other.clone(),
-        }
-    }
-    let id = request.messages.iter().rev().find_map(|m| {
-        if m.role != "tool" {
-            return None;
-        }
-        let v: Value = serde_json::from_str(&m.content).ok()?;
-        v.get("agent_id")?.as_str().map(str::to_string)
-    });
-    match id {
-        Some(id) => replace(arguments, &id),
-        None => arguments.clone(),
-    }
-}
+/// What a placeholder stands for, found in one tool result's content.
+type FindValue = fn(&str) -> Option<serde_json::Value>;
 
-/// `arguments` with every `"$BG_ID"` string replaced by the id the
-/// newest tool result naming one gave (`Command running in background
-/// with ID: <id>.`), as a model would quote it.
-fn with_bg_id(arguments: &serde_json::Value, request: &ModelRequest) -> serde_json::Value {
-    use serde_json::Value;
-    fn replace(v: &Value, id: &str) -> Value {
-        match v {
-            Value::String(s) if s == "$BG_ID" => Value::String(id.to_string()),
-            Value::Array(a) => Value::Array(a.iter().map(|x| replace(x, id)).collect()),
-            Value::Object(o) => {
-                Value::Object(o.iter().map(|(k, x)| (k.clone(), replace(x, id))).collect())
-            }
-            other => other.clone(),
-        }
-    }
-    if !arguments.to_string().contains("\"$BG_ID\"") {
-        return arguments.clone();
-    }
-    let id = request.messages.iter().rev().find_map(|m| {
-        if m.role != "tool" {
-            return None;
-        }
-        let (_, rest) = m.content.split_once(" with ID: ")?;
+/// The placeholders a call's arguments may hold, each bound to what the
+/// newest tool result of the request that names one says, as a model
+/// would quote it:
+/// - `"$AGENT_ID"`: the `agent_id` of a `spawn_agent` answer (a string);
+/// - `"$BG_ID"`: the id of `Command running in background with ID: <id>.`
+///   (a background `Bash` call's answer; a string);
+/// - `"$EXEC_SESSION"`: the number of `Process running with session ID
+///   <n>` (an `exec_command` still running; a number, as `write_stdin`
+///   takes it).
+const PLACEHOLDERS: [(&str, FindValue); 3] = [
+    ("$AGENT_ID", |content| {
+        let v: serde_json::Value = serde_json::from_str(content).ok()?;
+        v.get("agent_id")?.as_str().map(serde_json::Value::from)
+    }),
+    ("$BG_ID", |content| {
+        let (_, rest) = content.split_once(" with ID: ")?;
         let id: String = rest
             .chars()
             .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
             .collect();
-        (!id.is_empty()).then_some(id)
-    });
-    match id {
-        Some(id) => replace(arguments, &id),
-        None => arguments.clone(),
+        (!id.is_empty()).then(|| serde_json::Value::from(id))
+    }),
+    ("$EXEC_SESSION", |content| {
+        let (_, rest) = content.split_once("Process running with session ID ")?;
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse::<i64>().ok().map(serde_json::Value::from)
+    }),
+];
+
+/// `arguments` with every placeholder string ([`PLACEHOLDERS`]) replaced.
+fn with_placeholders(arguments: &serde_json::Value, request: &ModelRequest) -> serde_json::Value {
+    use serde_json::Value;
+    fn replace(v: &Value, name: &str, with: &Value) -> Value {
+        match v {
+            Value::String(s) if s == name => with.clone(),
+            Value::Array(a) => Value::Array(a.iter().map(|x| replace(x, name, with)).collect()),
+            Value::Object(o) => Value::Object(
+                o.iter()
+                    .map(|(k, x)| (k.clone(), replace(x, name, with)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
     }
+    let text = arguments.to_string();
+    let mut out = arguments.clone();
+    for (name, find) in PLACEHOLDERS {
+        if !text.contains(&format!("\"{name}\"")) {
+            continue;
+        }
+        let found = request
+            .messages
+            .iter()
+            .rev()
+            .filter(|m| m.role == "tool")
+            .find_map(|m| find(&m.content));
+        if let Some(value) = found {
+            out = replace(&out, name, &value);
+        }
+    }
+    out
 }
 
 /// The largest script file read; a longer one is refused unparsed.

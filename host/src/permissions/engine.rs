@@ -219,7 +219,8 @@ fn tool_fallback(mode: PermissionMode, call: &Call<'_>) -> Verdict {
     // with none of them in `--allowedTools`), nor do the tools of
     // background shells (S260-*).
     // Nor does a skill without tools of its own (one with them asks its
-    // own question: `tool_ask`, S294-default_mode).
+    // own question: `tool_ask`, S294-default_mode). Nor does Codex's
+    // `write_stdin`, which reaches only a command already allowed.
     let no_ask = matches!(
         call.tool,
         "Agent"
@@ -232,6 +233,7 @@ fn tool_fallback(mode: PermissionMode, call: &Call<'_>) -> Verdict {
             | "Skill"
             | "TaskOutput"
             | "TaskStop"
+            | "write_stdin"
     );
     if READ_TOOLS.contains(&call.tool) || no_ask {
         return Verdict::Allow;

@@ -106,13 +106,15 @@ fn model_script(v: &Vector) -> Value {
             {
                 return json!({"tool_calls": [{"name": f["name"], "arguments": args}]});
             }
+            // Its `write_stdin` polls a running command, a
+            // `"$EXEC_SESSION"` argument the id the command got (C207-*).
             assert!(
-                f["name"] == "exec_command",
+                f["name"] == "exec_command" || f["name"] == "write_stdin",
                 "{}: tool {}",
                 v.name,
                 f["name"]
             );
-            return json!({"tool_calls": [{"name": "exec_command", "arguments": args}]});
+            return json!({"tool_calls": [{"name": f["name"], "arguments": args}]});
         }
         // An HTTP error answer (S92): the provider's refusal with the
         // server's message; a Codex recording's (C184a) with the whole body
@@ -245,7 +247,14 @@ fn compaction(v: &Vector, dialect: Dialect) -> dsh_host::config::CompactionSetti
 /// result's `<usage>` note.
 fn without_durations(text: &str) -> String {
     let re = regex::Regex::new(r"duration_ms: \d+").unwrap();
-    re.replace_all(text, "duration_ms: N").into_owned()
+    let text = re.replace_all(text, "duration_ms: N");
+    // Codex's framing of each exec chunk: a new id and time every chunk,
+    // so no one binding fits them all (C207-*: several chunks).
+    let chunk = regex::Regex::new(r"(?m)^Chunk ID: [0-9a-f]{6}$").unwrap();
+    let wall = regex::Regex::new(r"(?m)^Wall time: \d+\.\d{4} seconds$").unwrap();
+    let text = chunk.replace_all(&text, "Chunk ID: $$CHUNK_ID");
+    wall.replace_all(&text, "Wall time: $$WALL_TIME seconds")
+        .into_owned()
 }
 
 /// Every string in `v` [`without_durations`].

@@ -64,6 +64,7 @@
 
 mod adapter;
 pub mod claude_input;
+pub mod codex_exec;
 pub mod codex_text;
 mod host;
 mod next;

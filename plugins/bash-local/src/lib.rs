@@ -18,7 +18,6 @@ pub mod background;
 pub mod bash;
 pub mod cwd;
 pub mod exec;
-pub mod exec_output;
 pub mod large;
 pub mod prelude;
 pub mod runner;
@@ -36,7 +35,6 @@ use dsh_plugin_api::ffi::AbortSignalBox;
 use dsh_plugin_api::seams::{ModelRequestInput, SessionEndInput};
 use dsh_plugin_api::{ConfigProblem, Host, Plugin, PluginModuleRef, ToolCall, plugin_module};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 pub use runner::server::{Server, ServerSpec, spawn_server};
 pub use runner::{RunAnswer, RunRequest, run, run_cancellable};
@@ -55,8 +53,8 @@ pub struct Config {
     /// that printed more is saved whole and the model reads a preview
     /// ([`large`]).
     pub max_output_bytes: usize,
-    /// Also offer Codex's shell tool `exec_command` ([`exec`]): for
-    /// sessions whose hooks are Codex's.
+    /// Also offer Codex's shell tools `exec_command` and `write_stdin`
+    /// ([`exec`]): for sessions whose hooks are Codex's.
     pub codex_exec_command: bool,
     /// Variables set for `exec_command`'s processes (Codex's
     /// `shell_environment_policy.set`), e.g. the `HOME` whose profile its
@@ -115,10 +113,12 @@ impl Config {
 }
 
 /// The plugin. Everything it does is registered in [`Plugin::apply`]; it
-/// keeps the background jobs ([`background`]), which end with their
-/// session or with it.
+/// keeps the background jobs ([`background`]) and Codex's running
+/// commands ([`exec::store`]), which end with their session or with it.
 pub struct BashLocal {
     jobs: Arc<background::Jobs>,
+    /// Codex's shell tools and the processes they keep, when offered.
+    exec: Option<Arc<exec::ExecContext>>,
 }
 
 impl Plugin for BashLocal {
@@ -192,28 +192,41 @@ impl Plugin for BashLocal {
             bash::claude_schema(),
             dsh_plugin_api::sdk::claude_input::builtin_lenient(bash::TOOL_NAME),
         )?;
-        if codex_exec {
-            let env_allow = exec_env_allow;
+        let exec = if codex_exec {
+            let ctx = Arc::new(exec::ExecContext {
+                env_allow: exec_env_allow,
+                env: exec_env,
+                sandbox,
+                processes: exec::store::ExecSessions::default(),
+            });
+            let run_ctx = ctx.clone();
             host.register_tool(
                 exec::spec(),
                 move |call: RArc<ToolCall>, _signal: AbortSignalBox| {
-                    let env_allow = env_allow.clone();
-                    let env = exec_env.clone();
-                    let sandbox = sandbox.clone();
-                    async move {
-                        let args: Value =
-                            serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
-                        let cwd = std::path::Path::new(call.session.cwd.as_str());
-                        exec::run(&args, cwd, &env_allow, &env, sandbox.as_ref()).await
-                    }
+                    let ctx = run_ctx.clone();
+                    async move { exec::run(&call, &ctx).await }
                 },
             )?;
-        }
-        Ok(BashLocal { jobs })
+            let write_ctx = ctx.clone();
+            host.register_tool(
+                exec::write_stdin::spec(),
+                move |call: RArc<ToolCall>, _signal: AbortSignalBox| {
+                    let ctx = write_ctx.clone();
+                    async move { exec::write_stdin::run(&call, &ctx).await }
+                },
+            )?;
+            Some(ctx)
+        } else {
+            None
+        };
+        Ok(BashLocal { jobs, exec })
     }
 
     async fn session_end(self: Arc<Self>, input: RArc<SessionEndInput>) -> Result<(), String> {
         self.jobs.end_session(&input.session.session_id).await;
+        if let Some(exec) = &self.exec {
+            exec.processes.end_session(&input.session.session_id);
+        }
         Ok(())
     }
 

@@ -241,7 +241,10 @@ fn built_payload(v: &Vector, call: &Value) -> Option<Value> {
         ),
         "UserPromptSubmit" => user_prompt_submit::payload(&prompt_input(&cwd, j), MODEL),
         "PreToolUse" => pre_tool_use::payload(&tool_call(v, &cwd, j), MODEL),
-        "PostToolUse" => post_tool_use::payload(&post_input(v, &cwd, j), MODEL),
+        "PostToolUse" => {
+            let input = post_input(v, &cwd, j);
+            post_tool_use::payload(&input, &input.call, MODEL)
+        }
         "Stop" => stop::payload(
             &continuation(&cwd, j, u32::from(j["stop_hook_active"] == true)),
             MODEL,

@@ -12,6 +12,8 @@
 //! [`run_merged`] gives the child one pipe for stdout and stderr, so the
 //! answer's `stdout` holds both as the child interleaved them (Claude Code's
 //! `Bash` reads its commands that way) and `stderr` stays empty.
+//! [`start_tapped`] hands that one stream out as it comes, and the exit as
+//! soon as it happens (Codex's exec sessions: [`crate::exec`]).
 //!
 //! Termination: on timeout the group gets SIGTERM, then SIGKILL after
 //! `kill_grace_ms`; on cancellation it gets SIGKILL at once; with
@@ -27,7 +29,7 @@ mod caps;
 mod capture;
 pub mod env;
 pub(crate) mod environ;
-mod group;
+pub(crate) mod group;
 mod posix;
 mod program;
 pub mod server;
@@ -65,7 +67,7 @@ pub async fn run(spec: RunRequest) -> RunAnswer {
 pub async fn run_cancellable(spec: RunRequest, cancel: impl Future<Output = ()>) -> RunAnswer {
     let started = Instant::now();
     let spawned = spawn(&spec, false);
-    finish(spec, spawned, cancel, started, None).await.0
+    finish(spec, spawned, cancel, started, None, None).await.0
 }
 
 /// [`run`], also giving how many bytes of stdout the answer holds before
@@ -75,7 +77,7 @@ pub async fn run_cancellable(spec: RunRequest, cancel: impl Future<Output = ()>)
 pub async fn run_counted(spec: RunRequest) -> (RunAnswer, usize) {
     let started = Instant::now();
     let spawned = spawn(&spec, false);
-    finish(spec, spawned, std::future::pending(), started, None).await
+    finish(spec, spawned, std::future::pending(), started, None, None).await
 }
 
 /// [`run_cancellable`] with stdout and stderr on one pipe: the answer's
@@ -84,7 +86,7 @@ pub async fn run_counted(spec: RunRequest) -> (RunAnswer, usize) {
 pub async fn run_merged(spec: RunRequest, cancel: impl Future<Output = ()>) -> RunAnswer {
     let started = Instant::now();
     let spawned = spawn(&spec, true);
-    finish(spec, spawned, cancel, started, None).await.0
+    finish(spec, spawned, cancel, started, None, None).await.0
 }
 
 /// Starts `spec` at once, on the calling thread, and returns the future
@@ -94,7 +96,7 @@ pub fn run_started(spec: RunRequest) -> impl Future<Output = RunAnswer> + Send +
     let started = Instant::now();
     let spawned = spawn(&spec, false);
     async move {
-        finish(spec, spawned, std::future::pending(), started, None)
+        finish(spec, spawned, std::future::pending(), started, None, None)
             .await
             .0
     }
@@ -111,7 +113,30 @@ pub fn start_merged(
     Result<i32, String>,
     impl Future<Output = RunAnswer> + Send + 'static,
 ) {
-    start(spec, cancel, None)
+    start(spec, cancel, None, None)
+}
+
+/// What a tapped run ([`start_tapped`]) reports while it goes.
+#[derive(Debug)]
+pub enum Tapped {
+    /// Bytes the child wrote (stdout and stderr on one pipe), as read.
+    Output(Vec<u8>),
+    /// The child exited (its output may still be draining).
+    Exited(ExitStatus),
+}
+
+/// [`start_merged`] whose output is not kept: every chunk goes to `tap` as
+/// it is read, and the exit as soon as it is seen; the future's answer
+/// then has only the ending (an empty `stdout`).
+pub fn start_tapped(
+    spec: RunRequest,
+    cancel: impl Future<Output = ()> + Send + 'static,
+    tap: tokio::sync::mpsc::UnboundedSender<Tapped>,
+) -> (
+    Result<i32, String>,
+    impl Future<Output = RunAnswer> + Send + 'static,
+) {
+    start(spec, cancel, None, Some(tap))
 }
 
 /// Spawns `spec` (stdout and stderr on one pipe) now: its group's id and
@@ -120,6 +145,7 @@ fn start(
     spec: RunRequest,
     cancel: impl Future<Output = ()> + Send + 'static,
     detach: Option<Detach>,
+    tap: Option<Tap>,
 ) -> (
     Result<i32, String>,
     impl Future<Output = RunAnswer> + Send + 'static,
@@ -131,9 +157,11 @@ fn start(
         Err(e) => Err(e.clone()),
     };
     (pgid, async move {
-        finish(spec, spawned, cancel, started, detach).await.0
+        finish(spec, spawned, cancel, started, detach, tap).await.0
     })
 }
+
+type Tap = tokio::sync::mpsc::UnboundedSender<Tapped>;
 
 /// A run that goes on in the background when it times out after printing
 /// something, as Claude Code's `Bash` moves such a command (recorded
@@ -161,7 +189,7 @@ pub fn start_merged_detachable(
     Result<i32, String>,
     impl Future<Output = RunAnswer> + Send + 'static,
 ) {
-    start(spec, cancel, Some(detach))
+    start(spec, cancel, Some(detach), None)
 }
 
 /// Makes `root` (mode 0700) unless it exists, and checks that it is a
@@ -218,6 +246,7 @@ async fn finish(
     cancel: impl Future<Output = ()>,
     started: Instant,
     detach: Option<Detach>,
+    tap: Option<Tap>,
 ) -> (RunAnswer, usize) {
     let Spawned {
         child,
@@ -235,7 +264,7 @@ async fn finish(
         stdout,
         stderr,
     };
-    supervise(&spec, child, group, pipes, cancel, started, detach).await
+    supervise(&spec, child, group, pipes, cancel, started, (detach, tap)).await
 }
 
 /// A spawned child: its process, its group, the writing end of its stdin
@@ -498,7 +527,7 @@ async fn supervise(
     mut pipes: Pipes,
     cancel: impl Future<Output = ()>,
     started: Instant,
-    mut detach: Option<Detach>,
+    (mut detach, tap): (Option<Detach>, Option<Tap>),
 ) -> (RunAnswer, usize) {
     // Where the output goes once the run detached (`detach`).
     let mut tee: Option<std::fs::File> = None;
@@ -538,6 +567,9 @@ async fn supervise(
         tokio::select! {
             read = read_from(&mut pipes.stdout, &mut out_chunk) => match read {
                 Some(n) if tee.is_some() => tee_write(&mut tee, &out_chunk[..n]),
+                Some(n) if let Some(tap) = &tap => {
+                    let _ = tap.send(Tapped::Output(out_chunk[..n].to_vec()));
+                }
                 Some(n) if hard_limit => if !out.push_within_cap(&out_chunk[..n]) {
                     overflowed = true;
                 },
@@ -563,7 +595,12 @@ async fn supervise(
                 None => pipes.stdin = None,
             },
             exited = child.wait(), if status.is_none() => match exited {
-                Ok(s) => status = Some(s),
+                Ok(s) => {
+                    status = Some(s);
+                    if let Some(tap) = &tap {
+                        let _ = tap.send(Tapped::Exited(s));
+                    }
+                }
                 Err(e) => {
                     // Cannot happen for a child we spawned; if it does, do
                     // not leave a group we can no longer supervise.

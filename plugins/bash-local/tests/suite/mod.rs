@@ -3,6 +3,7 @@
 mod bash_tool;
 mod credentials;
 mod cwd;
+mod exec_sessions;
 mod plugin;
 mod runner;
 mod service;

@@ -11,12 +11,21 @@
 //! `updatedMCPToolOutput` on a built-in tool change nothing. The
 //! replacement and each context are capped as Codex caps them
 //! ([`crate::spill`]).
+//!
+//! An `exec_command` still running when its call returned fires nothing
+//! then: PostToolUse fires for it when the `write_stdin` that sees it end
+//! returns, as that `exec_command` call (its `tool_use_id`, `tool_input`),
+//! with the last chunk as `tool_response`, and a block replaces what that
+//! `write_stdin` returns (recorded `C207-*`;
+//! [`dsh_plugin_api::sdk::codex_exec`]). Other `write_stdin` calls fire
+//! nothing.
 
 use std::future::Future;
 
 use dsh_hook_protocol::point::Outcome;
 use dsh_plugin_api::abi_stable::std_types::{ROption, RVec};
-use dsh_plugin_api::{AuthoredContext, ContentBlock, PostExecuteInput, PostToolDecision};
+use dsh_plugin_api::sdk::codex_exec::{EXEC_COMMAND, ExecStructured, WRITE_STDIN};
+use dsh_plugin_api::{AuthoredContext, ContentBlock, PostExecuteInput, PostToolDecision, ToolCall};
 use serde_json::Value;
 
 use super::{invalid, read, turn_head};
@@ -52,9 +61,9 @@ fn tool_response(input: &PostExecuteInput) -> Value {
     }
 }
 
-/// The stdin payload.
-pub fn payload(input: &PostExecuteInput, model: &str) -> Value {
-    let call = &input.call;
+/// The stdin payload, for `call` (the input's own call, or the
+/// `exec_command` call a `write_stdin` saw end).
+pub fn payload(input: &PostExecuteInput, call: &ToolCall, model: &str) -> Value {
     let tool = codex_tool(call);
     let cwd = tool.workdir.as_deref().unwrap_or(&call.session.cwd);
     let mut m = turn_head(&call.session, cwd, EVENT, model);
@@ -63,6 +72,36 @@ pub fn payload(input: &PostExecuteInput, model: &str) -> Value {
     m.insert("tool_response".into(), tool_response(input));
     m.insert("tool_use_id".into(), call.call_id.as_str().into());
     Value::Object(m)
+}
+
+/// The call PostToolUse fires for: the input's own, none for an
+/// `exec_command` still running or a `write_stdin` that did not see its
+/// process end, and that process's `exec_command` call for the one that
+/// did.
+fn hooked_call(input: &PostExecuteInput) -> Option<ToolCall> {
+    let exec = input
+        .result
+        .structured
+        .as_ref()
+        .into_option()
+        .filter(|_| matches!(input.call.name.as_str(), EXEC_COMMAND | WRITE_STDIN))
+        .and_then(|s| ExecStructured::parse(s));
+    let Some(exec) = exec else {
+        return (input.call.name.as_str() != WRITE_STDIN).then(|| (*input.call).clone());
+    };
+    if exec.running_session_id.is_some() {
+        return None;
+    }
+    match (input.call.name.as_str(), exec.finished_call) {
+        (WRITE_STDIN, Some(started)) => Some(ToolCall {
+            call_id: started.call_id.into(),
+            name: EXEC_COMMAND.into(),
+            arguments: started.arguments.into(),
+            ..(*input.call).clone()
+        }),
+        (WRITE_STDIN, None) => None,
+        _ => Some((*input.call).clone()),
+    }
 }
 
 impl CodexBridge {
@@ -82,14 +121,17 @@ impl CodexBridge {
         if input.denied || failed_mcp || !self.has_hooks(&input.call.session, EVENT) {
             return next().await;
         }
-        let call = &input.call;
+        let Some(call) = hooked_call(input) else {
+            return next().await;
+        };
+        let call = &call;
         let tool = codex_tool(call);
         let mut runs = self
             .fire(
                 EVENT,
                 &call.session,
                 Some(&tool.name),
-                &payload(input, &self.model),
+                &payload(input, call, &self.model),
             )
             .await;
         let mut replacement: Vec<String> = Vec::new();

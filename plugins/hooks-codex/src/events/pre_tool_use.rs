@@ -13,12 +13,14 @@
 //! `updatedInput.command` rewrites the command (without a string `command`
 //! the call fails with Codex's message, `C2-allow-updated-input-cmd-key`).
 //! `additionalContext` reaches the model even when the call is blocked,
-//! capped as Codex caps it ([`crate::spill`]).
+//! capped as Codex caps it ([`crate::spill`]). `write_stdin` fires no
+//! hook.
 
 use std::future::Future;
 
 use dsh_hook_protocol::point::{HookRun, Outcome};
 use dsh_plugin_api::abi_stable::std_types::RString;
+use dsh_plugin_api::sdk::codex_exec::WRITE_STDIN;
 use dsh_plugin_api::{PreToolDecision, ToolCall};
 use serde_json::Value;
 
@@ -146,7 +148,8 @@ impl CodexBridge {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<PreToolDecision, String>>,
     {
-        if !self.has_hooks(&call.session, EVENT) {
+        // Codex fires no hook for `write_stdin` (recorded `C207-*`).
+        if call.name.as_str() == WRITE_STDIN || !self.has_hooks(&call.session, EVENT) {
             return next().await;
         }
         let tool = codex_tool(call);

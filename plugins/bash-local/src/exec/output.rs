@@ -40,7 +40,12 @@ impl Budget {
     /// The budget of a call: its `max_output_tokens` (a non-negative
     /// integer), else [`DEFAULT_BYTE_BUDGET`].
     pub fn of(args: &Value) -> Budget {
-        match args.get("max_output_tokens").and_then(Value::as_u64) {
+        Budget::tokens(args.get("max_output_tokens").and_then(Value::as_u64))
+    }
+
+    /// A budget of `tokens`, else [`DEFAULT_BYTE_BUDGET`].
+    pub fn tokens(tokens: Option<u64>) -> Budget {
+        match tokens {
             Some(t) => Budget::Tokens(usize::try_from(t).unwrap_or(usize::MAX)),
             None => Budget::Bytes(DEFAULT_BYTE_BUDGET),
         }
