@@ -3,10 +3,11 @@
 //! model reads and what a Codex hook gets as `tool_response` are Codex
 //! 0.171.0's (vectors `codex/*`, exec sessions `C207-*`, `C208-*`).
 //!
-//! `exec_command {cmd, workdir?, yield_time_ms?, max_output_tokens?}` runs
-//! the command as Codex runs it, `/bin/bash -lc <cmd>`, in `workdir`
+//! `exec_command {cmd, workdir?, tty?, yield_time_ms?, max_output_tokens?}`
+//! runs the command as Codex runs it, `/bin/bash -lc <cmd>`, in `workdir`
 //! (relative to the session's cwd) or the session's cwd, stdin
-//! `/dev/null`, stderr into the same stream as stdout, with Codex's
+//! `/dev/null`, stderr into the same stream as stdout (with `tty: true`, on
+//! a terminal of its own: [`crate::runner::start_tapped_tty`]), with Codex's
 //! variables for its commands ([`EXEC_ENV`], `CODEX_THREAD_ID`). The call
 //! returns when the command ends or after `yield_time_ms` (default 10 s,
 //! clamped to 250 ms .. 30 s), whichever is first. The model reads Codex's
@@ -88,6 +89,8 @@ pub fn spec() -> ToolSpec {
             "cmd": {"type": "string", "description": "Shell command to execute."},
             "workdir": {"type": "string",
                 "description": "The working directory to execute the command in (default: the session's)."},
+            "tty": {"type": "boolean",
+                "description": "Whether to run the command on a terminal, so write_stdin can send it input (default false)."},
             "yield_time_ms": {"type": "number",
                 "description": "How long to wait (in milliseconds) for output before yielding."},
             "max_output_tokens": {"type": "number",
@@ -193,12 +196,18 @@ pub async fn run(call: &ToolCall, ctx: &ExecContext) -> ToolResult {
     };
     let cwd = Path::new(call.session.cwd.as_str());
     let dir = workdir(&args, cwd);
+    let tty = args.get("tty").and_then(Value::as_bool).unwrap_or(false);
     let program = vec![
         "/bin/bash".to_string(),
         "-c".to_string(),
-        // stderr joins stdout, stdin is nothing (Codex's pipe sessions),
-        // then the login shell runs the command.
-        "exec 2>&1 </dev/null; exec /bin/bash -lc \"$1\"".to_string(),
+        // Without a terminal, stderr joins stdout and stdin is nothing
+        // (Codex's pipe sessions); then the login shell runs the command.
+        if tty {
+            "exec /bin/bash -lc \"$1\""
+        } else {
+            "exec 2>&1 </dev/null; exec /bin/bash -lc \"$1\""
+        }
+        .to_string(),
         "bash".to_string(),
         cmd.to_string(),
     ];
@@ -234,7 +243,7 @@ pub async fn run(call: &ToolCall, ctx: &ExecContext) -> ToolResult {
             .map(|(k, v)| ((*k).to_string(), (*v).to_string())),
     );
     let started = Instant::now();
-    let process = match ExecProcess::start(spec, masks) {
+    let process = match ExecProcess::start(spec, masks, tty) {
         Ok(p) => Arc::new(p),
         Err(e) => return ToolResult::error(format!("exec_command: {e}")),
     };

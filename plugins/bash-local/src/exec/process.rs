@@ -11,6 +11,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures::FutureExt as _;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
@@ -95,28 +96,35 @@ pub struct ExecProcess {
     pgid: i32,
     /// Kills the group when sent (or dropped).
     kill: Mutex<Option<oneshot::Sender<()>>>,
+    /// The process's terminal (`tty`), which takes its input.
+    terminal: Option<Arc<std::fs::File>>,
     /// The sandbox's mask folders, removed when the process is forgotten.
     _masks: Option<crate::sandbox::Masks>,
 }
 
 impl ExecProcess {
-    /// Starts `spec` (stdout and stderr on one pipe), keeping the
-    /// sandbox's `masks` as long as the process is. `Err` says why nothing
-    /// started.
+    /// Starts `spec`, keeping the sandbox's `masks` as long as the process
+    /// is: on a terminal of its own with `tty` (what is written to it is
+    /// the process's input), else with stdout and stderr on one pipe and
+    /// no input. `Err` says why nothing started.
     pub fn start(
         spec: RunRequest,
         masks: Option<crate::sandbox::Masks>,
+        tty: bool,
     ) -> Result<ExecProcess, String> {
         let (kill, killed) = oneshot::channel::<()>();
         let (tap, mut tapped) = mpsc::unbounded_channel();
-        let (pgid, run) = runner::start_tapped(
-            spec,
-            async move {
-                let _ = killed.await;
-            },
-            tap,
-        );
-        let pgid = pgid?;
+        let killed = async move {
+            let _ = killed.await;
+        };
+        let (started, run): (Result<(i32, Option<std::fs::File>), String>, _) = if tty {
+            let (handle, run) = runner::start_tapped_tty(spec, killed, tap);
+            (handle.map(|(pgid, t)| (pgid, Some(t))), run.boxed())
+        } else {
+            let (pgid, run) = runner::start_tapped(spec, killed, tap);
+            (pgid.map(|pgid| (pgid, None)), run.boxed())
+        };
+        let (pgid, terminal) = started?;
         let state = Arc::new(Mutex::new(State::default()));
         let (bump, changed) = watch::channel(0u64);
         let s = state.clone();
@@ -153,6 +161,7 @@ impl ExecProcess {
             changed,
             pgid,
             kill: Mutex::new(Some(kill)),
+            terminal: terminal.map(Arc::new),
             _masks: masks,
         })
     }
@@ -202,6 +211,26 @@ impl ExecProcess {
             group.signal_logged(libc::SIGINT);
             group.disarm();
         }
+    }
+
+    /// Whether the process runs on a terminal (and so takes input).
+    pub fn has_terminal(&self) -> bool {
+        self.terminal.is_some()
+    }
+
+    /// Writes `bytes` to the process's terminal; `Err` when it has none
+    /// or the write fails.
+    pub async fn write(&self, bytes: Vec<u8>) -> Result<(), String> {
+        let Some(terminal) = self.terminal.clone() else {
+            return Err("no terminal".into());
+        };
+        tokio::task::spawn_blocking(move || {
+            use std::io::Write as _;
+            (&*terminal).write_all(&bytes)
+        })
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())
     }
 
     /// Kills the process group.

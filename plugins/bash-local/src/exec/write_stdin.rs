@@ -7,11 +7,13 @@
 //!   `yield_time_ms` passes, clamped to 5 s .. 300 s (Codex's
 //!   `MIN_EMPTY_YIELD_TIME_MS` and its background terminal timeout; a poll
 //!   of 500 ms still waits up to 5 s, `C207-two-polls`).
-//! - `"\u{3}"` is Ctrl-C: SIGINT to the process group (`Process exited with
-//!   code 130`, `C208-interrupt-pipe`). Other characters cannot be written:
-//!   the process's stdin is `/dev/null`, and the call fails with Codex's
-//!   words (`C208-write-to-pipe`). Their wait: 250 ms .. 30 s, 250 ms by
-//!   default.
+//! - A process on a terminal (`tty: true`) gets the characters as typed:
+//!   the terminal echoes them, and Ctrl-C interrupts (`C208-tty`).
+//! - Without one, `"\u{3}"` is Ctrl-C: SIGINT to the process group
+//!   (`Process exited with code 130`, `C208-interrupt-pipe`). Other
+//!   characters cannot be written: the process's stdin is `/dev/null`, and
+//!   the call fails with Codex's words (`C208-write-to-pipe`).
+//! - A write's wait: 250 ms .. 30 s, 250 ms by default.
 //! - A process that ended is forgotten: the call that saw its end is the
 //!   last (`write_stdin failed: Unknown process id <n>`, `C207-*`).
 //!
@@ -103,6 +105,16 @@ pub async fn run(call: &ToolCall, ctx: &ExecContext) -> ToolResult {
         asked.clamp(
             std::time::Duration::from_millis(MIN_POLL_MS),
             std::time::Duration::from_millis(MAX_POLL_MS),
+        )
+    } else if kept.process.has_terminal() {
+        if let Err(e) = kept.process.write(parsed.chars.into_bytes()).await {
+            return ToolResult::error(format!("write_stdin failed: {e}"));
+        }
+        yield_time(
+            parsed.yield_time_ms,
+            DEFAULT_WRITE_YIELD_MS,
+            MIN_YIELD_MS,
+            MAX_YIELD_MS,
         )
     } else if parsed.chars == INTERRUPT {
         kept.process.interrupt();

@@ -34,6 +34,7 @@ mod posix;
 mod program;
 pub mod server;
 mod spec;
+mod tty;
 
 use std::future::Future;
 use std::path::Path;
@@ -50,6 +51,7 @@ use capture::TailBuffer;
 use group::ProcessGroup;
 pub use spec::{DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_OUTPUT_BYTES, Overflow, RunAnswer, RunRequest};
 use spec::{elapsed_ms, spawn_failure};
+pub use tty::start_tapped_tty;
 
 /// How long to keep draining pipes after the group was SIGKILLed. Only a
 /// process that escaped the group (its own `setsid`) can hold them longer;

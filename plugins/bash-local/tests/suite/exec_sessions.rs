@@ -45,7 +45,12 @@ fn structured(result: &ToolResult) -> ExecStructured {
 
 /// The line after `Wall time` in Codex's framing.
 fn status_line(result: &ToolResult) -> String {
-    result.text_content().lines().nth(2).unwrap_or_default().to_string()
+    result
+        .text_content()
+        .lines()
+        .nth(2)
+        .unwrap_or_default()
+        .to_string()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -95,10 +100,13 @@ async fn a_command_that_ends_within_its_yield_is_not_kept() {
     let ctx = context(&dir);
     let done = exec(&ctx, json!({"cmd": "echo quick; exit 3"}), &dir).await;
     assert_eq!(status_line(&done), "Process exited with code 3");
-    assert_eq!(structured(&done), ExecStructured {
-        output: "quick\n".into(),
-        ..Default::default()
-    });
+    assert_eq!(
+        structured(&done),
+        ExecStructured {
+            output: "quick\n".into(),
+            ..Default::default()
+        }
+    );
     assert_eq!(ctx.processes.count("s-1"), 0);
 }
 
@@ -158,4 +166,39 @@ async fn malformed_arguments_fail_with_serdes_message() {
         bad.text_content(),
         "failed to parse function arguments: missing field `session_id` at line 1 column 12"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_command_on_a_terminal_reads_what_is_typed_and_ctrl_c_stops_it() {
+    let (_d, dir) = temp_dir();
+    let ctx = context(&dir);
+    let first = exec(
+        &ctx,
+        json!({"cmd": "read line; echo got-$line; sleep 30", "tty": true, "yield_time_ms": 250}),
+        &dir,
+    )
+    .await;
+    let id = structured(&first)
+        .running_session_id
+        .expect("waiting for input");
+    let typed = write(
+        &ctx,
+        json!({"session_id": id, "chars": "hello\n", "yield_time_ms": 1000}),
+        &dir,
+    )
+    .await;
+    // The terminal echoes the line and ends lines with CR LF (C208-tty).
+    assert_eq!(structured(&typed).output, "hello\r\ngot-hello\r\n");
+    assert_eq!(
+        status_line(&typed),
+        format!("Process running with session ID {id}")
+    );
+    let stopped = write(
+        &ctx,
+        json!({"session_id": id, "chars": "\u{3}", "yield_time_ms": 5000}),
+        &dir,
+    )
+    .await;
+    assert_eq!(status_line(&stopped), "Process exited with code 130");
+    assert_eq!(ctx.processes.count("s-1"), 0);
 }
