@@ -401,7 +401,7 @@ impl Session {
             Ok(answer) => {
                 child.append(SessionEvent::AssistantMessage {
                     content: answer.text.clone(),
-                    tool_calls: answer.tool_calls.clone(),
+                    tool_calls: crate::model::with_argument_values(&answer.tool_calls),
                 });
                 (TurnEndReason::Completed, None)
             }

@@ -98,11 +98,13 @@ impl Session {
     ) {
         let view = self.view();
         let bus = &view.bus;
-        // Materialize once: a string that holds JSON is the JSON it holds.
-        let arguments = match &call.arguments {
-            Value::String(s) => serde_json::from_str(s).unwrap_or_else(|_| call.arguments.clone()),
-            Value::Null => json!({}),
-            other => other.clone(),
+        // Materialize once: a string that holds JSON is the JSON it holds;
+        // the tool is handed that text as the model wrote it (a parse error
+        // points where the model's text has it, as Codex's do: C207-stdin).
+        let arguments = crate::model::arguments_value(&call.arguments);
+        let text = match &call.arguments {
+            Value::String(s) if !arguments.is_string() => s.clone(),
+            _ => arguments.to_string(),
         };
         // Back-pressure: a reader far behind holds the turn here.
         unless_cancelled(cancel, self.feed.room()).await;
@@ -118,7 +120,7 @@ impl Session {
             session: self.session_ref(),
             call_id: RString::from(call.id.as_str()),
             name: RString::from(call.name.as_str()),
-            arguments: RString::from(arguments.to_string()),
+            arguments: RString::from(text),
             parent: self
                 .parent_call
                 .get()

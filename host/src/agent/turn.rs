@@ -528,7 +528,7 @@ impl Session {
             }
             self.append(SessionEvent::AssistantMessage {
                 content: reply.text.clone(),
-                tool_calls: reply.tool_calls.clone(),
+                tool_calls: crate::model::with_argument_values(&reply.tool_calls),
             });
             for call in &reply.tool_calls {
                 let span = tracing::trace_span!(parent: &step_span, "tool.call", session = %self.id, call_id = %call.id, tool = %call.name);

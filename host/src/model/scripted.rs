@@ -84,7 +84,8 @@ pub struct ScriptedError {
 pub struct ScriptedCall {
     /// Tool name.
     pub name: String,
-    /// Arguments object.
+    /// Arguments: an object, or JSON text in a string (handed to the tool
+    /// as written, as `model-openai` hands over the model's own text).
     #[serde(default)]
     pub arguments: serde_json::Value,
 }
@@ -244,6 +245,9 @@ const PLACEHOLDERS: [(&str, FindValue); 3] = [
 ];
 
 /// `arguments` with every placeholder string ([`PLACEHOLDERS`]) replaced.
+/// Arguments given as JSON text (a string, as a provider hands over the
+/// model's own text) keep their text: the quoted placeholder in it is
+/// replaced by the value's JSON.
 fn with_placeholders(arguments: &serde_json::Value, request: &ModelRequest) -> serde_json::Value {
     use serde_json::Value;
     fn replace(v: &Value, name: &str, with: &Value) -> Value {
@@ -258,10 +262,15 @@ fn with_placeholders(arguments: &serde_json::Value, request: &ModelRequest) -> s
             other => other.clone(),
         }
     }
-    let text = arguments.to_string();
+    let text_form = match arguments {
+        Value::String(text) if serde_json::from_str::<Value>(text).is_ok() => Some(text),
+        _ => None,
+    };
+    let text = text_form.cloned().unwrap_or_else(|| arguments.to_string());
     let mut out = arguments.clone();
     for (name, find) in PLACEHOLDERS {
-        if !text.contains(&format!("\"{name}\"")) {
+        let quoted = format!("\"{name}\"");
+        if !text.contains(&quoted) && !out.to_string().contains(&quoted) {
             continue;
         }
         let found = request
@@ -271,7 +280,12 @@ fn with_placeholders(arguments: &serde_json::Value, request: &ModelRequest) -> s
             .filter(|m| m.role == "tool")
             .find_map(|m| find(&m.content));
         if let Some(value) = found {
-            out = replace(&out, name, &value);
+            out = match &out {
+                Value::String(t) if text_form.is_some() => {
+                    Value::String(t.replace(&quoted, &value.to_string()))
+                }
+                other => replace(other, name, &value),
+            };
         }
     }
     out

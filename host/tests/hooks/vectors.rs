@@ -93,28 +93,30 @@ fn model_script(v: &Vector) -> Value {
             return json!({"tool_calls": [{"name": t["name"], "arguments": t["input"]}]});
         }
         if let Some(f) = r.get("function_call") {
-            // Codex's shell tool, as bash-local offers it for Codex
-            // sessions (`codex_exec_command`), with the model's arguments.
-            let args: Value =
-                serde_json::from_str(f["arguments"].as_str().unwrap_or("{}")).unwrap();
-            // An MCP tool has the same name in dsh (`mcp__<server>__<tool>`);
-            // Codex's `multi_agent_v1` calls are dsh's `spawn_agent` and
+            // Codex's shell tools, as bash-local offers them for Codex
+            // sessions (`codex_exec_command`; `write_stdin` polls a running
+            // command, a `"$EXEC_SESSION"` argument the id it got, C207-*),
+            // an MCP tool (the same name in dsh, `mcp__<server>__<tool>`),
+            // or Codex's `multi_agent_v1` calls, dsh's `spawn_agent` and
             // `wait_agent` (`subagent_tools: codex`), a `"$AGENT_ID"`
-            // argument the id the spawn returned (C180-*).
-            if f["name"].as_str().is_some_and(|n| n.starts_with("mcp__"))
-                || f["namespace"] == "multi_agent_v1"
-            {
-                return json!({"tool_calls": [{"name": f["name"], "arguments": args}]});
-            }
-            // Its `write_stdin` polls a running command, a
-            // `"$EXEC_SESSION"` argument the id the command got (C207-*).
+            // argument the id the spawn returned (C180-*). The arguments go
+            // as the model wrote them, text (tools read that text: a parse
+            // error's column is the model's, C207-stdin).
+            let name = f["name"].as_str().unwrap_or_default();
             assert!(
-                f["name"] == "exec_command" || f["name"] == "write_stdin",
-                "{}: tool {}",
+                name.starts_with("mcp__")
+                    || f["namespace"] == "multi_agent_v1"
+                    || ["exec_command", "write_stdin"].contains(&name),
+                "{}: tool {name}",
                 v.name,
-                f["name"]
             );
-            return json!({"tool_calls": [{"name": f["name"], "arguments": args}]});
+            let text = f["arguments"].as_str().unwrap_or("{}");
+            assert!(
+                serde_json::from_str::<Value>(text).is_ok(),
+                "{}: arguments {text}",
+                v.name
+            );
+            return json!({"tool_calls": [{"name": name, "arguments": text}]});
         }
         // An HTTP error answer (S92): the provider's refusal with the
         // server's message; a Codex recording's (C184a) with the whole body

@@ -115,15 +115,16 @@ async fn streamed_tool_calls_merge_by_index() {
     assert_eq!(
         reply.tool_calls,
         [
+            // As the model wrote them: the joined deltas' text.
             ModelToolCall {
                 id: "call_a".into(),
                 name: "Bash".into(),
-                arguments: json!({"command": "echo hi"})
+                arguments: json!("{\"command\": \"echo hi\"}")
             },
             ModelToolCall {
                 id: "call_b".into(),
                 name: "Read".into(),
-                arguments: json!({"path": "src/main.rs"})
+                arguments: json!("{\"path\": \"src/main.rs\"}")
             },
         ]
     );

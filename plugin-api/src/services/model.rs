@@ -92,7 +92,9 @@ pub struct ModelToolCall {
     pub id: String,
     /// Tool name.
     pub name: String,
-    /// Arguments object.
+    /// Arguments: an object, or the JSON text the model wrote, in a string
+    /// (the host reads that string as the JSON it holds and hands tools the
+    /// text as written).
     #[serde(default)]
     pub arguments: serde_json::Value,
 }

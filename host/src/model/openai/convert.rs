@@ -266,11 +266,12 @@ impl Serialize for ToolCalls<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut calls = serializer.serialize_seq(Some(self.0.len()))?;
         for c in self.0 {
-            // The wire carries an object; OpenAI wants it as a string.
-            let arguments = if c.arguments.is_null() {
-                "{}".to_string()
-            } else {
-                c.arguments.to_string()
+            // The wire carries an object (or the model's own text, a
+            // string); OpenAI wants it as a string.
+            let arguments = match &c.arguments {
+                serde_json::Value::Null => "{}".to_string(),
+                serde_json::Value::String(text) => text.clone(),
+                other => other.to_string(),
             };
             calls.serialize_element(&Call {
                 id: &c.id,

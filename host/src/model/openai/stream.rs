@@ -350,15 +350,20 @@ fn build_reply(
     let mut tool_calls = Vec::with_capacity(calls.len());
     for (i, call) in calls.into_iter().enumerate() {
         // An empty string is how some models call a tool without arguments.
+        // Checked here, handed on as the model wrote it (JSON text in a
+        // string: `crate::model::arguments_value`).
         let arguments = if call.arguments.trim().is_empty() {
             Value::Object(Default::default())
         } else {
-            serde_json::from_str(&call.arguments).map_err(|e| OpenAiError::MalformedToolCall {
-                position: i + 1,
-                name: call.name.clone(),
-                id: call.id.clone(),
-                reason: format!("{e} in {}", excerpt(&call.arguments, 120)),
-            })?
+            serde_json::from_str::<serde::de::IgnoredAny>(&call.arguments).map_err(|e| {
+                OpenAiError::MalformedToolCall {
+                    position: i + 1,
+                    name: call.name.clone(),
+                    id: call.id.clone(),
+                    reason: format!("{e} in {}", excerpt(&call.arguments, 120)),
+                }
+            })?;
+            Value::String(call.arguments)
         };
         tool_calls.push(ModelToolCall {
             id: call.id,
@@ -490,15 +495,16 @@ mod tests {
             assert_eq!(
                 reply.tool_calls,
                 vec![
+                    // As the model wrote them (the text the deltas joined).
                     ModelToolCall {
                         id: "a".into(),
                         name: "Bash".into(),
-                        arguments: json!({"command": "ls"})
+                        arguments: json!("{\"command\": \"ls\"}")
                     },
                     ModelToolCall {
                         id: "b".into(),
                         name: "Read".into(),
-                        arguments: json!({"path": "é"})
+                        arguments: json!("{\"path\": \"é\"}")
                     },
                 ]
             );
@@ -591,7 +597,7 @@ mod tests {
         let reply = feed(&body, 100).1.unwrap();
         let names: Vec<_> = reply.tool_calls.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["A", "B"]);
-        assert_eq!(reply.tool_calls[1].arguments, json!({"k": 1}));
+        assert_eq!(reply.tool_calls[1].arguments, json!("{\"k\": 1}"));
     }
 
     #[test]
@@ -604,7 +610,10 @@ mod tests {
         let reply = reply_from_json(&body).unwrap();
         assert_eq!(reply.text, "");
         assert_eq!(reply.stop_reason, StopReason::ToolUse);
-        assert_eq!(reply.tool_calls[0].arguments, json!({"command": "pwd"}));
+        assert_eq!(
+            reply.tool_calls[0].arguments,
+            json!("{\"command\":\"pwd\"}")
+        );
         assert_eq!(reply.model.as_deref(), Some("m"));
         assert_eq!(
             reply.usage,

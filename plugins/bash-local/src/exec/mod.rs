@@ -47,7 +47,7 @@ use std::time::Duration;
 
 use dsh_plugin_api::sdk::codex_exec::{ExecStructured, FinishedCall};
 use dsh_plugin_api::{ToolCall, ToolResult, ToolSpec};
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::time::Instant;
 
 use crate::runner::RunRequest;
@@ -108,6 +108,23 @@ pub fn spec() -> ToolSpec {
     }
 }
 
+/// `exec_command`'s arguments, as Codex reads them: a call that does not
+/// fit fails with serde's message (`failed to parse function arguments:
+/// missing field `cmd` at line 1 column 2`), as Codex's does (`C207-stdin`
+/// for `write_stdin`). Other keys are ignored.
+#[derive(Debug, serde::Deserialize)]
+struct ExecArgs {
+    cmd: String,
+    #[serde(default)]
+    workdir: Option<String>,
+    #[serde(default)]
+    tty: bool,
+    #[serde(default)]
+    yield_time_ms: Option<u64>,
+    #[serde(default)]
+    max_output_tokens: Option<u64>,
+}
+
 /// What the shell tools share: the plugin's settings and the kept
 /// processes.
 pub struct ExecContext {
@@ -122,8 +139,8 @@ pub struct ExecContext {
 }
 
 /// Where the command runs: `workdir` against the session's cwd.
-fn workdir(args: &Value, cwd: &Path) -> PathBuf {
-    match args.get("workdir").and_then(Value::as_str) {
+fn workdir(workdir: Option<&str>, cwd: &Path) -> PathBuf {
+    match workdir {
         Some(w) if !w.is_empty() => cwd.join(w),
         _ => cwd.to_path_buf(),
     }
@@ -190,13 +207,14 @@ pub(crate) fn chunk_result(
 /// Runs the tool body, in the context's sandbox when there is one (its
 /// policy cwd is the session's cwd, as Codex's `sandbox_policy_cwd`).
 pub async fn run(call: &ToolCall, ctx: &ExecContext) -> ToolResult {
-    let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
-    let Some(cmd) = args.get("cmd").and_then(Value::as_str) else {
-        return ToolResult::error("exec_command: missing required parameter `cmd`");
+    let parsed: ExecArgs = match serde_json::from_str(&call.arguments) {
+        Ok(a) => a,
+        Err(e) => return ToolResult::error(format!("failed to parse function arguments: {e}")),
     };
+    let cmd = parsed.cmd.as_str();
     let cwd = Path::new(call.session.cwd.as_str());
-    let dir = workdir(&args, cwd);
-    let tty = args.get("tty").and_then(Value::as_bool).unwrap_or(false);
+    let dir = workdir(parsed.workdir.as_deref(), cwd);
+    let tty = parsed.tty;
     let program = vec![
         "/bin/bash".to_string(),
         "-c".to_string(),
@@ -248,7 +266,7 @@ pub async fn run(call: &ToolCall, ctx: &ExecContext) -> ToolResult {
         Err(e) => return ToolResult::error(format!("exec_command: {e}")),
     };
     let wait = yield_time(
-        args.get("yield_time_ms").and_then(Value::as_u64),
+        parsed.yield_time_ms,
         DEFAULT_YIELD_MS,
         MIN_YIELD_MS,
         MAX_YIELD_MS,
@@ -277,7 +295,8 @@ pub async fn run(call: &ToolCall, ctx: &ExecContext) -> ToolResult {
             },
         )),
     };
-    chunk_result(&got, started, status, output::Budget::of(&args), None)
+    let budget = output::Budget::tokens(parsed.max_output_tokens);
+    chunk_result(&got, started, status, budget, None)
 }
 
 #[cfg(test)]
@@ -295,13 +314,13 @@ mod tests {
             "Chunk ID: 01bc45\nWall time: 0.3021 seconds\nProcess running with session ID 19434\nOriginal token count: 0\nOutput:\n"
         );
         assert_eq!(
-            workdir(&json!({"workdir": "/tmp"}), Path::new("/p")),
+            workdir(Some("/tmp"), Path::new("/p")),
             PathBuf::from("/tmp")
         );
         assert_eq!(
-            workdir(&json!({"workdir": "sub"}), Path::new("/p")),
+            workdir(Some("sub"), Path::new("/p")),
             PathBuf::from("/p/sub")
         );
-        assert_eq!(workdir(&json!({}), Path::new("/p")), PathBuf::from("/p"));
+        assert_eq!(workdir(None, Path::new("/p")), PathBuf::from("/p"));
     }
 }

@@ -160,6 +160,14 @@ async fn the_end_of_the_session_kills_what_still_runs() {
 async fn malformed_arguments_fail_with_serdes_message() {
     let (_d, dir) = temp_dir();
     let ctx = context(&dir);
+    let call = tool_call("exec_command", r#"{"cmd": 5}"#, &dir);
+    let bad = exec::run(&call, &ctx).await;
+    assert!(bad.is_error);
+    assert_eq!(
+        bad.text_content(),
+        "failed to parse function arguments: invalid type: integer `5`, expected a string at \
+         line 1 column 9"
+    );
     let bad = write(&ctx, json!({"chars": ""}), &dir).await;
     assert!(bad.is_error);
     assert_eq!(
