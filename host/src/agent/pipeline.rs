@@ -415,6 +415,21 @@ impl Session {
             .as_ref()
             .into_option()
             .and_then(|s| serde_json::from_str::<Value>(s).ok());
+        // A skill's `allowed-tools` hold for the calls after it in this
+        // turn, as Claude Code's `Skill` result adds them (its
+        // `tool_response.allowedTools`).
+        if call.name == "Skill" && !denied && !delivered.is_error {
+            let granted: Vec<String> = structured
+                .as_ref()
+                .and_then(|s| s["allowedTools"].as_array())
+                .into_iter()
+                .flatten()
+                .filter_map(|t| t.as_str().map(str::to_string))
+                .collect();
+            if !granted.is_empty() {
+                self.allow_for_turn(&granted);
+            }
+        }
         self.append(SessionEvent::ToolResult {
             call_id: call.id.clone(),
             name: call.name.clone(),

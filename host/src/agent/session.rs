@@ -694,6 +694,32 @@ impl Session {
     }
 }
 
+impl Session {
+    /// Allows `rules` (Claude Code's rule syntax) for the rest of the
+    /// running turn: a `Skill` call's `allowed-tools` (Claude Code's
+    /// `allowed_tools` context layer). A rule that does not parse is
+    /// skipped, with a warning. Not recorded: the turn's own.
+    pub(crate) fn allow_for_turn(&self, rules: &[String]) {
+        let mut state = self.state();
+        for text in rules {
+            match Rule::parse(text) {
+                Ok(rule) => state
+                    .perms
+                    .rules
+                    .push(Behavior::Allow, RuleSource::Command, rule),
+                Err(e) => {
+                    tracing::warn!(session = %self.id, "a skill's allowed tool `{text}`: {e}; skipped")
+                }
+            }
+        }
+    }
+
+    /// Drops what [`Session::allow_for_turn`] allowed: the turn ended.
+    pub(crate) fn end_turn_rules(&self) {
+        self.state().perms.rules.remove_source(RuleSource::Command);
+    }
+}
+
 /// A fresh id with a readable prefix.
 impl Session {
     /// `turn/start`, marked `loaded` for the first turn after this process

@@ -178,6 +178,7 @@ impl Session {
         if let Some((used, size)) = unsaved {
             self.append(SessionEvent::ContextUsage { used, size });
         }
+        self.end_turn_rules();
         self.append(SessionEvent::turn_end(&turn_id, reason, message.as_deref()));
         // The turn end's fsync, off the runtime's workers: durable before
         // any plugin hears the turn ended, and once the turn returns. A turn

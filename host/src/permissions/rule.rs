@@ -70,6 +70,9 @@ pub enum RuleSource {
     Manifest,
     /// Answers given in this session ("allow always").
     Session,
+    /// A skill's `allowed-tools`, for the rest of the turn that ran it
+    /// (Claude Code's `command` rules).
+    Command,
 }
 
 impl RuleSource {
@@ -83,6 +86,7 @@ impl RuleSource {
             RuleSource::User => "user",
             RuleSource::Manifest => "manifest",
             RuleSource::Session => "session",
+            RuleSource::Command => "command",
         }
     }
 }
@@ -438,6 +442,11 @@ impl RuleSet {
     /// Adds one parsed rule (a session's "allow always").
     pub fn push(&mut self, behavior: Behavior, source: RuleSource, rule: Rule) {
         self.rules.push((behavior, source, rule));
+    }
+
+    /// Drops every rule of `source`.
+    pub fn remove_source(&mut self, source: RuleSource) {
+        self.rules.retain(|(_, s, _)| *s != source);
     }
 
     /// Every rule, in the order added: `(behavior, source, text)`.

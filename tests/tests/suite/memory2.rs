@@ -293,3 +293,50 @@ fn init_only_starts_and_ends_the_session_without_a_prompt() {
     assert_eq!(events, ["Setup", "SessionStart", "SessionEnd"]);
     assert!(s.requests().is_empty(), "a model request was made");
 }
+
+/// The content of the `tool` message answering each call, in the last
+/// request.
+fn tool_results(s: &Site) -> Vec<String> {
+    let requests = s.requests();
+    requests
+        .last()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+fn a_skills_allowed_tools_hold_for_the_rest_of_its_turn_only() {
+    // `touch` is no read-only command: it needs a rule.
+    let touch = |f: &str| json!({"tool_calls": [{"name": "Bash", "arguments": {"command": format!("touch {f}")}}]});
+    let skill = json!({"tool_calls": [{"name": "Skill", "arguments": {"skill": "greet"}}]});
+    let s = Site::new(
+        &json!([skill, touch("granted.txt"), {"text": "done"}]),
+        &json!({}),
+    );
+    s.write(
+        "proj/.claude/skills/greet/SKILL.md",
+        "---\nname: greet\ndescription: Greets\nallowed-tools: Bash(touch:*)\n---\nSay hello.\n",
+    );
+    s.prompt(&["--allowedTools", "Skill", "greet them"]);
+    let results = tool_results(&s);
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(
+        results[0].starts_with("Launching skill: greet"),
+        "{results:?}"
+    );
+    assert!(s.path("proj/granted.txt").exists(), "{results:?}");
+
+    // The next turn has no such grant: headless, the call is refused.
+    s.write(
+        "script.json",
+        &json!([touch("again.txt"), {"text": "done"}]).to_string(),
+    );
+    s.prompt(&["--continue", "--allowedTools", "Skill", "again"]);
+    let results = tool_results(&s);
+    let refused = results.last().expect("a result");
+    assert!(refused.contains("was blocked"), "{results:?}");
+    assert!(!s.path("proj/again.txt").exists());
+}
