@@ -23,7 +23,7 @@ mod input_check;
 mod permission_step;
 mod pipeline;
 mod prelude;
-mod read_rules;
+mod rule_services;
 mod runtime;
 mod session;
 mod settings_rules;

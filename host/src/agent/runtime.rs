@@ -251,7 +251,7 @@ impl Agent {
             me: me.clone(),
         });
         core.set_session_control(Arc::new(Control(Arc::downgrade(&agent))));
-        super::read_rules::mount(&agent);
+        super::rule_services::mount(&agent);
         super::subagent::register_tool(&agent);
         if agent.options.codex_subagents {
             super::codex_subagent::register_tools(&agent);

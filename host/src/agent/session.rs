@@ -696,11 +696,13 @@ impl Session {
 
 impl Session {
     /// Allows `rules` (Claude Code's rule syntax) for the rest of the
-    /// running turn: a `Skill` call's `allowed-tools` (Claude Code's
-    /// `allowed_tools` context layer). A rule that does not parse is
-    /// skipped, with a warning. Not recorded: the turn's own.
-    pub(crate) fn allow_for_turn(&self, rules: &[String]) {
+    /// running turn: a `Skill` call's or a slash command's `allowed-tools`
+    /// (Claude Code's `allowed_tools` layer). A rule that does not parse
+    /// is skipped, with a warning, and returned with why. Not recorded:
+    /// the turn's own.
+    pub(crate) fn allow_for_turn(&self, rules: &[String]) -> Vec<String> {
         let mut state = self.state();
+        let mut skipped = Vec::new();
         for text in rules {
             match Rule::parse(text) {
                 Ok(rule) => state
@@ -708,10 +710,12 @@ impl Session {
                     .rules
                     .push(Behavior::Allow, RuleSource::Command, rule),
                 Err(e) => {
-                    tracing::warn!(session = %self.id, "a skill's allowed tool `{text}`: {e}; skipped")
+                    tracing::warn!(session = %self.id, "an allowed tool `{text}`: {e}; skipped");
+                    skipped.push(format!("{text}: {e}"));
                 }
             }
         }
+        skipped
     }
 
     /// Drops what [`Session::allow_for_turn`] allowed: the turn ended.

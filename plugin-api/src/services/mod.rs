@@ -24,6 +24,9 @@
 //! - [`task_events`]: a task list's tool asks whether a task may be
 //!   created or completed (the Claude bridge provides it; `tools-tasks`
 //!   calls it);
+//! - [`turn_rules`]: rules allowed for the rest of a session's turn (a
+//!   slash command's `allowed-tools`; the agent provides it, the Claude
+//!   bridge calls it);
 //! - [`read_rules`]: which files a session's `Read` deny rules keep from it
 //!   (the agent provides it; `Glob` and `Grep` call it);
 //! - [`background_tasks`]: the background shell jobs a session has running
@@ -62,4 +65,5 @@ pub mod model;
 pub mod process_runner;
 pub mod read_rules;
 pub mod task_events;
+pub mod turn_rules;
 pub mod worktree_hooks;

@@ -141,6 +141,18 @@ pub trait HookHost: Send + Sync + 'static {
         let _ = session_id;
         Box::pin(async { Vec::new() })
     }
+    /// Allows `rules` for the rest of `session_id`'s turn (a slash
+    /// command's `allowed-tools`: the agent's `turn-rules` service); the
+    /// answer lists the rules that allow nothing, with why. The default
+    /// refuses (a host without an agent).
+    fn allow_for_turn(
+        &self,
+        session_id: &str,
+        rules: Vec<String>,
+    ) -> BoxFuture<Result<Vec<String>, String>> {
+        let _ = (session_id, rules);
+        Box::pin(async { Err("this host keeps no turn rules".to_string()) })
+    }
 }
 
 /// The production [`HookHost`]: the plugin SDK's [`Host`].
@@ -157,6 +169,27 @@ impl PluginHost {
 }
 
 impl HookHost for PluginHost {
+    fn allow_for_turn(
+        &self,
+        session_id: &str,
+        rules: Vec<String>,
+    ) -> BoxFuture<Result<Vec<String>, String>> {
+        use dsh_plugin_api::services::turn_rules::{
+            AllowAnswer, AllowRequest, METHOD_ALLOW, SERVICE,
+        };
+        let host = self.host.clone();
+        let request = AllowRequest {
+            session_id: session_id.to_string(),
+            rules,
+        };
+        Box::pin(async move {
+            let args = serde_json::to_value(&request).map_err(|e| e.to_string())?;
+            let answer = host.call_service(SERVICE, METHOD_ALLOW, &args).await?;
+            let answer: AllowAnswer = serde_json::from_value(answer).map_err(|e| e.to_string())?;
+            Ok(answer.skipped)
+        })
+    }
+
     fn background_tasks(&self, session_id: &str) -> BoxFuture<Vec<Value>> {
         use dsh_plugin_api::services::background_tasks::{METHOD_LIST, SERVICE};
         let host = self.host.clone();

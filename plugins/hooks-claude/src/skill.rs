@@ -264,22 +264,11 @@ pub fn refusal(asked: &str, found: bool, known: &[String]) -> Option<String> {
     Some(format!("<tool_use_error>{text}</tool_use_error>"))
 }
 
-/// A frontmatter key's value: `key: value` lines of the leading `---`
-/// block.
-fn frontmatter(text: &str, key: &str) -> Option<String> {
-    let body = text.strip_prefix("---\n")?;
-    let end = body.find("\n---")?;
-    body[..end].lines().find_map(|line| {
-        let (k, v) = line.split_once(':')?;
-        (k.trim() == key).then(|| v.trim().trim_matches(['"', '\'']).to_string())
-    })
-}
-
 /// Whether Claude Code asks before running a skill whose file is `text`:
 /// its frontmatter gives it tools (`allowed-tools`) or hooks of its own.
 pub fn asks(text: &str) -> bool {
-    frontmatter(text, "allowed-tools").is_some_and(|v| !v.is_empty() && v != "[]")
-        || frontmatter(text, "hooks").is_some()
+    slash::frontmatter(text, "allowed-tools").is_some_and(|v| !v.is_empty() && v != "[]")
+        || slash::frontmatter(text, "hooks").is_some()
 }
 
 /// What a run of the skill gives: the text the model reads after the
@@ -295,18 +284,11 @@ pub fn run(found: &Found, name: &str, bytes: &[u8], args: &str) -> Result<(Strin
     };
     let raw = String::from_utf8_lossy(bytes);
     let mut response = json!({"success": true, "commandName": name});
-    if let Some(tools) = frontmatter(&raw, "allowed-tools") {
-        let list: Vec<String> = tools
-            .trim_matches(['[', ']'])
-            .split(',')
-            .map(|t| t.trim().trim_matches(['"', '\'']).to_string())
-            .filter(|t| !t.is_empty())
-            .collect();
-        if !list.is_empty() {
-            response["allowedTools"] = json!(list);
-        }
+    let list = slash::allowed_tools(&raw);
+    if !list.is_empty() {
+        response["allowedTools"] = json!(list);
     }
-    if let Some(model) = frontmatter(&raw, "model") {
+    if let Some(model) = slash::frontmatter(&raw, "model") {
         response["model"] = json!(model);
     }
     Ok((text, response))

@@ -392,6 +392,33 @@ pub fn content(inv: &Invocation, expanded: &str) -> Vec<ContentBlock_NE> {
     ]
 }
 
+/// The value of `key` in a command or skill file's frontmatter (one
+/// line, quotes dropped), if it has one.
+pub fn frontmatter(text: &str, key: &str) -> Option<String> {
+    let body = text.strip_prefix("---\n")?;
+    let end = body.find("\n---")?;
+    body[..end].lines().find_map(|line| {
+        let (k, v) = line.split_once(':')?;
+        (k.trim() == key).then(|| v.trim().trim_matches(['"', '\'']).to_string())
+    })
+}
+
+/// The file's `allowed-tools`, one rule each (`Bash(git status:*), Read`
+/// or `[Bash(echo:*), Read]`): what Claude Code allows for the rest of the
+/// turn that runs it.
+pub fn allowed_tools(text: &str) -> Vec<String> {
+    frontmatter(text, "allowed-tools")
+        .map(|tools| {
+            tools
+                .trim_matches(['[', ']'])
+                .split(',')
+                .map(|t| t.trim().trim_matches(['"', '\'']).to_string())
+                .filter(|t| !t.is_empty())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

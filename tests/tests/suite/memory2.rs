@@ -340,3 +340,32 @@ fn a_skills_allowed_tools_hold_for_the_rest_of_its_turn_only() {
     assert!(refused.contains("was blocked"), "{results:?}");
     assert!(!s.path("proj/again.txt").exists());
 }
+
+#[test]
+fn a_commands_allowed_tools_hold_for_its_turn_only() {
+    let touch = |f: &str| json!({"tool_calls": [{"name": "Bash", "arguments": {"command": format!("touch {f}")}}]});
+    let s = Site::new(&json!([touch("granted.txt"), {"text": "done"}]), &json!({}));
+    s.write(
+        "proj/.claude/commands/mk.md",
+        "---\ndescription: Makes a file\nallowed-tools: Bash(touch:*)\n---\nMake a file.\n",
+    );
+    // Under `--allowedTools Read`, as recorded (S241-frontmatter-model-tools).
+    s.prompt(&["--allowedTools", "Read", "/mk"]);
+    assert!(
+        s.path("proj/granted.txt").exists(),
+        "{:?}",
+        tool_results(&s)
+    );
+
+    s.write(
+        "script.json",
+        &json!([touch("again.txt"), {"text": "done"}]).to_string(),
+    );
+    s.prompt(&["--continue", "--allowedTools", "Read", "again"]);
+    let results = tool_results(&s);
+    assert!(
+        results.last().is_some_and(|r| r.contains("was blocked")),
+        "{results:?}"
+    );
+    assert!(!s.path("proj/again.txt").exists());
+}

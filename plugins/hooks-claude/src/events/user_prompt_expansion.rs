@@ -35,6 +35,8 @@ pub struct Command {
     pub invocation: Invocation,
     /// What the model reads instead of the prompt.
     pub content: Vec<ContentBlock_NE>,
+    /// The file's `allowed-tools`: allowed for the rest of the turn.
+    pub allowed_tools: Vec<String>,
 }
 
 /// The stdin payload.
@@ -79,6 +81,7 @@ impl ClaudeBridge {
                 Ok(expanded) => Some(Command {
                     content: slash::content(&inv, &expanded),
                     invocation: inv,
+                    allowed_tools: slash::allowed_tools(&String::from_utf8_lossy(&bytes)),
                 }),
                 Err(e) => {
                     warn(e.to_string());
@@ -110,6 +113,7 @@ impl ClaudeBridge {
             Ok(expanded) => Some(Command {
                 content: slash::content(&inv, &expanded),
                 invocation: inv,
+                allowed_tools: slash::allowed_tools(&String::from_utf8_lossy(&bytes)),
             }),
             Err(e) => {
                 warn(e.to_string());

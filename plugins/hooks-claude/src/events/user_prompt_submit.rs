@@ -46,6 +46,25 @@ pub fn payload(input: &PromptSubmitInput) -> Value {
 }
 
 impl ClaudeBridge {
+    /// Asks the agent to allow a command's `allowed-tools` for the rest of
+    /// the turn; rules that allow nothing (or a host that keeps no turn
+    /// rules) are said.
+    async fn allow_for_turn(&self, session_id: &str, rules: Vec<String>) {
+        if rules.is_empty() {
+            return;
+        }
+        match self.host.allow_for_turn(session_id, rules).await {
+            Ok(skipped) if skipped.is_empty() => {}
+            Ok(skipped) => self.host.warn(&format!(
+                "hooks-claude: a command's allowed-tools that allow nothing: {}",
+                skipped.join("; ")
+            )),
+            Err(e) => self.host.warn(&format!(
+                "hooks-claude: a command's allowed-tools allow nothing: {e}"
+            )),
+        }
+    }
+
     /// Runs the UserPromptSubmit hooks, then (unless they veto) the rest of
     /// the waterfall.
     pub async fn on_prompt_submit<F, Fut>(
@@ -91,7 +110,13 @@ impl ClaudeBridge {
             .run_prompt_submit(input, &prompt, contexts, next)
             .await?;
         Ok(match command {
-            Some(command) => expanded(decision, command.content),
+            Some(command) => {
+                if !matches!(decision, PromptDecision::Block { .. }) {
+                    self.allow_for_turn(&input.session.session_id, command.allowed_tools)
+                        .await;
+                }
+                expanded(decision, command.content)
+            }
             None => decision,
         })
     }
