@@ -78,6 +78,22 @@ impl State {
     }
 }
 
+/// A thread writing what it is sent to `terminal`, in order, until the
+/// sender is dropped or a write fails (the terminal closed).
+fn typist(terminal: std::fs::File) -> std::sync::mpsc::Sender<Vec<u8>> {
+    let (send, receive) = std::sync::mpsc::channel::<Vec<u8>>();
+    std::thread::spawn(move || {
+        use std::io::Write as _;
+        let mut terminal = terminal;
+        while let Ok(bytes) = receive.recv() {
+            if terminal.write_all(&bytes).is_err() {
+                break;
+            }
+        }
+    });
+    send
+}
+
 /// A shell's exit code: the code, or `128 + signal`.
 fn exit_code(code: Option<i32>, signal: Option<i32>) -> i64 {
     match (code, signal) {
@@ -96,8 +112,9 @@ pub struct ExecProcess {
     pgid: i32,
     /// Kills the group when sent (or dropped).
     kill: Mutex<Option<oneshot::Sender<()>>>,
-    /// The process's terminal (`tty`), which takes its input.
-    terminal: Option<Arc<std::fs::File>>,
+    /// Input for the process's terminal (`tty`), written in order by a
+    /// thread of its own: a process that does not read never holds a call.
+    terminal: Option<std::sync::mpsc::Sender<Vec<u8>>>,
     /// The sandbox's mask folders, removed when the process is forgotten.
     _masks: Option<crate::sandbox::Masks>,
 }
@@ -161,7 +178,7 @@ impl ExecProcess {
             changed,
             pgid,
             kill: Mutex::new(Some(kill)),
-            terminal: terminal.map(Arc::new),
+            terminal: terminal.map(typist),
             _masks: masks,
         })
     }
@@ -218,19 +235,16 @@ impl ExecProcess {
         self.terminal.is_some()
     }
 
-    /// Writes `bytes` to the process's terminal; `Err` when it has none
-    /// or the write fails.
-    pub async fn write(&self, bytes: Vec<u8>) -> Result<(), String> {
-        let Some(terminal) = self.terminal.clone() else {
+    /// Types `bytes` into the process's terminal, as Codex hands input to
+    /// its writer: the call does not wait for the process to take them.
+    /// `Err` when it has no terminal or the terminal is gone.
+    pub fn write(&self, bytes: Vec<u8>) -> Result<(), String> {
+        let Some(terminal) = &self.terminal else {
             return Err("no terminal".into());
         };
-        tokio::task::spawn_blocking(move || {
-            use std::io::Write as _;
-            (&*terminal).write_all(&bytes)
-        })
-        .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())
+        terminal
+            .send(bytes)
+            .map_err(|_| "the terminal is closed".to_string())
     }
 
     /// Kills the process group.

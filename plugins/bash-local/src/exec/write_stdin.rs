@@ -107,7 +107,7 @@ pub async fn run(call: &ToolCall, ctx: &ExecContext) -> ToolResult {
             std::time::Duration::from_millis(MAX_POLL_MS),
         )
     } else if kept.process.has_terminal() {
-        if let Err(e) = kept.process.write(parsed.chars.into_bytes()).await {
+        if let Err(e) = kept.process.write(parsed.chars.into_bytes()) {
             return ToolResult::error(format!("write_stdin failed: {e}"));
         }
         yield_time(

@@ -210,3 +210,32 @@ async fn a_command_on_a_terminal_reads_what_is_typed_and_ctrl_c_stops_it() {
     assert_eq!(status_line(&stopped), "Process exited with code 130");
     assert_eq!(ctx.processes.count("s-1"), 0);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn input_a_terminal_does_not_take_never_holds_the_call() {
+    let (_d, dir) = temp_dir();
+    let ctx = context(&dir);
+    let first = exec(
+        &ctx,
+        json!({"cmd": "sleep 30", "tty": true, "yield_time_ms": 250}),
+        &dir,
+    )
+    .await;
+    let id = structured(&first).running_session_id.expect("running");
+    // Far more than a terminal's input buffer, to a process that never
+    // reads: the call still answers after its wait (`write` is bounded by
+    // FINISH).
+    let flood = "x".repeat(1 << 20);
+    let typed = write(
+        &ctx,
+        json!({"session_id": id, "chars": flood, "yield_time_ms": 250}),
+        &dir,
+    )
+    .await;
+    assert_eq!(
+        status_line(&typed),
+        format!("Process running with session ID {id}")
+    );
+    ctx.processes.end_session("s-1");
+    assert_eq!(ctx.processes.count("s-1"), 0);
+}
