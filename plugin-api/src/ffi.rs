@@ -300,6 +300,23 @@ pub trait HostContext: Clone + Send + Sync {
             "this host does not keep a shell in its session's root (plugin API 1.10)",
         ))
     }
+    /// Opens a turn in a session (since 1.11) whose one prompt is `text`,
+    /// a user message from this plugin: no `agent/prompt-submit` runs for
+    /// it (nobody typed it), and the turn runs as any other (steps,
+    /// `agent/turn-continuation`, `agent/turn-end`). Only a session whose
+    /// embedder runs plugin-opened turns, with no turn open, takes it:
+    /// today `dsh prompt` while it winds down after its last turn (as
+    /// `claude -p` re-invokes the model when a background job ends within
+    /// its grace). Anywhere else (an ACP or daemon session, a turn
+    /// running) it is refused, and the plugin says what it has to say
+    /// another way ([`Self::inject_context`]). `Ok` means a turn will
+    /// carry the text; the call does not wait for it. The default refuses.
+    fn open_turn(&self, session_id: RString, text: RString) -> RResult<(), RString> {
+        let _ = (session_id, text);
+        RResult::RErr(RString::from(
+            "this host cannot open a turn for a plugin (plugin API 1.11)",
+        ))
+    }
 }
 
 /// Shared host-context handle.

@@ -24,6 +24,9 @@ pub struct Prompt {
     /// Claude Code's `-p`), or text for the model, as `codex exec` sends
     /// it (`C90-slash-compact`).
     pub commands: bool,
+    /// Whether it goes through `agent/prompt-submit`: everything someone
+    /// sent does; a turn a plugin opened ([`Prompt::opened_by`]) does not.
+    pub submit: bool,
 }
 
 impl Prompt {
@@ -33,6 +36,21 @@ impl Prompt {
             content: vec![ContentBlock::text(text)],
             source: MessageSource::User,
             commands: true,
+            submit: true,
+        }
+    }
+
+    /// The text of a turn `plugin` opened (plugin API 1.11,
+    /// [`Session::open_turn`]): a user message from the plugin, no command,
+    /// not submitted (Claude Code runs no UserPromptSubmit for the
+    /// `<task-notification>` its wind-down re-invokes the model with,
+    /// recorded `S262-ends-in-grace`).
+    pub fn opened_by(plugin: &str, text: impl Into<String>) -> Self {
+        Prompt {
+            content: vec![ContentBlock::text(text)],
+            source: MessageSource::plugin(plugin),
+            commands: false,
+            submit: false,
         }
     }
 
@@ -129,6 +147,9 @@ pub(crate) struct SessionState {
     /// compacted (a Codex-style session resumed with its context full:
     /// Codex compacts, then runs SessionStart(resume), `C90-text-then-resume`).
     pub(crate) pending_start: Option<dsh_plugin_api::SessionStartSource>,
+    /// Where a turn a plugin opens goes while its embedder runs such turns
+    /// (`dsh prompt`'s wind-down, [`super::wind_down`]); `None` refuses them.
+    pub(crate) opener: Option<tokio::sync::mpsc::UnboundedSender<Prompt>>,
 }
 
 /// The context in use as `events` last recorded it: the last
@@ -244,6 +265,7 @@ impl Session {
                 usage,
                 usage_unsaved: false,
                 pending_start: None,
+                opener: None,
             }),
             turn_lock: tokio::sync::Mutex::new(()),
             loaded: std::sync::atomic::AtomicBool::new(false),

@@ -293,6 +293,11 @@ impl Session {
         let mut accepted = 0;
         let mut vetoes = Vec::new();
         for prompt in &drained {
+            if !prompt.submit {
+                self.append_opened(prompt);
+                accepted += 1;
+                continue;
+            }
             match unless_cancelled(cancel, self.submit_prompt(prompt)).await {
                 None => return cancelled(),
                 Some(Ok(None)) => accepted += 1,
@@ -377,6 +382,17 @@ impl Session {
             }
             Err(NotCompacted::Failed(e)) => (TurnEndReason::Error, Some(e)),
         }
+    }
+
+    /// A prompt nobody submitted (a turn a plugin opened): logged as it
+    /// is, with its plugin as the source.
+    fn append_opened(&self, prompt: &Prompt) {
+        self.append(SessionEvent::UserMessage {
+            content: content_text(&prompt.content),
+            source: EventSource::from(&prompt.source),
+            original_content: None,
+            parts: Vec::new(),
+        });
     }
 
     /// Runs prompt-submit for one prompt; `Some(reason)` when vetoed.

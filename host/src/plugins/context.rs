@@ -95,6 +95,12 @@ pub trait SessionControl: Send + Sync {
         let _ = (session_id, cwd);
         Err("this agent cannot move a session".into())
     }
+    /// Opens a turn whose one prompt is `plugin`'s `text` (plugin API
+    /// 1.11), where the session's embedder runs such turns.
+    fn open_turn(&self, plugin: &str, session_id: &str, text: String) -> Result<(), String> {
+        let _ = (plugin, session_id, text);
+        Err("this agent cannot open a turn for a plugin".into())
+    }
 }
 
 /// The host's shared state: the published plugin registry and what
@@ -567,6 +573,14 @@ impl HostContext for PluginContext {
             Ok(root) => RResult::ROk(root.map(RString::from).into()),
             Err(e) => RResult::RErr(e.into()),
         }
+    }
+
+    fn open_turn(&self, session_id: RString, text: RString) -> RResult<(), RString> {
+        let result = self
+            .core
+            .session_control()
+            .and_then(|s| s.open_turn(&self.owner.id, &session_id, text.into_string()));
+        unit(result)
     }
 
     fn report_problem(&self, problem: ConfigProblem) {

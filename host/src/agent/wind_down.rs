@@ -1,0 +1,178 @@
+//! The wind-down of a headless run (`dsh prompt`): what `claude -p` does
+//! after its last turn while background jobs still run, recorded with
+//! Claude Code 2.1.197 (`S262-ends-in-grace`, `S260-left-running`;
+//! `tools/recorder-scenarios/FINDINGS-wind.md`).
+//!
+//! The run waits up to a grace (Claude Code's is 5 s) for the session's
+//! running jobs, asking the `background-tasks` service (`bash-local`).
+//! Meanwhile the session takes turns a plugin opens
+//! ([`Session::open_turn`], plugin API 1.11): a job that ends reports
+//! itself by opening one, whose prompt is its bare `<task-notification>`,
+//! and the run re-invokes the model with it, as Claude Code does. After
+//! such a turn the run waits again, with a fresh grace (what Claude Code
+//! does after a second turn while another job runs was not recorded). When
+//! the grace runs out with jobs still running, the run ends
+//! [`WindDownEnd::Killed`]: closing the session with
+//! [`dsh_plugin_api::SESSION_END_WIND_DOWN_KILLED`] kills them
+//! (`bash-local` kills a session's jobs when it ends) and the Claude bridge
+//! runs no SessionEnd hook, as recorded.
+//!
+//! Only a headless run winds down. An ACP or daemon session never does and
+//! never takes a plugin-opened turn: a job that ends there is reported as
+//! context the model reads with the next prompt, the editor's session being
+//! no `claude -p` that is about to exit.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use abi_stable::std_types::RString;
+use dsh_plugin_api::services::background_tasks::{
+    ListAnswer, METHOD_WAIT, SERVICE, Task, WaitRequest,
+};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::session::{Phase, Prompt, Session, TurnOutcome};
+
+/// Claude Code's grace for background jobs at the end of `claude -p`
+/// ("print wind-down: killing background shell … after 5000ms grace").
+pub const DEFAULT_GRACE: Duration = Duration::from_millis(5000);
+
+/// How a wind-down ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WindDownEnd {
+    /// No job was left running (or nobody runs jobs).
+    Settled,
+    /// The run was interrupted (SIGINT, SIGTERM) before the jobs ended:
+    /// the session closes as usual, which kills them.
+    Interrupted,
+    /// The grace ran out with these jobs still running: the session is to
+    /// be closed with [`dsh_plugin_api::SESSION_END_WIND_DOWN_KILLED`].
+    Killed {
+        /// The jobs still running, as `background-tasks` lists them.
+        tasks: Vec<Task>,
+    },
+}
+
+/// What a wind-down did.
+#[derive(Debug, Clone)]
+pub struct WindDown {
+    /// The turns plugins opened meanwhile, in order.
+    pub turns: Vec<TurnOutcome>,
+    /// How it ended.
+    pub end: WindDownEnd,
+}
+
+impl WindDown {
+    /// The `agent/session-end` reason to close the session with: `other`
+    /// (what `claude -p` reports), or the killed reason.
+    pub fn end_reason(&self) -> &'static str {
+        match self.end {
+            WindDownEnd::Settled | WindDownEnd::Interrupted => "other",
+            WindDownEnd::Killed { .. } => dsh_plugin_api::SESSION_END_WIND_DOWN_KILLED,
+        }
+    }
+}
+
+impl Session {
+    /// Takes a turn `plugin` opens with `text` as its one prompt (plugin
+    /// API 1.11): only while the session winds down ([`Session::wind_down`])
+    /// and no turn is open; refused otherwise (the plugin then injects its
+    /// text as context).
+    pub(crate) fn open_turn(&self, plugin: &str, text: String) -> Result<(), String> {
+        let state = self.state();
+        let opener = match (&state.opener, state.phase) {
+            (Some(opener), Phase::Idle) => opener,
+            (None, _) => {
+                return Err(format!(
+                    "session `{}` takes no plugin-opened turn (only a headless run winding down does)",
+                    self.id
+                ));
+            }
+            (Some(_), _) => return Err(format!("session `{}` has a turn open", self.id)),
+        };
+        opener
+            .send(Prompt::opened_by(plugin, text))
+            .map_err(|_| format!("session `{}` no longer winds down", self.id))
+    }
+
+    /// Winds the session down after a headless run's last turn: waits up
+    /// to `grace` for its background jobs, running the turns they open as
+    /// they end (see the module's docs); `stop` ends it early (a turn it
+    /// runs then is the caller's to cancel, [`Session::cancel`]). The caller
+    /// closes the session with [`WindDown::end_reason`].
+    pub async fn wind_down(self: &Arc<Self>, grace: Duration, stop: CancellationToken) -> WindDown {
+        let (opener, mut opened) = mpsc::unbounded_channel();
+        self.state().opener = Some(opener);
+        let mut turns = Vec::new();
+        let end = loop {
+            if stop.is_cancelled() {
+                break WindDownEnd::Interrupted;
+            }
+            if self.take_opened(&mut opened) {
+                turns.push(self.run_turn().await);
+                continue;
+            }
+            let left = tokio::select! {
+                biased;
+                _ = stop.cancelled() => break WindDownEnd::Interrupted,
+                Some(prompt) = opened.recv() => {
+                    self.enqueue(prompt);
+                    self.take_opened(&mut opened);
+                    turns.push(self.run_turn().await);
+                    continue;
+                }
+                left = self.wait_for_jobs(grace) => left,
+            };
+            // A job that ended opened its turn before its end could be seen.
+            if self.take_opened(&mut opened) {
+                turns.push(self.run_turn().await);
+                continue;
+            }
+            break match left {
+                Some(tasks) if !tasks.is_empty() => WindDownEnd::Killed { tasks },
+                _ => WindDownEnd::Settled,
+            };
+        };
+        self.state().opener = None;
+        WindDown { turns, end }
+    }
+
+    /// Queues every turn opened so far; whether there was one.
+    fn take_opened(&self, opened: &mut mpsc::UnboundedReceiver<Prompt>) -> bool {
+        let mut any = false;
+        while let Ok(prompt) = opened.try_recv() {
+            self.enqueue(prompt);
+            any = true;
+        }
+        any
+    }
+
+    /// Waits up to `grace` for the session's background jobs; the jobs
+    /// still running then. `None` when nobody runs jobs (no
+    /// `background-tasks` service, or one without `wait`), or its answer
+    /// could not be read (logged): nothing to wait for.
+    async fn wait_for_jobs(&self, grace: Duration) -> Option<Vec<Task>> {
+        let service = self.core.view().services.get(SERVICE)?;
+        let request = WaitRequest {
+            session_id: self.id.clone(),
+            timeout_ms: u64::try_from(grace.as_millis()).unwrap_or(u64::MAX),
+        };
+        let args = serde_json::to_string(&request).unwrap_or_default();
+        let answer = service
+            .call(RString::from(METHOD_WAIT), RString::from(args))
+            .await
+            .into_result()
+            .map_err(String::from)
+            .and_then(|a| {
+                serde_json::from_str::<ListAnswer>(&a).map_err(|e| format!("bad answer: {e}"))
+            });
+        match answer {
+            Ok(answer) => Some(answer.tasks),
+            Err(e) => {
+                tracing::warn!(session = %self.id, "{SERVICE}: cannot wait for background jobs: {e}");
+                None
+            }
+        }
+    }
+}
