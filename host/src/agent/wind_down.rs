@@ -113,6 +113,7 @@ impl Session {
                 turns.push(self.run_turn().await);
                 continue;
             }
+            tracing::debug!(session = %self.id, grace_ms = grace.as_millis(), "winding down: waiting for background jobs");
             let left = tokio::select! {
                 biased;
                 _ = stop.cancelled() => break WindDownEnd::Interrupted,
@@ -136,6 +137,11 @@ impl Session {
         };
         self.state().opener = None;
         WindDown { turns, end }
+    }
+
+    /// Whether the session winds down now (takes plugin-opened turns).
+    pub fn winds_down(&self) -> bool {
+        self.state().opener.is_some()
     }
 
     /// Queues every turn opened so far; whether there was one.

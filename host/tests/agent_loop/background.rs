@@ -354,3 +354,145 @@ async fn a_command_that_times_out_after_printing_goes_on_in_the_background() {
         "Exit code 143\nCommand timed out after 1s"
     );
 }
+
+/// The session's log as JSON values.
+fn logged(session: &dsh_host::agent::Session) -> Vec<Value> {
+    session
+        .events()
+        .iter()
+        .map(|e| serde_json::to_value(&e.event).unwrap())
+        .collect()
+}
+
+/// A job that ends while no turn runs in a session that does not wind
+/// down (an ACP or daemon session) is told as before: a system message
+/// the model reads with the next prompt, no turn of its own. One that ends
+/// while the session winds down (`dsh prompt` after its last turn, plugin
+/// API 1.11) opens a turn whose one prompt is its bare
+/// `<task-notification>`, as `claude -p` re-invokes the model (recorded
+/// `S262-ends-in-grace`); one still running when the grace runs out is
+/// killed as the session closes (`S260-left-running`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_ending_between_turns_opens_a_turn_only_while_the_session_winds_down() {
+    use dsh_host::agent::WindDownEnd;
+    use tokio_util::sync::CancellationToken;
+    let h = Bg::new(json!([
+        bg("until [ -e go1 ]; do sleep 0.01; done"),
+        text("first"),
+        bg("until [ -e go2 ]; do sleep 0.01; done"),
+        text("second"),
+        text("third"),
+        bg("echo $$ > job3.pid; sleep 300; touch late.txt"),
+        text("fourth"),
+    ]));
+    let (session, out) = h.run("one").await;
+    assert_eq!(out.reason, dsh_host::session::TurnEndReason::Completed);
+    // Not winding down: the notification is logged as system context.
+    let turns = |s: &dsh_host::agent::Session| {
+        logged(s)
+            .iter()
+            .filter(|e| e["type"] == "turn/start")
+            .count()
+    };
+    let before = turns(&session);
+    std::fs::write(h.project.join("go1"), "").unwrap();
+    wait_for("the first job's notification", WAIT, || {
+        logged(&session).iter().any(|e| {
+            e["type"] == "context/message"
+                && e["role"] == "system"
+                && e["content"]
+                    .as_str()
+                    .is_some_and(|c| c.contains("<task-notification>"))
+        })
+    })
+    .await;
+    // Written as a one-shot injection; no model request was made for it.
+    assert_eq!(h.requests().len(), 2);
+    assert_eq!(turns(&session), before + 1);
+    let out = session.prompt(Prompt::user("two")).await;
+    assert_eq!(out.reason, dsh_host::session::TurnEndReason::Completed);
+    let requests = h.requests();
+    let system: Vec<&Value> = requests[2]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "system" && m["source"]["plugin"] == "bash-local")
+        .collect();
+    assert_eq!(system.len(), 1, "{}", requests[2]);
+    assert!(
+        system[0]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("[SYSTEM NOTIFICATION - NOT USER INPUT]\n"),
+        "{}",
+        system[0]
+    );
+    // Winding down: the second job's end opens a turn.
+    let wind = tokio::spawn({
+        let session = session.clone();
+        async move {
+            session
+                .wind_down(Duration::from_secs(600), CancellationToken::new())
+                .await
+        }
+    });
+    wait_for("the wind-down", WAIT, || session.winds_down()).await;
+    std::fs::write(h.project.join("go2"), "").unwrap();
+    let wind = dsh_test_support::wait::within("the wind-down's end", WAIT, wind)
+        .await
+        .unwrap();
+    assert_eq!(wind.end, WindDownEnd::Settled);
+    assert_eq!(wind.turns.len(), 1);
+    assert!(!session.winds_down());
+    let requests = h.requests();
+    assert_eq!(requests.len(), 5);
+    let messages = requests[4]["messages"].as_array().unwrap();
+    let last = &messages[messages.len() - 1];
+    let notification = last["content"].as_str().unwrap();
+    assert_eq!(last["role"], "user", "{last}");
+    assert!(last.get("source").is_none(), "{last}");
+    assert!(
+        notification.starts_with("<task-notification>\n<task-id>b")
+            && notification.ends_with(
+                "<status>completed</status>\n<summary>Background command \"background job\" \
+                 completed (exit code 0)</summary>\n</task-notification>"
+            ),
+        "{notification}"
+    );
+    assert_eq!(messages[messages.len() - 2]["content"], "second");
+    let opened: Vec<Value> = wind.turns[0]
+        .events
+        .iter()
+        .map(|e| serde_json::to_value(&e.event).unwrap())
+        .filter(|e| e["type"] == "user/message")
+        .collect();
+    assert_eq!(
+        opened,
+        [json!({"type": "user/message", "content": notification,
+            "source": {"kind": "plugin", "plugin": "bash-local"}})]
+    );
+    // A job the grace does not see end: the wind-down ends `Killed`, and
+    // closing the session with its reason kills it.
+    let out = session.prompt(Prompt::user("four")).await;
+    assert_eq!(out.reason, dsh_host::session::TurnEndReason::Completed);
+    let wind = session
+        .wind_down(Duration::from_millis(50), CancellationToken::new())
+        .await;
+    assert!(wind.turns.is_empty());
+    let WindDownEnd::Killed { tasks } = &wind.end else {
+        panic!("{:?}", wind.end);
+    };
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(
+        tasks[0].command,
+        "echo $$ > job3.pid; sleep 300; touch late.txt"
+    );
+    assert_eq!(
+        wind.end_reason(),
+        dsh_plugin_api::SESSION_END_WIND_DOWN_KILLED
+    );
+    let pid = read_pid(&h.project.join("job3.pid"));
+    h.agent.close_session(&session.id, wind.end_reason()).await;
+    assert_eq!(proc_state(pid), None, "job {pid} outlived its session");
+    assert!(!h.project.join("late.txt").exists());
+}
