@@ -89,7 +89,7 @@ impl Session {
                     self.id
                 ));
             }
-            (Some(_), _) => return Err(format!("session `{}` has a turn open", self.id)),
+            (Some(_), _) => return Err(format!("session `{}` is not idle", self.id)),
         };
         opener
             .send(Prompt::opened_by(plugin, text))

@@ -1,5 +1,8 @@
-//! `dsh prompt`: one turn in-process, printed for a human or as JSONL;
-//! SIGINT and SIGTERM end the turn `aborted` and kill what it started.
+//! `dsh prompt`: one turn in-process, printed for a human or as JSONL,
+//! then `claude -p`'s wind-down (background jobs get a grace, those that
+//! end in it re-invoke the model, the rest are killed:
+//! [`Session::wind_down`]); SIGINT and SIGTERM end the turn `aborted` and
+//! kill what it started.
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -12,8 +12,13 @@
 //! When the shell exits, whatever it left in its process group is killed,
 //! the exit is recorded and Claude Code's `<task-notification>` is added to
 //! the session as system context (it reaches the model after the results
-//! of the step that was running); once a model request has gone out with
-//! it, the job is forgotten (`No task found with ID: …`, as in Claude
+//! of the step that was running, or with the next prompt); in a `dsh
+//! prompt` run winding down after its last turn it instead opens a turn
+//! whose one prompt is the bare `<task-notification>` (plugin API 1.11,
+//! `Host::open_turn`; recorded `S262-ends-in-grace`), and the
+//! `background-tasks` service's `wait` is how that run waits for the jobs
+//! (Claude Code's grace). Once a model request has gone out with a
+//! notification, the job is forgotten (`No task found with ID: …`, as in Claude
 //! Code). `TaskStop` kills the job's group at once and forgets it, with no
 //! notification. When the session ends, or the plugin is disposed (the
 //! daemon stops), every job still running is killed and reaped: no
