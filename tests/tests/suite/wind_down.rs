@@ -7,7 +7,10 @@
 //!   whose one prompt is the bare `<task-notification>` (a user message, no
 //!   UserPromptSubmit), Stop again with no job listed, then SessionEnd;
 //! - a job still running when the grace runs out is killed and the run
-//!   ends with no SessionEnd hook.
+//!   ends with no SessionEnd hook;
+//! - SIGINT while the run waits ends the wait: the job is killed as the
+//!   session ends (SessionEnd runs, as for any interrupted run) and `dsh`
+//!   exits 130.
 //!
 //! No wall clock is asserted: the first job ends only once `dsh` has
 //! written that it winds down (its debug line, read by the job from the
@@ -26,6 +29,11 @@ use super::compaction::Project;
 /// wind-down's debug lines) written to `<root>/stderr.log`; exit code and
 /// stdout's events.
 fn prompt(p: &Project, script: Value) -> (Option<i32>, Vec<Value>) {
+    finish(start(p, script))
+}
+
+/// [`prompt`], started.
+fn start(p: &Project, script: Value) -> std::process::Child {
     p.write_manifest(&script);
     let stderr = std::fs::File::create(p.root().join("stderr.log")).unwrap();
     let mut command = Command::new(&workspace().dsh);
@@ -48,7 +56,12 @@ fn prompt(p: &Project, script: Value) -> (Option<i32>, Vec<Value>) {
         .env("HOME", p.root().join("home"))
         .env("SHELL", "/bin/sh")
         .env("DSH_LOG", "warn,dsh_host::agent::wind_down=debug");
-    let child = command.spawn().unwrap();
+    command.spawn().unwrap()
+}
+
+/// Waits for a [`start`]ed run (killing it after two minutes): exit code
+/// and stdout's events.
+fn finish(child: std::process::Child) -> (Option<i32>, Vec<Value>) {
     let pid = child.id() as libc::pid_t;
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -165,6 +178,49 @@ fn a_job_still_running_after_the_grace_is_killed_and_no_session_end_hook_runs() 
     let (stop, _) = p.hook_stdin("Stop", 0);
     assert_eq!(stop["background_tasks"][0]["status"], "running", "{stop}");
     // Killed (and reaped) before `dsh prompt` exited.
+    let pid = std::fs::read_to_string(p.proj().join("job.pid")).unwrap();
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()));
+    assert!(stat.is_err(), "job {pid} outlived the run: {stat:?}");
+    assert!(!p.proj().join("late.txt").exists());
+}
+
+#[test]
+fn sigint_while_the_run_waits_ends_it_and_kills_the_job() {
+    let p = Project::new(
+        &[("Stop", ""), ("SessionEnd", "")],
+        "wind_down_grace_ms: 600000\n",
+    );
+    let child = start(
+        &p,
+        json!([bg("echo $$ > job.pid; sleep 300; touch late.txt"), {"text": "All done."},
+            {"text": "MARK_SECOND_DONE"}]),
+    );
+    let log = p.root().join("stderr.log");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .contains("winding down")
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never wound down: {}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // SAFETY: plain syscall on the child we started and have not reaped.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let (code, events) = finish(child);
+    assert_eq!(
+        code,
+        Some(130),
+        "{}",
+        std::fs::read_to_string(&log).unwrap()
+    );
+    assert_eq!(of_type(&events, "turn/end").len(), 1, "{events:?}");
+    assert_eq!(p.order(), ["Stop", "SessionEnd"]);
+    let (end, _) = p.hook_stdin("SessionEnd", 0);
+    assert_eq!(end["reason"], "other");
     let pid = std::fs::read_to_string(p.proj().join("job.pid")).unwrap();
     let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()));
     assert!(stat.is_err(), "job {pid} outlived the run: {stat:?}");
