@@ -41,7 +41,7 @@ impl Prompt {
     }
 
     /// The text of a turn `plugin` opened (plugin API 1.11,
-    /// [`Session::open_turn`]): a user message from the plugin, no command,
+    /// `Session::open_turn`): a user message from the plugin, no command,
     /// not submitted (Claude Code runs no UserPromptSubmit for the
     /// `<task-notification>` its wind-down re-invokes the model with,
     /// recorded `S262-ends-in-grace`).
