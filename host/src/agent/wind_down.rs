@@ -1,7 +1,7 @@
 //! The wind-down of a headless run (`dsh prompt`): what `claude -p` does
 //! after its last turn while background jobs still run, recorded with
-//! Claude Code 2.1.197 (`S262-ends-in-grace`, `S260-left-running`;
-//! `tools/recorder-scenarios/FINDINGS-wind.md`).
+//! Claude Code 2.1.197 (`S262-ends-in-grace`, `S262-two-jobs`,
+//! `S260-left-running`; `tools/recorder-scenarios/FINDINGS-wind.md`).
 //!
 //! The run waits up to a grace (Claude Code's is 5 s) for the session's
 //! running jobs, asking the `background-tasks` service (`bash-local`).
@@ -9,9 +9,11 @@
 //! ([`Session::open_turn`], plugin API 1.11): a job that ends reports
 //! itself by opening one, whose prompt is its bare `<task-notification>`,
 //! and the run re-invokes the model with it, as Claude Code does. After
-//! such a turn the run waits again, with a fresh grace (what Claude Code
-//! does after a second turn while another job runs was not recorded). When
-//! the grace runs out with jobs still running, the run ends
+//! such a turn the run waits for the rest of the same grace: one grace for
+//! the whole wind-down, from the end of the last turn the run was asked
+//! for (`S262-two-jobs`: a second job is killed 5 s after the first
+//! result, although the first job's turn ran meanwhile). When the grace
+//! runs out with jobs still running, the run ends
 //! [`WindDownEnd::Killed`]: closing the session with
 //! [`dsh_plugin_api::SESSION_END_WIND_DOWN_KILLED`] kills them
 //! (`bash-local` kills a session's jobs when it ends) and the Claude bridge
@@ -97,11 +99,12 @@ impl Session {
     }
 
     /// Winds the session down after a headless run's last turn: waits up
-    /// to `grace` for its background jobs, running the turns they open as
-    /// they end (see the module's docs); `stop` ends it early (a turn it
+    /// to `grace` in all for its background jobs, running the turns they
+    /// open as they end (see the module's docs); `stop` ends it early (a turn it
     /// runs then is the caller's to cancel, [`Session::cancel`]). The caller
     /// closes the session with [`WindDown::end_reason`].
     pub async fn wind_down(self: &Arc<Self>, grace: Duration, stop: CancellationToken) -> WindDown {
+        let deadline = tokio::time::Instant::now() + grace;
         let (opener, mut opened) = mpsc::unbounded_channel();
         self.state().opener = Some(opener);
         let mut turns = Vec::new();
@@ -113,7 +116,8 @@ impl Session {
                 turns.push(self.run_turn().await);
                 continue;
             }
-            tracing::debug!(session = %self.id, grace_ms = grace.as_millis(), "winding down: waiting for background jobs");
+            let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
+            tracing::debug!(session = %self.id, remaining_ms = remaining.as_millis(), "winding down: waiting for background jobs");
             let left = tokio::select! {
                 biased;
                 _ = stop.cancelled() => break WindDownEnd::Interrupted,
@@ -123,7 +127,7 @@ impl Session {
                     turns.push(self.run_turn().await);
                     continue;
                 }
-                left = self.wait_for_jobs(grace) => left,
+                left = self.wait_for_jobs(remaining) => left,
             };
             // A job that ended opened its turn before its end could be seen.
             if self.take_opened(&mut opened) {
@@ -154,15 +158,15 @@ impl Session {
         any
     }
 
-    /// Waits up to `grace` for the session's background jobs; the jobs
+    /// Waits up to `wait` for the session's background jobs; the jobs
     /// still running then. `None` when nobody runs jobs (no
     /// `background-tasks` service, or one without `wait`), or its answer
     /// could not be read (logged): nothing to wait for.
-    async fn wait_for_jobs(&self, grace: Duration) -> Option<Vec<Task>> {
+    async fn wait_for_jobs(&self, wait: Duration) -> Option<Vec<Task>> {
         let service = self.core.view().services.get(SERVICE)?;
         let request = WaitRequest {
             session_id: self.id.clone(),
-            timeout_ms: u64::try_from(grace.as_millis()).unwrap_or(u64::MAX),
+            timeout_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
         };
         let args = serde_json::to_string(&request).unwrap_or_default();
         let answer = service
