@@ -207,10 +207,12 @@
 //! - **1.11.0**: turns a plugin opens: [`ffi::HostContext::open_turn`]
 //!   with [`Host::open_turn`]: a turn whose one prompt is the plugin's
 //!   text, a user message with no `agent/prompt-submit`, taken only where
-//!   the session's embedder runs such turns (`dsh prompt`'s wind-down
-//!   after its last turn: `bash-local` reports a background job that ended
-//!   there as `claude -p` does, recorded `S262-ends-in-grace`); refused in
-//!   ACP and daemon sessions, where a plugin injects context instead. The
+//!   the session's embedder runs such turns (a `dsh prompt` run, whose
+//!   wind-down after its last turn runs them: `bash-local` reports a
+//!   background job that ended as `claude -p` does, recorded `S262-*`);
+//!   asked while a turn runs, the plugin's system context reaches that
+//!   turn's next model request instead, if it makes one. Refused in ACP and
+//!   daemon sessions, where a plugin injects context instead. The
 //!   `agent/session-end` reason [`SESSION_END_WIND_DOWN_KILLED`]: the
 //!   session ends after `dsh prompt` killed the background jobs its grace
 //!   did not see end (Claude Code runs no SessionEnd hook then, recorded

@@ -187,8 +187,14 @@ impl SessionControl for Control {
         super::prelude::env_of_session(&agent, session_id)
     }
 
-    fn open_turn(&self, plugin: &str, session_id: &str, text: String) -> Result<(), String> {
-        self.session(session_id)?.open_turn(plugin, text)
+    fn open_turn(
+        &self,
+        plugin: &str,
+        session_id: &str,
+        text: String,
+        context: String,
+    ) -> Result<(), String> {
+        self.session(session_id)?.open_turn(plugin, text, context)
     }
 
     fn stream_event(&self, session_id: &str, event: serde_json::Value) -> Result<(), String> {

@@ -166,6 +166,9 @@ impl Session {
             tracing::info_span!(parent: &self.span, "turn", session = %self.id, turn = %turn_id);
         let (mut reason, mut message) =
             tracing::Instrument::instrument(self.turn_body(&cancel), span).await;
+        // What plugins opened as turns while this one ran and no request
+        // since carried: turns of their own, after it.
+        self.open_held_turns();
         self.flush_buffered();
         // A report of the context no compaction answered is kept, so the
         // session loaded in another process compacts as this one would.

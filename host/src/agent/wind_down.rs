@@ -5,10 +5,14 @@
 //!
 //! The run waits up to a grace (Claude Code's is 5 s) for the session's
 //! running jobs, asking the `background-tasks` service (`bash-local`).
-//! Meanwhile the session takes turns a plugin opens
-//! ([`Session::open_turn`], plugin API 1.11): a job that ends reports
-//! itself by opening one, whose prompt is its bare `<task-notification>`,
-//! and the run re-invokes the model with it, as Claude Code does. After
+//! The session of a headless run ([`Session::run_headless`]) takes turns a
+//! plugin opens ([`Session::open_turn`], plugin API 1.11): a job that ends
+//! reports itself by opening one, whose prompt is its bare
+//! `<task-notification>`, and the run re-invokes the model with it, as
+//! Claude Code does. One opened while a turn runs is held: if that turn
+//! asks the model again, the plugin's system context reaches the request
+//! instead (a notification mid-turn, `S260-finishes-during-turn`); if the
+//! turn ends first, the turn follows it (`S262-ends-during-stop`). After
 //! such a turn the run waits for the rest of the same grace: one grace for
 //! the whole wind-down, from the end of the last turn the run was asked
 //! for (`S262-two-jobs`: a second job is killed 5 s after the first
@@ -34,7 +38,7 @@ use dsh_plugin_api::services::background_tasks::{
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::session::{Phase, Prompt, Session, TurnOutcome};
+use super::session::{Buffered, Phase, Prompt, Session, TurnOutcome};
 
 /// Claude Code's grace for background jobs at the end of `claude -p`
 /// ("print wind-down: killing background shell … after 5000ms grace").
@@ -77,25 +81,73 @@ impl WindDown {
 }
 
 impl Session {
+    /// Marks the session as a headless run's (`dsh prompt`): from now on
+    /// it takes turns plugins open (`Session::open_turn`), which its
+    /// wind-down runs ([`Session::wind_down`]).
+    pub fn run_headless(&self) {
+        let mut state = self.state();
+        if state.opener.is_none() {
+            let (opener, opened) = mpsc::unbounded_channel();
+            state.opener = Some(opener);
+            state.opened = Some(opened);
+        }
+    }
+
     /// Takes a turn `plugin` opens with `text` as its one prompt (plugin
-    /// API 1.11): only while the session winds down ([`Session::wind_down`])
-    /// and no turn is open; refused otherwise (the plugin then injects its
-    /// text as context).
-    pub(crate) fn open_turn(&self, plugin: &str, text: String) -> Result<(), String> {
-        let state = self.state();
-        let opener = match (&state.opener, state.phase) {
-            (Some(opener), Phase::Idle) => opener,
-            (None, _) => {
-                return Err(format!(
-                    "session `{}` takes no plugin-opened turn (only a headless run winding down does)",
-                    self.id
-                ));
-            }
-            (Some(_), _) => return Err(format!("session `{}` is not idle", self.id)),
+    /// API 1.11), in a headless run's session ([`Session::run_headless`]):
+    /// with no turn open, for the wind-down to run; while one runs, held:
+    /// `context` reaches its next request as system context if it makes
+    /// one, else the turn follows it. Refused in any other session (the
+    /// plugin then injects its text as context).
+    pub(crate) fn open_turn(
+        &self,
+        plugin: &str,
+        text: String,
+        context: String,
+    ) -> Result<(), String> {
+        let mut state = self.state();
+        let Some(opener) = &state.opener else {
+            return Err(format!(
+                "session `{}` takes no plugin-opened turn (only a headless run's does)",
+                self.id
+            ));
         };
-        opener
-            .send(Prompt::opened_by(plugin, text))
-            .map_err(|_| format!("session `{}` no longer winds down", self.id))
+        if state.phase == Phase::Idle {
+            return opener
+                .send(Prompt::opened_by(plugin, text))
+                .map_err(|_| format!("session `{}` no longer takes plugin-opened turns", self.id));
+        }
+        state.buffered.push(Buffered::Opened {
+            plugin: plugin.to_string(),
+            text,
+            context,
+        });
+        Ok(())
+    }
+
+    /// Sends the turns plugins opened while a turn ran (or session-start),
+    /// and that no flush point has delivered as context, to the wind-down.
+    pub(crate) fn open_held_turns(&self) {
+        let mut state = self.state();
+        let Some(opener) = state.opener.clone() else {
+            return;
+        };
+        if !state
+            .buffered
+            .iter()
+            .any(|b| matches!(b, Buffered::Opened { .. }))
+        {
+            return;
+        }
+        let items = std::mem::take(&mut state.buffered);
+        for item in items {
+            match item {
+                Buffered::Opened { plugin, text, .. } => {
+                    let _ = opener.send(Prompt::opened_by(&plugin, text));
+                }
+                other => state.buffered.push(other),
+            }
+        }
     }
 
     /// Winds the session down after a headless run's last turn: waits up
@@ -105,8 +157,14 @@ impl Session {
     /// closes the session with [`WindDown::end_reason`].
     pub async fn wind_down(self: &Arc<Self>, grace: Duration, stop: CancellationToken) -> WindDown {
         let deadline = tokio::time::Instant::now() + grace;
-        let (opener, mut opened) = mpsc::unbounded_channel();
-        self.state().opener = Some(opener);
+        self.run_headless();
+        let Some(mut opened) = self.state().opened.take() else {
+            // Another wind-down of this session runs: nothing to do here.
+            return WindDown {
+                turns: Vec::new(),
+                end: WindDownEnd::Settled,
+            };
+        };
         let mut turns = Vec::new();
         let end = loop {
             if stop.is_cancelled() {
@@ -139,11 +197,17 @@ impl Session {
                 _ => WindDownEnd::Settled,
             };
         };
-        self.state().opener = None;
+        {
+            let mut state = self.state();
+            state.opener = None;
+            state.opened = None;
+        }
         WindDown { turns, end }
     }
 
-    /// Whether the session winds down now (takes plugin-opened turns).
+    /// Whether the session takes plugin-opened turns: a headless run's,
+    /// from [`Session::run_headless`] (or the start of its wind-down) to the
+    /// end of its wind-down.
     pub fn winds_down(&self) -> bool {
         self.state().opener.is_some()
     }

@@ -310,6 +310,9 @@ pub(crate) fn prompt(args: PromptArgs) -> anyhow::Result<ExitCode> {
         // `/compact` is a command unless the session compacts as Codex
         // does: `codex exec` sends it to the model (`C90-slash-compact`).
         let prompt = Prompt::typed(args.text, session.compaction_style());
+        // A headless run: what plugins open as turns (a background job's
+        // end) runs after this turn, in the wind-down.
+        session.run_headless();
         let Some(outcome) = run_until(&session, prompt, stops).await else {
             eprintln!("dsh: stopped at once; the turn is closed `interrupted` when the session is next loaded");
             return Err(Refused::Interrupted);

@@ -96,9 +96,16 @@ pub trait SessionControl: Send + Sync {
         Err("this agent cannot move a session".into())
     }
     /// Opens a turn whose one prompt is `plugin`'s `text` (plugin API
-    /// 1.11), where the session's embedder runs such turns.
-    fn open_turn(&self, plugin: &str, session_id: &str, text: String) -> Result<(), String> {
-        let _ = (plugin, session_id, text);
+    /// 1.11), where the session's embedder runs such turns; `context` is
+    /// for a running turn's next model request.
+    fn open_turn(
+        &self,
+        plugin: &str,
+        session_id: &str,
+        text: String,
+        context: String,
+    ) -> Result<(), String> {
+        let _ = (plugin, session_id, text, context);
         Err("this agent cannot open a turn for a plugin".into())
     }
 }
@@ -575,11 +582,20 @@ impl HostContext for PluginContext {
         }
     }
 
-    fn open_turn(&self, session_id: RString, text: RString) -> RResult<(), RString> {
-        let result = self
-            .core
-            .session_control()
-            .and_then(|s| s.open_turn(&self.owner.id, &session_id, text.into_string()));
+    fn open_turn(
+        &self,
+        session_id: RString,
+        text: RString,
+        context: RString,
+    ) -> RResult<(), RString> {
+        let result = self.core.session_control().and_then(|s| {
+            s.open_turn(
+                &self.owner.id,
+                &session_id,
+                text.into_string(),
+                context.into_string(),
+            )
+        });
         unit(result)
     }
 

@@ -15,16 +15,42 @@ use serde_json::{Value, json};
 use super::harness::{AgentHost, text};
 
 /// A listener that makes `<cwd>/go` as a blocking `TaskOutput` call is
-/// about to run: a job waiting for that file ends during that call.
-struct Go;
+/// about to run: a job waiting for that file ends during that call. And,
+/// where `<cwd>/arm` exists, as the turn is about to end (Claude's Stop):
+/// makes `<cwd>/go4` and waits until the session has no job running, so a
+/// job waiting for that file ends after the turn's last model request.
+struct Go(dsh_plugin_api::Host);
 
 impl dsh_plugin_api::Plugin for Go {
     type Config = serde_json::Map<String, Value>;
     const NAME: &'static str = "go";
     const VERSION: &'static str = "0.0.1";
 
-    fn apply(_host: &dsh_plugin_api::Host, _config: Self::Config) -> Result<Self, String> {
-        Ok(Go)
+    fn apply(host: &dsh_plugin_api::Host, _config: Self::Config) -> Result<Self, String> {
+        Ok(Go(host.clone()))
+    }
+
+    async fn turn_continuation(
+        self: std::sync::Arc<Self>,
+        input: dsh_plugin_api::abi_stable::std_types::RArc<dsh_plugin_api::ContinuationInput>,
+        next: dsh_plugin_api::Next<dsh_plugin_api::ContinuationDecision>,
+    ) -> Result<dsh_plugin_api::ContinuationDecision, String> {
+        let cwd = Path::new(input.session.cwd.as_str());
+        let ending = matches!(
+            input.default_decision(),
+            Some(dsh_plugin_api::ContinuationDecision::Stop)
+        );
+        if ending && std::fs::remove_file(cwd.join("arm")).is_ok() {
+            std::fs::write(cwd.join("go4"), "").unwrap();
+            let args =
+                json!({"session_id": input.session.session_id.as_str(), "timeout_ms": 30000});
+            let left = self
+                .0
+                .call_service("background-tasks", "wait", &args)
+                .await?;
+            assert_eq!(left["tasks"], json!([]), "the job did not end");
+        }
+        next.run().await
     }
 
     async fn pre_execute(
@@ -495,4 +521,61 @@ async fn a_job_ending_between_turns_opens_a_turn_only_while_the_session_winds_do
     h.agent.close_session(&session.id, wind.end_reason()).await;
     assert_eq!(proc_state(pid), None, "job {pid} outlived its session");
     assert!(!h.project.join("late.txt").exists());
+}
+
+/// In a headless run (`dsh prompt`), a job that ends after the turn's last
+/// model request (here: while the turn decides to end, as during Claude's
+/// Stop hooks) is no system message of a turn that is over: the turn with
+/// its bare notification follows, as `claude -p` runs it (recorded
+/// `S262-ends-during-stop`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_a_headless_run_a_job_ending_as_the_turn_ends_opens_the_next_turn() {
+    use tokio_util::sync::CancellationToken;
+    let h = Bg::new(json!([
+        bg("until [ -e go4 ]; do sleep 0.01; done"),
+        text("first"),
+        text("second"),
+    ]));
+    let session = h.session().await;
+    session.run_headless();
+    std::fs::write(h.project.join("arm"), "").unwrap();
+    let out = session.prompt(Prompt::user("one")).await;
+    assert_eq!(out.reason, dsh_host::session::TurnEndReason::Completed);
+    assert!(h.project.join("go4").exists());
+    let wind = session
+        .wind_down(Duration::from_secs(600), CancellationToken::new())
+        .await;
+    assert_eq!(wind.end, dsh_host::agent::WindDownEnd::Settled);
+    assert_eq!(wind.turns.len(), 1, "{:#?}", logged(&session));
+    let requests = h.requests();
+    assert_eq!(requests.len(), 3);
+    // No request carried the system message; the third ends with the
+    // bare notification after the first turn's answer.
+    for r in &requests {
+        assert!(
+            !r["messages"].to_string().contains("SYSTEM NOTIFICATION"),
+            "{r}"
+        );
+    }
+    let messages = requests[2]["messages"].as_array().unwrap();
+    let tail: Vec<&str> = messages[messages.len() - 2..]
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(tail, ["assistant", "user"]);
+    assert!(
+        messages[messages.len() - 1]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("<task-notification>\n"),
+        "{}",
+        requests[2]
+    );
+    // The first turn's log has no context from it either.
+    let first: Outcome = out.into();
+    assert!(
+        !first.events.iter().any(|e| e["type"] == "context/message"),
+        "{:?}",
+        first.events
+    );
 }

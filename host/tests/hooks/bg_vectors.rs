@@ -18,19 +18,33 @@ pub fn is_task_notification(m: &Value) -> bool {
         || (m["role"] == "user" && content.starts_with("<task-notification>"))
 }
 
-/// `claude -p`'s wind-down after invocation `inv`'s last turn (S262-*,
-/// S260-left-running), as `dsh prompt` runs it with its default grace;
-/// `None` for runs that have none (Codex, the interactive CLI, a run
-/// interrupted mid-turn).
-pub async fn wind_down(
+/// Whether invocation `inv` is a `claude -p` run that winds down after
+/// its last turn (not Codex, the interactive CLI, or a run interrupted
+/// mid-turn); its session is then made a headless run's, as `dsh prompt`
+/// makes it.
+pub fn headless(
     claude: bool,
     inv: &Value,
     session: &std::sync::Arc<dsh_host::agent::Session>,
+) -> bool {
+    let headless = claude
+        && inv["argv"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|x| x == "-p"))
+        && !inv["interrupted_when_file"].is_string();
+    if headless {
+        session.run_headless();
+    }
+    headless
+}
+
+/// `claude -p`'s wind-down after a [`headless`] run's last turn (S262-*,
+/// S260-left-running), as `dsh prompt` runs it with its default grace.
+pub async fn wind_down(
+    headless: bool,
+    session: &std::sync::Arc<dsh_host::agent::Session>,
 ) -> Option<dsh_host::agent::WindDown> {
-    let headless = inv["argv"]
-        .as_array()
-        .is_some_and(|a| a.iter().any(|x| x == "-p"));
-    if !claude || !headless || inv["interrupted_when_file"].is_string() {
+    if !headless {
         return None;
     }
     let wind = session

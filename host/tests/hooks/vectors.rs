@@ -688,6 +688,7 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
         // commands (`C90-slash-compact`), `claude -p` runs `/compact`.
         let style = compaction(v, dialect).style;
         let typed = Prompt::typed(prompt, style);
+        let headless = crate::bg_vectors::headless(dialect == Dialect::Claude, inv, &session);
         let outcome = match inv["interrupted_when_file"].as_str() {
             // `codex exec` or `claude -p` given SIGINT (a Ctrl-C) once its
             // tool (a subagent's too: S181) had made this file in the
@@ -711,7 +712,7 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
         };
         outcomes.push(outcome.into());
         // `claude -p`'s wind-down: background jobs still running (S262-*).
-        wind = crate::bg_vectors::wind_down(dialect == Dialect::Claude, inv, &session).await;
+        wind = crate::bg_vectors::wind_down(headless, &session).await;
         if let Some(w) = &wind {
             outcomes.extend(w.turns.iter().cloned().map(Into::into));
         }

@@ -192,14 +192,17 @@ impl Host {
 
     /// Opens a turn in `session_id` whose one prompt is `text`, a user
     /// message from this plugin, with no `agent/prompt-submit` (since 1.11;
-    /// see [`crate::ffi::HostContext::open_turn`]). Refused unless the
-    /// session's embedder runs plugin-opened turns and no turn is open
-    /// (today: `dsh prompt`'s wind-down); an older host refuses too.
-    pub fn open_turn(&self, session_id: &str, text: &str) -> Result<(), String> {
-        into_result(
-            self.ctx
-                .open_turn(RString::from(session_id), RString::from(text)),
-        )
+    /// see [`crate::ffi::HostContext::open_turn`]); while a turn runs,
+    /// `context` reaches its next model request as system context instead,
+    /// if it makes one. Refused unless the session's embedder runs
+    /// plugin-opened turns (today: a `dsh prompt` run); an older host
+    /// refuses too.
+    pub fn open_turn(&self, session_id: &str, text: &str, context: &str) -> Result<(), String> {
+        into_result(self.ctx.open_turn(
+            RString::from(session_id),
+            RString::from(text),
+            RString::from(context),
+        ))
     }
 
     /// The environment a shell tool gives `session_id`'s commands (since

@@ -493,19 +493,21 @@ impl Drop for Jobs {
     }
 }
 
-/// Tells `job`'s session it exited with `code`. A headless run winding
-/// down after its last turn takes a turn opened with the bare
-/// `<task-notification>` (plugin API 1.11; `claude -p` re-invokes the
-/// model so, recorded `S262-ends-in-grace`); any other session (a turn
-/// running, an ACP or daemon session) gets Claude Code's system message,
-/// which the model reads after the running step's tool results or with
-/// the next prompt (recorded `S260-*`).
+/// Tells `job`'s session it exited with `code`, as Claude Code does. In a
+/// `dsh prompt` run (plugin API 1.11, `Host::open_turn`): Claude Code's
+/// system message if the running turn asks the model again (recorded
+/// `S260-finishes-during-turn`), else a turn of its own whose prompt is
+/// the bare `<task-notification>` (`claude -p` re-invokes the model so,
+/// recorded `S262-*`). Any other session (ACP, the daemon) gets the system
+/// message, which the model reads after the running step's tool results or
+/// with the next prompt.
 fn announce(host: &Host, job: &Job, code: i32) -> Result<(), String> {
-    match host.open_turn(&job.session_id, &task_notification(job, code)) {
+    let context = notification(job, code);
+    match host.open_turn(&job.session_id, &task_notification(job, code), &context) {
         Ok(()) => Ok(()),
         Err(refused) => {
             tracing::trace!(job = %job.id, "Bash: no turn of its own for a background job's end: {refused}");
-            host.inject_system_context(&job.session_id, notification(job, code))
+            host.inject_system_context(&job.session_id, context)
         }
     }
 }
