@@ -47,6 +47,12 @@ enum Command {
     },
     /// Run one turn in-process and print it.
     ///
+    /// Then, as `claude -p`, background jobs still running get the
+    /// manifest's `wind_down_grace_ms` (5000) to end: each that ends
+    /// re-invokes the model in a turn of its own (printed too), the rest
+    /// are killed and no SessionEnd hook runs. The exit code is the last
+    /// turn's.
+    ///
     /// Exit codes: 0 the turn completed (or hit max tokens); 1 it failed or
     /// was aborted, or the session could not be opened; 2 bad arguments
     /// (e.g. a session id not of the form [A-Za-z0-9_-]{1,128}); 3 every

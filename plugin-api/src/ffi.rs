@@ -300,6 +300,34 @@ pub trait HostContext: Clone + Send + Sync {
             "this host does not keep a shell in its session's root (plugin API 1.10)",
         ))
     }
+    /// Opens a turn in a session (since 1.11) whose one prompt is `text`,
+    /// a user message from this plugin: no `agent/prompt-submit` runs for
+    /// it (nobody typed it), and the turn runs as any other (steps,
+    /// `agent/turn-continuation`, `agent/turn-end`). Only a session whose
+    /// embedder runs plugin-opened turns takes it: today a `dsh prompt`
+    /// run, whose wind-down after its last turn runs them (as `claude -p`
+    /// re-invokes the model when a background job ends within its grace).
+    /// Asked while a turn of that session runs, the host holds it: if the
+    /// turn asks the model again, `context` reaches that request instead,
+    /// as system context at the next flush point (as
+    /// [`Self::inject_system_context`] would add it), and no turn is
+    /// opened; if the turn ends first, the turn with `text` follows it (as
+    /// Claude Code runs a notification still queued when its turn ends).
+    /// Anywhere else (an ACP or daemon session) it is refused, and the
+    /// plugin says what it has to say another way. `Ok` means the text or
+    /// the context will reach the model; the call does not wait for it. The
+    /// default refuses.
+    fn open_turn(
+        &self,
+        session_id: RString,
+        text: RString,
+        context: RString,
+    ) -> RResult<(), RString> {
+        let _ = (session_id, text, context);
+        RResult::RErr(RString::from(
+            "this host cannot open a turn for a plugin (plugin API 1.11)",
+        ))
+    }
 }
 
 /// Shared host-context handle.

@@ -204,6 +204,20 @@
 //!   the user for input during a tool call (Claude Code's `Elicitation`
 //!   and `ElicitationResult`); the host's default asks the `elicitation`
 //!   service ([`services::elicitation`], an ACP editor), else `Cancel`.
+//! - **1.11.0**: turns a plugin opens: [`ffi::HostContext::open_turn`]
+//!   with [`Host::open_turn`]: a turn whose one prompt is the plugin's
+//!   text, a user message with no `agent/prompt-submit`, taken only where
+//!   the session's embedder runs such turns (a `dsh prompt` run, whose
+//!   wind-down after its last turn runs them: `bash-local` reports a
+//!   background job that ended as `claude -p` does, recorded `S262-*`);
+//!   asked while a turn runs, the plugin's system context reaches that
+//!   turn's next model request instead, if it makes one. Refused in ACP and
+//!   daemon sessions, where a plugin injects context instead. The
+//!   `agent/session-end` reason [`SESSION_END_WIND_DOWN_KILLED`]: the
+//!   session ends after `dsh prompt` killed the background jobs its grace
+//!   did not see end (Claude Code runs no SessionEnd hook then, recorded
+//!   `S260-left-running`). A plugin built against an older minor never
+//!   opens a turn, and reads the reason as any other.
 #![deny(missing_docs)]
 
 pub mod compat;
@@ -251,7 +265,7 @@ pub const API_VERSION: &str = "2.0.0";
 /// by the fixture that proves a plugin from a newer minor is
 /// refused. Bump it with the crate's minor.
 #[doc(hidden)]
-pub const FIXTURE_FUTURE_API_VERSION: &str = "1.11.0";
+pub const FIXTURE_FUTURE_API_VERSION: &str = "1.12.0";
 
 /// The API version the future-minor fixture claims.
 #[cfg(feature = "__fixture-future-minor")]

@@ -233,13 +233,21 @@ pub struct SessionStartInput {
     pub source: SessionStartSource,
 }
 
+/// The `agent/session-end` reason when `dsh prompt` ends a session after
+/// killing the background jobs its wind-down grace did not see end (since
+/// 1.11): `claude -p` exits then without running SessionEnd hooks
+/// (recorded `S260-left-running`), so the Claude bridge runs none; other
+/// plugins clean up as for any end.
+pub const SESSION_END_WIND_DOWN_KILLED: &str = "wind-down-killed";
+
 /// Snapshot for `agent/session-end`.
 #[repr(C)]
 #[derive(StableAbi, Clone, Debug)]
 pub struct SessionEndInput {
     /// The session.
     pub session: SessionRef,
-    /// Why it ended (`other`, `clear`, `logout`, ...).
+    /// Why it ended (`other`, `clear`, `logout`, ...;
+    /// [`SESSION_END_WIND_DOWN_KILLED`]).
     pub reason: RString,
 }
 

@@ -53,6 +53,7 @@ pub(crate) fn start(
         content,
         source: MessageSource::User,
         commands: true,
+        submit: true,
     });
     let (done_tx, done_rx) = oneshot::channel();
     tokio::spawn(drive(session.clone(), running.clone(), done_tx).in_current_span());

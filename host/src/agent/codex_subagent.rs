@@ -231,6 +231,7 @@ pub(super) fn prompt_from(parent_id: &str, text: String) -> Prompt {
             session_id: RString::from(parent_id),
         },
         commands: false,
+        submit: true,
     }
 }
 

@@ -31,6 +31,7 @@ mod signal;
 mod subagent;
 mod subagent_stats;
 mod turn;
+mod wind_down;
 
 pub use codex_nicknames::NICKNAMES as CODEX_NICKNAMES;
 pub use feed::{EventStream, FEED_CAPACITY};
@@ -39,3 +40,4 @@ pub use runtime::{Agent, AgentOptions};
 pub use session::{Prompt, Session, TurnOutcome};
 pub use settings_rules::{SettingsRules, rule_problems as settings_rule_problems};
 pub use signal::TokenSignal;
+pub use wind_down::{DEFAULT_GRACE, WindDown, WindDownEnd};

@@ -187,6 +187,16 @@ impl SessionControl for Control {
         super::prelude::env_of_session(&agent, session_id)
     }
 
+    fn open_turn(
+        &self,
+        plugin: &str,
+        session_id: &str,
+        text: String,
+        context: String,
+    ) -> Result<(), String> {
+        self.session(session_id)?.open_turn(plugin, text, context)
+    }
+
     fn stream_event(&self, session_id: &str, event: serde_json::Value) -> Result<(), String> {
         let event = SessionEvent::from_value(event);
         if event.kind().is_empty() {

@@ -24,6 +24,9 @@ pub struct Prompt {
     /// Claude Code's `-p`), or text for the model, as `codex exec` sends
     /// it (`C90-slash-compact`).
     pub commands: bool,
+    /// Whether it goes through `agent/prompt-submit`: everything someone
+    /// sent does; a turn a plugin opened ([`Prompt::opened_by`]) does not.
+    pub submit: bool,
 }
 
 impl Prompt {
@@ -33,6 +36,21 @@ impl Prompt {
             content: vec![ContentBlock::text(text)],
             source: MessageSource::User,
             commands: true,
+            submit: true,
+        }
+    }
+
+    /// The text of a turn `plugin` opened (plugin API 1.11,
+    /// `Session::open_turn`): a user message from the plugin, no command,
+    /// not submitted (Claude Code runs no UserPromptSubmit for the
+    /// `<task-notification>` its wind-down re-invokes the model with,
+    /// recorded `S262-ends-in-grace`).
+    pub fn opened_by(plugin: &str, text: impl Into<String>) -> Self {
+        Prompt {
+            content: vec![ContentBlock::text(text)],
+            source: MessageSource::plugin(plugin),
+            commands: false,
+            submit: false,
         }
     }
 
@@ -78,6 +96,14 @@ pub(crate) enum Buffered {
         role: ContextRole,
     },
     Record(SessionEvent),
+    /// A turn a plugin opened while a turn ran (plugin API 1.11): `context`
+    /// (system role) if the running turn reaches another flush point, else
+    /// the turn with `text` after it ([`super::wind_down`]).
+    Opened {
+        plugin: String,
+        text: String,
+        context: String,
+    },
 }
 
 pub(crate) struct SessionState {
@@ -129,6 +155,11 @@ pub(crate) struct SessionState {
     /// compacted (a Codex-style session resumed with its context full:
     /// Codex compacts, then runs SessionStart(resume), `C90-text-then-resume`).
     pub(crate) pending_start: Option<dsh_plugin_api::SessionStartSource>,
+    /// Where a turn a plugin opens goes while its embedder runs such turns
+    /// (`dsh prompt`, [`super::wind_down`]); `None` refuses them.
+    pub(crate) opener: Option<tokio::sync::mpsc::UnboundedSender<Prompt>>,
+    /// The other end, until the wind-down takes it.
+    pub(crate) opened: Option<tokio::sync::mpsc::UnboundedReceiver<Prompt>>,
 }
 
 /// The context in use as `events` last recorded it: the last
@@ -244,6 +275,8 @@ impl Session {
                 usage,
                 usage_unsaved: false,
                 pending_start: None,
+                opener: None,
+                opened: None,
             }),
             turn_lock: tokio::sync::Mutex::new(()),
             loaded: std::sync::atomic::AtomicBool::new(false),
@@ -522,6 +555,11 @@ impl Session {
     /// then lets the log's file and thread go until the next write: an idle
     /// session holds no file descriptor (what is queued is still written).
     pub(crate) fn flush_one_shot(&self) {
+        if self.state().phase != Phase::Idle {
+            return;
+        }
+        // Turns plugins opened while session-start ran go to their run.
+        self.open_held_turns();
         let items = {
             let mut state = self.state();
             if state.phase != Phase::Idle {
@@ -577,6 +615,15 @@ impl Session {
                     self.append(SessionEvent::context_as(text, plugin, role))
                 }
                 Buffered::Record(r) => self.append(r),
+                // Reached a flush point of its turn: the model hears of it
+                // in the turn's next request.
+                Buffered::Opened {
+                    plugin, context, ..
+                } => self.append(SessionEvent::context_as(
+                    context,
+                    plugin,
+                    ContextRole::System,
+                )),
             }
         }
     }

@@ -143,6 +143,7 @@ async fn run_subagent(agent: &Arc<Agent>, call: &ToolCall, signal: AbortSignalBo
             session_id: RString::from(parent.id.as_str()),
         },
         commands: false,
+        submit: true,
     });
     // Never drop a running turn: on abort, cancel it and let it close itself.
     let run = child.run_turn();

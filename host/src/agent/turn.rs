@@ -166,6 +166,9 @@ impl Session {
             tracing::info_span!(parent: &self.span, "turn", session = %self.id, turn = %turn_id);
         let (mut reason, mut message) =
             tracing::Instrument::instrument(self.turn_body(&cancel), span).await;
+        // What plugins opened as turns while this one ran and no request
+        // since carried: turns of their own, after it.
+        self.open_held_turns();
         self.flush_buffered();
         // A report of the context no compaction answered is kept, so the
         // session loaded in another process compacts as this one would.
@@ -294,6 +297,11 @@ impl Session {
         let mut accepted = 0;
         let mut vetoes = Vec::new();
         for prompt in &drained {
+            if !prompt.submit {
+                self.append_opened(prompt);
+                accepted += 1;
+                continue;
+            }
             match unless_cancelled(cancel, self.submit_prompt(prompt)).await {
                 None => return cancelled(),
                 Some(Ok(None)) => accepted += 1,
@@ -378,6 +386,17 @@ impl Session {
             }
             Err(NotCompacted::Failed(e)) => (TurnEndReason::Error, Some(e)),
         }
+    }
+
+    /// A prompt nobody submitted (a turn a plugin opened): logged as it
+    /// is, with its plugin as the source.
+    fn append_opened(&self, prompt: &Prompt) {
+        self.append(SessionEvent::UserMessage {
+            content: content_text(&prompt.content),
+            source: EventSource::from(&prompt.source),
+            original_content: None,
+            parts: Vec::new(),
+        });
     }
 
     /// Runs prompt-submit for one prompt; `Some(reason)` when vetoed.

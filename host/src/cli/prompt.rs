@@ -1,12 +1,15 @@
-//! `dsh prompt`: one turn in-process, printed for a human or as JSONL;
-//! SIGINT and SIGTERM end the turn `aborted` and kill what it started.
+//! `dsh prompt`: one turn in-process, printed for a human or as JSONL,
+//! then `claude -p`'s wind-down (background jobs get a grace, those that
+//! end in it re-invoke the model, the rest are killed:
+//! [`Session::wind_down`]); SIGINT and SIGTERM end the turn `aborted` and
+//! kill what it started.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, Ordering};
 
-use dsh_host::agent::{Prompt, Session, TurnOutcome};
+use dsh_host::agent::{Prompt, Session, TurnOutcome, WindDown};
 use dsh_host::session::{ContextRole, EventSource, LogError, SessionEvent, TurnEndReason};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
@@ -35,6 +38,11 @@ fn indent(text: &str) -> String {
 
 fn print_human(event: &SessionEvent) {
     match event {
+        SessionEvent::UserMessage {
+            content,
+            source: EventSource::Plugin { plugin },
+            ..
+        } => println!("[turn opened by {plugin}] {content}"),
         SessionEvent::UserMessage { content, .. } => println!("> {content}"),
         SessionEvent::PromptBlocked { reason, .. } => println!("[prompt blocked] {reason}"),
         SessionEvent::ContextMessage {
@@ -173,6 +181,29 @@ async fn run_until(
     }
 }
 
+/// Winds the session down after its last turn ([`Session::wind_down`]).
+/// The first signal stops the wait and cancels a turn it runs; a second
+/// drops it at once (`None`), as [`run_until`] does.
+async fn wind_down_until(
+    session: &Arc<Session>,
+    grace: std::time::Duration,
+    interrupts: &Interrupts,
+) -> Option<WindDown> {
+    let wind = session.wind_down(grace, interrupts.first.clone());
+    tokio::pin!(wind);
+    let mut stopping = false;
+    loop {
+        tokio::select! {
+            wind = &mut wind => return Some(wind),
+            _ = interrupts.second.cancelled() => return None,
+            _ = interrupts.first.cancelled(), if !stopping => {
+                stopping = true;
+                session.cancel();
+            }
+        }
+    }
+}
+
 /// Why `dsh prompt` did not get to run its turn.
 enum Refused {
     /// Another process has the session open.
@@ -238,6 +269,7 @@ pub(crate) fn prompt(args: PromptArgs) -> anyhow::Result<ExitCode> {
         super::approval::mount_terminal_approval(&agent);
     }
     let cli_mode = args.permissions.mode;
+    let grace = booted.manifest.wind_down_grace;
     let init_only = args.init_only;
     let stops = &interrupts;
     let outcome = runtime.block_on(async move {
@@ -278,18 +310,29 @@ pub(crate) fn prompt(args: PromptArgs) -> anyhow::Result<ExitCode> {
         // `/compact` is a command unless the session compacts as Codex
         // does: `codex exec` sends it to the model (`C90-slash-compact`).
         let prompt = Prompt::typed(args.text, session.compaction_style());
+        // A headless run: what plugins open as turns (a background job's
+        // end) runs after this turn, in the wind-down.
+        session.run_headless();
         let Some(outcome) = run_until(&session, prompt, stops).await else {
             eprintln!("dsh: stopped at once; the turn is closed `interrupted` when the session is next loaded");
             return Err(Refused::Interrupted);
         };
+        // `claude -p`'s wind-down: background jobs still running get a
+        // grace, and those that end in it re-invoke the model.
+        let Some(wind) = wind_down_until(&session, grace, stops).await else {
+            eprintln!("dsh: stopped at once; the turn is closed `interrupted` when the session is next loaded");
+            return Err(Refused::Interrupted);
+        };
         tokio::select! {
-            _ = agent.close_session(&session.id, "other") => {}
+            _ = agent.close_session(&session.id, wind.end_reason()) => {}
             _ = stops.second.cancelled() => {}
         }
-        Ok::<_, Refused>((session.id.clone(), Some(outcome)))
+        let mut outcomes = vec![outcome];
+        outcomes.extend(wind.turns);
+        Ok::<_, Refused>((session.id.clone(), Some(outcomes)))
     });
-    let (session_id, outcome) = match outcome {
-        Ok((id, Some(outcome))) => (id, outcome),
+    let (session_id, outcomes) = match outcome {
+        Ok((id, Some(outcomes))) => (id, outcomes),
         Ok((id, None)) => {
             eprintln!("session {id} ({})", booted.manifest.state_dir.display());
             return Ok(ExitCode::from(interrupts.exit_code().unwrap_or(0)));
@@ -306,12 +349,13 @@ pub(crate) fn prompt(args: PromptArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(interrupts.exit_code().unwrap_or(1)));
         }
     };
+    let events = outcomes.iter().flat_map(|o| &o.events);
     if args.json {
-        for event in &outcome.events {
+        for event in events {
             println!("{event}");
         }
     } else {
-        for event in &outcome.events {
+        for event in events {
             print_human(&event.event);
         }
         eprintln!(
@@ -323,7 +367,9 @@ pub(crate) fn prompt(args: PromptArgs) -> anyhow::Result<ExitCode> {
     if let Some(code) = interrupts.exit_code() {
         return Ok(ExitCode::from(code));
     }
-    Ok(match outcome.reason {
+    // The run ends as its last turn did (the wind-down's, if it ran one).
+    let last = outcomes.last().map(|o| o.reason);
+    Ok(match last.unwrap_or(TurnEndReason::Error) {
         TurnEndReason::Completed | TurnEndReason::MaxTokens => ExitCode::SUCCESS,
         TurnEndReason::Rejected => ExitCode::from(3),
         _ => ExitCode::from(1),

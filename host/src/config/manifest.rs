@@ -106,6 +106,9 @@ struct RawManifest {
     log_level: String,
     plugin_dirs: Vec<PathBuf>,
     shutdown_grace_s: u64,
+    /// How long `dsh prompt` waits after its last turn for background jobs
+    /// still running (Claude Code's 5000 ms).
+    wind_down_grace_ms: u64,
     plugins: Vec<RawEntry>,
     hooks: super::HookSettings,
     state: Option<super::store::RawState>,
@@ -148,6 +151,7 @@ impl Default for RawManifest {
             log_level: "info".into(),
             plugin_dirs: Vec::new(),
             shutdown_grace_s: 20,
+            wind_down_grace_ms: 5000,
             plugins: Vec::new(),
             hooks: super::HookSettings::default(),
             state: None,
@@ -219,6 +223,10 @@ pub struct Manifest {
     pub plugin_dirs: Vec<PathBuf>,
     /// How long running turns may finish after SIGTERM before they are aborted.
     pub shutdown_grace: std::time::Duration,
+    /// How long `dsh prompt` waits after its last turn for the session's
+    /// background jobs before it kills them (`wind_down_grace_ms`; Claude
+    /// Code's 5000 ms, [`crate::agent::DEFAULT_GRACE`]).
+    pub wind_down_grace: std::time::Duration,
     /// Plugin entries in manifest order.
     pub plugins: Vec<PluginEntry>,
     /// `hooks:`: settings of the `hook-transport` service (`http` and
@@ -337,6 +345,7 @@ impl Manifest {
                 "log_level",
                 "plugin_dirs",
                 "shutdown_grace_s",
+                "wind_down_grace_ms",
             ]))
             .extract()
             .map_err(|e| ConfigError::Parse {
@@ -483,6 +492,7 @@ impl Manifest {
             log_level: raw.log_level,
             plugin_dirs,
             shutdown_grace: std::time::Duration::from_secs(raw.shutdown_grace_s),
+            wind_down_grace: std::time::Duration::from_millis(raw.wind_down_grace_ms),
             plugins,
             hooks: raw.hooks,
             store,

@@ -95,6 +95,19 @@ pub trait SessionControl: Send + Sync {
         let _ = (session_id, cwd);
         Err("this agent cannot move a session".into())
     }
+    /// Opens a turn whose one prompt is `plugin`'s `text` (plugin API
+    /// 1.11), where the session's embedder runs such turns; `context` is
+    /// for a running turn's next model request.
+    fn open_turn(
+        &self,
+        plugin: &str,
+        session_id: &str,
+        text: String,
+        context: String,
+    ) -> Result<(), String> {
+        let _ = (plugin, session_id, text, context);
+        Err("this agent cannot open a turn for a plugin".into())
+    }
 }
 
 /// The host's shared state: the published plugin registry and what
@@ -567,6 +580,23 @@ impl HostContext for PluginContext {
             Ok(root) => RResult::ROk(root.map(RString::from).into()),
             Err(e) => RResult::RErr(e.into()),
         }
+    }
+
+    fn open_turn(
+        &self,
+        session_id: RString,
+        text: RString,
+        context: RString,
+    ) -> RResult<(), RString> {
+        let result = self.core.session_control().and_then(|s| {
+            s.open_turn(
+                &self.owner.id,
+                &session_id,
+                text.into_string(),
+                context.into_string(),
+            )
+        });
+        unit(result)
     }
 
     fn report_problem(&self, problem: ConfigProblem) {

@@ -15,16 +15,42 @@ use serde_json::{Value, json};
 use super::harness::{AgentHost, text};
 
 /// A listener that makes `<cwd>/go` as a blocking `TaskOutput` call is
-/// about to run: a job waiting for that file ends during that call.
-struct Go;
+/// about to run: a job waiting for that file ends during that call. And,
+/// where `<cwd>/arm` exists, as the turn is about to end (Claude's Stop):
+/// makes `<cwd>/go4` and waits until the session has no job running, so a
+/// job waiting for that file ends after the turn's last model request.
+struct Go(dsh_plugin_api::Host);
 
 impl dsh_plugin_api::Plugin for Go {
     type Config = serde_json::Map<String, Value>;
     const NAME: &'static str = "go";
     const VERSION: &'static str = "0.0.1";
 
-    fn apply(_host: &dsh_plugin_api::Host, _config: Self::Config) -> Result<Self, String> {
-        Ok(Go)
+    fn apply(host: &dsh_plugin_api::Host, _config: Self::Config) -> Result<Self, String> {
+        Ok(Go(host.clone()))
+    }
+
+    async fn turn_continuation(
+        self: std::sync::Arc<Self>,
+        input: dsh_plugin_api::abi_stable::std_types::RArc<dsh_plugin_api::ContinuationInput>,
+        next: dsh_plugin_api::Next<dsh_plugin_api::ContinuationDecision>,
+    ) -> Result<dsh_plugin_api::ContinuationDecision, String> {
+        let cwd = Path::new(input.session.cwd.as_str());
+        let ending = matches!(
+            input.default_decision(),
+            Some(dsh_plugin_api::ContinuationDecision::Stop)
+        );
+        if ending && std::fs::remove_file(cwd.join("arm")).is_ok() {
+            std::fs::write(cwd.join("go4"), "").unwrap();
+            let args =
+                json!({"session_id": input.session.session_id.as_str(), "timeout_ms": 30000});
+            let left = self
+                .0
+                .call_service("background-tasks", "wait", &args)
+                .await?;
+            assert_eq!(left["tasks"], json!([]), "the job did not end");
+        }
+        next.run().await
     }
 
     async fn pre_execute(
@@ -352,5 +378,204 @@ async fn a_command_that_times_out_after_printing_goes_on_in_the_background() {
     assert_eq!(
         last_tool_text(&requests[3]),
         "Exit code 143\nCommand timed out after 1s"
+    );
+}
+
+/// The session's log as JSON values.
+fn logged(session: &dsh_host::agent::Session) -> Vec<Value> {
+    session
+        .events()
+        .iter()
+        .map(|e| serde_json::to_value(&e.event).unwrap())
+        .collect()
+}
+
+/// A job that ends while no turn runs in a session that does not wind
+/// down (an ACP or daemon session) is told as before: a system message
+/// the model reads with the next prompt, no turn of its own. One that ends
+/// while the session winds down (`dsh prompt` after its last turn, plugin
+/// API 1.11) opens a turn whose one prompt is its bare
+/// `<task-notification>`, as `claude -p` re-invokes the model (recorded
+/// `S262-ends-in-grace`); one still running when the grace runs out is
+/// killed as the session closes (`S260-left-running`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_ending_between_turns_opens_a_turn_only_while_the_session_winds_down() {
+    use dsh_host::agent::WindDownEnd;
+    use tokio_util::sync::CancellationToken;
+    let h = Bg::new(json!([
+        bg("until [ -e go1 ]; do sleep 0.01; done"),
+        text("first"),
+        bg("until [ -e go2 ]; do sleep 0.01; done"),
+        text("second"),
+        text("third"),
+        bg("echo $$ > job3.pid; sleep 300; touch late.txt"),
+        text("fourth"),
+    ]));
+    let (session, out) = h.run("one").await;
+    assert_eq!(out.reason, dsh_host::session::TurnEndReason::Completed);
+    // Not winding down: the notification is logged as system context.
+    let turns = |s: &dsh_host::agent::Session| {
+        logged(s)
+            .iter()
+            .filter(|e| e["type"] == "turn/start")
+            .count()
+    };
+    let before = turns(&session);
+    std::fs::write(h.project.join("go1"), "").unwrap();
+    wait_for("the first job's notification", WAIT, || {
+        logged(&session).iter().any(|e| {
+            e["type"] == "context/message"
+                && e["role"] == "system"
+                && e["content"]
+                    .as_str()
+                    .is_some_and(|c| c.contains("<task-notification>"))
+        })
+    })
+    .await;
+    // Written as a one-shot injection; no model request was made for it.
+    assert_eq!(h.requests().len(), 2);
+    assert_eq!(turns(&session), before + 1);
+    let out = session.prompt(Prompt::user("two")).await;
+    assert_eq!(out.reason, dsh_host::session::TurnEndReason::Completed);
+    let requests = h.requests();
+    let system: Vec<&Value> = requests[2]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "system" && m["source"]["plugin"] == "bash-local")
+        .collect();
+    assert_eq!(system.len(), 1, "{}", requests[2]);
+    assert!(
+        system[0]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("[SYSTEM NOTIFICATION - NOT USER INPUT]\n"),
+        "{}",
+        system[0]
+    );
+    // Winding down: the second job's end opens a turn.
+    let wind = tokio::spawn({
+        let session = session.clone();
+        async move {
+            session
+                .wind_down(Duration::from_secs(600), CancellationToken::new())
+                .await
+        }
+    });
+    wait_for("the wind-down", WAIT, || session.winds_down()).await;
+    std::fs::write(h.project.join("go2"), "").unwrap();
+    let wind = dsh_test_support::wait::within("the wind-down's end", WAIT, wind)
+        .await
+        .unwrap();
+    assert_eq!(wind.end, WindDownEnd::Settled);
+    assert_eq!(wind.turns.len(), 1);
+    assert!(!session.winds_down());
+    let requests = h.requests();
+    assert_eq!(requests.len(), 5);
+    let messages = requests[4]["messages"].as_array().unwrap();
+    let last = &messages[messages.len() - 1];
+    let notification = last["content"].as_str().unwrap();
+    assert_eq!(last["role"], "user", "{last}");
+    assert!(last.get("source").is_none(), "{last}");
+    assert!(
+        notification.starts_with("<task-notification>\n<task-id>b")
+            && notification.ends_with(
+                "<status>completed</status>\n<summary>Background command \"background job\" \
+                 completed (exit code 0)</summary>\n</task-notification>"
+            ),
+        "{notification}"
+    );
+    assert_eq!(messages[messages.len() - 2]["content"], "second");
+    let opened: Vec<Value> = wind.turns[0]
+        .events
+        .iter()
+        .map(|e| serde_json::to_value(&e.event).unwrap())
+        .filter(|e| e["type"] == "user/message")
+        .collect();
+    assert_eq!(
+        opened,
+        [json!({"type": "user/message", "content": notification,
+            "source": {"kind": "plugin", "plugin": "bash-local"}})]
+    );
+    // A job the grace does not see end: the wind-down ends `Killed`, and
+    // closing the session with its reason kills it.
+    let out = session.prompt(Prompt::user("four")).await;
+    assert_eq!(out.reason, dsh_host::session::TurnEndReason::Completed);
+    let wind = session
+        .wind_down(Duration::from_millis(50), CancellationToken::new())
+        .await;
+    assert!(wind.turns.is_empty());
+    let WindDownEnd::Killed { tasks } = &wind.end else {
+        panic!("{:?}", wind.end);
+    };
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(
+        tasks[0].command,
+        "echo $$ > job3.pid; sleep 300; touch late.txt"
+    );
+    assert_eq!(
+        wind.end_reason(),
+        dsh_plugin_api::SESSION_END_WIND_DOWN_KILLED
+    );
+    let pid = read_pid(&h.project.join("job3.pid"));
+    h.agent.close_session(&session.id, wind.end_reason()).await;
+    assert_eq!(proc_state(pid), None, "job {pid} outlived its session");
+    assert!(!h.project.join("late.txt").exists());
+}
+
+/// In a headless run (`dsh prompt`), a job that ends after the turn's last
+/// model request (here: while the turn decides to end, as during Claude's
+/// Stop hooks) is no system message of a turn that is over: the turn with
+/// its bare notification follows, as `claude -p` runs it (recorded
+/// `S262-ends-during-stop`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_a_headless_run_a_job_ending_as_the_turn_ends_opens_the_next_turn() {
+    use tokio_util::sync::CancellationToken;
+    let h = Bg::new(json!([
+        bg("until [ -e go4 ]; do sleep 0.01; done"),
+        text("first"),
+        text("second"),
+    ]));
+    let session = h.session().await;
+    session.run_headless();
+    std::fs::write(h.project.join("arm"), "").unwrap();
+    let out = session.prompt(Prompt::user("one")).await;
+    assert_eq!(out.reason, dsh_host::session::TurnEndReason::Completed);
+    assert!(h.project.join("go4").exists());
+    let wind = session
+        .wind_down(Duration::from_secs(600), CancellationToken::new())
+        .await;
+    assert_eq!(wind.end, dsh_host::agent::WindDownEnd::Settled);
+    assert_eq!(wind.turns.len(), 1, "{:#?}", logged(&session));
+    let requests = h.requests();
+    assert_eq!(requests.len(), 3);
+    // No request carried the system message; the third ends with the
+    // bare notification after the first turn's answer.
+    for r in &requests {
+        assert!(
+            !r["messages"].to_string().contains("SYSTEM NOTIFICATION"),
+            "{r}"
+        );
+    }
+    let messages = requests[2]["messages"].as_array().unwrap();
+    let tail: Vec<&str> = messages[messages.len() - 2..]
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(tail, ["assistant", "user"]);
+    assert!(
+        messages[messages.len() - 1]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("<task-notification>\n"),
+        "{}",
+        requests[2]
+    );
+    // The first turn's log has no context from it either.
+    let first: Outcome = out.into();
+    assert!(
+        !first.events.iter().any(|e| e["type"] == "context/message"),
+        "{:?}",
+        first.events
     );
 }

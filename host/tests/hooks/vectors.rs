@@ -662,12 +662,14 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
         std::fs::write(dir.join("tool-results"), "not a folder").unwrap();
     }
     let mut outcomes = Vec::new();
+    let mut wind = None;
     for (k, inv) in invocations.iter().enumerate() {
         if k > 0 {
             // `codex exec resume --last`: the first run's process ended (its
             // session closed), the second loads the session from disk.
             let id = session.id.clone();
-            host.agent.close_session(&id, &end_reason(k - 1)).await;
+            let reason = crate::bg_vectors::close_reason(wind.as_ref(), end_reason(k - 1));
+            host.agent.close_session(&id, &reason).await;
             // The first process is gone, and with it its lock on the log.
             drop(session);
             // `--continue` / `resume --last` pick the folder's session
@@ -697,6 +699,7 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
         // commands (`C90-slash-compact`), `claude -p` runs `/compact`.
         let style = compaction(v, dialect).style;
         let typed = Prompt::typed(prompt, style);
+        let headless = crate::bg_vectors::headless(dialect == Dialect::Claude, inv, &session);
         let outcome = match inv["interrupted_when_file"].as_str() {
             // `codex exec` or `claude -p` given SIGINT (a Ctrl-C) once its
             // tool (a subagent's too: S181) had made this file in the
@@ -719,6 +722,11 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
             None => session.prompt(typed).await,
         };
         outcomes.push(outcome.into());
+        // `claude -p`'s wind-down: background jobs still running (S262-*).
+        wind = crate::bg_vectors::wind_down(headless, &session).await;
+        if let Some(w) = &wind {
+            outcomes.extend(w.turns.iter().cloned().map(Into::into));
+        }
         // What the recording typed at the interactive CLI's input line
         // after the first prompt: more turns of the same session.
         if k == 0 {
@@ -727,12 +735,11 @@ async fn drive(v: &Vector, sb: &Sandbox, dialect: Dialect, outs: &Path) -> Produ
             }
         }
     }
-    host.agent
-        .close_session(
-            &session.id,
-            &end_reason(invocations.len().saturating_sub(1)),
-        )
-        .await;
+    let reason = crate::bg_vectors::close_reason(
+        wind.as_ref(),
+        end_reason(invocations.len().saturating_sub(1)),
+    );
+    host.agent.close_session(&session.id, &reason).await;
     // With sub-agents that run beside it (C180-*): the main session's
     // requests first, then theirs, each in order (their interleaving is a
     // race, in the CLI as in dsh; the recorder orders a recording's
@@ -2317,6 +2324,10 @@ fn check_turn_ends(
                 (0..=typed.len())
                     .map(|_| (TurnEndReason::Completed, None, None))
                     .collect()
+            } else if let Some(results) = outcome["results"].as_array() {
+                // `claude -p` re-invoked the model in its wind-down
+                // (S262-ends-in-grace): a result per turn.
+                results.iter().map(|r| claude_run_end(sb, r)).collect()
             } else if let Some(runs) = outcome["runs"].as_array() {
                 // Several runs of one session (`--continue`, S90): each
                 // ends as its CLI run did.

@@ -190,6 +190,21 @@ impl Host {
         into_result(self.ctx.set_session_env(RString::from(session_id), env))
     }
 
+    /// Opens a turn in `session_id` whose one prompt is `text`, a user
+    /// message from this plugin, with no `agent/prompt-submit` (since 1.11;
+    /// see [`crate::ffi::HostContext::open_turn`]); while a turn runs,
+    /// `context` reaches its next model request as system context instead,
+    /// if it makes one. Refused unless the session's embedder runs
+    /// plugin-opened turns (today: a `dsh prompt` run); an older host
+    /// refuses too.
+    pub fn open_turn(&self, session_id: &str, text: &str, context: &str) -> Result<(), String> {
+        into_result(self.ctx.open_turn(
+            RString::from(session_id),
+            RString::from(text),
+            RString::from(context),
+        ))
+    }
+
     /// The environment a shell tool gives `session_id`'s commands (since
     /// 1.9; see [`crate::ffi::HostContext::session_env`]): every plugin's,
     /// merged in plugin id order; empty in an older host.

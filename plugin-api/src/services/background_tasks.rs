@@ -1,6 +1,7 @@
 //! The `background-tasks` service: the background shell jobs a session has
 //! running (`bash-local` provides it; the Claude bridge calls it for the
-//! Stop payload's `background_tasks`, recorded `S260-left-running`). A
+//! Stop payload's `background_tasks`, recorded `S260-left-running`; `dsh
+//! prompt` waits on it while it winds down, [`METHOD_WAIT`]). A
 //! JSON contract: nothing here changes the plugin API version (see the
 //! [evolution rule](super#evolution-rule)).
 
@@ -8,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 /// The service's name.
 pub const SERVICE: &str = "background-tasks";
-/// The one method: the jobs of a session still running.
+/// The first method: the jobs of a session still running.
 pub const METHOD_LIST: &str = "list";
 /// The contract's version.
 pub const VERSION: u32 = 1;
@@ -42,4 +43,21 @@ pub struct ListAnswer {
     /// The session's running jobs, oldest first.
     #[serde(default)]
     pub tasks: Vec<Task>,
+}
+
+/// The second method (same contract version: an older provider answers
+/// "no method", which a caller reads as "nothing to wait for"): waits
+/// until none of a session's jobs is running, or `timeout_ms` passed,
+/// and answers the jobs still running then ([`ListAnswer`]). `dsh
+/// prompt`'s wind-down asks it (Claude Code's 5 s grace, recorded
+/// `S262-ends-in-grace`, `S260-left-running`).
+pub const METHOD_WAIT: &str = "wait";
+
+/// Which session's jobs to wait for, and how long at most.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WaitRequest {
+    /// The session.
+    pub session_id: String,
+    /// The most to wait, in milliseconds.
+    pub timeout_ms: u64,
 }

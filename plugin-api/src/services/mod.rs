@@ -30,7 +30,8 @@
 //! - [`read_rules`]: which files a session's `Read` deny rules keep from it
 //!   (the agent provides it; `Glob` and `Grep` call it);
 //! - [`background_tasks`]: the background shell jobs a session has running
-//!   (`bash-local` provides it; the Claude bridge's Stop payload lists them).
+//!   (`bash-local` provides it; the Claude bridge's Stop payload lists them,
+//!   `dsh prompt`'s wind-down waits for them).
 //!
 //! Services travel as JSON strings over the ABI (a `call_service` takes
 //! and returns text), so these types are plain serde types, not ABI-stable

@@ -9,7 +9,9 @@ use super::compaction::Project;
 
 #[test]
 fn a_running_job_is_listed_to_stop_hooks_and_gone_after_the_run() {
-    let p = Project::new(&[("Stop", "")], "");
+    // A short grace: `dsh prompt` waits for the job that long, then
+    // kills it (`wind_down`).
+    let p = Project::new(&[("Stop", "")], "wind_down_grace_ms: 100\n");
     let run = p.prompt(
         "s1",
         "go",

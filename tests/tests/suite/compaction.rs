@@ -103,7 +103,7 @@ impl Project {
     }
 
     /// The manifest, with `script` as the model's replies.
-    fn write_manifest(&self, script: &Value) {
+    pub(crate) fn write_manifest(&self, script: &Value) {
         let manifest = format!(
             "state_dir: state\n{}plugins:\n{}  - id: model\n    name: model-scripted\n    \
              config: {}\n",

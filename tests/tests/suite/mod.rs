@@ -46,6 +46,8 @@
 //!   the shell kept in the project.
 //! - [`bgbash`]: a background `Bash` job listed to Stop hooks, gone after
 //!   the run.
+//! - [`wind_down`]: `dsh prompt`'s wind-down: a job ending in the grace
+//!   re-invokes the model; one still running is killed, no SessionEnd.
 //! - [`worktree`]: Claude Code's `EnterWorktree`/`ExitWorktree`
 //!   (`tools-worktree`) making and removing real git worktrees.
 //! - [`memory2`]: Claude Code's rules and nested memory, user slash
@@ -79,4 +81,5 @@ mod slash_commands;
 mod store_pg;
 mod task_tools;
 mod telemetry;
+mod wind_down;
 mod worktree;

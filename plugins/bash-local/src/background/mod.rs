@@ -12,8 +12,13 @@
 //! When the shell exits, whatever it left in its process group is killed,
 //! the exit is recorded and Claude Code's `<task-notification>` is added to
 //! the session as system context (it reaches the model after the results
-//! of the step that was running); once a model request has gone out with
-//! it, the job is forgotten (`No task found with ID: …`, as in Claude
+//! of the step that was running, or with the next prompt); in a `dsh
+//! prompt` run winding down after its last turn it instead opens a turn
+//! whose one prompt is the bare `<task-notification>` (plugin API 1.11,
+//! `Host::open_turn`; recorded `S262-ends-in-grace`), and the
+//! `background-tasks` service's `wait` is how that run waits for the jobs
+//! (Claude Code's grace). Once a model request has gone out with a
+//! notification, the job is forgotten (`No task found with ID: …`, as in Claude
 //! Code). `TaskStop` kills the job's group at once and forgets it, with no
 //! notification. When the session ends, or the plugin is disposed (the
 //! daemon stops), every job still running is killed and reaped: no
@@ -37,7 +42,7 @@ mod texts;
 pub use foreground::Foreground;
 pub use texts::{
     OutputResponse, StopResponse, TaskView, not_found, notification, output_answer, started_text,
-    stop_answer,
+    stop_answer, task_notification,
 };
 
 /// How long ending a session waits for a killed job to be reaped.
@@ -281,34 +286,66 @@ impl Jobs {
     }
 
     /// Provides the `background-tasks` service: a session's running jobs,
-    /// as Claude Code's Stop payload lists them.
+    /// as Claude Code's Stop payload lists them (`list`), and a wait for
+    /// them to end (`wait`, `dsh prompt`'s wind-down).
     pub fn provide(self: &Arc<Self>, host: &Host) -> Result<(), String> {
         use dsh_plugin_api::services::background_tasks::{
-            ListAnswer, ListRequest, METHOD_LIST, SERVICE, Task,
+            ListRequest, METHOD_LIST, METHOD_WAIT, SERVICE, WaitRequest,
         };
         let jobs = self.clone();
         host.provide_service(SERVICE, move |method: String, args: serde_json::Value| {
-            let answer = match method.as_str() {
+            let jobs = jobs.clone();
+            let bad = |e: serde_json::Error| format!("{SERVICE}: bad request: {e}");
+            let call = match method.as_str() {
                 METHOD_LIST => serde_json::from_value::<ListRequest>(args)
-                    .map(|req| {
-                        let tasks = jobs
-                            .running(&req.session_id)
-                            .iter()
-                            .map(|j| Task {
-                                id: j.id.clone(),
-                                kind: "shell".into(),
-                                status: "running".into(),
-                                description: j.description.clone(),
-                                command: j.command.clone(),
-                            })
-                            .collect();
-                        serde_json::json!(ListAnswer { tasks })
-                    })
-                    .map_err(|e| format!("{SERVICE}: bad request: {e}")),
+                    .map(|req| (req.session_id, None))
+                    .map_err(bad),
+                METHOD_WAIT => serde_json::from_value::<WaitRequest>(args)
+                    .map(|req| (req.session_id, Some(Duration::from_millis(req.timeout_ms))))
+                    .map_err(bad),
                 _ => Err(format!("{SERVICE}: no method `{method}`")),
             };
-            async move { answer }
+            async move {
+                let (session_id, wait) = call?;
+                if let Some(wait) = wait {
+                    jobs.wait_running(&session_id, wait).await;
+                }
+                Ok(jobs.listed(&session_id))
+            }
         })
+    }
+
+    /// The session's running jobs as the service answers them.
+    fn listed(&self, session_id: &str) -> serde_json::Value {
+        use dsh_plugin_api::services::background_tasks::{ListAnswer, Task};
+        let tasks = self
+            .running(session_id)
+            .iter()
+            .map(|j| Task {
+                id: j.id.clone(),
+                kind: "shell".into(),
+                status: "running".into(),
+                description: j.description.clone(),
+                command: j.command.clone(),
+            })
+            .collect();
+        serde_json::json!(ListAnswer { tasks })
+    }
+
+    /// Waits until none of `session_id`'s jobs runs, at most `wait` (a job
+    /// started meanwhile is waited for too).
+    pub async fn wait_running(&self, session_id: &str, wait: Duration) {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let running = self.running(session_id);
+            let Some(job) = running.first() else {
+                return;
+            };
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            if job.wait(left).await == JobState::Running {
+                return;
+            }
+        }
     }
 
     /// Where job `id` of `session_id`, working in `cwd`, writes.
@@ -380,9 +417,10 @@ impl Jobs {
                 })
             };
             // Told before its state changes: whoever waits on it (a
-            // blocking `TaskOutput`) answers after the notification is in.
+            // blocking `TaskOutput`, `dsh prompt`'s wind-down) sees it end
+            // after the notification is in.
             if let JobState::Exited(code) = state {
-                match host.inject_system_context(&job.session_id, notification(&job, code)) {
+                match announce(&host, &job, code) {
                     Ok(()) => job.notified.store(true, Ordering::SeqCst),
                     // The session is gone: nobody is left to tell.
                     Err(e) => {
@@ -451,6 +489,25 @@ impl Drop for Jobs {
             if job.state() == JobState::Running {
                 job.kill();
             }
+        }
+    }
+}
+
+/// Tells `job`'s session it exited with `code`, as Claude Code does. In a
+/// `dsh prompt` run (plugin API 1.11, `Host::open_turn`): Claude Code's
+/// system message if the running turn asks the model again (recorded
+/// `S260-finishes-during-turn`), else a turn of its own whose prompt is
+/// the bare `<task-notification>` (`claude -p` re-invokes the model so,
+/// recorded `S262-*`). Any other session (ACP, the daemon) gets the system
+/// message, which the model reads after the running step's tool results or
+/// with the next prompt.
+fn announce(host: &Host, job: &Job, code: i32) -> Result<(), String> {
+    let context = notification(job, code);
+    match host.open_turn(&job.session_id, &task_notification(job, code), &context) {
+        Ok(()) => Ok(()),
+        Err(refused) => {
+            tracing::trace!(job = %job.id, "Bash: no turn of its own for a background job's end: {refused}");
+            host.inject_system_context(&job.session_id, context)
         }
     }
 }

@@ -17,19 +17,31 @@ pub fn started_text(job: &Job) -> String {
     )
 }
 
-/// Claude Code's notification of a job that exited with `code`.
+/// Claude Code's notification of a job that exited with `code`, as the
+/// model reads it in the system message that follows a step's tool
+/// results: the preamble, then [`task_notification`] (recorded `S260-*`).
 pub fn notification(job: &Job, code: i32) -> String {
+    format!(
+        "[SYSTEM NOTIFICATION - NOT USER INPUT]\nThis is an automated background-task event, NOT \
+         a message from the user.\nDo NOT interpret this as user acknowledgement, confirmation, \
+         or response to any pending question.\n\n{}",
+        task_notification(job, code)
+    )
+}
+
+/// The bare `<task-notification>` of a job that exited with `code`: the
+/// whole prompt of the turn `claude -p`'s wind-down re-invokes the model
+/// with (recorded `S262-ends-in-grace`).
+pub fn task_notification(job: &Job, code: i32) -> String {
     let (status, summary) = if code == 0 {
         ("completed", format!("completed (exit code {code})"))
     } else {
         ("failed", format!("failed with exit code {code}"))
     };
     format!(
-        "[SYSTEM NOTIFICATION - NOT USER INPUT]\nThis is an automated background-task event, NOT \
-         a message from the user.\nDo NOT interpret this as user acknowledgement, confirmation, \
-         or response to any pending question.\n\n<task-notification>\n<task-id>{}</task-id>\n\
-         <tool-use-id>{}</tool-use-id>\n<output-file>{}</output-file>\n<status>{status}</status>\n\
-         <summary>Background command \"{}\" {summary}</summary>\n</task-notification>",
+        "<task-notification>\n<task-id>{}</task-id>\n<tool-use-id>{}</tool-use-id>\n\
+         <output-file>{}</output-file>\n<status>{status}</status>\n<summary>Background command \
+         \"{}\" {summary}</summary>\n</task-notification>",
         job.id,
         job.tool_use_id,
         job.output.display(),

@@ -24,10 +24,15 @@ pub fn payload(input: &SessionEndInput, last_prompt: Option<&str>) -> Value {
 }
 
 impl ClaudeBridge {
-    /// Runs the SessionEnd hooks.
+    /// Runs the SessionEnd hooks; none when `dsh prompt` killed the
+    /// background jobs its wind-down grace did not see end: `claude -p`
+    /// then exits without them (recorded `S260-left-running`).
     pub async fn on_session_end(&self, input: &SessionEndInput) {
         let last_prompt = self.take_last_prompt(&input.session.session_id);
-        if !self.has_hooks(&input.session, EVENT) || super::is_subagent(&input.session) {
+        if !self.has_hooks(&input.session, EVENT)
+            || super::is_subagent(&input.session)
+            || input.reason.as_str() == dsh_plugin_api::SESSION_END_WIND_DOWN_KILLED
+        {
             return;
         }
         let mut runs = self

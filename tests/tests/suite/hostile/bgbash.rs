@@ -38,13 +38,15 @@ impl Site {
     }
 
     /// `dsh prompt` with the model answering `script`; its requests and
-    /// the process's outcome.
+    /// the process's outcome. Its wind-down waits 100 ms for jobs still
+    /// running, then kills them (`wind_down_grace_ms`).
     fn prompt(&self, script: Value, background_dir: &Path) -> (Vec<Value>, dsh_tests::Outcome) {
         std::fs::write(self.path("script.json"), script.to_string()).unwrap();
         std::fs::write(
             self.path("cordis.yml"),
             format!(
-                "state_dir: state\nplugins:\n  - name: bash-local\n    config: {}\n  - name: \
+                "state_dir: state\nwind_down_grace_ms: 100\nplugins:\n  - name: bash-local\n    \
+                 config: {}\n  - name: \
                  hooks-claude\n    config: {{config_path: hooks.json}}\n  - id: model\n    \
                  name: model-scripted\n    config: {{script: script.json, record: requests.jsonl}}\n",
                 json!({"background_dir": background_dir})
