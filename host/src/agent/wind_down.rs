@@ -152,9 +152,9 @@ impl Session {
 
     /// Winds the session down after a headless run's last turn: waits up
     /// to `grace` in all for its background jobs, running the turns they
-    /// open as they end (see the module's docs); `stop` ends it early (a turn it
-    /// runs then is the caller's to cancel, [`Session::cancel`]). The caller
-    /// closes the session with [`WindDown::end_reason`].
+    /// open as they end (see the module's docs); `stop` ends it early (a
+    /// turn it runs then is the caller's to cancel, [`Session::cancel`]).
+    /// The caller closes the session with [`WindDown::end_reason`].
     pub async fn wind_down(self: &Arc<Self>, grace: Duration, stop: CancellationToken) -> WindDown {
         let deadline = tokio::time::Instant::now() + grace;
         self.run_headless();
