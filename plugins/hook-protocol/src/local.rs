@@ -32,6 +32,9 @@ pub struct Effects {
     pub problems: Vec<dsh_plugin_api::ConfigProblem>,
     /// Every process request, in start order.
     pub requests: Vec<RunRequest>,
+    /// What [`HookHost::background_tasks`] answers (set by the test: the
+    /// jobs a shell tool would have running).
+    pub background_tasks: Vec<Value>,
 }
 
 /// The local, recording host.
@@ -59,6 +62,11 @@ impl LocalHost {
 }
 
 impl HookHost for LocalHost {
+    fn background_tasks(&self, _session_id: &str) -> BoxFuture<Vec<Value>> {
+        let tasks = self.with_effects(|e| e.background_tasks.clone());
+        Box::pin(async move { tasks })
+    }
+
     fn run(&self, request: RunRequest) -> BoxFuture<RunAnswer> {
         self.with_effects(|e| e.requests.push(request.clone()));
         Box::pin(dsh_bash_local::run(request))

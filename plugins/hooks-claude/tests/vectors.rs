@@ -337,10 +337,18 @@ fn session_payload(j: &Value) -> Option<Value> {
             effort,
             j["duration_ms"].as_u64().unwrap_or(0),
         ),
-        "Stop" => stop::payload(
-            &continuation(j, u32::from(j["stop_hook_active"] == true)),
-            effort,
-        ),
+        "Stop" => {
+            let mut payload = stop::payload(
+                &continuation(j, u32::from(j["stop_hook_active"] == true)),
+                effort,
+            );
+            // The running jobs come from `bash-local`'s `background-tasks`
+            // service when the bridge fires Stop (S260-left-running, S262-*):
+            // the recorded list stands in for it here; the loop-level test
+            // checks the real one.
+            payload["background_tasks"] = j["background_tasks"].clone();
+            payload
+        }
         "SubagentStart" => subagent::start_payload(&subagent_info(j)),
         "SubagentStop" => {
             subagent::stop_payload(&subagent_info(j), effort, j["stop_hook_active"] == true)
@@ -1100,6 +1108,12 @@ async fn replay(v: &Vector) {
                 assert_eq!(got, replaced, "{}", v.name);
             }
             "Stop" => {
+                // The jobs a shell tool has running, as `bash-local`'s
+                // service would list them (S260-left-running, S262-*).
+                let tasks = sb.subst_value(&j["background_tasks"]);
+                host.with_effects(|e| {
+                    e.background_tasks = tasks.as_array().cloned().unwrap_or_default();
+                });
                 let d = bridge
                     .on_stop(&continuation(&j, consecutive), || async {
                         Ok(ContinuationDecision::Stop)
