@@ -270,7 +270,7 @@ fn with_placeholders(arguments: &serde_json::Value, request: &ModelRequest) -> s
     let mut out = arguments.clone();
     for (name, find) in PLACEHOLDERS {
         let quoted = format!("\"{name}\"");
-        if !text.contains(&quoted) && !out.to_string().contains(&quoted) {
+        if !text.contains(&quoted) {
             continue;
         }
         let found = request

@@ -20,8 +20,6 @@
 //! `…30000 chars truncated…`) and `C199-max-output-tokens` (100 tokens,
 //! `…9900 tokens truncated…`).
 
-use serde_json::Value;
-
 /// Codex's byte budget when the call gives no `max_output_tokens` (its
 /// policy for a model without metadata, as every recording uses).
 pub const DEFAULT_BYTE_BUDGET: usize = 10_000;
@@ -37,13 +35,8 @@ pub enum Budget {
 }
 
 impl Budget {
-    /// The budget of a call: its `max_output_tokens` (a non-negative
-    /// integer), else [`DEFAULT_BYTE_BUDGET`].
-    pub fn of(args: &Value) -> Budget {
-        Budget::tokens(args.get("max_output_tokens").and_then(Value::as_u64))
-    }
-
-    /// A budget of `tokens`, else [`DEFAULT_BYTE_BUDGET`].
+    /// The budget of a call: its `max_output_tokens`, else
+    /// [`DEFAULT_BYTE_BUDGET`].
     pub fn tokens(tokens: Option<u64>) -> Budget {
         match tokens {
             Some(t) => Budget::Tokens(usize::try_from(t).unwrap_or(usize::MAX)),
@@ -95,7 +88,6 @@ fn middle(s: &str, budget: Budget, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     /// 400 lines of 100 bytes, `001000…\n` to `400000…\n` (the C199 command).
     fn lines_40k() -> String {
@@ -105,7 +97,7 @@ mod tests {
     #[test]
     fn the_default_budget_is_10000_bytes_with_a_chars_marker() {
         let out = lines_40k();
-        let shown = cut(&out, Budget::of(&json!({"cmd": "x"})));
+        let shown = cut(&out, Budget::tokens(None));
         let head =
             "Warning: truncated output (original token count: 10000)\nTotal output lines: 400\n\n";
         assert!(shown.starts_with(head), "{shown:.200}");
@@ -118,7 +110,7 @@ mod tests {
     #[test]
     fn max_output_tokens_cuts_with_a_tokens_marker() {
         let out = lines_40k();
-        let shown = cut(&out, Budget::of(&json!({"max_output_tokens": 100})));
+        let shown = cut(&out, Budget::tokens(Some(100)));
         let body = shown.split_once("\n\n").unwrap().1;
         assert_eq!(
             body,

@@ -356,15 +356,7 @@ fn spawn(spec: &RunRequest, merge: bool) -> Result<Spawned, String> {
     let Some((program, args)) = spec.program.split_first() else {
         return Err("no program given: `program` is empty".to_string());
     };
-    let shape = environ::Shape {
-        inherit: spec.inherit_env,
-        scrub: spec.scrub_credentials,
-        allow: &spec.allow_env,
-        remove_prefixes: &spec.env_remove_prefixes,
-        explicit: &spec.env,
-    };
-    let envp = environ::child_envp(environ::snapshot(), &shape)
-        .map_err(|e| format!("cannot run `{program}`: {e}"))?;
+    let envp = envp_of(spec).map_err(|e| format!("cannot run `{program}`: {e}"))?;
     // By absolute path, so that the spawn need not search (see `program`).
     let resolved = program::resolve(program, envp.path(), &spec.cwd);
     // The runner's own pipe for stdin (see `feed_stdin`).
@@ -421,6 +413,19 @@ fn spawn(spec: &RunRequest, merge: bool) -> Result<Spawned, String> {
         stdout,
         stderr,
     })
+}
+
+/// The environment `spec` asks for its child, from the cached copy of
+/// dsh's ([`environ`]).
+fn envp_of(spec: &RunRequest) -> std::io::Result<environ::Envp> {
+    let shape = environ::Shape {
+        inherit: spec.inherit_env,
+        scrub: spec.scrub_credentials,
+        allow: &spec.allow_env,
+        remove_prefixes: &spec.env_remove_prefixes,
+        explicit: &spec.env,
+    };
+    environ::child_envp(environ::snapshot(), &shape)
 }
 
 /// [`spawn`] through std's `Command` (tokio's), on the environment `envp`

@@ -17,7 +17,6 @@ use std::process::Stdio;
 
 use tokio::time::Instant;
 
-use super::environ;
 use super::group::ProcessGroup;
 use super::spec::{elapsed_ms, spawn_failure};
 use super::{RunAnswer, RunRequest, Tap, Tapped, caps};
@@ -66,14 +65,7 @@ fn spawn(spec: &RunRequest) -> Result<Spawned, String> {
         return Err("no program given: `program` is empty".to_string());
     };
     let cannot = |e: std::io::Error| format!("cannot run `{program}`: {e}");
-    let shape = environ::Shape {
-        inherit: spec.inherit_env,
-        scrub: spec.scrub_credentials,
-        allow: &spec.allow_env,
-        remove_prefixes: &spec.env_remove_prefixes,
-        explicit: &spec.env,
-    };
-    let envp = environ::child_envp(environ::snapshot(), &shape).map_err(cannot)?;
+    let envp = super::envp_of(spec).map_err(cannot)?;
     let (master, slave) = open_pty().map_err(cannot)?;
     let mut command = std::process::Command::new(program);
     command
